@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# dbio against a bare pread loop and fio, on the same file in /dev/shm (tmpfs accepts
+# O_DIRECT and is CPU-bound, so per-request overhead is what shows). Runs alternate
+# (bare, fio, dbio, bare, fio, dbio, ...) so that machine noise hits all of them alike;
+# the medians and their ratios are printed at the end.
+#
+#   bench/vs-fio.sh [ROUNDS] [SECONDS]      (defaults: 5 rounds of 5 s)
+#
+# Needs: fio (apt-get install fio), gcc, python3.
+set -euo pipefail
+rounds=${1:-5}
+secs=${2:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+data=/dev/shm/dbio-bench-$$
+work=$(mktemp -d)
+trap 'rm -rf "$work"; "$dbio" clean "$data" >/dev/null 2>&1 || rm -rf "$data"' EXIT
+
+command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
+(cd "$top" && cargo build --release --quiet)
+dbio=$top/target/release/dbio
+gcc -O2 -o "$work/pread_loop" "$here/pread_loop.c"
+
+"$dbio" prepare --target "$data" --size 1G --files 1 --block-size 4K >/dev/null
+file=$data/dbio-data-001.dbf
+common=(--target "$data" --size 1G --files 1 --block-size 4K --sessions 1 --duration "${secs}s" --warmup 1s --json --out "$work/runs")
+
+json_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["events"][0]["iops"]))'; }
+fio_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'; }
+fio_run() { fio --name=bench --filename="$file" --direct=1 --rw=randread --bs=4k --runtime="$secs" --ramp_time=1 --time_based --output-format=json "$@" | fio_iops; }
+median() { python3 -c 'import sys,statistics; print(round(statistics.median(int(x) for x in sys.argv[1:])))' "$@"; }
+ratio() { python3 -c 'import sys; print(f"{int(sys.argv[1])/int(sys.argv[2]):.2f}")' "$1" "$2"; }
+
+declare -a bare psync dsync fiou dkeep fiob dbatch
+for r in $(seq "$rounds"); do
+  echo "round $r/$rounds" >&2
+  bare+=("$("$work/pread_loop" "$file" 4096 "$secs")")
+  psync+=("$(fio_run --ioengine=psync)")
+  dsync+=("$("$dbio" run read-iops --sync "${common[@]}" 2>/dev/null | json_iops)")
+  fiou+=("$(fio_run --ioengine=io_uring --iodepth=32)")
+  dkeep+=("$("$dbio" run read-iops --async --engine uring --batch 32 --keep-inflight "${common[@]}" 2>/dev/null | json_iops)")
+  fiob+=("$(fio_run --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=32)")
+  dbatch+=("$("$dbio" run read-iops --async --engine uring --batch 32 "${common[@]}" 2>/dev/null | json_iops)")
+done
+
+m_bare=$(median "${bare[@]}"); m_psync=$(median "${psync[@]}"); m_dsync=$(median "${dsync[@]}")
+m_fiou=$(median "${fiou[@]}"); m_dkeep=$(median "${dkeep[@]}"); m_fiob=$(median "${fiob[@]}"); m_dbatch=$(median "${dbatch[@]}")
+cat <<OUT
+
+4 KiB O_DIRECT random reads on /dev/shm, one session/job, medians of $rounds alternating runs of ${secs} s
+(kernel $(uname -r), $(nproc) CPUs, fio $(fio --version))
+
+queue depth 1 (synchronous pread)                      IOPS
+  bare C pread loop (times nothing)               $(printf '%10s' "$m_bare")
+  fio --ioengine=psync                            $(printf '%10s' "$m_psync")
+  dbio run read-iops --sync                       $(printf '%10s' "$m_dsync")
+  dbio / fio psync                                $(printf '%10s' "$(ratio "$m_dsync" "$m_psync")")
+  dbio / bare pread loop                          $(printf '%10s' "$(ratio "$m_dsync" "$m_bare")")
+
+queue depth 32, io_uring, 32 kept in flight
+  fio --ioengine=io_uring --iodepth=32            $(printf '%10s' "$m_fiou")
+  dbio read-iops --batch 32 --keep-inflight       $(printf '%10s' "$m_dkeep")
+  dbio / fio                                      $(printf '%10s' "$(ratio "$m_dkeep" "$m_fiou")")
+
+queue depth 32, io_uring, submit 32 / wait for all 32 ("db file parallel read")
+  fio ... --iodepth_batch_submit=32 --iodepth_batch_complete_min=32 $(printf '%10s' "$m_fiob")
+  dbio read-iops --batch 32                       $(printf '%10s' "$m_dbatch")
+  dbio / fio                                      $(printf '%10s' "$(ratio "$m_dbatch" "$m_fiob")")
+OUT

@@ -1,0 +1,191 @@
+//! The validated description of a run. `cli.rs` holds what was typed; this holds what the
+//! run will do, with every cross-option rule checked once, before any work starts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use serde::Serialize;
+
+use crate::cli::{DataSetArgs, RunArgs};
+use crate::engine::EngineChoice;
+use crate::error::{Error, Result};
+use crate::workload::Test;
+
+/// The database's `filesystemio_options` (SPEC §2): open flags and whether asynchronous
+/// submission is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// O_DSYNC, synchronous calls.
+    None,
+    /// O_DIRECT + O_DSYNC, synchronous calls.
+    Directio,
+    /// O_DSYNC (buffered), asynchronous submission.
+    Asynch,
+    /// O_DIRECT + O_DSYNC, asynchronous submission.
+    Setall,
+}
+
+impl IoMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::None => "none",
+            IoMode::Directio => "directio",
+            IoMode::Asynch => "asynch",
+            IoMode::Setall => "setall",
+        }
+    }
+    /// Data files are opened with O_DIRECT.
+    pub fn direct(self) -> bool {
+        matches!(self, IoMode::Directio | IoMode::Setall)
+    }
+    /// Asynchronous submission is allowed.
+    pub fn asynchronous(self) -> bool {
+        matches!(self, IoMode::Asynch | IoMode::Setall)
+    }
+}
+
+/// How a test asks for its I/O: the `--sync`/`--async` choice. It picks the events
+/// (SPEC §4); whether the calls really are asynchronous also depends on io mode and engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Submission {
+    Sync,
+    Async,
+}
+
+impl Submission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Submission::Sync => "sync",
+            Submission::Async => "async",
+        }
+    }
+}
+
+/// What the data set should look like.
+#[derive(Debug, Clone)]
+pub struct DataSetSpec {
+    pub target: PathBuf,
+    pub size: u64,
+    pub block_size: u64,
+    pub files: u32,
+    pub fresh: bool,
+}
+
+impl DataSetSpec {
+    pub fn from_args(a: &DataSetArgs) -> Result<DataSetSpec> {
+        // Each file holds whole 1 MiB units (or whole blocks when blocks are larger), so that
+        // multiblock requests never straddle a file's end.
+        let unit = a.block_size.max(1 << 20);
+        let per_file = a.size / u64::from(a.files) / unit * unit;
+        if per_file == 0 {
+            return Err(Error::usage(format!(
+                "--size {} is too small for --files {}: each file needs at least {}; use a larger --size or fewer --files",
+                crate::units::size_label(a.size),
+                a.files,
+                crate::units::size_label(unit)
+            )));
+        }
+        Ok(DataSetSpec {
+            target: a.target.clone(),
+            size: per_file * u64::from(a.files),
+            block_size: a.block_size,
+            files: a.files,
+            fresh: a.fresh,
+        })
+    }
+
+    /// Bytes in each data file.
+    pub fn file_size(&self) -> u64 {
+        self.size / u64::from(self.files)
+    }
+}
+
+/// Everything that shapes one run, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub test: Test,
+    pub dataset: DataSetSpec,
+    pub sessions: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// What the user asked for (`--sync`/`--async`); names the events.
+    pub submission: Submission,
+    pub io_mode: IoMode,
+    pub engine: EngineChoice,
+    pub batch: usize,
+    /// Async read-iops/write-iops keep `batch` requests in flight instead of waiting for
+    /// whole batches.
+    pub keep_inflight: bool,
+    pub depth: usize,
+    /// Blocks per multiblock request.
+    pub mbrc: usize,
+    pub out: PathBuf,
+    pub json: bool,
+    pub seed: u64,
+}
+
+impl RunConfig {
+    pub fn from_args(a: &RunArgs) -> Result<RunConfig> {
+        let dataset = DataSetSpec::from_args(&a.dataset)?;
+        let bs = dataset.block_size;
+        let mbrc = match a.mbrc {
+            Some(m) => m as usize,
+            None => ((1u64 << 20) / bs).max(1) as usize,
+        };
+        let multiblock = mbrc as u64 * bs;
+        if multiblock > 64 << 20 {
+            return Err(Error::usage(format!(
+                "invalid value '{mbrc}' for '--mbrc': {mbrc} blocks of {} make a {} request; at most 64M is accepted",
+                crate::units::size_label(bs),
+                crate::units::size_label(multiblock)
+            )));
+        }
+        if multiblock > dataset.file_size() {
+            return Err(Error::usage(format!(
+                "--mbrc {mbrc}: a multiblock request of {} does not fit in a data file of {}; use a smaller --mbrc or a larger --size",
+                crate::units::size_label(multiblock),
+                crate::units::size_label(dataset.file_size())
+            )));
+        }
+        if a.duration.is_zero() {
+            return Err(Error::usage(
+                "invalid value '0s' for '--duration': the measured window must be longer than 0, e.g. 60s",
+            ));
+        }
+        Ok(RunConfig {
+            test: a.test,
+            dataset,
+            sessions: a.sessions as usize,
+            duration: a.duration,
+            warmup: a.warmup,
+            submission: if a.sync {
+                Submission::Sync
+            } else {
+                Submission::Async
+            },
+            io_mode: a.io_mode,
+            engine: a.engine,
+            batch: a.batch as usize,
+            keep_inflight: a.keep_inflight,
+            depth: a.depth as usize,
+            mbrc,
+            out: a.out.clone(),
+            json: a.json,
+            seed: a.dataset.seed.unwrap_or_else(rand_seed),
+        })
+    }
+
+    /// Bytes per multiblock request (MBRC × block size).
+    pub fn multiblock_bytes(&self) -> u64 {
+        self.mbrc as u64 * self.dataset.block_size
+    }
+}
+
+/// A seed for runs that did not ask for one; recorded in the result so runs can be repeated.
+pub fn rand_seed() -> u64 {
+    let t = crate::sys::now_ns();
+    t ^ (u64::from(std::process::id()) << 32) ^ fastrand::u64(..)
+}

@@ -1,0 +1,609 @@
+//! The data set: the files dbio reads and writes (SPEC §2, §7.1, §7.5).
+//!
+//! A data set is a directory holding `--files` data files and a manifest that records what
+//! dbio created. It is created once (`dbio prepare`, or automatically by `dbio run`), reused
+//! by later runs with the same size, block size and file count, and removed by `dbio clean`,
+//! which deletes only what the manifest lists. Read tests may instead use an existing file
+//! or block device, which is opened read-only.
+
+pub mod fill;
+pub mod manifest;
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use serde::Serialize;
+
+use crate::config::DataSetSpec;
+use crate::error::{Error, Result};
+use crate::sys;
+use crate::units::{human_bytes, size_label};
+pub use manifest::{FileEntry, InUse, Manifest, State};
+
+/// What kind of thing the target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A directory holding a data set dbio created.
+    Directory,
+    /// An existing regular file (read tests only).
+    File,
+    /// An existing block device (read tests only).
+    BlockDevice,
+}
+
+/// One data file of a data set.
+#[derive(Debug, Clone)]
+pub struct DataFile {
+    pub path: PathBuf,
+    pub size: u64,
+    /// Identity recorded when dbio created it (0 for targets dbio did not create).
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// A data set ready for a run. Holds an exclusive lock on its directory while alive, so two
+/// dbio processes never use the same data set at once.
+#[derive(Debug)]
+pub struct DataSet {
+    /// The data set directory, or the file/device itself.
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub files: Vec<DataFile>,
+    pub block_size: u64,
+    /// True when a matching data set was found and reused.
+    pub reused: bool,
+    /// Seconds spent creating and filling (0 when reused).
+    pub prepare_seconds: f64,
+    /// How the data set was filled, e.g. "O_DIRECT, 4 writers".
+    pub fill_method: Option<String>,
+    manifest: Option<Manifest>,
+    _lock: Option<File>,
+}
+
+/// How to fill a new data set.
+pub struct FillOptions<'a> {
+    pub seed: u64,
+    /// Use buffered writes even if O_DIRECT works.
+    pub buffered: bool,
+    /// Bytes written so far (for progress displays).
+    pub written: &'a AtomicU64,
+    pub stop: &'a AtomicBool,
+}
+
+/// How to open the data files for a run.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenFlags {
+    pub write: bool,
+    pub direct: bool,
+    pub dsync: bool,
+}
+
+impl OpenFlags {
+    pub fn names(&self) -> Vec<String> {
+        let mut v = vec![if self.write { "O_RDWR" } else { "O_RDONLY" }.to_string()];
+        if self.direct {
+            v.push("O_DIRECT".into());
+        }
+        if self.dsync {
+            v.push("O_DSYNC".into());
+        }
+        v
+    }
+}
+
+fn data_file_name(i: u32) -> String {
+    format!("dbio-data-{:03}.dbf", i + 1)
+}
+
+/// What `--target` names.
+pub fn target_kind(path: &Path) -> Result<Option<TargetKind>> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => Ok(Some(TargetKind::Directory)),
+        Ok(md) if md.file_type().is_block_device() => Ok(Some(TargetKind::BlockDevice)),
+        Ok(md) if md.is_file() => Ok(Some(TargetKind::File)),
+        Ok(_) => Err(Error::usage(format!(
+            "--target {} is neither a directory, a regular file nor a block device",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("cannot access --target", path, &e)),
+    }
+}
+
+/// The directory for a data set: `target` itself, created when its parent exists.
+fn data_set_dir(target: &Path) -> Result<(PathBuf, bool)> {
+    match target_kind(target)? {
+        Some(TargetKind::Directory) => Ok((target.to_path_buf(), false)),
+        Some(_) => Err(Error::usage(format!(
+            "--target {} is not a directory; dbio creates its data set in a directory (only read tests accept an existing file or device)",
+            target.display()
+        ))),
+        None => {
+            let parent = match target.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if !parent.is_dir() {
+                return Err(Error::usage(format!(
+                    "--target {} does not exist and neither does {}; create it or choose another --target",
+                    target.display(),
+                    parent.display()
+                )));
+            }
+            std::fs::create_dir(target)
+                .map_err(|e| Error::io("cannot create the data set directory", target, &e))?;
+            Ok((target.to_path_buf(), true))
+        }
+    }
+}
+
+fn lock_dir(dir: &Path) -> Result<File> {
+    let f = File::open(dir).map_err(|e| Error::io("cannot open", dir, &e))?;
+    match sys::try_lock_exclusive(&f) {
+        Ok(true) => Ok(f),
+        Ok(false) => {
+            let who = Manifest::read(dir)
+                .ok()
+                .flatten()
+                .and_then(|m| m.in_use)
+                .map(|u| format!(" (pid {}, {})", u.pid, u.test))
+                .unwrap_or_default();
+            Err(Error::usage(format!(
+                "the data set in {} is in use by another dbio{who}; wait for it to finish or use another --target",
+                dir.display()
+            )))
+        }
+        Err(e) => Err(Error::io("cannot lock", dir, &e)),
+    }
+}
+
+fn identity(path: &Path) -> Option<(u64, u64, u64)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino(), m.len()))
+}
+
+/// Removes the files `m` lists that are still the files dbio created (same device and
+/// inode). Returns (files removed, bytes removed, files skipped because they changed).
+fn remove_listed(dir: &Path, m: &Manifest) -> (usize, u64, Vec<PathBuf>) {
+    let (mut n, mut bytes, mut skipped) = (0, 0, Vec::new());
+    for f in &m.files {
+        let path = dir.join(&f.name);
+        match identity(&path) {
+            Some((dev, ino, len))
+                if (f.ino == 0 || (dev == f.dev && ino == f.ino))
+                    && std::fs::remove_file(&path).is_ok() =>
+            {
+                n += 1;
+                bytes += len;
+            }
+            Some((dev, ino, _)) if f.ino == 0 || (dev == f.dev && ino == f.ino) => {}
+            Some(_) => skipped.push(path),
+            None => {}
+        }
+    }
+    (n, bytes, skipped)
+}
+
+fn remove_manifest_files(dir: &Path) {
+    let _ = std::fs::remove_file(Manifest::path_in(dir));
+    let _ = std::fs::remove_file(dir.join(format!(".{}.tmp", manifest::MANIFEST_NAME)));
+}
+
+/// Opens or creates the data set described by `spec` (the `prepare` step).
+pub fn prepare(spec: &DataSetSpec, fill: &FillOptions) -> Result<DataSet> {
+    let (dir, created_now) = data_set_dir(&spec.target)?;
+    let lock = lock_dir(&dir)?;
+    let mut created_dir = created_now;
+    if let Some(m) = Manifest::read(&dir)? {
+        created_dir = m.created_dir;
+        if !spec.fresh && m.matches(spec.size, spec.block_size, spec.files) && intact(&dir, &m) {
+            return Ok(from_manifest(dir, m, lock, true));
+        }
+        let why = if spec.fresh {
+            "--fresh".to_string()
+        } else if m.state != State::Ready {
+            "its preparation did not finish".to_string()
+        } else if !intact(&dir, &m) {
+            "some of its files are missing or changed".to_string()
+        } else {
+            format!(
+                "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
+                size_label(m.size_bytes),
+                m.files.len(),
+                size_label(m.block_size),
+                size_label(spec.size),
+                spec.files,
+                size_label(spec.block_size)
+            )
+        };
+        eprintln!("dbio: recreating the data set in {} ({why})", dir.display());
+        let (_, _, skipped) = remove_listed(&dir, &m);
+        remove_manifest_files(&dir);
+        if let Some(p) = skipped.first() {
+            return Err(Error::usage(format!(
+                "{} was replaced since dbio created it; dbio never writes to files it did not create — remove it yourself or choose another --target",
+                p.display()
+            )));
+        }
+    }
+    create(spec, &dir, created_dir, lock, fill)
+}
+
+/// Whether every file of `m` exists with its recorded identity and size.
+fn intact(dir: &Path, m: &Manifest) -> bool {
+    m.files.iter().all(|f| match identity(&dir.join(&f.name)) {
+        Some((dev, ino, len)) => dev == f.dev && ino == f.ino && len >= f.size_bytes,
+        None => false,
+    })
+}
+
+fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet {
+    let files = m
+        .files
+        .iter()
+        .map(|f| DataFile {
+            path: dir.join(&f.name),
+            size: f.size_bytes,
+            dev: f.dev,
+            ino: f.ino,
+        })
+        .collect();
+    DataSet {
+        path: dir,
+        kind: TargetKind::Directory,
+        files,
+        block_size: m.block_size,
+        reused,
+        prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
+        fill_method: None,
+        manifest: Some(m),
+        _lock: Some(lock),
+    }
+}
+
+fn create(
+    spec: &DataSetSpec,
+    dir: &Path,
+    created_dir: bool,
+    lock: File,
+    fill: &FillOptions,
+) -> Result<DataSet> {
+    let started = std::time::Instant::now();
+    let file_size = spec.file_size();
+    let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
+    for name in &names {
+        let p = dir.join(name);
+        if p.exists() {
+            return Err(Error::usage(format!(
+                "{} exists and was not created by dbio; dbio never overwrites files it did not create — remove it yourself or choose another --target",
+                p.display()
+            )));
+        }
+    }
+    let free = sys::free_bytes(dir).map_err(|e| Error::io("cannot read free space of", dir, &e))?;
+    if free < spec.size {
+        return Err(Error::usage(format!(
+            "--size {} does not fit in {}: only {} free; use a smaller --size or another --target",
+            size_label(spec.size),
+            dir.display(),
+            human_bytes(free)
+        )));
+    }
+    let mut m = Manifest {
+        schema: manifest::SCHEMA.into(),
+        created_by: format!("dbio {}", env!("CARGO_PKG_VERSION")),
+        id: format!("{:016x}", fill.seed ^ sys::now_ns()),
+        created_at: sys::utc_now_rfc3339(),
+        state: State::Preparing,
+        size_bytes: spec.size,
+        block_size: spec.block_size,
+        fill: "random".into(),
+        created_dir,
+        files: names
+            .iter()
+            .map(|n| FileEntry {
+                name: n.clone(),
+                size_bytes: file_size,
+                dev: 0,
+                ino: 0,
+            })
+            .collect(),
+        prepare_seconds: 0.0,
+        in_use: None,
+    };
+    // The manifest goes first, so an interrupted prepare is still recognised as dbio's.
+    m.write(dir)?;
+    let undo = |m: &Manifest| {
+        remove_listed(dir, m);
+        remove_manifest_files(dir);
+        if created_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    };
+    let result = create_and_fill(dir, &mut m, file_size, fill);
+    match result {
+        Ok(method) => {
+            m.state = State::Ready;
+            m.prepare_seconds = started.elapsed().as_secs_f64();
+            if let Err(e) = m.write(dir) {
+                undo(&m);
+                return Err(e);
+            }
+            let mut ds = from_manifest(dir.to_path_buf(), m, lock, false);
+            ds.fill_method = Some(method);
+            Ok(ds)
+        }
+        Err(e) => {
+            undo(&m);
+            Err(e)
+        }
+    }
+}
+
+fn create_and_fill(
+    dir: &Path,
+    m: &mut Manifest,
+    file_size: u64,
+    fill: &FillOptions,
+) -> Result<String> {
+    let mut direct = !fill.buffered;
+    let mut files = Vec::with_capacity(m.files.len());
+    for entry in m.files.iter_mut() {
+        let path = dir.join(&entry.name);
+        let open = |direct: bool| {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+                .open(&path)
+        };
+        let f = match open(direct) {
+            Ok(f) => f,
+            Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                // No O_DIRECT here: the create may have happened before the flag was refused.
+                let _ = std::fs::remove_file(&path);
+                direct = false;
+                open(false).map_err(|e| Error::io("cannot create", &path, &e))?
+            }
+            Err(e) => return Err(Error::io("cannot create", &path, &e)),
+        };
+        let md = f
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", &path, &e))?;
+        entry.dev = md.dev();
+        entry.ino = md.ino();
+        // Reserve the space up front: ENOSPC shows now, not halfway through.
+        // SAFETY: fallocate on a valid fd.
+        let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, file_size as libc::off_t) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENOSPC) {
+                m.write(dir)?;
+                return Err(Error::io("cannot allocate", &path, &e));
+            }
+        }
+        files.push(f);
+    }
+    m.write(dir)?;
+    let writers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8)
+        .min(files.len() * 4);
+    let complete = fill::fill(
+        &files,
+        file_size,
+        writers,
+        fill.seed,
+        fill.written,
+        fill.stop,
+    )
+    .map_err(|e| {
+        Error::Io(format!(
+            "cannot fill the data set in {}: {}",
+            dir.display(),
+            crate::error::io_advice(&e)
+        ))
+    })?;
+    if !complete {
+        return Err(Error::Interrupted(
+            "interrupted while preparing the data set; partial files removed".into(),
+        ));
+    }
+    for (f, entry) in files.iter().zip(&m.files) {
+        f.sync_all()
+            .map_err(|e| Error::io("cannot sync", &dir.join(&entry.name), &e))?;
+    }
+    Ok(format!(
+        "{}, {writers} writers",
+        if direct {
+            "O_DIRECT"
+        } else {
+            "buffered + fsync"
+        }
+    ))
+}
+
+/// Uses an existing file or block device as a read-only data set of one file.
+pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result<DataSet> {
+    let f = File::open(path).map_err(|e| Error::io("cannot open --target", path, &e))?;
+    let size = match kind {
+        TargetKind::BlockDevice => sys::block_device_size(&f)
+            .map_err(|e| Error::io("cannot read the size of", path, &e))?,
+        _ => f
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", path, &e))?
+            .len(),
+    };
+    let usable = size / block_size * block_size;
+    if usable < block_size {
+        return Err(Error::usage(format!(
+            "--target {} holds {} bytes, less than one block of {}",
+            path.display(),
+            size,
+            size_label(block_size)
+        )));
+    }
+    Ok(DataSet {
+        path: path.to_path_buf(),
+        kind,
+        files: vec![DataFile {
+            path: path.to_path_buf(),
+            size: usable,
+            dev: 0,
+            ino: 0,
+        }],
+        block_size,
+        reused: true,
+        prepare_seconds: 0.0,
+        fill_method: None,
+        manifest: None,
+        _lock: None,
+    })
+}
+
+impl DataSet {
+    pub fn size_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Whether dbio created this data set (and so may write to it).
+    pub fn owned(&self) -> bool {
+        self.manifest.is_some()
+    }
+
+    /// Opens every data file with `flags`. Writing requires a data set dbio created, and each
+    /// file is checked to still be the one dbio created.
+    pub fn open(&self, flags: OpenFlags) -> Result<Vec<File>> {
+        if flags.write && !self.owned() {
+            return Err(Error::usage(format!(
+                "{} was not created by dbio; write tests only write into data sets dbio created (give a directory as --target)",
+                self.path.display()
+            )));
+        }
+        let mut custom = 0;
+        if flags.direct {
+            custom |= libc::O_DIRECT;
+        }
+        if flags.dsync {
+            custom |= libc::O_DSYNC;
+        }
+        let mut out = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(flags.write)
+                .custom_flags(custom)
+                .open(&f.path)
+                .map_err(|e| {
+                    if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                        Error::Io(format!(
+                            "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
+                            f.path.display()
+                        ))
+                    } else {
+                        Error::io("cannot open", &f.path, &e)
+                    }
+                })?;
+            if flags.write {
+                let md = file
+                    .metadata()
+                    .map_err(|e| Error::io("cannot stat", &f.path, &e))?;
+                if md.dev() != f.dev || md.ino() != f.ino {
+                    return Err(Error::usage(format!(
+                        "{} is no longer the file dbio created (it was replaced); dbio never writes to files it did not create — remove it yourself or run `dbio clean`",
+                        f.path.display()
+                    )));
+                }
+            }
+            out.push(file);
+        }
+        Ok(out)
+    }
+
+    /// Records in the manifest that a run is using the data set (so a killed run can be
+    /// recognised later), or clears it with `None`.
+    pub fn set_in_use(&mut self, test: Option<&str>) -> Result<()> {
+        let Some(m) = self.manifest.as_mut() else {
+            return Ok(());
+        };
+        m.in_use = test.map(|t| InUse {
+            pid: std::process::id(),
+            test: t.to_string(),
+            since: sys::utc_now_rfc3339(),
+        });
+        m.write(&self.path)
+    }
+
+    /// One line saying where the data set lives and how big it is (SPEC §7.5).
+    pub fn describe(&self) -> String {
+        match self.kind {
+            TargetKind::Directory => format!(
+                "data set: {} ({} in {} files, block {}, {}; remove with `dbio clean {}`)",
+                self.path.display(),
+                human_bytes(self.size_bytes()),
+                self.files.len(),
+                size_label(self.block_size),
+                if self.reused { "reused" } else { "created now" },
+                self.path.display()
+            ),
+            TargetKind::File | TargetKind::BlockDevice => format!(
+                "data set: {} ({}, read-only, not created by dbio)",
+                self.path.display(),
+                human_bytes(self.size_bytes())
+            ),
+        }
+    }
+}
+
+/// What `dbio clean` did.
+#[derive(Debug)]
+pub struct CleanReport {
+    pub files: usize,
+    pub bytes: u64,
+    pub removed_dir: bool,
+    pub skipped: Vec<PathBuf>,
+}
+
+/// Removes the data set in `dir`: the files its manifest lists (if unchanged), the manifest,
+/// and the directory if dbio created it and it is now empty. Nothing else.
+pub fn clean(dir: &Path) -> Result<CleanReport> {
+    match target_kind(dir)? {
+        None => {
+            return Err(Error::usage(format!(
+                "nothing to clean: {} does not exist",
+                dir.display()
+            )));
+        }
+        Some(TargetKind::Directory) => {}
+        Some(_) => {
+            return Err(Error::usage(format!(
+                "{} is not a data set directory; dbio clean only removes data sets dbio created",
+                dir.display()
+            )));
+        }
+    }
+    let lock = lock_dir(dir)?;
+    let Some(m) = Manifest::read(dir)? else {
+        return Err(Error::usage(format!(
+            "{} holds no dbio data set (no {}); nothing removed",
+            dir.display(),
+            manifest::MANIFEST_NAME
+        )));
+    };
+    let (files, bytes, skipped) = remove_listed(dir, &m);
+    remove_manifest_files(dir);
+    drop(lock);
+    let removed_dir = m.created_dir && std::fs::remove_dir(dir).is_ok();
+    Ok(CleanReport {
+        files,
+        bytes,
+        removed_dir,
+        skipped,
+    })
+}

@@ -1,0 +1,221 @@
+//! How I/O is issued. A test (in `workload/`) builds [`IoRequest`]s; an [`Engine`] submits
+//! them and reports [`Completion`]s. Three engines sit behind the one trait, one file each:
+//! `sync` (pread/pwrite/preadv/pwritev), `aio` (Linux native AIO over raw syscalls) and
+//! `uring` (io_uring). Each session owns its own engine instance: no sharing, no locks.
+//!
+//! Contract for every engine:
+//! - `tag` of a request must be below the engine's capacity and unique among requests in
+//!   flight (sessions use their buffer slot number);
+//! - buffers stay valid and untouched until the request's completion is reaped;
+//! - a completion carries the request's start and completion times (`sys::now_ns`), so that
+//!   latency is what the request itself took, whatever the engine.
+
+pub mod aio;
+pub mod sync;
+pub mod uring;
+
+use std::io;
+use std::os::fd::RawFd;
+
+use clap::ValueEnum;
+use serde::Serialize;
+
+use crate::config::{IoMode, Submission};
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// One I/O request. Plain data, built on the stack of a session; no allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRequest {
+    pub op: Op,
+    /// Index into the engine's file table.
+    pub file: u32,
+    pub offset: u64,
+    /// Contiguous buffer (when `iov_count == 0`).
+    pub buf: *mut u8,
+    pub len: u32,
+    /// Vectored buffer list (preadv/pwritev) when `iov_count > 0`.
+    pub iov: *const libc::iovec,
+    pub iov_count: u32,
+    pub tag: u64,
+}
+
+impl IoRequest {
+    pub fn contiguous(
+        op: Op,
+        file: u32,
+        offset: u64,
+        buf: *mut u8,
+        len: u32,
+        tag: u64,
+    ) -> IoRequest {
+        IoRequest {
+            op,
+            file,
+            offset,
+            buf,
+            len,
+            iov: std::ptr::null(),
+            iov_count: 0,
+            tag,
+        }
+    }
+
+    pub fn vectored(op: Op, file: u32, offset: u64, iov: &[libc::iovec], tag: u64) -> IoRequest {
+        let len = iov.iter().map(|v| v.iov_len).sum::<usize>() as u32;
+        IoRequest {
+            op,
+            file,
+            offset,
+            buf: std::ptr::null_mut(),
+            len,
+            iov: iov.as_ptr(),
+            iov_count: iov.len() as u32,
+            tag,
+        }
+    }
+
+    /// Bytes this request moves when it completes in full.
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.len)
+    }
+}
+
+/// A finished request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Completion {
+    pub tag: u64,
+    /// Bytes transferred, or a negative errno.
+    pub result: i64,
+    pub start_ns: u64,
+    pub done_ns: u64,
+}
+
+/// The interface every engine implements.
+pub trait Engine {
+    fn kind(&self) -> EngineKind;
+
+    /// Submits all `reqs` (one call into the kernel where the engine can). A synchronous
+    /// engine performs them here, one after another.
+    fn submit(&mut self, reqs: &[IoRequest]) -> io::Result<()>;
+
+    /// Waits until at least `min` requests have completed or `timeout_ms` passed, and writes
+    /// up to `out.len()` completions into `out`. Returns how many were written.
+    fn reap(&mut self, min: usize, out: &mut [Completion], timeout_ms: u32) -> io::Result<usize>;
+}
+
+/// What the user asked for with `--engine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineChoice {
+    /// io_uring, else Linux AIO, else synchronous calls.
+    Auto,
+    /// io_uring.
+    Uring,
+    /// Linux native AIO (io_submit/io_getevents), what Oracle uses.
+    Aio,
+    /// Synchronous pread/pwrite/preadv/pwritev.
+    Sync,
+}
+
+/// The engine actually used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Uring,
+    Aio,
+    Sync,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Uring => "uring",
+            EngineKind::Aio => "aio",
+            EngineKind::Sync => "sync",
+        }
+    }
+}
+
+/// The engine chosen for a run and why.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub kind: EngineKind,
+    pub reason: String,
+}
+
+/// Picks the engine for a run (SPEC §2): synchronous submission or a synchronous io mode use
+/// plain calls; otherwise the requested engine, and `auto` tries uring, aio, sync in turn.
+/// An explicitly requested engine that is unavailable is an error, not a silent fallback.
+pub fn select(
+    choice: EngineChoice,
+    io_mode: IoMode,
+    submission: Submission,
+) -> Result<Selection, String> {
+    if submission == Submission::Sync {
+        return Ok(Selection {
+            kind: EngineKind::Sync,
+            reason: "--sync: synchronous calls (pread/pwrite/preadv), as a database issues its synchronous events".into(),
+        });
+    }
+    if !io_mode.asynchronous() {
+        return Ok(Selection {
+            kind: EngineKind::Sync,
+            reason: format!(
+                "io mode {} is synchronous (like filesystemio_options={}): asynchronous requests are issued as synchronous calls",
+                io_mode.name(),
+                io_mode.name()
+            ),
+        });
+    }
+    match choice {
+        EngineChoice::Sync => Ok(Selection { kind: EngineKind::Sync, reason: "--engine sync".into() }),
+        EngineChoice::Uring => uring::probe()
+            .map(|()| Selection { kind: EngineKind::Uring, reason: "--engine uring".into() })
+            .map_err(|why| format!("--engine uring: io_uring is not available here: {why}; use --engine aio or --engine auto")),
+        EngineChoice::Aio => aio::probe()
+            .map(|()| Selection { kind: EngineKind::Aio, reason: "--engine aio".into() })
+            .map_err(|why| format!("--engine aio: Linux AIO is not available here: {why}; use --engine sync or --engine auto")),
+        EngineChoice::Auto => match uring::probe() {
+            Ok(()) => Ok(Selection { kind: EngineKind::Uring, reason: "auto: io_uring is available".into() }),
+            Err(uring_why) => match aio::probe() {
+                Ok(()) => Ok(Selection {
+                    kind: EngineKind::Aio,
+                    reason: format!("auto: io_uring unavailable ({uring_why}); Linux AIO is available"),
+                }),
+                Err(aio_why) => Ok(Selection {
+                    kind: EngineKind::Sync,
+                    reason: format!(
+                        "auto: io_uring unavailable ({uring_why}) and Linux AIO unavailable ({aio_why}); synchronous calls"
+                    ),
+                }),
+            },
+        },
+    }
+}
+
+/// Opens an engine of `kind` for one session.
+///
+/// `files` is the run's file table; `capacity` the most requests the session keeps in flight;
+/// `buffers` the session's I/O buffer region, which engines may register with the kernel.
+/// Returns the engine and, when it had to do without an optimisation, a note saying why.
+pub fn open(
+    kind: EngineKind,
+    files: &[RawFd],
+    capacity: usize,
+    buffers: Option<(*mut u8, usize)>,
+) -> io::Result<(Box<dyn Engine>, Option<String>)> {
+    match kind {
+        EngineKind::Sync => Ok((Box::new(sync::SyncEngine::new(files, capacity)), None)),
+        EngineKind::Aio => Ok((Box::new(aio::AioEngine::new(files, capacity)?), None)),
+        EngineKind::Uring => {
+            let (e, note) = uring::UringEngine::new(files, capacity, buffers)?;
+            Ok((Box::new(e), note))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors the user sees and the exit status each one maps to (SPEC §7.4).
+//!
+//! Every error is one line that names what went wrong and says what to do. Internals carry
+//! an [`Error`] up to `main`, which prints it and exits with [`Error::exit_code`].
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// Exit statuses of the `dbio` binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Ok = 0,
+    /// Something unexpected (a bug, or an environment we do not understand).
+    Failure = 1,
+    /// Bad input: an option, a value, or a target that cannot be used as asked.
+    Usage = 2,
+    /// Requirements were not met (a verdict failed).
+    VerdictFailed = 3,
+    /// An I/O error stopped the run or the preparation.
+    IoError = 4,
+    /// Stopped by SIGINT/SIGTERM/SIGHUP; the partial result was written.
+    Interrupted = 130,
+}
+
+/// An error with its class. The message is complete and meant for the user as is.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("{0}")]
+    Other(String),
+    /// Stopped by a signal before the work was done.
+    #[error("{0}")]
+    Interrupted(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn usage(msg: impl fmt::Display) -> Self {
+        Error::Usage(msg.to_string())
+    }
+    pub fn other(msg: impl fmt::Display) -> Self {
+        Error::Other(msg.to_string())
+    }
+
+    /// An I/O error while doing `what` on `path`, with advice chosen by errno.
+    pub fn io(what: &str, path: &Path, err: &io::Error) -> Self {
+        Error::Io(format!("{what} {}: {}", path.display(), io_advice(err)))
+    }
+
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Usage(_) => ExitCode::Usage,
+            Error::Io(_) => ExitCode::IoError,
+            Error::Other(_) => ExitCode::Failure,
+            Error::Interrupted(_) => ExitCode::Interrupted,
+        }
+    }
+}
+
+/// Explains an OS error and says what to do about it.
+pub fn io_advice(err: &io::Error) -> String {
+    let base = errno_text(err);
+    let hint = match err.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "permission denied: run as a user allowed to access it (device nodes usually need root or the 'disk' group), or choose another --target"
+        }
+        Some(libc::ENOSPC) => "no space left: free space or use a smaller --size",
+        Some(libc::EDQUOT) => "disk quota exceeded: free space or use a smaller --size",
+        Some(libc::EINVAL) => {
+            "invalid argument: the file system refused the request; if it does not support O_DIRECT use --io-mode none or asynch, otherwise use a --block-size that is a multiple of its direct-I/O alignment"
+        }
+        Some(libc::EIO) => "the device reported an I/O error: check `dmesg` and the storage",
+        Some(libc::EROFS) => "the file system is read-only: choose a writable --target",
+        Some(libc::ENOENT) => "it does not exist: create it or choose another --target",
+        Some(libc::ENOTDIR) => "a part of the path is not a directory",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            "too many open files: raise the limit (`ulimit -n`) or use fewer --files or --sessions"
+        }
+        Some(libc::ENOMEM) => "out of memory: use fewer --sessions or a smaller --batch/--depth",
+        Some(libc::EBUSY) => "the device or file is busy (in use by something else)",
+        _ => return base,
+    };
+    format!("{base} ({hint})")
+}
+
+fn errno_text(err: &io::Error) -> String {
+    // io::Error's Display appends "(os error N)"; keep it, it helps when searching.
+    err.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_names_the_fix() {
+        let e = io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(io_advice(&e).contains("smaller --size"));
+        let e = io::Error::from_raw_os_error(libc::EINVAL);
+        assert!(io_advice(&e).contains("O_DIRECT"));
+        let err = Error::io(
+            "cannot open",
+            Path::new("/x"),
+            &io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert_eq!(err.exit_code(), ExitCode::IoError);
+        assert!(err.to_string().starts_with("cannot open /x: "));
+    }
+}

@@ -1,0 +1,23 @@
+//! dbio: what storage delivers to a database, measured without a database.
+//!
+//! Where things are:
+//! - what I/O a test issues: [`workload`] (tests, events, session patterns);
+//! - how it is issued: [`engine`] (sync, aio, uring behind one trait);
+//! - how it is measured: [`measure`]; how results are reported: [`report`];
+//! - the data files: [`dataset`]; one run end to end: [`run`];
+//! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
+
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod dataset;
+pub mod engine;
+pub mod error;
+pub mod measure;
+pub mod report;
+pub mod run;
+pub mod sys;
+pub mod units;
+pub mod warnings;
+pub mod workload;

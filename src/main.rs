@@ -1,0 +1,30 @@
+use clap::Parser;
+
+use dbio::cli::{Cli, one_line_error};
+use dbio::error::ExitCode;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => {
+                    eprintln!("{}", one_line_error(&e));
+                    std::process::exit(ExitCode::Usage as i32);
+                }
+            }
+        }
+    };
+    let code = match dbio::app::main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code as i32);
+}

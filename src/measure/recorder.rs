@@ -1,0 +1,133 @@
+//! What a session records per request and per wait, and nothing more.
+//!
+//! Each session owns one [`SessionCounters`] (one [`EventCounters`] per event of the test),
+//! shared through an `Arc` with the sampler that reads it once a second. The session is the
+//! only writer: every update is a relaxed load + store, so recording takes no lock, does no
+//! read-modify-write and allocates nothing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::histogram::LiveHistogram;
+
+/// Index of an event within the test's event list (see `workload::Plan::events`).
+pub type EventSlot = usize;
+
+#[inline]
+fn bump(a: &AtomicU64, n: u64) {
+    a.store(a.load(Relaxed) + n, Relaxed);
+}
+
+#[inline]
+fn raise(a: &AtomicU64, v: u64) {
+    if v > a.load(Relaxed) {
+        a.store(v, Relaxed);
+    }
+}
+
+/// Live counters of one event in one session.
+#[derive(Default)]
+pub struct EventCounters {
+    pub requests: AtomicU64,
+    pub bytes: AtomicU64,
+    pub latency_sum_ns: AtomicU64,
+    pub latency_max_ns: AtomicU64,
+    pub latency: LiveHistogram,
+    pub waits: AtomicU64,
+    pub wait_sum_ns: AtomicU64,
+    pub wait_max_ns: AtomicU64,
+    pub wait_latency: LiveHistogram,
+    /// Calls into the engine's submit, and the time spent inside them.
+    pub submit_calls: AtomicU64,
+    pub submit_ns: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// All counters of one session.
+pub struct SessionCounters {
+    pub events: Box<[EventCounters]>,
+}
+
+impl SessionCounters {
+    pub fn new(events: usize) -> Arc<SessionCounters> {
+        Arc::new(SessionCounters {
+            events: (0..events).map(|_| EventCounters::default()).collect(),
+        })
+    }
+}
+
+/// The measured window, in `sys::now_ns()` time: completions in `[start, end)` count.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A session's handle for recording. Cheap to call on every request.
+pub struct Recorder {
+    counters: Arc<SessionCounters>,
+    window: Window,
+}
+
+impl Recorder {
+    pub fn new(counters: Arc<SessionCounters>, window: Window) -> Recorder {
+        Recorder { counters, window }
+    }
+
+    /// True once `now` is past the measured window: the session should stop.
+    #[inline]
+    pub fn window_over(&self, now_ns: u64) -> bool {
+        now_ns >= self.window.end_ns
+    }
+
+    #[inline]
+    fn counts(&self, done_ns: u64) -> bool {
+        done_ns >= self.window.start_ns && done_ns < self.window.end_ns
+    }
+
+    /// One request of `bytes` that started at `start_ns` and completed at `done_ns`.
+    /// Ignored outside the measured window (warm-up, or after the end).
+    #[inline]
+    pub fn request(&self, ev: EventSlot, start_ns: u64, done_ns: u64, bytes: u64) {
+        if !self.counts(done_ns) {
+            return;
+        }
+        let e = &self.counters.events[ev];
+        let lat = done_ns.saturating_sub(start_ns);
+        bump(&e.requests, 1);
+        bump(&e.bytes, bytes);
+        bump(&e.latency_sum_ns, lat);
+        raise(&e.latency_max_ns, lat);
+        e.latency.record(lat);
+    }
+
+    /// One wait: a period the session was blocked, covering one or more requests.
+    #[inline]
+    pub fn wait(&self, ev: EventSlot, start_ns: u64, done_ns: u64) {
+        if !self.counts(done_ns) {
+            return;
+        }
+        let e = &self.counters.events[ev];
+        let lat = done_ns.saturating_sub(start_ns);
+        bump(&e.waits, 1);
+        bump(&e.wait_sum_ns, lat);
+        raise(&e.wait_max_ns, lat);
+        e.wait_latency.record(lat);
+    }
+
+    /// Time spent inside one engine submit call.
+    #[inline]
+    pub fn submit(&self, ev: EventSlot, start_ns: u64, done_ns: u64) {
+        if !self.counts(done_ns) {
+            return;
+        }
+        let e = &self.counters.events[ev];
+        bump(&e.submit_calls, 1);
+        bump(&e.submit_ns, done_ns.saturating_sub(start_ns));
+    }
+
+    /// A failed request. Errors count whenever they happen, warm-up included.
+    pub fn error(&self, ev: EventSlot) {
+        bump(&self.counters.events[ev].errors, 1);
+    }
+}

@@ -1,0 +1,260 @@
+//! `result.json`, schema `dbio.result.v1` (SPEC §6): the contract tests and tools rely on.
+//! Units are in the field names; MiB = 2^20 bytes. New fields may be added; existing ones
+//! keep their meaning.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Counts, EventTotals};
+
+pub const SCHEMA: &str = "dbio.result.v1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub dbio_version: String,
+    pub test: String,
+    pub started_at: String,
+    pub measured_seconds: f64,
+    /// True when the run stopped before its measured window ended (signal or error).
+    pub partial: bool,
+    /// "completed", "interrupted" or "error".
+    pub stop_reason: String,
+    pub config: RunConfigJson,
+    pub dataset: DataSetJson,
+    pub host: HostJson,
+    pub events: Vec<EventResult>,
+    pub totals: Totals,
+    pub cpu: CpuJson,
+    pub timeseries: Vec<SecondJson>,
+    pub warnings: Vec<String>,
+    /// I/O errors that stopped the run, one line each.
+    pub errors: Vec<String>,
+}
+
+/// Every option that shaped the run, as actually used.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunConfigJson {
+    pub target: String,
+    pub size_bytes: u64,
+    pub block_size: u64,
+    pub files: u32,
+    pub sessions: usize,
+    /// What was asked: "sync" or "async" (names the events).
+    pub submission: String,
+    pub io_mode: String,
+    pub engine_requested: String,
+    /// The engine used: "uring", "aio" or "sync".
+    pub engine: String,
+    pub engine_reason: String,
+    /// Optimisations the engine had to do without, and why.
+    pub engine_notes: Vec<String>,
+    pub open_flags: Vec<String>,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub batch: usize,
+    /// Async random-block tests kept `batch` requests in flight instead of whole batches.
+    #[serde(default)]
+    pub keep_inflight: bool,
+    pub depth: usize,
+    pub mbrc: usize,
+    pub request_bytes: u64,
+    pub seed: u64,
+    pub dio_mem_align: u32,
+    pub dio_offset_align: u32,
+    /// Where the alignment came from: "statx", "logical_block_size" or "default".
+    pub dio_align_source: String,
+    pub buffer_align: usize,
+    /// The clock latencies were measured with.
+    #[serde(default)]
+    pub clock: String,
+    pub out: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DataSetJson {
+    pub path: String,
+    /// "directory" (created by dbio), "file" or "block_device" (read-only).
+    pub kind: String,
+    pub size_bytes: u64,
+    pub files: usize,
+    pub block_size: u64,
+    pub reused: bool,
+    pub prepare_seconds: f64,
+    pub fill_method: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostJson {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpus: usize,
+}
+
+/// Latency figures in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyJson {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BucketJson {
+    pub lt_us: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventResult {
+    pub name: String,
+    pub requests: u64,
+    pub waits: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub iops: f64,
+    pub mib_per_s: f64,
+    pub latency_us: LatencyJson,
+    /// Per wait; equals `latency_us` for synchronous events.
+    pub wait_latency_us: LatencyJson,
+    /// Total time sessions spent waiting on this event.
+    pub wait_time_s: f64,
+    /// Requests in flight on average (Little's law: IOPS × mean latency).
+    pub inflight_avg: f64,
+    /// Mean time inside one engine submit call, and the number of calls (async events).
+    pub submit_calls: u64,
+    pub submit_mean_us: f64,
+    pub histogram_micro: Vec<BucketJson>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Totals {
+    pub requests: u64,
+    pub bytes: u64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_mib_per_s: f64,
+    pub write_mib_per_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CpuJson {
+    pub user_s: f64,
+    pub system_s: f64,
+    /// dbio's own CPU seconds per 1,000 requests over the measured window.
+    pub cpu_s_per_1k_requests: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SecondJson {
+    pub t: u32,
+    pub event: String,
+    pub requests: u64,
+    pub bytes: u64,
+    pub mean_us: Option<f64>,
+    pub p99_us: Option<f64>,
+}
+
+/// Latency summary of a histogram, with the exact mean and maximum. Percentiles are the
+/// HDR bucket's highest equivalent value, capped at the exact maximum so they stay monotone.
+pub fn latency(counts: &Counts, sum_ns: u64, max_ns: u64) -> LatencyJson {
+    let n = counts.total();
+    if n == 0 {
+        return LatencyJson::default();
+    }
+    let h = counts.to_hdr();
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let q = |quantile: f64| us(h.value_at_quantile(quantile).min(max_ns));
+    LatencyJson {
+        mean: sum_ns as f64 / n as f64 / 1000.0,
+        p50: q(0.50),
+        p90: q(0.90),
+        p95: q(0.95),
+        p99: q(0.99),
+        p99_9: q(0.999),
+        p99_99: q(0.9999),
+        max: us(max_ns),
+    }
+}
+
+/// The result of one event from its totals over `seconds` of measured window.
+pub fn event_result(name: &str, t: &EventTotals, seconds: f64) -> EventResult {
+    let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+    EventResult {
+        name: name.to_string(),
+        requests: t.requests,
+        waits: t.waits,
+        bytes: t.bytes,
+        errors: t.errors,
+        iops: per_s(t.requests as f64),
+        mib_per_s: per_s(t.bytes as f64 / (1u64 << 20) as f64),
+        latency_us: latency(&t.latency, t.latency_sum_ns, t.latency_max_ns),
+        wait_latency_us: latency(&t.wait_latency, t.wait_sum_ns, t.wait_max_ns),
+        wait_time_s: t.wait_sum_ns as f64 / 1e9,
+        inflight_avg: per_s(t.latency_sum_ns as f64 / 1e9),
+        submit_calls: t.submit_calls,
+        submit_mean_us: if t.submit_calls > 0 {
+            t.submit_ns as f64 / t.submit_calls as f64 / 1000.0
+        } else {
+            0.0
+        },
+        histogram_micro: t
+            .latency
+            .pow2_us_buckets()
+            .into_iter()
+            .map(|(lt_us, count)| BucketJson { lt_us, count })
+            .collect(),
+    }
+}
+
+impl Totals {
+    pub fn from_events(events: &[(crate::workload::Event, &EventResult)], seconds: f64) -> Totals {
+        let mut t = Totals::default();
+        let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+        let (mut rr, mut wr, mut rb, mut wb) = (0u64, 0u64, 0u64, 0u64);
+        for (ev, r) in events {
+            t.requests += r.requests;
+            t.bytes += r.bytes;
+            if ev.reads() {
+                rr += r.requests;
+                rb += r.bytes;
+            }
+            if ev.writes() {
+                wr += r.requests;
+                wb += r.bytes;
+            }
+        }
+        t.read_iops = per_s(rr as f64);
+        t.write_iops = per_s(wr as f64);
+        t.read_mib_per_s = per_s(rb as f64 / (1u64 << 20) as f64);
+        t.write_mib_per_s = per_s(wb as f64 / (1u64 << 20) as f64);
+        t
+    }
+}
+
+impl HostJson {
+    pub fn current() -> HostJson {
+        // SAFETY: zeroed utsname is valid; uname fills it.
+        let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+        unsafe { libc::uname(&mut u) };
+        let field = |f: &[libc::c_char]| {
+            let bytes: Vec<u8> = f
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        HostJson {
+            hostname: field(&u.nodename),
+            kernel: field(&u.release),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
+    }
+}

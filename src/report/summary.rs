@@ -1,0 +1,300 @@
+//! `summary.txt`: the run as a database performance report (SPEC §6). Made only from a
+//! [`RunResult`], so a stored result can be shown again exactly.
+
+use std::fmt::Write;
+
+use super::result::{EventResult, LatencyJson, RunResult};
+use crate::units::{human_bytes, size_label};
+
+/// Renders the summary of `r`.
+pub fn render(r: &RunResult) -> String {
+    let mut o = String::new();
+    let c = &r.config;
+    let d = &r.dataset;
+    let _ = writeln!(
+        o,
+        "dbio {} — {} ({}) — {}",
+        r.dbio_version, r.test, c.submission, r.started_at
+    );
+    let _ = writeln!(
+        o,
+        "Target {}: {} in {} file(s), block {}{}",
+        d.path,
+        human_bytes(d.size_bytes),
+        d.files,
+        size_label(d.block_size),
+        match d.kind.as_str() {
+            "directory" if d.reused => ", data set reused".to_string(),
+            "directory" => format!(", data set created in {:.1} s", d.prepare_seconds),
+            _ => ", read-only".to_string(),
+        }
+    );
+    let _ = writeln!(
+        o,
+        "{} session(s), io mode {} ({}), engine {} — {}",
+        c.sessions,
+        c.io_mode,
+        c.open_flags.join(" "),
+        c.engine,
+        c.engine_reason
+    );
+    let _ = writeln!(
+        o,
+        "Request {} (batch {}, depth {}, mbrc {}), seed {}",
+        size_label(c.request_bytes),
+        c.batch,
+        c.depth,
+        c.mbrc,
+        c.seed
+    );
+    let _ = writeln!(
+        o,
+        "Measured {:.1} s after {:.1} s warm-up{}",
+        r.measured_seconds,
+        c.warmup_s,
+        if r.partial {
+            format!(" — PARTIAL ({})", r.stop_reason)
+        } else {
+            String::new()
+        }
+    );
+
+    let session_time = c.sessions as f64 * r.measured_seconds;
+    let _ = writeln!(o, "\nTop Timed Events");
+    let _ = writeln!(
+        o,
+        "{:<26} {:>12} {:>14} {:>10} {:>9} {:>8}",
+        "Event", "Waits", "Requests", "Time (s)", "Avg (ms)", "% Sess"
+    );
+    let _ = writeln!(o, "{}", "-".repeat(84));
+    let mut by_time: Vec<&EventResult> = r.events.iter().collect();
+    by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
+    for e in &by_time {
+        let avg_ms = if e.waits > 0 {
+            e.wait_time_s * 1000.0 / e.waits as f64
+        } else {
+            0.0
+        };
+        let pct = if session_time > 0.0 {
+            100.0 * e.wait_time_s / session_time
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            o,
+            "{:<26} {:>12} {:>14} {:>10.2} {:>9.3} {:>8.1}",
+            e.name,
+            thousands(e.waits),
+            thousands(e.requests),
+            e.wait_time_s,
+            avg_ms,
+            pct
+        );
+    }
+
+    let t = &r.totals;
+    let _ = writeln!(o, "\nLoad Profile                       Per Second");
+    let _ = writeln!(o, "{}", "-".repeat(46));
+    for (label, v) in [
+        ("Read requests", t.read_iops),
+        ("Write requests", t.write_iops),
+        ("Read MiB", t.read_mib_per_s),
+        ("Write MiB", t.write_mib_per_s),
+        ("Redo MiB", 0.0),
+        ("Commits", 0.0),
+    ] {
+        let _ = writeln!(o, "{:<28} {:>17}", format!("{label}:"), fixed2(v));
+    }
+
+    let _ = writeln!(o, "\nLatency per request (µs)");
+    latency_table(
+        &mut o,
+        r.events
+            .iter()
+            .map(|e| (e.name.as_str(), &e.latency_us, e.requests)),
+    );
+    let async_waits: Vec<&EventResult> = r
+        .events
+        .iter()
+        .filter(|e| e.waits != e.requests && e.waits > 0)
+        .collect();
+    if !async_waits.is_empty() {
+        let _ = writeln!(o, "\nLatency per wait (µs)");
+        latency_table(
+            &mut o,
+            async_waits
+                .iter()
+                .map(|e| (e.name.as_str(), &e.wait_latency_us, e.waits)),
+        );
+    }
+
+    let _ = writeln!(
+        o,
+        "\nWait Event Histogram (% of requests completing in < N µs)"
+    );
+    for e in &r.events {
+        let total: u64 = e.histogram_micro.iter().map(|b| b.count).sum();
+        if total == 0 {
+            continue;
+        }
+        let first = e
+            .histogram_micro
+            .iter()
+            .position(|b| b.count > 0)
+            .unwrap_or(0);
+        let last = e
+            .histogram_micro
+            .iter()
+            .rposition(|b| b.count > 0)
+            .unwrap_or(0);
+        let cells: Vec<String> = e.histogram_micro[first..=last]
+            .iter()
+            .map(|b| {
+                format!(
+                    "<{}: {:.1}%",
+                    bucket_label(b.lt_us),
+                    100.0 * b.count as f64 / total as f64
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "{:<26} {}", e.name, cells.join("  "));
+    }
+
+    let inflight: Vec<String> = r
+        .events
+        .iter()
+        .map(|e| format!("{} {:.1}", e.name, e.inflight_avg))
+        .collect();
+    let _ = writeln!(
+        o,
+        "\nIn flight on average (IOPS × mean latency): {}",
+        inflight.join(", ")
+    );
+    let cpu = &r.cpu;
+    let _ = writeln!(
+        o,
+        "dbio CPU: {:.2} s user + {:.2} s system{}",
+        cpu.user_s,
+        cpu.system_s,
+        match cpu.cpu_s_per_1k_requests {
+            Some(v) => format!(" = {v:.4} CPU s per 1,000 requests"),
+            None => String::new(),
+        }
+    );
+    if d.kind == "directory" {
+        let _ = writeln!(
+            o,
+            "Data set kept in {} ({}); remove with `dbio clean {}`",
+            d.path,
+            human_bytes(d.size_bytes),
+            d.path
+        );
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(o, "\nErrors");
+        for e in &r.errors {
+            let _ = writeln!(o, "- {e}");
+        }
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(o, "\nWarnings");
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {w}");
+        }
+    }
+    o
+}
+
+fn latency_table<'a>(o: &mut String, rows: impl Iterator<Item = (&'a str, &'a LatencyJson, u64)>) {
+    let _ = writeln!(
+        o,
+        "{:<26} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "Event", "mean", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max"
+    );
+    for (name, l, n) in rows {
+        if n == 0 {
+            let _ = writeln!(o, "{name:<26} (no requests)");
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "{:<26} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            name,
+            us(l.mean),
+            us(l.p50),
+            us(l.p90),
+            us(l.p95),
+            us(l.p99),
+            us(l.p99_9),
+            us(l.p99_99),
+            us(l.max)
+        );
+    }
+}
+
+/// Microseconds with sensible precision: `3.21`, `45.6`, `1,234`.
+fn us(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        thousands(v.round() as u64)
+    }
+}
+
+fn bucket_label(lt_us: u64) -> String {
+    if lt_us >= 1_000_000 && lt_us.is_multiple_of(1_000_000) {
+        format!("{}s", lt_us / 1_000_000)
+    } else if lt_us >= 1024 {
+        format!("{}ms", fixed_trim(lt_us as f64 / 1000.0))
+    } else {
+        format!("{lt_us}us")
+    }
+}
+
+fn fixed_trim(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn fixed2(v: f64) -> String {
+    let whole = v.trunc() as u64;
+    format!(
+        "{}.{:02}",
+        thousands(whole),
+        ((v - v.trunc()) * 100.0).round().min(99.0) as u64
+    )
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(fixed2(2057.6), "2,057.60");
+        assert_eq!(us(3.214), "3.21");
+        assert_eq!(us(1234.4), "1,234");
+        assert_eq!(bucket_label(512), "512us");
+        assert_eq!(bucket_label(2048), "2.0ms");
+    }
+}

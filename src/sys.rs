@@ -1,0 +1,276 @@
+//! Thin, safe wrappers over the Linux calls dbio needs outside the engines: direct-I/O
+//! alignment, block device facts, aligned buffers, process CPU time.
+
+use std::alloc::{self, Layout};
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Nanoseconds on CLOCK_MONOTONIC. Every timestamp in dbio comes from here (vDSO, ~20 ns).
+#[inline]
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// What O_DIRECT requires of buffers and offsets on a file, and where we learned it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DioAlignment {
+    /// Required alignment of the memory buffer, bytes.
+    pub mem_align: u32,
+    /// Required alignment of file offsets and lengths, bytes.
+    pub offset_align: u32,
+    /// "statx" (STATX_DIOALIGN), "logical_block_size" (the device's), or "default".
+    pub source: &'static str,
+}
+
+/// Finds the direct-I/O alignment of `path`: statx(STATX_DIOALIGN) when the file system
+/// reports it, else the logical block size of the device underneath, else 512.
+pub fn dio_alignment(path: &Path) -> DioAlignment {
+    if let Some((mem, off)) = statx_dio(path)
+        && mem > 0
+        && off > 0
+    {
+        return DioAlignment {
+            mem_align: mem,
+            offset_align: off,
+            source: "statx",
+        };
+    }
+    if let Some(lbs) = logical_block_size(path) {
+        return DioAlignment {
+            mem_align: lbs,
+            offset_align: lbs,
+            source: "logical_block_size",
+        };
+    }
+    DioAlignment {
+        mem_align: 512,
+        offset_align: 512,
+        source: "default",
+    }
+}
+
+fn statx_dio(path: &Path) -> Option<(u32, u32)> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed statx is a valid value; pointers are valid for the call.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
+}
+
+/// Logical block size of the block device `path` is (or lives on).
+pub fn logical_block_size(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = std::fs::metadata(path).ok()?;
+    let dev = if md.file_type().is_block_device() {
+        md.rdev()
+    } else {
+        md.dev()
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    for rel in ["queue/logical_block_size", "../queue/logical_block_size"] {
+        if let Ok(s) = std::fs::read_to_string(format!("{base}/{rel}"))
+            && let Ok(v) = s.trim().parse::<u32>()
+        {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Size in bytes of an open block device (BLKGETSIZE64).
+pub fn block_device_size(file: &File) -> io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 into `size`.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// The memory page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 { v as usize } else { 4096 }
+}
+
+/// A heap buffer with a chosen alignment, for O_DIRECT. Zero-filled on creation.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocates `len` bytes aligned to `align` (a power of two).
+    pub fn new(len: usize, align: usize) -> io::Result<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(1), align.max(1))
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "bad buffer layout"))?;
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(io::Error::from_raw_os_error(libc::ENOMEM));
+        }
+        Ok(AlignedBuf { ptr, layout })
+    }
+    pub fn len(&self) -> usize {
+        self.layout.size()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.layout.size() == 0
+    }
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes for the lifetime of self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.layout.size()) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for len bytes and we hold &mut self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout.
+        unsafe { alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// CPU seconds (user, system) used by this process so far, all threads.
+pub fn process_cpu_seconds() -> (f64, f64) {
+    // SAFETY: zeroed rusage is valid; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Fills `buf` with pseudo-random bytes (wyrand), fast enough to keep up with any device
+/// when preparing a data set. Incompressible for storage arrays.
+pub fn fill_random(buf: &mut [u8], state: &mut u64) {
+    let mut chunks = buf.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&wyrand(state).to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        let v = wyrand(state).to_le_bytes();
+        let n = rest.len();
+        rest.copy_from_slice(&v[..n]);
+    }
+}
+
+#[inline]
+fn wyrand(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0xa076_1d64_78bd_642f);
+    let t = (*state as u128).wrapping_mul((*state ^ 0xe703_7ed1_a0b4_28db) as u128);
+    (t >> 64) as u64 ^ t as u64
+}
+
+/// Whether `path` is a block device.
+pub fn is_block_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false)
+}
+
+/// The current UTC time as RFC 3339 with seconds: `2026-11-21T10:00:00Z`.
+pub fn utc_now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Bytes available to unprivileged users on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: zeroed statvfs is valid; statvfs fills it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Takes an exclusive, non-blocking flock on `file`. `Ok(false)` when someone else holds it.
+pub fn try_lock_exclusive(file: &File) -> io::Result<bool> {
+    // SAFETY: flock on a valid fd.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_moves_forward() {
+        let a = now_ns();
+        let b = now_ns();
+        assert!(b >= a);
+    }
+
+    #[test]
+    fn aligned_buffers_are_aligned() {
+        for align in [512usize, 4096, 65536] {
+            let b = AlignedBuf::new(8192, align).unwrap();
+            assert_eq!(b.as_mut_ptr() as usize % align, 0);
+            assert_eq!(b.len(), 8192);
+        }
+    }
+
+    #[test]
+    fn random_fill_does_not_repeat() {
+        let mut state = 1;
+        let mut a = vec![0u8; 4096];
+        let mut b = vec![0u8; 4096];
+        fill_random(&mut a, &mut state);
+        fill_random(&mut b, &mut state);
+        assert_ne!(a, b);
+        assert!(a.iter().filter(|&&x| x == 0).count() < 100);
+    }
+
+    #[test]
+    fn dio_alignment_of_tmp_is_sane() {
+        let a = dio_alignment(Path::new("/tmp"));
+        assert!(a.mem_align.is_power_of_two() && a.offset_align.is_power_of_two());
+    }
+}

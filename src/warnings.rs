@@ -1,0 +1,58 @@
+//! Every piece of advice dbio gives about a run, in one place (SPEC §5.4: honesty about
+//! what happened).
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// An async test was issued with synchronous calls.
+    RanSynchronously { event: String, why: String },
+    /// The engine's submit call blocked for about as long as the I/O itself.
+    SubmitBlocked {
+        event: String,
+        submit_mean_us: f64,
+        latency_mean_us: f64,
+        hint: &'static str,
+    },
+    /// The run stopped early.
+    Interrupted { measured_s: f64, planned_s: f64 },
+    /// No request completed inside the measured window.
+    NothingMeasured,
+    /// Requests were still in flight when dbio gave up waiting for them.
+    AbandonedRequests { sessions: usize },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::RanSynchronously { event, why } => write!(
+                f,
+                "asynchronous test ran synchronously: \"{event}\" was issued with synchronous calls ({why}); compare with --io-mode setall to see what asynchronous I/O gives"
+            ),
+            Warning::SubmitBlocked {
+                event,
+                submit_mean_us,
+                latency_mean_us,
+                hint,
+            } => write!(
+                f,
+                "\"{event}\" ran effectively synchronously: the engine's submit call took {submit_mean_us:.1} µs on average against {latency_mean_us:.1} µs per request — {hint}"
+            ),
+            Warning::Interrupted {
+                measured_s,
+                planned_s,
+            } => write!(
+                f,
+                "the run was stopped after {measured_s:.1} s of its {planned_s:.1} s measured window: this is a partial result"
+            ),
+            Warning::NothingMeasured => write!(
+                f,
+                "no request completed inside the measured window; check the target, or use a longer --duration"
+            ),
+            Warning::AbandonedRequests { sessions } => write!(
+                f,
+                "{sessions} session(s) stopped waiting for requests the device never completed; the storage may be hung (see dmesg)"
+            ),
+        }
+    }
+}

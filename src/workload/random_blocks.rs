@@ -1,0 +1,125 @@
+//! Random single-block I/O: "db file sequential read" (one `pread` at a time) and the batch
+//! events "db file parallel read" / "db file parallel write" (`--batch` random blocks
+//! submitted in one call and waited for together, as a foreground reading ahead or DBWR
+//! writing dirty buffers does).
+
+use crate::engine::{IoRequest, Op, sync};
+use crate::sys::now_ns;
+
+use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
+
+/// Event slot of the pattern's only event.
+const EV: usize = 0;
+
+/// db file sequential read: pick a random block, `pread` it, wait, repeat.
+pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
+    let bs = s.shape.block_size;
+    let buf = s.buf_at(0);
+    let mut now = now_ns();
+    while !s.should_stop(now) {
+        let (file, offset) = s.random_block();
+        let t0 = now_ns();
+        // SAFETY: `buf` is the session's own region of at least one block.
+        let r = unsafe { sync::read_at(s.fds[file], buf, bs as usize, offset) };
+        now = now_ns();
+        if r != bs as i64 {
+            s.rec.error(EV);
+            return Err(s.failure(Op::Read, file, offset, bs, Some(r), None));
+        }
+        s.rec.request(EV, t0, now, bs);
+    }
+    Ok(())
+}
+
+/// db file parallel read / db file parallel write: `--batch` random blocks, one submit call,
+/// wait for all. Each request is timed from the submit to its own completion; the wait from
+/// the submit to the last completion.
+pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
+    let bs = s.shape.block_size;
+    let n = s.shape.batch;
+    let mut reqs: Vec<IoRequest> = Vec::with_capacity(n);
+    let mut targets: Vec<(usize, u64)> = vec![(0, 0); n];
+    let mut comps = std::mem::take(&mut s.completions);
+    let mut now = now_ns();
+    let mut outcome = Ok(());
+    while !s.should_stop(now) {
+        reqs.clear();
+        for (slot, target) in targets.iter_mut().enumerate() {
+            let (file, offset) = s.random_block();
+            *target = (file, offset);
+            if op == Op::Write {
+                s.stamp(slot * bs as usize, bs as usize);
+            }
+            let buf = s.buf_at(slot * bs as usize);
+            reqs.push(IoRequest::contiguous(
+                op,
+                file as u32,
+                offset,
+                buf,
+                bs as u32,
+                slot as u64,
+            ));
+        }
+        let t0 = now_ns();
+        if let Err(e) = s.engine().submit(&reqs) {
+            s.rec.error(EV);
+            outcome = Err(s.failure(
+                op,
+                targets[0].0,
+                targets[0].1,
+                bs,
+                None,
+                Some(format!("submit failed: {e}")),
+            ));
+            break;
+        }
+        let t_submitted = now_ns();
+        s.rec.submit(EV, t0, t_submitted);
+        let mut left = n;
+        let mut last = t_submitted;
+        while left > 0 {
+            let got = match s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
+                Ok(got) => got,
+                Err(e) => {
+                    s.rec.error(EV);
+                    outcome = Err(s.failure(
+                        op,
+                        targets[0].0,
+                        targets[0].1,
+                        bs,
+                        None,
+                        Some(format!("wait failed: {e}")),
+                    ));
+                    break;
+                }
+            };
+            for c in &comps[..got] {
+                if c.result == bs as i64 {
+                    s.rec.request(EV, c.start_ns, c.done_ns, bs);
+                } else if outcome.is_ok() {
+                    s.rec.error(EV);
+                    let (file, offset) = targets[c.tag as usize];
+                    outcome = Err(s.failure(op, file, offset, bs, Some(c.result), None));
+                }
+                last = last.max(c.done_ns);
+            }
+            left -= got;
+            if got == 0 && s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+        }
+        if left > 0 {
+            // Stopped while requests were still out: wait for them before buffers go away.
+            s.completions = comps;
+            s.drain(left, bs, 2_000);
+            return outcome;
+        }
+        s.rec.wait(EV, t0, last);
+        if outcome.is_err() {
+            break;
+        }
+        now = last;
+    }
+    s.completions = comps;
+    outcome
+}

@@ -1,0 +1,154 @@
+//! A session: one database foreground (or DBWR) thread's state while it issues I/O — its
+//! buffers, its engine, its random numbers and its recorder.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use crate::engine::{Completion, Engine, Op};
+use crate::measure::Recorder;
+use crate::sys::{AlignedBuf, now_ns};
+
+use super::Event;
+
+/// The geometry every session of a run shares.
+#[derive(Debug, Clone)]
+pub struct SessionShape {
+    pub sessions: usize,
+    pub files: usize,
+    pub file_size: u64,
+    pub block_size: u64,
+    pub batch: usize,
+    pub depth: usize,
+    /// Blocks per multiblock request.
+    pub mbrc: usize,
+}
+
+/// Why a session stopped early: the first failed request.
+#[derive(Debug, Clone)]
+pub struct IoFailure {
+    pub event: Event,
+    pub op: Op,
+    pub file: usize,
+    pub offset: u64,
+    pub expected: u64,
+    /// Bytes transferred, or a negative errno; `None` when the engine call itself failed.
+    pub result: Option<i64>,
+    pub detail: Option<String>,
+}
+
+/// How long an engine wait may block before the session re-checks the stop flag.
+pub const REAP_TIMEOUT_MS: u32 = 100;
+
+pub struct Session<'a> {
+    pub id: usize,
+    pub event: Event,
+    pub shape: &'a SessionShape,
+    pub fds: &'a [RawFd],
+    pub rec: Recorder,
+    pub stop: &'a AtomicBool,
+    pub rng: fastrand::Rng,
+    /// Declared before `buffers`: the engine (which may have requests in flight into the
+    /// buffers, or have them registered) is dropped first.
+    pub engine: Option<Box<dyn Engine>>,
+    pub buffers: AlignedBuf,
+    /// Completions scratch space, sized to the engine capacity.
+    pub completions: Vec<Completion>,
+    /// Sequence stamped into written blocks so no two writes carry the same bytes.
+    pub write_seq: u64,
+    /// Requests were still outstanding when the session gave up waiting: its engine and
+    /// buffers must be leaked, not freed, since the kernel may still write into them.
+    pub abandoned: bool,
+}
+
+impl Session<'_> {
+    /// True when the session should stop issuing new requests.
+    #[inline]
+    pub fn should_stop(&self, now_ns: u64) -> bool {
+        self.rec.window_over(now_ns) || self.stop.load(Relaxed)
+    }
+
+    /// A uniformly random block of the data set: (file index, byte offset).
+    #[inline]
+    pub fn random_block(&mut self) -> (usize, u64) {
+        let blocks_per_file = self.shape.file_size / self.shape.block_size;
+        let b = self.rng.u64(..blocks_per_file * self.shape.files as u64);
+        (
+            (b / blocks_per_file) as usize,
+            (b % blocks_per_file) * self.shape.block_size,
+        )
+    }
+
+    /// Pointer to byte `offset` of the session's buffer region.
+    #[inline]
+    pub fn buf_at(&self, offset: usize) -> *mut u8 {
+        debug_assert!(offset < self.buffers.len());
+        // SAFETY: offset is within the region (checked in debug builds).
+        unsafe { self.buffers.as_mut_ptr().add(offset) }
+    }
+
+    /// Makes the `len` bytes at `offset` unique before they are written: 16 bytes per 4 KiB
+    /// (session, sequence), so arrays cannot deduplicate repeated writes.
+    #[inline]
+    pub fn stamp(&mut self, offset: usize, len: usize) {
+        self.write_seq += 1;
+        let tag = ((self.id as u64) << 48) ^ self.write_seq;
+        let region = &mut self.buffers.as_mut_slice()[offset..offset + len];
+        for (i, chunk) in region.chunks_mut(4096).enumerate() {
+            if chunk.len() >= 16 {
+                chunk[..8].copy_from_slice(&tag.to_le_bytes());
+                chunk[8..16].copy_from_slice(&(i as u64).to_le_bytes());
+            }
+        }
+    }
+
+    /// The engine (patterns that use one always have it).
+    #[inline]
+    pub fn engine(&mut self) -> &mut dyn Engine {
+        self.engine.as_deref_mut().expect("pattern needs an engine")
+    }
+
+    pub fn failure(
+        &self,
+        op: Op,
+        file: usize,
+        offset: u64,
+        expected: u64,
+        result: Option<i64>,
+        detail: Option<String>,
+    ) -> IoFailure {
+        IoFailure {
+            event: self.event,
+            op,
+            file,
+            offset,
+            expected,
+            result,
+            detail,
+        }
+    }
+
+    /// Waits for `inflight` outstanding requests so their buffers can be released, recording
+    /// those that still complete inside the window. Gives up after `limit_ms` (a device that
+    /// never answers must not hang dbio); returns how many are still outstanding.
+    pub fn drain(&mut self, mut inflight: usize, bytes: u64, limit_ms: u64) -> usize {
+        let deadline = now_ns() + limit_ms * 1_000_000;
+        let mut comps = std::mem::take(&mut self.completions);
+        while inflight > 0 && now_ns() < deadline {
+            let n = match self.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            for c in &comps[..n] {
+                if c.result == bytes as i64 {
+                    self.rec.request(0, c.start_ns, c.done_ns, bytes);
+                }
+            }
+            inflight -= n;
+        }
+        self.completions = comps;
+        if inflight > 0 {
+            self.abandoned = true;
+        }
+        inflight
+    }
+}
