@@ -504,10 +504,16 @@ fn assemble(
 
     let mut warnings: Vec<Warning> = Vec::new();
     if cfg.submission == Submission::Async && selection.kind == EngineKind::Sync {
+        let advice = if cfg.io_mode.asynchronous() {
+            "use --engine auto to see what asynchronous I/O gives"
+        } else {
+            "compare with --io-mode setall to see what asynchronous I/O gives"
+        };
         for ev in &plan.events {
             warnings.push(Warning::RanSynchronously {
                 event: ev.name().into(),
                 why: selection.reason.clone(),
+                advice,
             });
         }
     }
@@ -516,6 +522,8 @@ fn assemble(
             if e.submit_calls > 0 && e.requests > 0 && e.submit_mean_us >= 0.5 * e.latency_us.mean {
                 let hint = if selection.kind == EngineKind::Aio && !flags.direct {
                     "Linux AIO performs buffered I/O inside io_submit; use --io-mode setall (O_DIRECT) for asynchronous I/O"
+                } else if !flags.direct {
+                    "buffered I/O is served from the page cache inside the submit call; use --io-mode setall (O_DIRECT) to measure the storage"
                 } else if is_memory_backed(ds) {
                     "the target is in memory (tmpfs), where requests complete inside the submit call"
                 } else {

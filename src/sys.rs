@@ -99,6 +99,64 @@ pub fn logical_block_size(path: &Path) -> Option<u32> {
     None
 }
 
+/// Who a file is: device, inode and birth time. A file deleted and created again may get
+/// the same inode number, but not the same birth time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    /// Birth time in ns since the epoch, where the file system records it.
+    pub btime_ns: Option<u64>,
+}
+
+impl FileId {
+    /// Whether `other` is the same file (birth times compared when both are known).
+    pub fn same_file(&self, other: &FileId) -> bool {
+        self.dev == other.dev
+            && self.ino == other.ino
+            && match (self.btime_ns, other.btime_ns) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+/// The identity of the file at `path` (not following a final symlink), with its size.
+pub fn file_id(path: &Path) -> io::Result<(FileId, u64)> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    statx_id(libc::AT_FDCWD, &c, libc::AT_SYMLINK_NOFOLLOW)
+}
+
+/// The identity of an open file, with its size.
+pub fn file_id_of(file: &File) -> io::Result<(FileId, u64)> {
+    statx_id(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+}
+
+fn statx_id(
+    dirfd: libc::c_int,
+    path: &std::ffi::CStr,
+    flags: libc::c_int,
+) -> io::Result<(FileId, u64)> {
+    // SAFETY: zeroed statx is valid; pointers are valid for the call.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let mask = libc::STATX_INO | libc::STATX_SIZE | libc::STATX_BTIME;
+    if unsafe { libc::statx(dirfd, path.as_ptr(), flags, mask, &mut stx) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let btime_ns = (stx.stx_mask & libc::STATX_BTIME != 0)
+        .then(|| stx.stx_btime.tv_sec as u64 * 1_000_000_000 + u64::from(stx.stx_btime.tv_nsec));
+    let dev = libc::makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    Ok((
+        FileId {
+            dev,
+            ino: stx.stx_ino,
+            btime_ns,
+        },
+        stx.stx_size,
+    ))
+}
+
 /// Size in bytes of an open block device (BLKGETSIZE64).
 pub fn block_device_size(file: &File) -> io::Result<u64> {
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
@@ -210,8 +268,9 @@ pub fn utc_now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
-/// Bytes available to unprivileged users on the file system holding `path`.
-pub fn free_bytes(path: &Path) -> io::Result<u64> {
+/// Bytes available to unprivileged users on the file system holding `path`; `None` when
+/// the file system keeps no account of space (ramfs).
+pub fn free_bytes(path: &Path) -> io::Result<Option<u64>> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: zeroed statvfs is valid; statvfs fills it.
@@ -219,7 +278,10 @@ pub fn free_bytes(path: &Path) -> io::Result<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    if st.f_blocks == 0 {
+        return Ok(None);
+    }
+    Ok(Some(st.f_bavail as u64 * st.f_frsize as u64))
 }
 
 /// Takes an exclusive, non-blocking flock on `file`. `Ok(false)` when someone else holds it.

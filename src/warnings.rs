@@ -6,7 +6,11 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
     /// An async test was issued with synchronous calls.
-    RanSynchronously { event: String, why: String },
+    RanSynchronously {
+        event: String,
+        why: String,
+        advice: &'static str,
+    },
     /// The engine's submit call blocked for about as long as the I/O itself.
     SubmitBlocked {
         event: String,
@@ -25,9 +29,9 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::RanSynchronously { event, why } => write!(
+            Warning::RanSynchronously { event, why, advice } => write!(
                 f,
-                "asynchronous test ran synchronously: \"{event}\" was issued with synchronous calls ({why}); compare with --io-mode setall to see what asynchronous I/O gives"
+                "asynchronous test ran synchronously: \"{event}\" was issued with synchronous calls ({why}); {advice}"
             ),
             Warning::SubmitBlocked {
                 event,

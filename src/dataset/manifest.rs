@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sys::FileId;
 
 pub const MANIFEST_NAME: &str = "dbio-manifest.json";
 pub const SCHEMA: &str = "dbio.dataset.v1";
@@ -25,9 +26,23 @@ pub struct FileEntry {
     /// File name, relative to the data set directory.
     pub name: String,
     pub size_bytes: u64,
-    /// Device and inode at creation: a file replaced behind dbio's back is not dbio's.
+    /// Device, inode and birth time at creation: a file replaced behind dbio's back is not
+    /// dbio's, even if it got the same inode number.
     pub dev: u64,
     pub ino: u64,
+    #[serde(default)]
+    pub btime_ns: Option<u64>,
+}
+
+impl FileEntry {
+    /// The identity recorded at creation (None until the file was created).
+    pub fn id(&self) -> Option<FileId> {
+        (self.ino != 0).then_some(FileId {
+            dev: self.dev,
+            ino: self.ino,
+            btime_ns: self.btime_ns,
+        })
+    }
 }
 
 /// The run currently using the data set (cleared when it ends; left behind if it was killed).

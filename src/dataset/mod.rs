@@ -11,7 +11,7 @@ pub mod manifest;
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::config::DataSetSpec;
 use crate::error::{Error, Result};
-use crate::sys;
+use crate::sys::{self, FileId};
 use crate::units::{human_bytes, size_label};
 pub use manifest::{FileEntry, InUse, Manifest, State};
 
@@ -40,9 +40,8 @@ pub enum TargetKind {
 pub struct DataFile {
     pub path: PathBuf,
     pub size: u64,
-    /// Identity recorded when dbio created it (0 for targets dbio did not create).
-    pub dev: u64,
-    pub ino: u64,
+    /// Identity recorded when dbio created it (None for targets dbio did not create).
+    pub id: Option<FileId>,
 }
 
 /// A data set ready for a run. Holds an exclusive lock on its directory while alive, so two
@@ -161,29 +160,23 @@ fn lock_dir(dir: &Path) -> Result<File> {
     }
 }
 
-fn identity(path: &Path) -> Option<(u64, u64, u64)> {
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (m.dev(), m.ino(), m.len()))
-}
-
-/// Removes the files `m` lists that are still the files dbio created (same device and
-/// inode). Returns (files removed, bytes removed, files skipped because they changed).
+/// Removes the files `m` lists that are still the files dbio created (same device, inode
+/// and birth time). Returns (files removed, bytes removed, files skipped because they changed).
 fn remove_listed(dir: &Path, m: &Manifest) -> (usize, u64, Vec<PathBuf>) {
     let (mut n, mut bytes, mut skipped) = (0, 0, Vec::new());
     for f in &m.files {
         let path = dir.join(&f.name);
-        match identity(&path) {
-            Some((dev, ino, len))
-                if (f.ino == 0 || (dev == f.dev && ino == f.ino))
-                    && std::fs::remove_file(&path).is_ok() =>
-            {
-                n += 1;
-                bytes += len;
-            }
-            Some((dev, ino, _)) if f.ino == 0 || (dev == f.dev && ino == f.ino) => {}
-            Some(_) => skipped.push(path),
-            None => {}
+        let Ok((id, len)) = sys::file_id(&path) else {
+            continue;
+        };
+        // A file whose creation was not recorded yet (interrupted prepare) is still ours:
+        // the manifest was written before it was created with O_EXCL.
+        let ours = f.id().is_none_or(|recorded| recorded.same_file(&id));
+        if !ours {
+            skipped.push(path);
+        } else if std::fs::remove_file(&path).is_ok() {
+            n += 1;
+            bytes += len;
         }
     }
     (n, bytes, skipped)
@@ -197,6 +190,21 @@ fn remove_manifest_files(dir: &Path) {
 /// Opens or creates the data set described by `spec` (the `prepare` step).
 pub fn prepare(spec: &DataSetSpec, fill: &FillOptions) -> Result<DataSet> {
     let (dir, created_now) = data_set_dir(&spec.target)?;
+    let result = prepare_in(spec, fill, &dir, created_now);
+    if result.is_err() && created_now {
+        // Leave no empty directory behind (remove_dir fails if anything is in it).
+        let _ = std::fs::remove_dir(&dir);
+    }
+    result
+}
+
+fn prepare_in(
+    spec: &DataSetSpec,
+    fill: &FillOptions,
+    dir: &Path,
+    created_now: bool,
+) -> Result<DataSet> {
+    let dir = dir.to_path_buf();
     let lock = lock_dir(&dir)?;
     let mut created_dir = created_now;
     if let Some(m) = Manifest::read(&dir)? {
@@ -236,10 +244,12 @@ pub fn prepare(spec: &DataSetSpec, fill: &FillOptions) -> Result<DataSet> {
 
 /// Whether every file of `m` exists with its recorded identity and size.
 fn intact(dir: &Path, m: &Manifest) -> bool {
-    m.files.iter().all(|f| match identity(&dir.join(&f.name)) {
-        Some((dev, ino, len)) => dev == f.dev && ino == f.ino && len >= f.size_bytes,
-        None => false,
-    })
+    m.files
+        .iter()
+        .all(|f| match (f.id(), sys::file_id(&dir.join(&f.name))) {
+            (Some(recorded), Ok((id, len))) => recorded.same_file(&id) && len >= f.size_bytes,
+            _ => false,
+        })
 }
 
 fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet {
@@ -249,8 +259,7 @@ fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet
         .map(|f| DataFile {
             path: dir.join(&f.name),
             size: f.size_bytes,
-            dev: f.dev,
-            ino: f.ino,
+            id: f.id(),
         })
         .collect();
     DataSet {
@@ -286,7 +295,9 @@ fn create(
         }
     }
     let free = sys::free_bytes(dir).map_err(|e| Error::io("cannot read free space of", dir, &e))?;
-    if free < spec.size {
+    if let Some(free) = free
+        && free < spec.size
+    {
         return Err(Error::usage(format!(
             "--size {} does not fit in {}: only {} free; use a smaller --size or another --target",
             size_label(spec.size),
@@ -311,6 +322,7 @@ fn create(
                 size_bytes: file_size,
                 dev: 0,
                 ino: 0,
+                btime_ns: None,
             })
             .collect(),
         prepare_seconds: 0.0,
@@ -372,11 +384,10 @@ fn create_and_fill(
             }
             Err(e) => return Err(Error::io("cannot create", &path, &e)),
         };
-        let md = f
-            .metadata()
-            .map_err(|e| Error::io("cannot stat", &path, &e))?;
-        entry.dev = md.dev();
-        entry.ino = md.ino();
+        let (id, _) = sys::file_id_of(&f).map_err(|e| Error::io("cannot stat", &path, &e))?;
+        entry.dev = id.dev;
+        entry.ino = id.ino;
+        entry.btime_ns = id.btime_ns;
         // Reserve the space up front: ENOSPC shows now, not halfway through.
         // SAFETY: fallocate on a valid fd.
         let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, file_size as libc::off_t) };
@@ -455,8 +466,7 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         files: vec![DataFile {
             path: path.to_path_buf(),
             size: usable,
-            dev: 0,
-            ino: 0,
+            id: None,
         }],
         block_size,
         reused: true,
@@ -511,10 +521,9 @@ impl DataSet {
                     }
                 })?;
             if flags.write {
-                let md = file
-                    .metadata()
-                    .map_err(|e| Error::io("cannot stat", &f.path, &e))?;
-                if md.dev() != f.dev || md.ino() != f.ino {
+                let (id, _) =
+                    sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
+                if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
                     return Err(Error::usage(format!(
                         "{} is no longer the file dbio created (it was replaced); dbio never writes to files it did not create — remove it yourself or run `dbio clean`",
                         f.path.display()

@@ -40,11 +40,9 @@ pub fn render(r: &RunResult) -> String {
     );
     let _ = writeln!(
         o,
-        "Request {} (batch {}, depth {}, mbrc {}), seed {}",
+        "Request {}{}, seed {}",
         size_label(c.request_bytes),
-        c.batch,
-        c.depth,
-        c.mbrc,
+        shape_note(r),
         c.seed
     );
     let _ = writeln!(
@@ -203,6 +201,34 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     o
+}
+
+/// The knobs that shaped this run's events: batch for the batch events, depth and MBRC for
+/// the multiblock ones.
+fn shape_note(r: &RunResult) -> String {
+    let c = &r.config;
+    let mut parts = Vec::new();
+    for e in &r.events {
+        match e.name.as_str() {
+            "db file parallel read" | "db file parallel write" if c.keep_inflight => {
+                parts.push(format!("{} kept in flight", c.batch))
+            }
+            "db file parallel read" | "db file parallel write" => {
+                parts.push(format!("batch {}", c.batch))
+            }
+            "direct path read" | "direct path write" => {
+                parts.push(format!("depth {}, mbrc {}", c.depth, c.mbrc))
+            }
+            "db file scattered read" => parts.push(format!("mbrc {}", c.mbrc)),
+            _ => {}
+        }
+    }
+    parts.dedup();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
+    }
 }
 
 fn latency_table<'a>(o: &mut String, rows: impl Iterator<Item = (&'a str, &'a LatencyJson, u64)>) {

@@ -1,0 +1,203 @@
+//! SPEC §7: writes only go to files dbio created; a stopped run keeps its partial result and
+//! leaves nothing but the data set; targets that cannot be used get one clear line.
+
+use std::os::unix::fs::MetadataExt;
+use std::time::{Duration, Instant};
+
+use crate::util::{Env, files_under, quick, u};
+
+#[test]
+fn write_tests_never_touch_files_dbio_did_not_create() {
+    let env = Env::new();
+    std::fs::create_dir(env.join("dbio-data")).unwrap();
+    let foreign = env.join("dbio-data/customer.dbf");
+    std::fs::write(&foreign, vec![7u8; 1 << 20]).unwrap();
+    let before = std::fs::metadata(&foreign).unwrap();
+    for test in ["write-iops", "write-mbps"] {
+        for sub in ["--sync", "--async"] {
+            env.json(&quick(test, &[sub]));
+        }
+    }
+    let after = std::fs::metadata(&foreign).unwrap();
+    assert_eq!(std::fs::read(&foreign).unwrap(), vec![7u8; 1 << 20]);
+    assert_eq!(
+        (before.ino(), before.mtime_nsec(), before.len()),
+        (after.ino(), after.mtime_nsec(), after.len())
+    );
+
+    // A data file replaced behind dbio's back is no longer dbio's: refused, left alone.
+    let victim = env.join("dbio-data/dbio-data-001.dbf");
+    std::fs::remove_file(&victim).unwrap();
+    std::fs::write(&victim, vec![9u8; 64 << 20]).unwrap();
+    let out = env.output(&quick("write-iops", &[]));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dbio-data-001.dbf"));
+    assert!(std::fs::read(&victim).unwrap().iter().all(|&b| b == 9));
+}
+
+#[test]
+fn sigint_stops_quickly_and_keeps_a_partial_result() {
+    for test in ["read-iops", "write-mbps"] {
+        let env = Env::new();
+        // Prepare first so the signal lands in the measured window.
+        assert!(env.output(&["prepare", "--size", "256M"]).status.success());
+        let before = files_under(&env.join("dbio-data"));
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+            .current_dir(env.path())
+            .args([
+                "run",
+                test,
+                "--size",
+                "256M",
+                "--sessions",
+                "4",
+                "--duration",
+                "60s",
+                "--warmup",
+                "1s",
+                "--json",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        let sent = Instant::now();
+        // SAFETY: kill on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        assert!(
+            took < Duration::from_secs(2),
+            "{test}: stopped after {took:?}"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{test}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("partial result printed");
+        assert_eq!(r["partial"], true);
+        assert_eq!(r["stop_reason"], "interrupted");
+        let secs = r["measured_seconds"].as_f64().unwrap();
+        assert!(secs > 0.5 && secs < 3.0, "{test}: measured {secs}");
+        assert!(u(&r["events"][0]["requests"]) > 0);
+        // Nothing left behind but the data set and the run directory.
+        assert_eq!(files_under(&env.join("dbio-data")), before, "{test}");
+        let mut all = files_under(env.path());
+        all.retain(|p| !p.starts_with("dbio-data/"));
+        assert_eq!(all.len(), 2, "{test}: {all:?}");
+        assert!(
+            all.iter().all(|p| p.starts_with("dbio-runs/")),
+            "{test}: {all:?}"
+        );
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(env.join("dbio-data/dbio-manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(m["in_use"].is_null(), "{test}: in-use mark cleared");
+    }
+}
+
+#[test]
+fn read_only_target_gets_one_line() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a read-only file system needs root");
+        return;
+    }
+    let env = Env::new();
+    let mnt = env.join("ro");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1M", "tmpfs"])
+        .arg(&mnt)
+        .status();
+    if !matches!(ok, Ok(s) if s.success()) {
+        eprintln!("skipped: cannot mount tmpfs here");
+        return;
+    }
+    let out = env.output(&["run", "read-iops", "--target", "ro/data"]);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("read-only") && stderr.contains("--target"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn file_system_refusing_o_direct_gets_one_line() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting ramfs needs root");
+        return;
+    }
+    let env = Env::new();
+    let mnt = env.join("ramfs");
+    std::fs::create_dir(&mnt).unwrap();
+    // ramfs has no O_DIRECT: open(O_DIRECT) fails with EINVAL.
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(&mnt)
+        .status();
+    if !matches!(ok, Ok(s) if s.success()) {
+        eprintln!("skipped: cannot mount ramfs here");
+        return;
+    }
+    let direct = env.output(&[
+        "run",
+        "read-iops",
+        "--target",
+        "ramfs/data",
+        "--size",
+        "16M",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    let buffered = env.output(&[
+        "run",
+        "read-iops",
+        "--target",
+        "ramfs/data",
+        "--size",
+        "16M",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--io-mode",
+        "asynch",
+        "--json",
+    ]);
+    let cleaned = env.output(&["clean", "ramfs/data"]);
+    let left = files_under(&mnt);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let stderr = String::from_utf8_lossy(&direct.stderr);
+    assert_eq!(direct.status.code(), Some(4), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("O_DIRECT") && errors[0].contains("--io-mode none"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"));
+    assert!(
+        buffered.status.success(),
+        "buffered io mode works there: {}",
+        String::from_utf8_lossy(&buffered.stderr)
+    );
+    assert!(cleaned.status.success());
+    assert!(left.is_empty(), "{left:?}");
+}

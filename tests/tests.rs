@@ -1,0 +1,9 @@
+//! dbio's integration tests: each runs the real binary in a temporary directory and checks
+//! what it printed and wrote. One test binary, one module per area (see `util.rs`).
+
+mod util;
+
+mod cli;
+mod dataset;
+mod results;
+mod safety;

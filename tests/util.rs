@@ -1,0 +1,197 @@
+//! Helpers that make each test read like a usage example: a temporary working directory,
+//! `dbio` run inside it, its JSON parsed.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// A temporary working directory; `dbio` runs inside it, so the default data set
+/// (`./dbio-data`) and runs (`./dbio-runs`) land here and vanish with it.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::Builder::new()
+                .prefix("dbio-test-")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+
+    /// `dbio` with the working directory set to this environment.
+    pub fn dbio(&self) -> Command {
+        let mut c = Command::cargo_bin("dbio").expect("dbio binary");
+        c.current_dir(self.path());
+        c
+    }
+
+    /// Runs `dbio args...`, expects exit 0, returns stdout parsed as JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.dbio().args(args).output().expect("run dbio");
+        assert!(
+            out.status.success(),
+            "dbio {args:?} failed ({:?}):\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("dbio {args:?}: stdout is not JSON ({e})"))
+    }
+
+    /// Runs `dbio args...` and returns everything it did.
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.dbio().args(args).output().expect("run dbio")
+    }
+}
+
+/// A short run on a small data set: 2 sessions, 256 MiB, no warm-up.
+pub fn quick<'a>(test: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "run",
+        test,
+        "--size",
+        "256M",
+        "--sessions",
+        "2",
+        "--duration",
+        "2s",
+        "--warmup",
+        "0s",
+        "--json",
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// The one event of a single-event test.
+pub fn event(r: &Value) -> &Value {
+    let events = r["events"].as_array().expect("events");
+    assert_eq!(events.len(), 1, "one event expected: {events:?}");
+    &events[0]
+}
+
+pub fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+pub fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// Checks the arithmetic every result must satisfy (SPEC §6): bytes = requests × request
+/// size; IOPS and MiB/s follow from the measured seconds; the power-of-two histogram and the
+/// per-second history add up to the request count; percentiles are monotone.
+pub fn assert_consistent(r: &Value) {
+    assert_eq!(r["schema"], "dbio.result.v1");
+    let secs = f(&r["measured_seconds"]);
+    assert!(secs > 0.0, "measured_seconds {secs}");
+    let request_bytes = u(&r["config"]["request_bytes"]);
+    for e in r["events"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap();
+        let requests = u(&e["requests"]);
+        assert!(requests > 0, "{name}: no requests");
+        assert_eq!(u(&e["bytes"]), requests * request_bytes, "{name}: bytes");
+        assert!(
+            (f(&e["iops"]) - requests as f64 / secs).abs() < 1e-6 * requests as f64,
+            "{name}: iops"
+        );
+        let mib = u(&e["bytes"]) as f64 / secs / (1u64 << 20) as f64;
+        assert!(
+            (f(&e["mib_per_s"]) - mib).abs() < 1e-6 * mib.max(1.0),
+            "{name}: mib_per_s"
+        );
+        let hist: u64 = e["histogram_micro"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u(&b["count"]))
+            .sum();
+        assert_eq!(hist, requests, "{name}: histogram_micro counts");
+        let lt: Vec<u64> = e["histogram_micro"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u(&b["lt_us"]))
+            .collect();
+        assert_eq!(lt[0], 1, "{name}: buckets start at <1 µs");
+        assert!(
+            lt.windows(2).all(|w| w[1] == 2 * w[0]),
+            "{name}: power-of-two buckets"
+        );
+        for key in ["latency_us", "wait_latency_us"] {
+            let l = &e[key];
+            let p: Vec<f64> = ["p50", "p90", "p95", "p99", "p99_9", "p99_99", "max"]
+                .iter()
+                .map(|k| f(&l[k]))
+                .collect();
+            assert!(
+                p.windows(2).all(|w| w[0] <= w[1]),
+                "{name}: {key} percentiles not monotone: {p:?}"
+            );
+            assert!(
+                f(&l["mean"]) > 0.0 && f(&l["mean"]) <= p[6],
+                "{name}: {key} mean"
+            );
+        }
+        let waits = u(&e["waits"]);
+        assert!(
+            waits > 0 && waits <= requests,
+            "{name}: waits {waits} vs requests {requests}"
+        );
+        let per_second: u64 = r["timeseries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["event"] == *name)
+            .map(|p| u(&p["requests"]))
+            .sum();
+        assert_eq!(per_second, requests, "{name}: per-second requests add up");
+        let inflight = f(&e["iops"]) * f(&e["latency_us"]["mean"]) / 1e6;
+        assert!(
+            (f(&e["inflight_avg"]) - inflight).abs() <= 0.01 * inflight.max(0.01),
+            "{name}: inflight_avg is IOPS × mean"
+        );
+        assert_eq!(u(&e["errors"]), 0, "{name}: errors");
+    }
+    let t = &r["totals"];
+    let iops: f64 = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| f(&e["iops"]))
+        .sum();
+    assert!((f(&t["read_iops"]) + f(&t["write_iops"]) - iops).abs() < 1e-6 * iops);
+}
+
+/// Files in `dir` (recursively), relative paths, sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.push(p.strip_prefix(base).unwrap().display().to_string());
+            }
+        }
+    }
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out.sort();
+    out
+}
