@@ -641,5 +641,9 @@ fn assemble(
         totals,
         warnings: warnings.iter().map(|w| w.to_string()).collect(),
         errors,
+        ash: None,
+        os: None,
+        storage: None,
+        lint: Vec::new(),
     }
 }

@@ -29,6 +29,126 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// I/O errors that stopped the run, one line each.
     pub errors: Vec<String>,
+    /// Active Session History: average active sessions per state, per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ash: Option<AshJson>,
+    /// What the machine saw, per second (CPU, block devices, memory, I/O pressure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsJson>,
+    /// The storage stack under the target (the JSON of `dbio map`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<serde_json::Value>,
+    /// Configuration findings with their reasons (see `dbio map`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lint: Vec<LintJson>,
+}
+
+/// Active Session History (SPEC §3): every session and background thread publishes its
+/// state — "ON CPU" or the event it waits on — and a sampler records them `hz` times a
+/// second.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AshJson {
+    pub hz: u32,
+    pub samples: u64,
+    /// Every state seen, most time first ("ON CPU" or an event name).
+    pub states: Vec<String>,
+    pub seconds: Vec<AshSecondJson>,
+}
+
+/// One second of ASH: average active sessions per state (states absent were not seen).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AshSecondJson {
+    pub t: u32,
+    pub active: std::collections::BTreeMap<String, f64>,
+}
+
+/// Operating-system statistics, one row per second (and per CPU or device where it applies).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OsJson {
+    /// Per second: "all" plus one row per CPU ("cpu0", ...).
+    pub cpu: Vec<CpuSecondJson>,
+    /// Per second and block device under the data set (every layer).
+    pub devices: Vec<DiskSecondJson>,
+    pub memory: Vec<MemSecondJson>,
+    /// /proc/pressure/io, when the kernel has PSI.
+    pub io_pressure: Vec<PressureSecondJson>,
+    /// dbio's own CPU use.
+    pub dbio_cpu: Vec<ProcessCpuSecondJson>,
+    /// dbio's completed requests against the device's, over the measured window.
+    pub cross_check: Option<CrossCheckJson>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuSecondJson {
+    pub t: u32,
+    pub cpu: String,
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    pub idle_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskSecondJson {
+    pub t: u32,
+    pub device: String,
+    /// "dm", "md", "partition", "disk", "loop", ...
+    pub layer: String,
+    pub r_s: f64,
+    pub w_s: f64,
+    pub rmib_s: f64,
+    pub wmib_s: f64,
+    pub r_await_ms: f64,
+    pub w_await_ms: f64,
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemSecondJson {
+    pub t: u32,
+    pub free_mib: f64,
+    pub dirty_mib: f64,
+    pub writeback_mib: f64,
+    pub pgpgin_kib_s: f64,
+    pub pgpgout_kib_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PressureSecondJson {
+    pub t: u32,
+    /// Share of the second in which some / all runnable tasks were stalled on I/O.
+    pub some_pct: f64,
+    pub full_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProcessCpuSecondJson {
+    pub t: u32,
+    pub user_pct: f64,
+    pub system_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CrossCheckJson {
+    pub device: String,
+    pub dbio_requests: u64,
+    pub device_requests: u64,
+    /// device_requests / dbio_requests.
+    pub ratio: f64,
+}
+
+/// One configuration finding.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LintJson {
+    /// Short rule name, e.g. "max_sectors_kb".
+    pub rule: String,
+    /// "warning" or "info".
+    pub severity: String,
+    /// Device or file the finding is about.
+    pub subject: String,
+    pub message: String,
 }
 
 /// Every option that shaped the run, as actually used.
@@ -139,6 +259,13 @@ pub struct Totals {
     pub write_iops: f64,
     pub read_mib_per_s: f64,
     pub write_mib_per_s: f64,
+    /// Tests with commits (redo, oltp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redo_mib_per_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
