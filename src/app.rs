@@ -62,7 +62,13 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         written: &written,
         stop,
     };
-    let ds = dataset::prepare(&spec, &fill)?;
+    let ds = dataset::prepare(&dataset::Prepare {
+        target: &spec.target,
+        data: Some(&spec),
+        redo: None,
+        fresh: spec.fresh,
+        fill: &fill,
+    })?;
     if !ds.reused && ds.prepare_seconds > 0.0 {
         println!(
             "prepared {} in {:.1} s ({:.0} MiB/s, {})",

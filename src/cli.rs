@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one test and write result.json and summary.txt into a new run directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Create the data set (or check that the existing one fits) without running a test.
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
@@ -103,9 +103,91 @@ pub struct RunArgs {
     /// Directory the run directory is created in.
     #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
     pub out: PathBuf,
+    /// Active Session History samples per second.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub ash_hz: u32,
+
+    #[command(flatten)]
+    pub redo: RedoArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub temp: TempArgs,
     /// Print result.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Redo and commits (tests `redo` and `oltp`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Redo and commits (redo, oltp)")]
+pub struct RedoArgs {
+    /// Redo generated per commit: a size, or a range drawn uniformly (512..8K).
+    #[arg(long, default_value = "2K", value_parser = units::parse_size_range, value_name = "SIZE|LO..HI")]
+    pub redo_per_commit: units::SizeRange,
+    /// Think time before each commit (redo) or transaction (oltp): a duration or a range (1ms..5ms).
+    #[arg(long, value_parser = units::parse_duration_range, value_name = "DURATION|LO..HI")]
+    pub think: Option<units::DurationRange>,
+    /// Redo block size: LGWR writes whole redo blocks (512 or 4K).
+    #[arg(long, default_value = "512", value_parser = parse_redo_block, value_name = "512|4K")]
+    pub redo_block: u64,
+    /// Redo log files, written in turn (a log switch when one is full).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub redo_files: u32,
+    /// Size of each redo log file.
+    #[arg(long, default_value = "256M", value_parser = parse_size_arg)]
+    pub redo_file_size: u64,
+    /// How LGWR makes redo durable: O_DSYNC writes, or plain writes then fdatasync.
+    #[arg(long, value_enum, default_value = "dsync")]
+    pub redo_sync: crate::config::RedoSync,
+    /// Pin the log writer to this CPU.
+    #[arg(long, value_name = "CPU")]
+    pub lgwr_cpu: Option<usize>,
+    /// Run a noise thread on this CPU: ~3 ms of computation, 1 ms of sleep, repeated.
+    #[arg(long, value_name = "CPU")]
+    pub noise_cpu: Option<usize>,
+    /// Database writer threads (oltp).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub writers: u32,
+}
+
+/// The OLTP mix (test `oltp`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "OLTP mix (oltp)")]
+pub struct OltpArgs {
+    /// Blocks each transaction reads.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub work_unit: u32,
+    /// Percentage of transactions that update their blocks and commit.
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub update_pct: u32,
+    /// Percentage of block accesses that go to the hot spot.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub hotspot_pct: u32,
+    /// Size of the hot spot (the first bytes of the data set).
+    #[arg(long, value_parser = parse_size_arg)]
+    pub hotspot_size: Option<u64>,
+    /// Read each transaction's blocks as one batch ("db file parallel read").
+    #[arg(long)]
+    pub async_reads: bool,
+    /// Buffer cache size (CLOCK, shared by all sessions); none: every read is physical.
+    #[arg(long, value_parser = parse_size_arg)]
+    pub cache_size: Option<u64>,
+    /// Do not load the buffer cache before the run starts (it warms up during the run).
+    #[arg(long)]
+    pub cold_cache: bool,
+}
+
+/// Sorts and hashes spilling to temp (test `temp`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Temp spills (temp)")]
+pub struct TempArgs {
+    /// Spill written and read back by each session, per round.
+    #[arg(long, default_value = "64M", value_parser = parse_size_arg)]
+    pub spill_size: u64,
+    /// Temp I/O request size, 48K to 4M.
+    #[arg(long, default_value = "240K", value_parser = parse_temp_io)]
+    pub temp_io: u64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -136,6 +218,21 @@ fn parse_block_size_arg(s: &str) -> Result<u64, String> {
     let v = units::parse_size(s)?;
     if !v.is_power_of_two() || !(512..=1 << 20).contains(&v) {
         return Err("must be a power of two from 512 to 1M, e.g. 8K".into());
+    }
+    Ok(v)
+}
+
+fn parse_redo_block(s: &str) -> Result<u64, String> {
+    match units::parse_size(s)? {
+        v @ (512 | 4096) => Ok(v),
+        _ => Err("must be 512 or 4K".into()),
+    }
+}
+
+fn parse_temp_io(s: &str) -> Result<u64, String> {
+    let v = units::parse_size(s)?;
+    if !(48 << 10..=4 << 20).contains(&v) || v % 512 != 0 {
+        return Err("must be from 48K to 4M, a multiple of 512, e.g. 240K".into());
     }
     Ok(v)
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::cli::{DataSetArgs, RunArgs};
 use crate::engine::EngineChoice;
 use crate::error::{Error, Result};
+use crate::units::{DurationRange, SizeRange};
 use crate::workload::Test;
 
 /// The database's `filesystemio_options` (SPEC §2): open flags and whether asynchronous
@@ -62,6 +63,49 @@ impl Submission {
             Submission::Async => "async",
         }
     }
+}
+
+/// How LGWR makes redo durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RedoSync {
+    /// Redo files opened O_DSYNC: each write is durable when it returns.
+    Dsync,
+    /// Plain writes followed by fdatasync.
+    Fdatasync,
+}
+
+/// Redo, commits and the log writer (tests redo and oltp).
+#[derive(Debug, Clone)]
+pub struct RedoOptions {
+    pub per_commit: SizeRange,
+    pub think: Option<DurationRange>,
+    pub block: u64,
+    pub files: u32,
+    pub file_size: u64,
+    pub sync: RedoSync,
+    pub lgwr_cpu: Option<usize>,
+    pub noise_cpu: Option<usize>,
+    pub writers: usize,
+}
+
+/// The OLTP mix.
+#[derive(Debug, Clone)]
+pub struct OltpOptions {
+    pub work_unit: usize,
+    pub update_pct: u32,
+    pub hotspot_pct: u32,
+    pub hotspot_size: u64,
+    pub async_reads: bool,
+    pub cache_size: Option<u64>,
+    pub warm_cache: bool,
+}
+
+/// Temp spills.
+#[derive(Debug, Clone)]
+pub struct TempOptions {
+    pub spill_size: u64,
+    pub temp_io: u64,
 }
 
 /// What the data set should look like.
@@ -125,6 +169,10 @@ pub struct RunConfig {
     pub out: PathBuf,
     pub json: bool,
     pub seed: u64,
+    pub ash_hz: u32,
+    pub redo: RedoOptions,
+    pub oltp: OltpOptions,
+    pub temp: TempOptions,
 }
 
 impl RunConfig {
@@ -155,6 +203,91 @@ impl RunConfig {
                 "invalid value '0s' for '--duration': the measured window must be longer than 0, e.g. 60s",
             ));
         }
+        let redo = RedoOptions {
+            per_commit: a.redo.redo_per_commit,
+            think: a.redo.think,
+            block: a.redo.redo_block,
+            files: a.redo.redo_files,
+            file_size: a.redo.redo_file_size,
+            sync: a.redo.redo_sync,
+            lgwr_cpu: a.redo.lgwr_cpu,
+            noise_cpu: a.redo.noise_cpu,
+            writers: a.redo.writers as usize,
+        };
+        if redo.per_commit.lo == 0 {
+            return Err(Error::usage(
+                "invalid value for '--redo-per-commit': redo per commit must be at least 1 byte, e.g. 2K or 512..8K",
+            ));
+        }
+        if redo.per_commit.hi > 64 << 20 {
+            return Err(Error::usage(
+                "invalid value for '--redo-per-commit': at most 64M of redo per commit",
+            ));
+        }
+        if redo.file_size < 4 << 20 || !redo.file_size.is_multiple_of(redo.block) {
+            return Err(Error::usage(format!(
+                "invalid value '{}' for '--redo-file-size': at least 4M and a multiple of the redo block ({})",
+                crate::units::size_label(redo.file_size),
+                crate::units::size_label(redo.block)
+            )));
+        }
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        for (opt, cpu) in [
+            ("--lgwr-cpu", redo.lgwr_cpu),
+            ("--noise-cpu", redo.noise_cpu),
+        ] {
+            if let Some(c) = cpu
+                && c >= cpus
+            {
+                return Err(Error::usage(format!(
+                    "invalid value '{c}' for '{opt}': this machine has CPUs 0..{}",
+                    cpus - 1
+                )));
+            }
+        }
+        let oltp = OltpOptions {
+            work_unit: a.oltp.work_unit as usize,
+            update_pct: a.oltp.update_pct,
+            hotspot_pct: a.oltp.hotspot_pct,
+            hotspot_size: a.oltp.hotspot_size.unwrap_or(0),
+            async_reads: a.oltp.async_reads,
+            cache_size: a.oltp.cache_size,
+            warm_cache: !a.oltp.cold_cache,
+        };
+        if oltp.hotspot_pct > 0 && oltp.hotspot_size < bs {
+            return Err(Error::usage(
+                "--hotspot-pct needs --hotspot-size (the size of the hot spot, e.g. 64M)",
+            ));
+        }
+        if oltp.hotspot_size > dataset.size {
+            return Err(Error::usage(format!(
+                "--hotspot-size {} is larger than the data set ({})",
+                crate::units::size_label(oltp.hotspot_size),
+                crate::units::size_label(dataset.size)
+            )));
+        }
+        if let Some(c) = oltp.cache_size
+            && (c < 16 * bs || c / bs > u32::MAX as u64 / 2)
+        {
+            return Err(Error::usage(format!(
+                "invalid value '{}' for '--cache-size': at least 16 blocks ({}) and at most 2^31 blocks",
+                crate::units::size_label(c),
+                crate::units::size_label(16 * bs)
+            )));
+        }
+        let temp = TempOptions {
+            spill_size: a.temp.spill_size,
+            temp_io: a.temp.temp_io,
+        };
+        if temp.spill_size < temp.temp_io {
+            return Err(Error::usage(format!(
+                "--spill-size {} is smaller than one --temp-io request ({})",
+                crate::units::size_label(temp.spill_size),
+                crate::units::size_label(temp.temp_io)
+            )));
+        }
         Ok(RunConfig {
             test: a.test,
             dataset,
@@ -175,6 +308,10 @@ impl RunConfig {
             out: a.out.clone(),
             json: a.json,
             seed: a.dataset.seed.unwrap_or_else(rand_seed),
+            ash_hz: a.ash_hz,
+            redo,
+            oltp,
+            temp,
         })
     }
 

@@ -168,3 +168,118 @@ mod tests {
         assert_eq!(human_bytes(512), "512 B");
     }
 }
+
+/// A size or a range of sizes, typed `2K` or `512..8K`; values are drawn uniformly from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SizeRange {
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl SizeRange {
+    pub fn fixed(v: u64) -> SizeRange {
+        SizeRange { lo: v, hi: v }
+    }
+    /// A value from the range (uniform).
+    #[inline]
+    pub fn pick(&self, rng: &mut fastrand::Rng) -> u64 {
+        if self.lo == self.hi {
+            self.lo
+        } else {
+            rng.u64(self.lo..=self.hi)
+        }
+    }
+    pub fn label(&self) -> String {
+        if self.lo == self.hi {
+            size_label(self.lo)
+        } else {
+            format!("{}..{}", size_label(self.lo), size_label(self.hi))
+        }
+    }
+}
+
+/// Parses `2K` or `512..8K`.
+pub fn parse_size_range(text: &str) -> Result<SizeRange, String> {
+    match text.split_once("..") {
+        None => parse_size(text).map(SizeRange::fixed),
+        Some((a, b)) => {
+            let (lo, hi) = (parse_size(a)?, parse_size(b)?);
+            if lo > hi {
+                return Err(format!(
+                    "'{text}': the range runs backwards; write LOW..HIGH, e.g. 512..8K"
+                ));
+            }
+            Ok(SizeRange { lo, hi })
+        }
+    }
+}
+
+/// A duration or a range of durations, typed `1ms` or `1ms..5ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationRange {
+    pub lo: Duration,
+    pub hi: Duration,
+}
+
+impl DurationRange {
+    /// A value from the range (uniform), in nanoseconds.
+    #[inline]
+    pub fn pick_ns(&self, rng: &mut fastrand::Rng) -> u64 {
+        let (lo, hi) = (self.lo.as_nanos() as u64, self.hi.as_nanos() as u64);
+        if lo == hi { lo } else { rng.u64(lo..=hi) }
+    }
+    pub fn label(&self) -> String {
+        if self.lo == self.hi {
+            duration_label(self.lo)
+        } else {
+            format!("{}..{}", duration_label(self.lo), duration_label(self.hi))
+        }
+    }
+}
+
+/// Parses `1ms` or `1ms..5ms`.
+pub fn parse_duration_range(text: &str) -> Result<DurationRange, String> {
+    match text.split_once("..") {
+        None => parse_duration(text).map(|d| DurationRange { lo: d, hi: d }),
+        Some((a, b)) => {
+            let (lo, hi) = (parse_duration(a)?, parse_duration(b)?);
+            if lo > hi {
+                return Err(format!(
+                    "'{text}': the range runs backwards; write LOW..HIGH, e.g. 1ms..5ms"
+                ));
+            }
+            Ok(DurationRange { lo, hi })
+        }
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_size_range("2K").unwrap(), SizeRange::fixed(2048));
+        assert_eq!(
+            parse_size_range("512..8K").unwrap(),
+            SizeRange { lo: 512, hi: 8192 }
+        );
+        assert!(
+            parse_size_range("8K..512")
+                .unwrap_err()
+                .contains("backwards")
+        );
+        assert!(parse_size_range("1..2Q").is_err());
+        let r = parse_duration_range("1ms..5ms").unwrap();
+        assert_eq!(
+            (r.lo, r.hi),
+            (Duration::from_millis(1), Duration::from_millis(5))
+        );
+        let mut rng = fastrand::Rng::with_seed(1);
+        for _ in 0..100 {
+            let v = SizeRange { lo: 512, hi: 8192 }.pick(&mut rng);
+            assert!((512..=8192).contains(&v));
+        }
+        assert_eq!(SizeRange { lo: 512, hi: 8192 }.label(), "512..8K");
+    }
+}

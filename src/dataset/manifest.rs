@@ -65,7 +65,17 @@ pub struct Manifest {
     pub fill: String,
     /// Whether dbio created the directory itself (then `dbio clean` removes it when empty).
     pub created_dir: bool,
+    /// Data files (empty when only redo logs were asked for so far).
     pub files: Vec<FileEntry>,
+    /// Redo log files (tests redo, oltp), each `redo_file_size` bytes.
+    #[serde(default)]
+    pub redo_files: Vec<FileEntry>,
+    #[serde(default)]
+    pub redo_file_size: u64,
+    /// Temporary files of a run in progress (test temp); removed when it ends. Any listed
+    /// here while no run holds the data set are left over from a killed run.
+    #[serde(default)]
+    pub temp_files: Vec<FileEntry>,
     /// How the data set was filled and how fast.
     #[serde(default)]
     pub prepare_seconds: f64,
@@ -126,5 +136,18 @@ impl Manifest {
             && self.size_bytes == size
             && self.block_size == block_size
             && self.files.len() == files as usize
+    }
+
+    /// Whether the redo logs are `count` files of `size` bytes.
+    pub fn redo_matches(&self, count: u32, size: u64) -> bool {
+        self.redo_files.len() == count as usize && self.redo_file_size == size
+    }
+
+    /// Every file this manifest lists.
+    pub fn all_files(&self) -> impl Iterator<Item = &FileEntry> {
+        self.files
+            .iter()
+            .chain(&self.redo_files)
+            .chain(&self.temp_files)
     }
 }

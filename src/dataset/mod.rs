@@ -52,6 +52,10 @@ pub struct DataSet {
     pub path: PathBuf,
     pub kind: TargetKind,
     pub files: Vec<DataFile>,
+    /// Redo log files (tests redo and oltp), written in turn by LGWR.
+    pub redo_files: Vec<DataFile>,
+    /// Temporary files of this run (test temp), removed when the run ends.
+    pub temp_files: Vec<DataFile>,
     pub block_size: u64,
     /// True when a matching data set was found and reused.
     pub reused: bool,
@@ -164,7 +168,7 @@ fn lock_dir(dir: &Path) -> Result<File> {
 /// and birth time). Returns (files removed, bytes removed, files skipped because they changed).
 fn remove_listed(dir: &Path, m: &Manifest) -> (usize, u64, Vec<PathBuf>) {
     let (mut n, mut bytes, mut skipped) = (0, 0, Vec::new());
-    for f in &m.files {
+    for f in m.all_files() {
         let path = dir.join(&f.name);
         let Ok((id, len)) = sys::file_id(&path) else {
             continue;
@@ -187,10 +191,23 @@ fn remove_manifest_files(dir: &Path) {
     let _ = std::fs::remove_file(dir.join(format!(".{}.tmp", manifest::MANIFEST_NAME)));
 }
 
-/// Opens or creates the data set described by `spec` (the `prepare` step).
-pub fn prepare(spec: &DataSetSpec, fill: &FillOptions) -> Result<DataSet> {
-    let (dir, created_now) = data_set_dir(&spec.target)?;
-    let result = prepare_in(spec, fill, &dir, created_now);
+/// What a run (or `dbio prepare`) needs from the data set directory.
+pub struct Prepare<'a> {
+    pub target: &'a Path,
+    /// Data files wanted; None keeps whatever data files are there (redo-only tests).
+    pub data: Option<&'a DataSetSpec>,
+    /// Redo log files wanted: (count, size of each).
+    pub redo: Option<(u32, u64)>,
+    /// Recreate what is wanted even if it matches.
+    pub fresh: bool,
+    pub fill: &'a FillOptions<'a>,
+}
+
+/// Opens or creates the data set (the `prepare` step): reuses data files and redo logs that
+/// match, recreates those that do not, and removes temporary files a killed run left.
+pub fn prepare(p: &Prepare) -> Result<DataSet> {
+    let (dir, created_now) = data_set_dir(p.target)?;
+    let result = prepare_in(p, &dir, created_now);
     if result.is_err() && created_now {
         // Leave no empty directory behind (remove_dir fails if anything is in it).
         let _ = std::fs::remove_dir(&dir);
@@ -198,94 +215,142 @@ pub fn prepare(spec: &DataSetSpec, fill: &FillOptions) -> Result<DataSet> {
     result
 }
 
-fn prepare_in(
-    spec: &DataSetSpec,
-    fill: &FillOptions,
-    dir: &Path,
-    created_now: bool,
-) -> Result<DataSet> {
+fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
+    Manifest {
+        schema: manifest::SCHEMA.into(),
+        created_by: format!("dbio {}", env!("CARGO_PKG_VERSION")),
+        id: format!("{:016x}", seed ^ sys::now_ns()),
+        created_at: sys::utc_now_rfc3339(),
+        state: State::Ready,
+        size_bytes: 0,
+        block_size: 0,
+        fill: "random".into(),
+        created_dir,
+        files: Vec::new(),
+        redo_files: Vec::new(),
+        redo_file_size: 0,
+        temp_files: Vec::new(),
+        prepare_seconds: 0.0,
+        in_use: None,
+    }
+}
+
+fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
     let dir = dir.to_path_buf();
     let lock = lock_dir(&dir)?;
-    let mut created_dir = created_now;
-    if let Some(m) = Manifest::read(&dir)? {
-        created_dir = m.created_dir;
-        if !spec.fresh && m.matches(spec.size, spec.block_size, spec.files) && intact(&dir, &m) {
-            return Ok(from_manifest(dir, m, lock, true));
-        }
-        let why = if spec.fresh {
-            "--fresh".to_string()
-        } else if m.state != State::Ready {
-            "its preparation did not finish".to_string()
-        } else if !intact(&dir, &m) {
-            "some of its files are missing or changed".to_string()
-        } else {
-            format!(
-                "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
-                size_label(m.size_bytes),
-                m.files.len(),
-                size_label(m.block_size),
-                size_label(spec.size),
-                spec.files,
-                size_label(spec.block_size)
-            )
-        };
-        eprintln!("dbio: recreating the data set in {} ({why})", dir.display());
-        let (_, _, skipped) = remove_listed(&dir, &m);
-        remove_manifest_files(&dir);
-        if let Some(p) = skipped.first() {
-            return Err(Error::usage(format!(
-                "{} was replaced since dbio created it; dbio never writes to files it did not create — remove it yourself or choose another --target",
-                p.display()
-            )));
-        }
+    let existing = Manifest::read(&dir)?;
+    let had_manifest = existing.is_some();
+    let mut m = existing.unwrap_or_else(|| new_manifest(created_now, p.fill.seed));
+    if !m.temp_files.is_empty() {
+        remove_group(&dir, &m.temp_files)?;
+        m.temp_files.clear();
+        m.write(&dir)?;
     }
-    create(spec, &dir, created_dir, lock, fill)
-}
-
-/// Whether every file of `m` exists with its recorded identity and size.
-fn intact(dir: &Path, m: &Manifest) -> bool {
-    m.files
-        .iter()
-        .all(|f| match (f.id(), sys::file_id(&dir.join(&f.name))) {
-            (Some(recorded), Ok((id, len))) => recorded.same_file(&id) && len >= f.size_bytes,
-            _ => false,
-        })
-}
-
-fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet {
-    let files = m
-        .files
-        .iter()
-        .map(|f| DataFile {
-            path: dir.join(&f.name),
-            size: f.size_bytes,
-            id: f.id(),
-        })
-        .collect();
-    DataSet {
-        path: dir,
-        kind: TargetKind::Directory,
-        files,
-        block_size: m.block_size,
-        reused,
-        prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
-        fill_method: None,
-        manifest: Some(m),
-        _lock: Some(lock),
-    }
-}
-
-fn create(
-    spec: &DataSetSpec,
-    dir: &Path,
-    created_dir: bool,
-    lock: File,
-    fill: &FillOptions,
-) -> Result<DataSet> {
+    let incomplete = m.state != State::Ready;
     let started = std::time::Instant::now();
-    let file_size = spec.file_size();
-    let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
-    for name in &names {
+    let mut methods = Vec::new();
+
+    let data_ok = |m: &Manifest, spec: &DataSetSpec| {
+        !p.fresh && m.matches(spec.size, spec.block_size, spec.files) && intact(&dir, &m.files)
+    };
+    match p.data {
+        Some(spec) if !data_ok(&m, spec) => {
+            if !m.files.is_empty() {
+                let why = if p.fresh {
+                    "--fresh".to_string()
+                } else if incomplete {
+                    "its preparation did not finish".to_string()
+                } else if !intact(&dir, &m.files) {
+                    "some of its files are missing or changed".to_string()
+                } else {
+                    format!(
+                        "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
+                        size_label(m.size_bytes),
+                        m.files.len(),
+                        size_label(m.block_size),
+                        size_label(spec.size),
+                        spec.files,
+                        size_label(spec.block_size)
+                    )
+                };
+                eprintln!(
+                    "dbio: recreating the data files in {} ({why})",
+                    dir.display()
+                );
+                remove_group(&dir, &m.files)?;
+                m.files.clear();
+            }
+            let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
+            let method = build_group(&dir, &mut m, Group::Data, &names, spec.file_size(), p.fill)?;
+            m.size_bytes = spec.size;
+            m.block_size = spec.block_size;
+            methods.push(format!("data files: {method}"));
+        }
+        Some(_) => {}
+        None if incomplete && !m.files.is_empty() => {
+            remove_group(&dir, &m.files)?;
+            m.files.clear();
+            m.size_bytes = 0;
+        }
+        None => {}
+    }
+    if let Some((count, size)) = p.redo {
+        let ok =
+            !p.fresh && !incomplete && m.redo_matches(count, size) && intact(&dir, &m.redo_files);
+        if !ok {
+            if !m.redo_files.is_empty() {
+                eprintln!("dbio: recreating the redo logs in {}", dir.display());
+                remove_group(&dir, &m.redo_files)?;
+                m.redo_files.clear();
+            }
+            let names: Vec<String> = (0..count)
+                .map(|i| format!("dbio-redo-{:02}.log", i + 1))
+                .collect();
+            let method = build_group(&dir, &mut m, Group::Redo, &names, size, p.fill)?;
+            m.redo_file_size = size;
+            methods.push(format!("redo logs: {method}"));
+        }
+    }
+    let created = !methods.is_empty();
+    m.state = State::Ready;
+    if created {
+        m.prepare_seconds = started.elapsed().as_secs_f64();
+    }
+    if created || !had_manifest || incomplete {
+        m.write(&dir)?;
+    }
+    let mut ds = from_manifest(dir, m, lock, !created);
+    if created {
+        ds.fill_method = Some(methods.join("; "));
+    }
+    Ok(ds)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Data,
+    Redo,
+}
+
+fn group_mut(m: &mut Manifest, g: Group) -> &mut Vec<FileEntry> {
+    match g {
+        Group::Data => &mut m.files,
+        Group::Redo => &mut m.redo_files,
+    }
+}
+
+/// Creates and fills the files `names` of `size` bytes as group `g` of the manifest. The
+/// manifest lists them before they exist, so an interrupted prepare is still recognised as
+/// dbio's. On failure or interruption the group's files are removed again.
+fn build_group(
+    dir: &Path,
+    m: &mut Manifest,
+    g: Group,
+    names: &[String],
+    size: u64,
+    fill: &FillOptions,
+) -> Result<String> {
+    for name in names {
         let p = dir.join(name);
         if p.exists() {
             return Err(Error::usage(format!(
@@ -294,78 +359,116 @@ fn create(
             )));
         }
     }
+    let total = size * names.len() as u64;
     let free = sys::free_bytes(dir).map_err(|e| Error::io("cannot read free space of", dir, &e))?;
     if let Some(free) = free
-        && free < spec.size
+        && free < total
     {
         return Err(Error::usage(format!(
-            "--size {} does not fit in {}: only {} free; use a smaller --size or another --target",
-            size_label(spec.size),
+            "{} of {} does not fit in {}: only {} free; use a smaller --size or another --target",
+            if g == Group::Data {
+                "the data set"
+            } else {
+                "the redo logs"
+            },
+            size_label(total),
             dir.display(),
             human_bytes(free)
         )));
     }
-    let mut m = Manifest {
-        schema: manifest::SCHEMA.into(),
-        created_by: format!("dbio {}", env!("CARGO_PKG_VERSION")),
-        id: format!("{:016x}", fill.seed ^ sys::now_ns()),
-        created_at: sys::utc_now_rfc3339(),
-        state: State::Preparing,
-        size_bytes: spec.size,
-        block_size: spec.block_size,
-        fill: "random".into(),
-        created_dir,
-        files: names
-            .iter()
-            .map(|n| FileEntry {
-                name: n.clone(),
-                size_bytes: file_size,
-                dev: 0,
-                ino: 0,
-                btime_ns: None,
-            })
-            .collect(),
-        prepare_seconds: 0.0,
-        in_use: None,
-    };
-    // The manifest goes first, so an interrupted prepare is still recognised as dbio's.
+    m.state = State::Preparing;
+    *group_mut(m, g) = names
+        .iter()
+        .map(|n| FileEntry {
+            name: n.clone(),
+            size_bytes: size,
+            dev: 0,
+            ino: 0,
+            btime_ns: None,
+        })
+        .collect();
     m.write(dir)?;
-    let undo = |m: &Manifest| {
-        remove_listed(dir, m);
-        remove_manifest_files(dir);
-        if created_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
-    };
-    let result = create_and_fill(dir, &mut m, file_size, fill);
-    match result {
-        Ok(method) => {
-            m.state = State::Ready;
-            m.prepare_seconds = started.elapsed().as_secs_f64();
-            if let Err(e) = m.write(dir) {
-                undo(&m);
-                return Err(e);
-            }
-            let mut ds = from_manifest(dir.to_path_buf(), m, lock, false);
-            ds.fill_method = Some(method);
-            Ok(ds)
-        }
+    match create_and_fill(dir, m, g, size, fill) {
+        Ok(method) => Ok(method),
         Err(e) => {
-            undo(&m);
+            let listed = std::mem::take(group_mut(m, g));
+            let _ = remove_group(dir, &listed);
+            m.state = State::Ready;
+            if m.all_files().next().is_none() {
+                remove_manifest_files(dir);
+            } else {
+                let _ = m.write(dir);
+            }
             Err(e)
         }
+    }
+}
+
+/// Removes the files of one group, only those still the files dbio created.
+fn remove_group(dir: &Path, entries: &[FileEntry]) -> Result<()> {
+    for f in entries {
+        let path = dir.join(&f.name);
+        let Ok((id, _)) = sys::file_id(&path) else {
+            continue;
+        };
+        if f.id().is_some_and(|recorded| !recorded.same_file(&id)) {
+            return Err(Error::usage(format!(
+                "{} was replaced since dbio created it; dbio never writes to files it did not create — remove it yourself or choose another --target",
+                path.display()
+            )));
+        }
+        std::fs::remove_file(&path).map_err(|e| Error::io("cannot remove", &path, &e))?;
+    }
+    Ok(())
+}
+
+/// Whether every file listed exists with its recorded identity and size.
+fn intact(dir: &Path, entries: &[FileEntry]) -> bool {
+    entries
+        .iter()
+        .all(|f| match (f.id(), sys::file_id(&dir.join(&f.name))) {
+            (Some(recorded), Ok((id, len))) => recorded.same_file(&id) && len >= f.size_bytes,
+            _ => false,
+        })
+}
+
+fn data_files(dir: &Path, entries: &[FileEntry]) -> Vec<DataFile> {
+    entries
+        .iter()
+        .map(|f| DataFile {
+            path: dir.join(&f.name),
+            size: f.size_bytes,
+            id: f.id(),
+        })
+        .collect()
+}
+
+fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet {
+    DataSet {
+        files: data_files(&dir, &m.files),
+        redo_files: data_files(&dir, &m.redo_files),
+        temp_files: Vec::new(),
+        kind: TargetKind::Directory,
+        block_size: m.block_size,
+        reused,
+        prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
+        fill_method: None,
+        path: dir,
+        manifest: Some(m),
+        _lock: Some(lock),
     }
 }
 
 fn create_and_fill(
     dir: &Path,
     m: &mut Manifest,
+    g: Group,
     file_size: u64,
     fill: &FillOptions,
 ) -> Result<String> {
     let mut direct = !fill.buffered;
-    let mut files = Vec::with_capacity(m.files.len());
-    for entry in m.files.iter_mut() {
+    let mut files = Vec::new();
+    for entry in group_mut(m, g).iter_mut() {
         let path = dir.join(&entry.name);
         let open = |direct: bool| {
             OpenOptions::new()
@@ -388,19 +491,21 @@ fn create_and_fill(
         entry.dev = id.dev;
         entry.ino = id.ino;
         entry.btime_ns = id.btime_ns;
+        files.push(f);
+    }
+    // Identities recorded before any byte is written.
+    m.write(dir)?;
+    for (f, entry) in files.iter().zip(group_mut(m, g).iter()) {
         // Reserve the space up front: ENOSPC shows now, not halfway through.
         // SAFETY: fallocate on a valid fd.
         let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, file_size as libc::off_t) };
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::ENOSPC) {
-                m.write(dir)?;
-                return Err(Error::io("cannot allocate", &path, &e));
+                return Err(Error::io("cannot allocate", &dir.join(&entry.name), &e));
             }
         }
-        files.push(f);
     }
-    m.write(dir)?;
     let writers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -410,7 +515,7 @@ fn create_and_fill(
         &files,
         file_size,
         writers,
-        fill.seed,
+        fill.seed ^ g as u64,
         fill.written,
         fill.stop,
     )
@@ -426,7 +531,7 @@ fn create_and_fill(
             "interrupted while preparing the data set; partial files removed".into(),
         ));
     }
-    for (f, entry) in files.iter().zip(&m.files) {
+    for (f, entry) in files.iter().zip(group_mut(m, g).iter()) {
         f.sync_all()
             .map_err(|e| Error::io("cannot sync", &dir.join(&entry.name), &e))?;
     }
@@ -468,6 +573,8 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
             size: usable,
             id: None,
         }],
+        redo_files: Vec::new(),
+        temp_files: Vec::new(),
         block_size,
         reused: true,
         prepare_seconds: 0.0,
@@ -475,6 +582,42 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         manifest: None,
         _lock: None,
     })
+}
+
+/// Opens one file with `flags`; for writing, checks it is still the file dbio created.
+fn open_checked(f: &DataFile, flags: OpenFlags) -> Result<File> {
+    let mut custom = 0;
+    if flags.direct {
+        custom |= libc::O_DIRECT;
+    }
+    if flags.dsync {
+        custom |= libc::O_DSYNC;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(flags.write)
+        .custom_flags(custom)
+        .open(&f.path)
+        .map_err(|e| {
+            if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                Error::Io(format!(
+                    "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
+                    f.path.display()
+                ))
+            } else {
+                Error::io("cannot open", &f.path, &e)
+            }
+        })?;
+    if flags.write {
+        let (id, _) = sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
+        if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
+            return Err(Error::usage(format!(
+                "{} is no longer the file dbio created (it was replaced); dbio never writes to files it did not create — remove it yourself or run `dbio clean`",
+                f.path.display()
+            )));
+        }
+    }
+    Ok(file)
 }
 
 impl DataSet {
@@ -490,49 +633,111 @@ impl DataSet {
     /// Opens every data file with `flags`. Writing requires a data set dbio created, and each
     /// file is checked to still be the one dbio created.
     pub fn open(&self, flags: OpenFlags) -> Result<Vec<File>> {
+        self.open_files(&self.files, flags)
+    }
+
+    /// Opens the redo log files for LGWR (always for writing).
+    pub fn open_redo(&self, flags: OpenFlags) -> Result<Vec<File>> {
+        self.open_files(
+            &self.redo_files,
+            OpenFlags {
+                write: true,
+                ..flags
+            },
+        )
+    }
+
+    fn open_files(&self, files: &[DataFile], flags: OpenFlags) -> Result<Vec<File>> {
         if flags.write && !self.owned() {
             return Err(Error::usage(format!(
                 "{} was not created by dbio; write tests only write into data sets dbio created (give a directory as --target)",
                 self.path.display()
             )));
         }
-        let mut custom = 0;
-        if flags.direct {
-            custom |= libc::O_DIRECT;
+        files.iter().map(|f| open_checked(f, flags)).collect()
+    }
+
+    /// Creates `count` temporary files of `size` bytes for this run (test temp). They are
+    /// listed in the manifest before they exist, so a killed run's files are recognised and
+    /// removed by the next `prepare` or `dbio clean`.
+    pub fn create_temp_files(
+        &mut self,
+        count: usize,
+        size: u64,
+        flags: OpenFlags,
+    ) -> Result<Vec<File>> {
+        let dir = self.path.clone();
+        let Some(m) = self.manifest.as_mut() else {
+            return Err(Error::usage(format!(
+                "{} was not created by dbio; the temp test writes only into data sets dbio created (give a directory as --target)",
+                dir.display()
+            )));
+        };
+        let total = size * count as u64;
+        if let Ok(Some(free)) = sys::free_bytes(&dir)
+            && free < total
+        {
+            return Err(Error::usage(format!(
+                "the temp spills ({}) do not fit in {}: only {} free; use a smaller --spill-size or fewer --sessions",
+                size_label(total),
+                dir.display(),
+                human_bytes(free)
+            )));
         }
-        if flags.dsync {
-            custom |= libc::O_DSYNC;
-        }
-        let mut out = Vec::with_capacity(self.files.len());
-        for f in &self.files {
-            let file = OpenOptions::new()
+        m.temp_files = (0..count)
+            .map(|i| FileEntry {
+                name: format!("dbio-temp-{:03}.tmp", i + 1),
+                size_bytes: size,
+                dev: 0,
+                ino: 0,
+                btime_ns: None,
+            })
+            .collect();
+        m.write(&dir)?;
+        let mut out = Vec::with_capacity(count);
+        for entry in m.temp_files.iter_mut() {
+            let path = dir.join(&entry.name);
+            let mut custom = 0;
+            if flags.direct {
+                custom |= libc::O_DIRECT;
+            }
+            let f = OpenOptions::new()
                 .read(true)
-                .write(flags.write)
+                .write(true)
+                .create_new(true)
                 .custom_flags(custom)
-                .open(&f.path)
-                .map_err(|e| {
-                    if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
-                        Error::Io(format!(
-                            "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
-                            f.path.display()
-                        ))
-                    } else {
-                        Error::io("cannot open", &f.path, &e)
-                    }
-                })?;
-            if flags.write {
-                let (id, _) =
-                    sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
-                if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
-                    return Err(Error::usage(format!(
-                        "{} is no longer the file dbio created (it was replaced); dbio never writes to files it did not create — remove it yourself or run `dbio clean`",
-                        f.path.display()
-                    )));
+                .open(&path)
+                .map_err(|e| Error::io("cannot create", &path, &e))?;
+            let (id, _) = sys::file_id_of(&f).map_err(|e| Error::io("cannot stat", &path, &e))?;
+            (entry.dev, entry.ino, entry.btime_ns) = (id.dev, id.ino, id.btime_ns);
+            // SAFETY: fallocate on a valid fd. Space reserved now, so ENOSPC shows before the run.
+            let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, size as libc::off_t) };
+            if rc != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    return Err(Error::io("cannot allocate", &path, &e));
                 }
             }
-            out.push(file);
+            out.push(f);
         }
+        m.write(&dir)?;
+        self.temp_files = data_files(&dir, &m.temp_files);
         Ok(out)
+    }
+
+    /// Removes this run's temporary files (those still dbio's) and forgets them.
+    pub fn remove_temp_files(&mut self) -> Result<()> {
+        let Some(m) = self.manifest.as_mut() else {
+            return Ok(());
+        };
+        if m.temp_files.is_empty() {
+            return Ok(());
+        }
+        let r = remove_group(&self.path, &m.temp_files);
+        m.temp_files.clear();
+        self.temp_files.clear();
+        m.write(&self.path)?;
+        r
     }
 
     /// Records in the manifest that a run is using the data set (so a killed run can be
@@ -552,15 +757,31 @@ impl DataSet {
     /// One line saying where the data set lives and how big it is (SPEC §7.5).
     pub fn describe(&self) -> String {
         match self.kind {
-            TargetKind::Directory => format!(
-                "data set: {} ({} in {} files, block {}, {}; remove with `dbio clean {}`)",
-                self.path.display(),
-                human_bytes(self.size_bytes()),
-                self.files.len(),
-                size_label(self.block_size),
-                if self.reused { "reused" } else { "created now" },
-                self.path.display()
-            ),
+            TargetKind::Directory => {
+                let mut parts = Vec::new();
+                if !self.files.is_empty() {
+                    parts.push(format!(
+                        "{} in {} files, block {}",
+                        human_bytes(self.size_bytes()),
+                        self.files.len(),
+                        size_label(self.block_size)
+                    ));
+                }
+                if let Some(r) = self.redo_files.first() {
+                    parts.push(format!(
+                        "{} redo logs of {}",
+                        self.redo_files.len(),
+                        human_bytes(r.size)
+                    ));
+                }
+                format!(
+                    "data set: {} ({}, {}; remove with `dbio clean {}`)",
+                    self.path.display(),
+                    parts.join(", "),
+                    if self.reused { "reused" } else { "created now" },
+                    self.path.display()
+                )
+            }
             TargetKind::File | TargetKind::BlockDevice => format!(
                 "data set: {} ({}, read-only, not created by dbio)",
                 self.path.display(),

@@ -1,10 +1,11 @@
 //! How measurements are taken (SPEC §5): sessions record into lock-free counters and
 //! histograms; a sampler reads them once a second and at the end.
 
+pub mod ash;
 pub mod histogram;
 pub mod recorder;
 pub mod sampler;
 
 pub use histogram::{Counts, LiveHistogram};
 pub use recorder::{EventSlot, Recorder, SessionCounters, Window};
-pub use sampler::{EventTotals, Sampler, SecondPoint};
+pub use sampler::{DbTotals, EventTotals, Sampler, SecondPoint};

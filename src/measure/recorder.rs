@@ -43,15 +43,33 @@ pub struct EventCounters {
     pub errors: AtomicU64,
 }
 
-/// All counters of one session.
+/// Database-level activity of one session (tests redo and oltp), as the database's own
+/// statistics count it. Window counters count only the measured window; `*_all` the whole
+/// run, for the redo accounting that must balance to the byte.
+#[derive(Default)]
+pub struct DbCounters {
+    pub transactions: AtomicU64,
+    pub commits: AtomicU64,
+    /// Blocks looked at (every block a transaction touches, from the cache or not).
+    pub logical_reads: AtomicU64,
+    /// Blocks read from the data files.
+    pub physical_reads: AtomicU64,
+    pub redo_bytes: AtomicU64,
+    pub redo_bytes_all: AtomicU64,
+    pub commits_all: AtomicU64,
+}
+
+/// All counters of one session (or background thread).
 pub struct SessionCounters {
     pub events: Box<[EventCounters]>,
+    pub db: DbCounters,
 }
 
 impl SessionCounters {
     pub fn new(events: usize) -> Arc<SessionCounters> {
         Arc::new(SessionCounters {
             events: (0..events).map(|_| EventCounters::default()).collect(),
+            db: DbCounters::default(),
         })
     }
 }
@@ -124,6 +142,41 @@ impl Recorder {
         let e = &self.counters.events[ev];
         bump(&e.submit_calls, 1);
         bump(&e.submit_ns, done_ns.saturating_sub(start_ns));
+    }
+
+    /// A transaction ended at `now_ns` (committed or not).
+    #[inline]
+    pub fn transaction(&self, now_ns: u64) {
+        if self.counts(now_ns) {
+            bump(&self.counters.db.transactions, 1);
+        }
+    }
+
+    /// A commit finished at `now_ns`.
+    #[inline]
+    pub fn commit(&self, now_ns: u64) {
+        bump(&self.counters.db.commits_all, 1);
+        if self.counts(now_ns) {
+            bump(&self.counters.db.commits, 1);
+        }
+    }
+
+    /// `bytes` of redo generated at `now_ns`.
+    #[inline]
+    pub fn redo(&self, now_ns: u64, bytes: u64) {
+        bump(&self.counters.db.redo_bytes_all, bytes);
+        if self.counts(now_ns) {
+            bump(&self.counters.db.redo_bytes, bytes);
+        }
+    }
+
+    /// `logical` blocks looked at, `physical` of them read from the data files.
+    #[inline]
+    pub fn block_reads(&self, now_ns: u64, logical: u64, physical: u64) {
+        if self.counts(now_ns) {
+            bump(&self.counters.db.logical_reads, logical);
+            bump(&self.counters.db.physical_reads, physical);
+        }
     }
 
     /// A failed request. Errors count whenever they happen, warm-up included.

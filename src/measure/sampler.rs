@@ -35,6 +35,18 @@ impl EventTotals {
     }
 }
 
+/// Database-level activity summed over sessions (see `recorder::DbCounters`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DbTotals {
+    pub transactions: u64,
+    pub commits: u64,
+    pub logical_reads: u64,
+    pub physical_reads: u64,
+    pub redo_bytes: u64,
+    pub redo_bytes_all: u64,
+    pub commits_all: u64,
+}
+
 /// One event in one second of the measured window.
 #[derive(Debug, Clone)]
 pub struct SecondPoint {
@@ -114,6 +126,22 @@ impl Sampler {
             self.prev[ev] = now;
         }
         &self.history[first..]
+    }
+
+    /// Sums every session's database-level counters.
+    pub fn db_totals(&self) -> DbTotals {
+        let mut t = DbTotals::default();
+        for s in &self.sessions {
+            let d = &s.db;
+            t.transactions += d.transactions.load(Relaxed);
+            t.commits += d.commits.load(Relaxed);
+            t.logical_reads += d.logical_reads.load(Relaxed);
+            t.physical_reads += d.physical_reads.load(Relaxed);
+            t.redo_bytes += d.redo_bytes.load(Relaxed);
+            t.redo_bytes_all += d.redo_bytes_all.load(Relaxed);
+            t.commits_all += d.commits_all.load(Relaxed);
+        }
+        t
     }
 
     /// Sums every session's counters (call after the sessions have stopped).

@@ -32,6 +32,15 @@ pub struct RunResult {
     /// Active Session History: average active sessions per state, per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ash: Option<AshJson>,
+    /// Redo, commits and the log writer (tests redo, oltp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redo: Option<RedoJson>,
+    /// The OLTP mix: transactions, logical and physical reads, the buffer cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oltp: Option<OltpJson>,
+    /// Temp spills (test temp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp: Option<TempJson>,
     /// What the machine saw, per second (CPU, block devices, memory, I/O pressure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<OsJson>,
@@ -43,6 +52,80 @@ pub struct RunResult {
     pub lint: Vec<LintJson>,
 }
 
+/// Redo and the log writer. `commits`, `lgwr_writes`, `commits_per_lgwr_write` and
+/// `mean_lgwr_write_bytes` cover the measured window; `accounting` the whole run, where every
+/// redo byte is accounted for: `bytes_written = redo_generated_bytes + wastage_bytes`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RedoJson {
+    pub redo_per_commit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<String>,
+    pub redo_block: u64,
+    pub redo_files: u32,
+    pub redo_file_size: u64,
+    /// dsync (O_DSYNC writes) or fdatasync.
+    pub sync: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lgwr_cpu: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_cpu: Option<usize>,
+    pub commits: u64,
+    pub lgwr_writes: u64,
+    pub commits_per_lgwr_write: f64,
+    pub mean_lgwr_write_bytes: f64,
+    pub redo_bytes: u64,
+    pub accounting: RedoAccountingJson,
+}
+
+/// Whole-run redo accounting (warm-up and the end of the run included).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RedoAccountingJson {
+    pub commits: u64,
+    /// Redo the sessions copied into the log buffer.
+    pub redo_generated_bytes: u64,
+    /// Bytes LGWR wrote to the redo log files.
+    pub bytes_written: u64,
+    /// The unused rest of each write's last redo block.
+    pub wastage_bytes: u64,
+    pub lgwr_writes: u64,
+    /// Requests: a write over 1 MiB goes out in up to 4 pieces.
+    pub pieces: u64,
+    pub log_switches: u64,
+    pub largest_write_bytes: u64,
+}
+
+/// The OLTP mix over the measured window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OltpJson {
+    pub work_unit: usize,
+    pub update_pct: u32,
+    pub hotspot_pct: u32,
+    pub hotspot_size_bytes: u64,
+    pub async_reads: bool,
+    pub writers: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<String>,
+    /// Buffer cache, if any: its buffers, and the blocks loaded before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_buffers: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_loaded_blocks: Option<u64>,
+    pub transactions: u64,
+    pub commits: u64,
+    pub logical_reads: u64,
+    pub physical_reads: u64,
+    /// 100 × (1 − physical / logical reads).
+    pub buffer_hit_pct: f64,
+}
+
+/// Temp spills.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TempJson {
+    /// Bytes each session spills per round (whole `temp_io` requests).
+    pub spill_size_bytes: u64,
+    pub temp_io_bytes: u64,
+}
+
 /// Active Session History (SPEC §3): every session and background thread publishes its
 /// state — "ON CPU" or the event it waits on — and a sampler records them `hz` times a
 /// second.
@@ -52,6 +135,10 @@ pub struct AshJson {
     pub samples: u64,
     /// Every state seen, most time first ("ON CPU" or an event name).
     pub states: Vec<String>,
+    /// Samples per state over the measured window (idle threads are not counted): DB time
+    /// in samples, the base of "% of DB time".
+    #[serde(default)]
+    pub samples_by_state: std::collections::BTreeMap<String, u64>,
     pub seconds: Vec<AshSecondJson>,
 }
 
@@ -339,11 +426,15 @@ pub fn event_result(name: &str, t: &EventTotals, seconds: f64) -> EventResult {
 }
 
 impl Totals {
+    /// Totals of the I/O events (commits and free buffer waits are not I/O requests).
     pub fn from_events(events: &[(crate::workload::Event, &EventResult)], seconds: f64) -> Totals {
         let mut t = Totals::default();
         let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
         let (mut rr, mut wr, mut rb, mut wb) = (0u64, 0u64, 0u64, 0u64);
         for (ev, r) in events {
+            if !ev.reads() && !ev.writes() {
+                continue;
+            }
             t.requests += r.requests;
             t.bytes += r.bytes;
             if ev.reads() {

@@ -16,19 +16,29 @@ pub fn render(r: &RunResult) -> String {
         "dbio {} — {} ({}) — {}",
         r.dbio_version, r.test, c.submission, r.started_at
     );
-    let _ = writeln!(
-        o,
-        "Target {}: {} in {} file(s), block {}{}",
-        d.path,
-        human_bytes(d.size_bytes),
-        d.files,
-        size_label(d.block_size),
-        match d.kind.as_str() {
-            "directory" if d.reused => ", data set reused".to_string(),
-            "directory" => format!(", data set created in {:.1} s", d.prepare_seconds),
-            _ => ", read-only".to_string(),
-        }
-    );
+    if d.files == 0 {
+        let _ = writeln!(
+            o,
+            "Target {}: {} of {} files only (no data files)",
+            d.path,
+            human_bytes(c.size_bytes),
+            if r.test == "temp" { "temp" } else { "redo log" }
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "Target {}: {} in {} file(s), block {}{}",
+            d.path,
+            human_bytes(d.size_bytes),
+            d.files,
+            size_label(d.block_size),
+            match d.kind.as_str() {
+                "directory" if d.reused => ", data set reused".to_string(),
+                "directory" => format!(", data set created in {:.1} s", d.prepare_seconds),
+                _ => ", read-only".to_string(),
+            }
+        );
+    }
     let _ = writeln!(
         o,
         "{} session(s), io mode {} ({}), engine {} — {}",
@@ -38,13 +48,17 @@ pub fn render(r: &RunResult) -> String {
         c.engine,
         c.engine_reason
     );
-    let _ = writeln!(
-        o,
-        "Request {}{}, seed {}",
-        size_label(c.request_bytes),
-        shape_note(r),
-        c.seed
-    );
+    if c.request_bytes > 0 {
+        let _ = writeln!(
+            o,
+            "Request {}{}, seed {}",
+            size_label(c.request_bytes),
+            shape_note(r),
+            c.seed
+        );
+    } else {
+        let _ = writeln!(o, "Seed {}", c.seed);
+    }
     let _ = writeln!(
         o,
         "Measured {:.1} s after {:.1} s warm-up{}",
@@ -57,51 +71,84 @@ pub fn render(r: &RunResult) -> String {
         }
     );
 
-    let session_time = c.sessions as f64 * r.measured_seconds;
-    let _ = writeln!(o, "\nTop Timed Events");
-    let _ = writeln!(
-        o,
-        "{:<26} {:>12} {:>14} {:>10} {:>9} {:>8}",
-        "Event", "Waits", "Requests", "Time (s)", "Avg (ms)", "% Sess"
-    );
-    let _ = writeln!(o, "{}", "-".repeat(84));
-    let mut by_time: Vec<&EventResult> = r.events.iter().collect();
-    by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
-    for e in &by_time {
-        let avg_ms = if e.waits > 0 {
-            e.wait_time_s * 1000.0 / e.waits as f64
-        } else {
-            0.0
-        };
-        let pct = if session_time > 0.0 {
-            100.0 * e.wait_time_s / session_time
-        } else {
-            0.0
-        };
+    top_timed_events(&mut o, r);
+    load_profile(&mut o, r);
+    if let Some(redo) = &r.redo {
+        let a = &redo.accounting;
         let _ = writeln!(
             o,
-            "{:<26} {:>12} {:>14} {:>10.2} {:>9.3} {:>8.1}",
-            e.name,
-            thousands(e.waits),
-            thousands(e.requests),
-            e.wait_time_s,
-            avg_ms,
-            pct
+            "\nRedo (redo per commit {}, redo block {}, {} x {} log files, {})",
+            redo.redo_per_commit,
+            size_label(redo.redo_block),
+            redo.redo_files,
+            human_bytes(redo.redo_file_size),
+            redo.sync
+        );
+        let _ = writeln!(
+            o,
+            "Commits {} / LGWR writes {} = {:.2} commits per write; mean LGWR write {}",
+            thousands(redo.commits),
+            thousands(redo.lgwr_writes),
+            redo.commits_per_lgwr_write,
+            human_bytes(redo.mean_lgwr_write_bytes.round() as u64)
+        );
+        let _ = writeln!(
+            o,
+            "Whole run: {} generated + {} wastage = {} written in {} writes ({} pieces, largest {}), {} log switches",
+            human_bytes(a.redo_generated_bytes),
+            human_bytes(a.wastage_bytes),
+            human_bytes(a.bytes_written),
+            thousands(a.lgwr_writes),
+            thousands(a.pieces),
+            human_bytes(a.largest_write_bytes),
+            a.log_switches
         );
     }
-
-    let t = &r.totals;
-    let _ = writeln!(o, "\nLoad Profile                       Per Second");
-    let _ = writeln!(o, "{}", "-".repeat(46));
-    for (label, v) in [
-        ("Read requests", t.read_iops),
-        ("Write requests", t.write_iops),
-        ("Read MiB", t.read_mib_per_s),
-        ("Write MiB", t.write_mib_per_s),
-        ("Redo MiB", 0.0),
-        ("Commits", 0.0),
-    ] {
-        let _ = writeln!(o, "{:<28} {:>17}", format!("{label}:"), fixed2(v));
+    if let Some(ol) = &r.oltp {
+        let _ = writeln!(
+            o,
+            "\nOLTP: work unit {} blocks, {}% updates{}{}, {} DBWR; {} transactions, {} commits",
+            ol.work_unit,
+            ol.update_pct,
+            if ol.hotspot_pct > 0 {
+                format!(
+                    ", {}% of accesses to a {} hot spot",
+                    ol.hotspot_pct,
+                    human_bytes(ol.hotspot_size_bytes)
+                )
+            } else {
+                String::new()
+            },
+            if ol.async_reads { ", async reads" } else { "" },
+            ol.writers,
+            thousands(ol.transactions),
+            thousands(ol.commits)
+        );
+        let _ = writeln!(
+            o,
+            "Logical reads {}, physical reads {}, buffer hit {:.1}%{}",
+            thousands(ol.logical_reads),
+            thousands(ol.physical_reads),
+            ol.buffer_hit_pct,
+            match (ol.cache_buffers, ol.cache_loaded_blocks) {
+                (Some(b), Some(l)) => format!(
+                    " (cache of {} buffers, {} loaded before the run)",
+                    thousands(b as u64),
+                    thousands(l)
+                ),
+                (Some(b), None) =>
+                    format!(" (cache of {} buffers, started cold)", thousands(b as u64)),
+                _ => " (no buffer cache: every read is physical)".into(),
+            }
+        );
+    }
+    if let Some(t) = &r.temp {
+        let _ = writeln!(
+            o,
+            "\nTemp: each session spills {} in {} requests, then reads it back",
+            human_bytes(t.spill_size_bytes),
+            size_label(t.temp_io_bytes)
+        );
     }
 
     let _ = writeln!(o, "\nLatency per request (µs)");
@@ -201,6 +248,128 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     o
+}
+
+/// The AWR-style table. With ASH: DB time is the sampled active time, and "% DB time" is each
+/// state's share of the samples (so the column sums to 100 %); ON CPU is a row of its own.
+/// Without ASH (an old result): % of session time.
+fn top_timed_events(o: &mut String, r: &RunResult) {
+    let mut by_time: Vec<&EventResult> = r.events.iter().collect();
+    by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
+    let avg_ms = |e: &EventResult| {
+        if e.waits > 0 {
+            e.wait_time_s * 1000.0 / e.waits as f64
+        } else {
+            0.0
+        }
+    };
+    let Some(ash) = r.ash.as_ref().filter(|a| a.samples > 0) else {
+        let session_time = r.config.sessions as f64 * r.measured_seconds;
+        let _ = writeln!(o, "\nTop Timed Events");
+        let _ = writeln!(
+            o,
+            "{:<26} {:>12} {:>14} {:>10} {:>9} {:>8}",
+            "Event", "Waits", "Requests", "Time (s)", "Avg (ms)", "% Sess"
+        );
+        let _ = writeln!(o, "{}", "-".repeat(84));
+        for e in &by_time {
+            let pct = if session_time > 0.0 {
+                100.0 * e.wait_time_s / session_time
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                o,
+                "{:<26} {:>12} {:>14} {:>10.2} {:>9.3} {:>8.1}",
+                e.name,
+                thousands(e.waits),
+                thousands(e.requests),
+                e.wait_time_s,
+                avg_ms(e),
+                pct
+            );
+        }
+        return;
+    };
+    let active: u64 = ash.samples_by_state.values().sum();
+    let hz = f64::from(ash.hz.max(1));
+    let share = |state: &str| {
+        let n = ash.samples_by_state.get(state).copied().unwrap_or(0);
+        if active > 0 {
+            100.0 * n as f64 / active as f64
+        } else {
+            0.0
+        }
+    };
+    let _ = writeln!(
+        o,
+        "\nTop Timed Events (DB time {:.1} s: {} active samples at {} Hz)",
+        active as f64 / hz,
+        thousands(active),
+        ash.hz
+    );
+    let _ = writeln!(
+        o,
+        "{:<26} {:>12} {:>14} {:>10} {:>14} {:>10}",
+        "Event", "Waits", "Requests", "Time (s)", "Avg wait (ms)", "% DB time"
+    );
+    let _ = writeln!(o, "{}", "-".repeat(91));
+    let cpu_s = ash.samples_by_state.get("ON CPU").copied().unwrap_or(0) as f64 / hz;
+    let mut rows: Vec<(String, String, String, f64, String, f64)> = by_time
+        .iter()
+        .map(|e| {
+            (
+                e.name.clone(),
+                thousands(e.waits),
+                thousands(e.requests),
+                e.wait_time_s,
+                format!("{:.3}", avg_ms(e)),
+                share(&e.name),
+            )
+        })
+        .collect();
+    rows.push((
+        "ON CPU".into(),
+        String::new(),
+        String::new(),
+        cpu_s,
+        String::new(),
+        share("ON CPU"),
+    ));
+    rows.sort_by(|a, b| b.5.total_cmp(&a.5).then(b.3.total_cmp(&a.3)));
+    for (name, waits, requests, time, avg, pct) in rows {
+        let _ = writeln!(
+            o,
+            "{name:<26} {waits:>12} {requests:>14} {time:>10.2} {avg:>14} {pct:>10.1}"
+        );
+    }
+}
+
+/// Per-second rates, as a database's Load Profile shows them.
+fn load_profile(o: &mut String, r: &RunResult) {
+    let t = &r.totals;
+    let secs = r.measured_seconds;
+    let per_s = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+    let _ = writeln!(o, "\nLoad Profile                       Per Second");
+    let _ = writeln!(o, "{}", "-".repeat(46));
+    let mut rows = vec![
+        ("Read requests", t.read_iops),
+        ("Write requests", t.write_iops),
+        ("Read MiB", t.read_mib_per_s),
+        ("Write MiB", t.write_mib_per_s),
+        ("Redo MiB", t.redo_mib_per_s.unwrap_or(0.0)),
+        ("Commits", t.commits_per_s.unwrap_or(0.0)),
+    ];
+    if let Some(tx) = t.transactions_per_s {
+        rows.push(("Transactions", tx));
+    }
+    if let Some(ol) = &r.oltp {
+        rows.push(("Logical reads (blocks)", per_s(ol.logical_reads)));
+        rows.push(("Physical reads (blocks)", per_s(ol.physical_reads)));
+    }
+    for (label, v) in rows {
+        let _ = writeln!(o, "{:<28} {:>17}", format!("{label}:"), fixed2(v));
+    }
 }
 
 /// The knobs that shaped this run's events: batch for the batch events, depth and MBRC for

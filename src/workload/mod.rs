@@ -11,20 +11,38 @@
 //!
 //! `--keep-inflight` turns the async read-iops/write-iops batches into a constant queue depth
 //! of `--batch` random blocks ([`Pattern::Stream`] with [`Access::Random`]).
+//!
+//! The write side of the database (SPEC §3–4) adds background threads beside the sessions:
+//!
+//! | test | sessions | background |
+//! |---|---|---|
+//! | redo | [`Pattern::Commit`]: generate redo, think, commit: log file sync | LGWR ([`redo`]): log file parallel write |
+//! | oltp | [`Pattern::Oltp`] ([`oltp`]): read a work unit, maybe update it and commit | LGWR; DBWR ([`dbwr`]): db file parallel write |
+//! | temp | [`Pattern::Temp`] ([`temp`]): write a spill, read it back: direct path write/read temp | — |
+//!
+//! The memory they share — log buffer, dirty-block queue, buffer cache, ASH slots — is the
+//! [`Instance`].
 
+pub mod cache;
+pub mod dbwr;
 pub mod event;
+pub mod instance;
 pub mod multiblock;
+pub mod oltp;
 pub mod random_blocks;
+pub mod redo;
 pub mod session;
 pub mod stream;
+pub mod temp;
 
 use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::config::{RunConfig, Submission};
+use crate::config::{OltpOptions, RedoOptions, RunConfig, Submission, TempOptions};
 use crate::engine::Op;
 use crate::error::{Error, Result};
 pub use event::Event;
+pub use instance::Instance;
 pub use session::{IoFailure, Session, SessionShape};
 pub use stream::Access;
 
@@ -40,6 +58,12 @@ pub enum Test {
     WriteIops,
     /// Sequential multiblock writes: "direct path write".
     WriteMbps,
+    /// Committing sessions and one log writer: "log file sync", "log file parallel write".
+    Redo,
+    /// SLOB-like mix of reads, updates, redo and commits, with DBWR and LGWR.
+    Oltp,
+    /// Sort/hash spills written and read back: "direct path write temp" / "direct path read temp".
+    Temp,
 }
 
 impl Test {
@@ -49,12 +73,26 @@ impl Test {
             Test::ReadMbps => "read-mbps",
             Test::WriteIops => "write-iops",
             Test::WriteMbps => "write-mbps",
+            Test::Redo => "redo",
+            Test::Oltp => "oltp",
+            Test::Temp => "temp",
         }
     }
 
-    /// Whether the test writes to the data set.
+    /// Whether the test writes (to data files, redo logs or temp files), and so needs a data
+    /// set directory dbio created.
     pub fn writes(self) -> bool {
-        matches!(self, Test::WriteIops | Test::WriteMbps)
+        !matches!(self, Test::ReadIops | Test::ReadMbps)
+    }
+
+    /// Whether the test reads or writes the data files (redo and temp use only their own).
+    pub fn uses_data_files(self) -> bool {
+        !matches!(self, Test::Redo | Test::Temp)
+    }
+
+    /// Whether the test has LGWR and redo log files.
+    pub fn uses_redo(self) -> bool {
+        matches!(self, Test::Redo | Test::Oltp)
     }
 }
 
@@ -73,6 +111,12 @@ pub enum Pattern {
     /// session's own region (writes) sequentially (direct path read / direct path write), or
     /// random single blocks at a constant queue depth (`--keep-inflight`).
     Stream(Op, Access),
+    /// Generate redo, optionally think, commit and wait for LGWR (log file sync).
+    Commit,
+    /// The OLTP transaction loop.
+    Oltp,
+    /// Write a spill to the session's temp file, read it back.
+    Temp,
 }
 
 /// A test made concrete for one run.
@@ -82,10 +126,74 @@ pub struct Plan {
     pub events: Vec<Event>,
     pub pattern: Pattern,
     pub shape: SessionShape,
+    /// A log writer runs beside the sessions.
+    pub lgwr: bool,
+    /// Database writer threads beside the sessions.
+    pub dbwr: usize,
+    /// Synchronous submission (--sync or a synchronous io mode): DBWR writes one by one,
+    /// LGWR writes its pieces one after another, temp I/O one request at a time.
+    pub sync: bool,
+    pub redo: RedoOptions,
+    pub oltp: OltpOptions,
+    pub temp: TempOptions,
 }
 
 /// Builds the plan for `cfg` on a data set of `files` files of `file_size` bytes.
 pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
+    let sync = cfg.submission == Submission::Sync || !cfg.io_mode.asynchronous();
+    let mut plan = Plan {
+        events: Vec::new(),
+        pattern: Pattern::Commit,
+        shape: SessionShape {
+            sessions: cfg.sessions,
+            files,
+            file_size,
+            block_size,
+            batch: cfg.batch,
+            depth: if sync { 1 } else { cfg.depth },
+            mbrc: 1,
+        },
+        lgwr: false,
+        dbwr: 0,
+        sync,
+        redo: cfg.redo.clone(),
+        oltp: cfg.oltp.clone(),
+        temp: cfg.temp.clone(),
+    };
+    match cfg.test {
+        Test::Redo => {
+            plan.events = vec![Event::LogFileSync, Event::LogFileParallelWrite];
+            plan.lgwr = true;
+            return Ok(plan);
+        }
+        Test::Oltp => {
+            let read = if cfg.oltp.async_reads {
+                Event::DbFileParallelRead
+            } else {
+                Event::DbFileSequentialRead
+            };
+            plan.events = vec![
+                read,
+                Event::LogFileSync,
+                Event::DbFileParallelWrite,
+                Event::LogFileParallelWrite,
+            ];
+            if cfg.oltp.cache_size.is_some() {
+                plan.events.push(Event::FreeBufferWaits);
+            }
+            plan.pattern = Pattern::Oltp;
+            plan.lgwr = true;
+            plan.dbwr = cfg.redo.writers;
+            plan.shape.batch = cfg.batch.max(cfg.oltp.work_unit);
+            return Ok(plan);
+        }
+        Test::Temp => {
+            plan.events = vec![Event::DirectPathWriteTemp, Event::DirectPathReadTemp];
+            plan.pattern = Pattern::Temp;
+            return Ok(plan);
+        }
+        _ => {}
+    }
     let sync = cfg.submission == Submission::Sync;
     let (event, pattern) = match (cfg.test, sync) {
         (Test::ReadIops, false) if cfg.keep_inflight => (
@@ -108,6 +216,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
             Event::DirectPathWrite,
             Pattern::Stream(Op::Write, Access::Sequential),
         ),
+        (Test::Redo | Test::Oltp | Test::Temp, _) => unreachable!("planned above"),
     };
     let multiblock = cfg
         .multiblock_bytes()
@@ -141,6 +250,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         events: vec![event],
         pattern,
         shape,
+        ..plan
     })
 }
 
@@ -148,9 +258,10 @@ impl Plan {
     /// Most requests one session keeps in flight.
     pub fn capacity(&self) -> usize {
         match self.pattern {
-            Pattern::SequentialRead | Pattern::ScatteredRead => 1,
+            Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
             Pattern::Batch(_) => self.shape.batch,
-            Pattern::Stream(_, _) => self.shape.depth,
+            Pattern::Stream(_, _) | Pattern::Temp => self.shape.depth,
+            Pattern::Oltp => self.oltp.work_unit,
         }
     }
 
@@ -166,21 +277,41 @@ impl Plan {
             Pattern::ScatteredRead => 2 * s.mbrc * bs,
             Pattern::Stream(_, Access::Sequential) => s.depth * s.mbrc * bs,
             Pattern::Stream(_, Access::Random) => s.depth * bs,
+            Pattern::Commit => self.redo.per_commit.hi as usize,
+            Pattern::Oltp => self.oltp.work_unit * bs + self.redo.per_commit.hi as usize,
+            Pattern::Temp => s.depth * self.temp.temp_io as usize,
         }
     }
 
-    /// Whether each request is its own wait (synchronous patterns). Sessions then record only
-    /// the request; the wait figures are copied from it (see `EventTotals::waits_are_requests`).
-    pub fn waits_are_requests(&self) -> bool {
+    /// The slot of `event` in `events` (recording into it).
+    pub fn slot(&self, event: Event) -> usize {
+        self.events
+            .iter()
+            .position(|e| *e == event)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Whether each request of `event` is its own wait (synchronous events, commits). Threads
+    /// then record only the request; the wait figures are copied from it (see
+    /// `EventTotals::waits_are_requests`).
+    pub fn waits_are_requests(event: Event) -> bool {
         matches!(
-            self.pattern,
-            Pattern::SequentialRead | Pattern::ScatteredRead
+            event,
+            Event::DbFileSequentialRead
+                | Event::DbFileScatteredRead
+                | Event::LogFileSync
+                | Event::FreeBufferWaits
         )
     }
 
-    /// Whether the pattern submits through an engine (rather than calling pread/preadv itself).
+    /// Whether the sessions submit through an engine (rather than calling pread/preadv
+    /// themselves).
     pub fn uses_engine(&self) -> bool {
-        matches!(self.pattern, Pattern::Batch(_) | Pattern::Stream(_, _))
+        match self.pattern {
+            Pattern::Batch(_) | Pattern::Stream(_, _) | Pattern::Temp => true,
+            Pattern::Oltp => self.oltp.async_reads,
+            _ => false,
+        }
     }
 
     /// Bytes per request.
@@ -192,16 +323,43 @@ impl Plan {
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 self.shape.mbrc as u64 * self.shape.block_size
             }
+            Pattern::Oltp => self.shape.block_size,
+            Pattern::Temp => self.temp.temp_io,
+            Pattern::Commit => 0,
         }
     }
 }
 
+/// Think time: the session is idle (not in DB time) for a duration drawn from `range`,
+/// waking early when the run stops.
+pub fn think(s: &mut Session, range: crate::units::DurationRange) {
+    let ns = range.pick_ns(&mut s.rng);
+    s.ash.idle();
+    let until = crate::sys::now_ns() + ns;
+    loop {
+        let now = crate::sys::now_ns();
+        if now >= until || s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (until - now).min(20_000_000),
+        ));
+    }
+    s.ash.on_cpu();
+}
+
 /// Runs one session's loop until the window ends or `stop` is set.
 pub fn run_session(plan: &Plan, s: &mut Session) -> std::result::Result<(), IoFailure> {
-    match plan.pattern {
+    s.ash.on_cpu();
+    let r = match plan.pattern {
         Pattern::SequentialRead => random_blocks::sequential_read(s),
         Pattern::Batch(op) => random_blocks::batch(s, op),
         Pattern::ScatteredRead => multiblock::scattered_read(s),
         Pattern::Stream(op, access) => stream::stream(s, op, access),
-    }
+        Pattern::Commit => redo::commit_loop(plan, s),
+        Pattern::Oltp => oltp::transactions(plan, s),
+        Pattern::Temp => temp::spills(plan, s),
+    };
+    s.ash.idle();
+    r
 }

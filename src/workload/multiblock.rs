@@ -94,10 +94,12 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
     let mut now = now_ns();
     while !s.should_stop(now) {
         let (file, offset) = cursor.advance();
+        s.ash.wait(EV);
         let t0 = now_ns();
         // SAFETY: the iovecs point into the session's own buffer region.
         let r = unsafe { sync::readv_at(s.fds[file], iov.as_ptr(), mbrc as u32, offset) };
         now = now_ns();
+        s.ash.on_cpu();
         if r != bytes as i64 {
             s.rec.error(EV);
             return Err(s.failure(Op::Read, file, offset, bytes, Some(r), None));

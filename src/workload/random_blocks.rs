@@ -18,10 +18,12 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
     let mut now = now_ns();
     while !s.should_stop(now) {
         let (file, offset) = s.random_block();
+        s.ash.wait(EV);
         let t0 = now_ns();
         // SAFETY: `buf` is the session's own region of at least one block.
         let r = unsafe { sync::read_at(s.fds[file], buf, bs as usize, offset) };
         now = now_ns();
+        s.ash.on_cpu();
         if r != bs as i64 {
             s.rec.error(EV);
             return Err(s.failure(Op::Read, file, offset, bs, Some(r), None));
@@ -39,9 +41,7 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
     let n = s.shape.batch;
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(n);
     let mut targets: Vec<(usize, u64)> = vec![(0, 0); n];
-    let mut comps = std::mem::take(&mut s.completions);
     let mut now = now_ns();
-    let mut outcome = Ok(());
     while !s.should_stop(now) {
         reqs.clear();
         for (slot, target) in targets.iter_mut().enumerate() {
@@ -60,66 +60,74 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
                 slot as u64,
             ));
         }
-        let t0 = now_ns();
-        if let Err(e) = s.engine().submit(&reqs) {
-            s.rec.error(EV);
-            outcome = Err(s.failure(
-                op,
-                targets[0].0,
-                targets[0].1,
-                bs,
-                None,
-                Some(format!("submit failed: {e}")),
-            ));
-            break;
+        match submit_and_wait(s, EV, &reqs, &targets)? {
+            Some(last) => now = last,
+            None => return Ok(()),
         }
-        let t_submitted = now_ns();
-        s.rec.submit(EV, t0, t_submitted);
-        let mut left = n;
-        let mut last = t_submitted;
-        while left > 0 {
-            let got = match s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
-                Ok(got) => got,
-                Err(e) => {
-                    s.rec.error(EV);
-                    outcome = Err(s.failure(
-                        op,
-                        targets[0].0,
-                        targets[0].1,
-                        bs,
-                        None,
-                        Some(format!("wait failed: {e}")),
-                    ));
-                    break;
-                }
-            };
-            for c in &comps[..got] {
-                if c.result == bs as i64 {
-                    s.rec.request(EV, c.start_ns, c.done_ns, bs);
-                } else if outcome.is_ok() {
-                    s.rec.error(EV);
-                    let (file, offset) = targets[c.tag as usize];
-                    outcome = Err(s.failure(op, file, offset, bs, Some(c.result), None));
-                }
-                last = last.max(c.done_ns);
-            }
-            left -= got;
-            if got == 0 && s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+    }
+    Ok(())
+}
+
+/// Submits `reqs` in one call and waits for all of them: one wait on event `slot`, one
+/// request each. `targets[tag]` is the (file, offset) of the request with that tag. Returns
+/// the time the last one completed, or `None` when the run stopped while some were still
+/// out (they were drained).
+pub fn submit_and_wait(
+    s: &mut Session,
+    slot: usize,
+    reqs: &[IoRequest],
+    targets: &[(usize, u64)],
+) -> Result<Option<u64>, IoFailure> {
+    let Some(first) = reqs.first() else {
+        return Ok(Some(now_ns()));
+    };
+    let (op, bytes) = (first.op, first.bytes());
+    let fail = |s: &Session, detail: String| {
+        s.failure(op, targets[0].0, targets[0].1, bytes, None, Some(detail))
+    };
+    let t0 = now_ns();
+    if let Err(e) = s.engine().submit(reqs) {
+        s.rec.error(slot);
+        return Err(fail(s, format!("submit failed: {e}")));
+    }
+    let t_submitted = now_ns();
+    s.rec.submit(slot, t0, t_submitted);
+    let mut comps = std::mem::take(&mut s.completions);
+    let mut outcome = Ok(());
+    let mut left = reqs.len();
+    let mut last = t_submitted;
+    s.ash.wait(slot);
+    while left > 0 {
+        let got = match s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
+            Ok(got) => got,
+            Err(e) => {
+                s.rec.error(slot);
+                outcome = Err(fail(s, format!("wait failed: {e}")));
                 break;
             }
+        };
+        for c in &comps[..got] {
+            if c.result == bytes as i64 {
+                s.rec.request(slot, c.start_ns, c.done_ns, bytes);
+            } else if outcome.is_ok() {
+                s.rec.error(slot);
+                let (file, offset) = targets[c.tag as usize];
+                outcome = Err(s.failure(op, file, offset, bytes, Some(c.result), None));
+            }
+            last = last.max(c.done_ns);
         }
-        if left > 0 {
-            // Stopped while requests were still out: wait for them before buffers go away.
-            s.completions = comps;
-            s.drain(left, bs, 2_000);
-            return outcome;
-        }
-        s.rec.wait(EV, t0, last);
-        if outcome.is_err() {
+        left -= got;
+        if got == 0 && s.stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        now = last;
     }
     s.completions = comps;
-    outcome
+    s.ash.on_cpu();
+    if left > 0 {
+        // Stopped while requests were still out: wait for them before buffers go away.
+        s.drain(slot, left, bytes, 2_000);
+        return outcome.map(|()| None);
+    }
+    s.rec.wait(slot, t0, last);
+    outcome.map(|()| Some(last))
 }

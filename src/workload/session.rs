@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::engine::{Completion, Engine, Op};
 use crate::measure::Recorder;
+use crate::measure::ash::AshSlot;
 use crate::sys::{AlignedBuf, now_ns};
 
-use super::Event;
+use super::{Event, Instance};
 
 /// The geometry every session of a run shares.
 #[derive(Debug, Clone)]
@@ -21,6 +22,24 @@ pub struct SessionShape {
     pub depth: usize,
     /// Blocks per multiblock request.
     pub mbrc: usize,
+}
+
+impl SessionShape {
+    /// Blocks in the data set; block numbers run from 0 through the files in turn.
+    #[inline]
+    pub fn data_blocks(&self) -> u64 {
+        self.file_size / self.block_size * self.files as u64
+    }
+
+    /// Data set block number → (file index, byte offset).
+    #[inline]
+    pub fn locate(&self, block: u64) -> (usize, u64) {
+        let per_file = self.file_size / self.block_size;
+        (
+            (block / per_file) as usize,
+            (block % per_file) * self.block_size,
+        )
+    }
 }
 
 /// Why a session stopped early: the first failed request.
@@ -45,6 +64,10 @@ pub struct Session<'a> {
     pub shape: &'a SessionShape,
     pub fds: &'a [RawFd],
     pub rec: Recorder,
+    /// Where the session publishes its state for ASH: ON CPU, waiting, or idle (thinking).
+    pub ash: &'a AshSlot,
+    /// Memory shared with the other sessions and the background threads.
+    pub inst: &'a Instance,
     pub stop: &'a AtomicBool,
     pub rng: fastrand::Rng,
     /// Declared before `buffers`: the engine (which may have requests in flight into the
@@ -70,12 +93,8 @@ impl Session<'_> {
     /// A uniformly random block of the data set: (file index, byte offset).
     #[inline]
     pub fn random_block(&mut self) -> (usize, u64) {
-        let blocks_per_file = self.shape.file_size / self.shape.block_size;
-        let b = self.rng.u64(..blocks_per_file * self.shape.files as u64);
-        (
-            (b / blocks_per_file) as usize,
-            (b % blocks_per_file) * self.shape.block_size,
-        )
+        let b = self.rng.u64(..self.shape.data_blocks());
+        self.shape.locate(b)
     }
 
     /// Pointer to byte `offset` of the session's buffer region.
@@ -130,7 +149,7 @@ impl Session<'_> {
     /// Waits for `inflight` outstanding requests so their buffers can be released, recording
     /// those that still complete inside the window. Gives up after `limit_ms` (a device that
     /// never answers must not hang dbio); returns how many are still outstanding.
-    pub fn drain(&mut self, mut inflight: usize, bytes: u64, limit_ms: u64) -> usize {
+    pub fn drain(&mut self, slot: usize, mut inflight: usize, bytes: u64, limit_ms: u64) -> usize {
         let deadline = now_ns() + limit_ms * 1_000_000;
         let mut comps = std::mem::take(&mut self.completions);
         while inflight > 0 && now_ns() < deadline {
@@ -140,7 +159,7 @@ impl Session<'_> {
             };
             for c in &comps[..n] {
                 if c.result == bytes as i64 {
-                    self.rec.request(0, c.start_ns, c.done_ns, bytes);
+                    self.rec.request(slot, c.start_ns, c.done_ns, bytes);
                 }
             }
             inflight -= n;

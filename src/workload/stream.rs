@@ -2,7 +2,7 @@
 //! flight, each into its own contiguous buffer), "direct path write" (the same, writing the
 //! session's own region), and, with `--keep-inflight`, random single blocks at a constant
 //! queue depth (the way fio or ORION drive a device). A wait lasts from a submit to the
-//! next completion(s).
+//! next completion(s). [`pump`] is the loop itself; temp spills use it too.
 
 use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
@@ -23,7 +23,6 @@ pub enum Access {
 
 /// Keeps `depth` requests in flight until the window ends.
 pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> {
-    let depth = s.shape.depth;
     let bytes = match access {
         Access::Sequential => s.shape.mbrc as u64 * s.shape.block_size,
         Access::Random => s.shape.block_size,
@@ -32,22 +31,44 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         Op::Read => Cursor::scan(s.shape, s.id, bytes),
         Op::Write => Cursor::region(s.shape, s.id, bytes),
     };
+    pump(s, op, EV, bytes, |s| {
+        Some(match access {
+            Access::Sequential => cursor.advance(),
+            Access::Random => s.random_block(),
+        })
+    })
+    .map(|_| ())
+}
+
+/// Keeps up to `shape.depth` requests of `bytes` in flight, each to the (file, offset) `next`
+/// gives, recording into event `slot`, until `next` runs out (returns Ok(true)), or the
+/// window ends or `stop` is set (Ok(false)). Allocates only its slot tables, once.
+pub fn pump(
+    s: &mut Session,
+    op: Op,
+    slot: usize,
+    bytes: u64,
+    mut next: impl FnMut(&mut Session) -> Option<(usize, u64)>,
+) -> Result<bool, IoFailure> {
+    let depth = s.shape.depth;
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut targets: Vec<(usize, u64)> = vec![(0, 0); depth];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(depth);
     let mut comps = std::mem::take(&mut s.completions);
     let mut inflight = 0;
     let mut outcome = Ok(());
+    let mut exhausted = false;
     let mut now = now_ns();
     while !s.should_stop(now) {
         reqs.clear();
-        while let Some(slot) = free.pop() {
-            let (file, offset) = match access {
-                Access::Sequential => cursor.advance(),
-                Access::Random => s.random_block(),
+        while !exhausted && let Some(buf_slot) = free.pop() {
+            let Some((file, offset)) = next(s) else {
+                free.push(buf_slot);
+                exhausted = true;
+                break;
             };
-            targets[slot] = (file, offset);
-            let at = slot * bytes as usize;
+            targets[buf_slot] = (file, offset);
+            let at = buf_slot * bytes as usize;
             if op == Op::Write {
                 s.stamp(at, bytes as usize);
             }
@@ -57,13 +78,16 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
                 offset,
                 s.buf_at(at),
                 bytes as u32,
-                slot as u64,
+                buf_slot as u64,
             ));
+        }
+        if reqs.is_empty() && inflight == 0 {
+            break; // every request of the pass completed
         }
         let t0 = now_ns();
         if !reqs.is_empty() {
             if let Err(e) = s.engine().submit(&reqs) {
-                s.rec.error(EV);
+                s.rec.error(slot);
                 outcome = Err(s.failure(
                     op,
                     reqs[0].file as usize,
@@ -75,12 +99,15 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
                 break;
             }
             inflight += reqs.len();
-            s.rec.submit(EV, t0, now_ns());
+            s.rec.submit(slot, t0, now_ns());
         }
-        let got = match s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
+        s.ash.wait(slot);
+        let reaped = s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS);
+        s.ash.on_cpu();
+        let got = match reaped {
             Ok(got) => got,
             Err(e) => {
-                s.rec.error(EV);
+                s.rec.error(slot);
                 outcome = Err(s.failure(
                     op,
                     targets[0].0,
@@ -95,9 +122,9 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         let mut last = t0;
         for c in &comps[..got] {
             if c.result == bytes as i64 {
-                s.rec.request(EV, c.start_ns, c.done_ns, bytes);
+                s.rec.request(slot, c.start_ns, c.done_ns, bytes);
             } else if outcome.is_ok() {
-                s.rec.error(EV);
+                s.rec.error(slot);
                 let (file, offset) = targets[c.tag as usize];
                 outcome = Err(s.failure(op, file, offset, bytes, Some(c.result), None));
             }
@@ -106,7 +133,7 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         }
         inflight -= got;
         if got > 0 {
-            s.rec.wait(EV, t0, last);
+            s.rec.wait(slot, t0, last);
             now = last;
         } else {
             now = now_ns();
@@ -117,7 +144,7 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
     }
     s.completions = comps;
     if inflight > 0 {
-        s.drain(inflight, bytes, 2_000);
+        s.drain(slot, inflight, bytes, 2_000);
     }
-    outcome
+    outcome.map(|()| exhausted && inflight == 0)
 }

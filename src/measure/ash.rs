@@ -1,0 +1,155 @@
+//! Active Session History (SPEC §3): every session and background thread publishes its state
+//! — idle, ON CPU, or the event it waits on — in its own slot; a sampler thread reads all
+//! slots `hz` times a second. Publishing is one relaxed store; slots are cache-line padded
+//! so threads do not slow each other down.
+
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
+
+use super::recorder::EventSlot;
+use crate::sys::now_ns;
+
+/// Not active: thinking, or a background thread with nothing to do.
+pub const IDLE: u16 = 0;
+/// Active, not waiting.
+pub const ON_CPU: u16 = 1;
+
+/// The state value for waiting on event slot `slot`.
+#[inline]
+pub const fn waiting(slot: EventSlot) -> u16 {
+    2 + slot as u16
+}
+
+/// One thread's published state.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct AshSlot(AtomicU16);
+
+impl AshSlot {
+    #[inline]
+    pub fn on_cpu(&self) {
+        self.0.store(ON_CPU, Relaxed);
+    }
+    #[inline]
+    pub fn wait(&self, slot: EventSlot) {
+        self.0.store(waiting(slot), Relaxed);
+    }
+    #[inline]
+    pub fn idle(&self) {
+        self.0.store(IDLE, Relaxed);
+    }
+    pub fn get(&self) -> u16 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// All threads' slots.
+pub struct AshBoard {
+    slots: Box<[AshSlot]>,
+}
+
+impl AshBoard {
+    pub fn new(threads: usize) -> AshBoard {
+        AshBoard {
+            slots: (0..threads).map(|_| AshSlot::default()).collect(),
+        }
+    }
+    pub fn slot(&self, thread: usize) -> &AshSlot {
+        &self.slots[thread]
+    }
+}
+
+/// Samples counted per state during one second of the measured window.
+#[derive(Debug, Clone)]
+pub struct AshSecond {
+    pub t: u32,
+    /// Samples taken in this second (normally `hz`).
+    pub ticks: u32,
+    /// counts[state] = samples in that state (index: IDLE, ON_CPU, waiting(slot)...).
+    pub counts: Vec<u32>,
+}
+
+/// What the sampler collected.
+#[derive(Debug, Clone, Default)]
+pub struct AshHistory {
+    pub hz: u32,
+    pub samples: u64,
+    pub seconds: Vec<AshSecond>,
+}
+
+/// Samples `board` `hz` times a second between `start_ns` and `end_ns` (or until `done`),
+/// attributing each sample to its second of the measured window.
+pub fn sample(
+    board: &AshBoard,
+    states: usize,
+    hz: u32,
+    start_ns: u64,
+    end_ns: u64,
+    done: &AtomicBool,
+) -> AshHistory {
+    let period = 1_000_000_000 / u64::from(hz.max(1));
+    let mut h = AshHistory {
+        hz,
+        samples: 0,
+        seconds: Vec::new(),
+    };
+    // First tick half a period into the window, so samples sit inside their second.
+    let mut next = start_ns + period / 2;
+    loop {
+        let now = now_ns();
+        if done.load(Relaxed) || next >= end_ns {
+            break;
+        }
+        if now < next {
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (next - now).min(20_000_000),
+            ));
+            continue;
+        }
+        let t = ((next - start_ns) / 1_000_000_000) as u32 + 1;
+        if h.seconds.last().map(|s| s.t) != Some(t) {
+            h.seconds.push(AshSecond {
+                t,
+                ticks: 0,
+                counts: vec![0; states],
+            });
+        }
+        let second = h.seconds.last_mut().expect("second exists");
+        second.ticks += 1;
+        let counts = &mut second.counts;
+        for slot in board.slots.iter() {
+            let s = slot.get() as usize;
+            if s < counts.len() {
+                counts[s] += 1;
+            }
+        }
+        h.samples += 1;
+        next += period;
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_count_states_per_second() {
+        let board = AshBoard::new(3);
+        board.slot(0).on_cpu();
+        board.slot(1).wait(0);
+        board.slot(2).idle();
+        let done = AtomicBool::new(false);
+        let start = now_ns();
+        let h = sample(&board, 3, 20, start, start + 1_000_000_000, &done);
+        assert_eq!(h.seconds.len(), 1);
+        let c = &h.seconds[0].counts;
+        assert_eq!(u64::from(c[IDLE as usize]), h.samples);
+        assert_eq!(u64::from(c[ON_CPU as usize]), h.samples);
+        assert_eq!(u64::from(c[waiting(0) as usize]), h.samples);
+        assert!(
+            (18..=20).contains(&h.samples),
+            "{} samples at 20 Hz over 1 s",
+            h.samples
+        );
+    }
+}

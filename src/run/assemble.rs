@@ -1,0 +1,382 @@
+//! The [`RunResult`] made of what a run measured: events, totals, warnings, ASH, redo and
+//! OLTP figures. No I/O happens here.
+
+use std::collections::BTreeMap;
+
+use crate::config::{RunConfig, Submission};
+use crate::dataset::{DataSet, OpenFlags, TargetKind};
+use crate::engine::{self, EngineKind, Selection};
+use crate::measure::ash::{AshHistory, IDLE, ON_CPU};
+use crate::report::{RunResult, result as rj};
+use crate::sys::DioAlignment;
+use crate::warnings::Warning;
+use crate::workload::{Event, IoFailure, Plan, Test};
+
+use super::measure::Measurement;
+
+/// Everything the result is made of.
+pub struct Inputs<'a> {
+    pub cfg: &'a RunConfig,
+    pub ds: &'a DataSet,
+    pub selection: &'a Selection,
+    pub plan: &'a Plan,
+    pub data_flags: &'a OpenFlags,
+    pub align: &'a DioAlignment,
+    pub buffer_align: usize,
+    pub m: &'a Measurement,
+    /// Blocks loaded into the buffer cache before the run, and the seconds it took.
+    pub warmed: Option<(u64, f64)>,
+    pub cache_buffers: Option<usize>,
+    pub started_at: String,
+}
+
+/// One line describing a failed request, with advice.
+fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
+    let files = match f.event {
+        Event::LogFileParallelWrite | Event::LogFileSync => &ds.redo_files,
+        Event::DirectPathWriteTemp | Event::DirectPathReadTemp => &ds.temp_files,
+        _ => &ds.files,
+    };
+    let path = files
+        .get(f.file)
+        .map(|d| d.path.display().to_string())
+        .unwrap_or_default();
+    let what = match f.op {
+        engine::Op::Read => "read",
+        engine::Op::Write => "write",
+    };
+    let cause = match (f.result, &f.detail) {
+        (_, Some(d)) => d.clone(),
+        (Some(r), None) if r < 0 => {
+            crate::error::io_advice(&std::io::Error::from_raw_os_error((-r) as i32))
+        }
+        (Some(r), None) => format!(
+            "short {what}: {r} of {} bytes (the file is shorter than the data set says? run `dbio prepare --fresh`)",
+            f.expected
+        ),
+        (None, None) => "failed".into(),
+    };
+    format!(
+        "\"{}\": {what} of {} bytes at offset {} in {path}: {cause}",
+        f.event.name(),
+        f.expected,
+        f.offset
+    )
+}
+
+fn is_memory_backed(ds: &DataSet) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let Ok(c) = std::ffi::CString::new(ds.path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: zeroed statfs is valid; statfs fills it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC)
+}
+
+/// The ASH history as result.json shows it: per second, average active sessions per state.
+fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
+    let state_name = |state: usize| -> Option<String> {
+        match state as u16 {
+            IDLE => None,
+            ON_CPU => Some("ON CPU".to_string()),
+            w => plan
+                .events
+                .get(usize::from(w - 2))
+                .map(|e| e.name().to_string()),
+        }
+    };
+    let mut samples_by_state: BTreeMap<String, u64> = BTreeMap::new();
+    let seconds = h
+        .seconds
+        .iter()
+        .map(|sec| {
+            let mut active = BTreeMap::new();
+            for (state, &count) in sec.counts.iter().enumerate() {
+                if count == 0 {
+                    continue;
+                }
+                if let Some(name) = state_name(state) {
+                    *samples_by_state.entry(name.clone()).or_default() += u64::from(count);
+                    active.insert(name, f64::from(count) / f64::from(sec.ticks.max(1)));
+                }
+            }
+            rj::AshSecondJson { t: sec.t, active }
+        })
+        .collect();
+    let mut states: Vec<(String, u64)> = samples_by_state
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    states.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    rj::AshJson {
+        hz: h.hz,
+        samples: h.samples,
+        states: states.into_iter().map(|(k, _)| k).collect(),
+        samples_by_state,
+        seconds,
+    }
+}
+
+fn per_s(x: f64, secs: f64) -> f64 {
+    if secs > 0.0 { x / secs } else { 0.0 }
+}
+
+/// The redo section: window figures from the events, accounting from LGWR and the sessions.
+fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
+    let (cfg, m) = (i.cfg, i.m);
+    let stats = m.lgwr.as_ref()?;
+    let ev = |e: Event| events.iter().find(|r| r.name == e.name());
+    let lfpw = ev(Event::LogFileParallelWrite)?;
+    let commits = m.db.commits;
+    let writes = lfpw.waits;
+    Some(rj::RedoJson {
+        redo_per_commit: cfg.redo.per_commit.label(),
+        think: cfg.redo.think.map(|t| t.label()),
+        redo_block: cfg.redo.block,
+        redo_files: cfg.redo.files,
+        redo_file_size: cfg.redo.file_size,
+        sync: format!("{:?}", cfg.redo.sync).to_lowercase(),
+        lgwr_cpu: cfg.redo.lgwr_cpu,
+        noise_cpu: cfg.redo.noise_cpu,
+        commits,
+        lgwr_writes: writes,
+        commits_per_lgwr_write: if writes > 0 {
+            commits as f64 / writes as f64
+        } else {
+            0.0
+        },
+        mean_lgwr_write_bytes: if writes > 0 {
+            lfpw.bytes as f64 / writes as f64
+        } else {
+            0.0
+        },
+        redo_bytes: m.db.redo_bytes,
+        accounting: rj::RedoAccountingJson {
+            commits: m.db.commits_all,
+            redo_generated_bytes: m.db.redo_bytes_all,
+            bytes_written: stats.bytes_written,
+            wastage_bytes: stats.wastage,
+            lgwr_writes: stats.writes,
+            pieces: stats.pieces,
+            log_switches: stats.log_switches,
+            largest_write_bytes: stats.largest_write,
+        },
+    })
+}
+
+fn oltp_json(i: &Inputs) -> rj::OltpJson {
+    let (o, db) = (&i.cfg.oltp, &i.m.db);
+    rj::OltpJson {
+        work_unit: o.work_unit,
+        update_pct: o.update_pct,
+        hotspot_pct: o.hotspot_pct,
+        hotspot_size_bytes: o.hotspot_size,
+        async_reads: o.async_reads,
+        writers: i.plan.dbwr,
+        think: i.cfg.redo.think.map(|t| t.label()),
+        cache_buffers: i.cache_buffers,
+        cache_loaded_blocks: i.warmed.map(|w| w.0),
+        transactions: db.transactions,
+        commits: db.commits,
+        logical_reads: db.logical_reads,
+        physical_reads: db.physical_reads,
+        buffer_hit_pct: if db.logical_reads > 0 {
+            100.0 * (1.0 - db.physical_reads as f64 / db.logical_reads as f64)
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The result of a run.
+pub fn assemble(i: &Inputs) -> RunResult {
+    let (cfg, ds, selection, plan, m) = (i.cfg, i.ds, i.selection, i.plan, i.m);
+    let secs = m.measured_seconds;
+    let events: Vec<rj::EventResult> = plan
+        .events
+        .iter()
+        .zip(&m.totals)
+        .map(|(ev, t)| rj::event_result(ev.name(), t, secs))
+        .collect();
+    let pairs: Vec<_> = plan.events.iter().copied().zip(events.iter()).collect();
+    let mut totals = rj::Totals::from_events(&pairs, secs);
+    if plan.lgwr {
+        totals.commits_per_s = Some(per_s(m.db.commits as f64, secs));
+        totals.transactions_per_s = Some(per_s(m.db.transactions as f64, secs));
+        totals.redo_mib_per_s = Some(per_s(m.db.redo_bytes as f64 / (1u64 << 20) as f64, secs));
+    }
+
+    let mut warnings: Vec<Warning> = Vec::new();
+    if cfg.submission == Submission::Async && selection.kind == EngineKind::Sync {
+        let advice = if cfg.io_mode.asynchronous() {
+            "use --engine auto to see what asynchronous I/O gives"
+        } else {
+            "compare with --io-mode setall to see what asynchronous I/O gives"
+        };
+        for ev in plan.events.iter().filter(|e| e.reads() || e.writes()) {
+            warnings.push(Warning::RanSynchronously {
+                event: ev.name().into(),
+                why: selection.reason.clone(),
+                advice,
+            });
+        }
+    }
+    if selection.kind != EngineKind::Sync {
+        for e in &events {
+            if e.submit_calls > 0 && e.requests > 0 && e.submit_mean_us >= 0.5 * e.latency_us.mean {
+                let hint = if selection.kind == EngineKind::Aio && !i.data_flags.direct {
+                    "Linux AIO performs buffered I/O inside io_submit; use --io-mode setall (O_DIRECT) for asynchronous I/O"
+                } else if !i.data_flags.direct {
+                    "buffered I/O is served from the page cache inside the submit call; use --io-mode setall (O_DIRECT) to measure the storage"
+                } else if is_memory_backed(ds) {
+                    "the target is in memory (tmpfs), where requests complete inside the submit call"
+                } else {
+                    "the file system or device completed the requests inside the submit call"
+                };
+                warnings.push(Warning::SubmitBlocked {
+                    event: e.name.clone(),
+                    submit_mean_us: e.submit_mean_us,
+                    latency_mean_us: e.latency_us.mean,
+                    hint,
+                });
+            }
+        }
+    }
+    if m.interrupted {
+        warnings.push(Warning::Interrupted {
+            measured_s: secs,
+            planned_s: cfg.duration.as_secs_f64(),
+        });
+    }
+    let activity = totals.requests + m.db.transactions;
+    if activity == 0 && m.failures.is_empty() && m.setup_errors.is_empty() {
+        warnings.push(Warning::NothingMeasured);
+    }
+    if m.abandoned > 0 {
+        warnings.push(Warning::AbandonedRequests {
+            sessions: m.abandoned,
+        });
+    }
+    let mut warning_lines: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    warning_lines.extend(m.pinning_notes.iter().cloned());
+    let mut errors: Vec<String> = m.setup_errors.clone();
+    errors.extend(m.failures.iter().map(|f| describe_failure(f, ds)));
+    errors.dedup();
+
+    let (partial, stop_reason) = if !errors.is_empty() {
+        (true, "error")
+    } else if m.interrupted {
+        (true, "interrupted")
+    } else {
+        (false, "completed")
+    };
+    let cpu_total = m.cpu_user_s + m.cpu_system_s;
+    let mut open_flags = i.data_flags.names();
+    if plan.lgwr && cfg.redo.sync == crate::config::RedoSync::Fdatasync {
+        open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
+    }
+    let size_bytes = match cfg.test {
+        Test::Redo => u64::from(cfg.redo.files) * cfg.redo.file_size,
+        Test::Temp => {
+            cfg.sessions as u64
+                * crate::workload::temp::temp_file_size(cfg.temp.spill_size, cfg.temp.temp_io)
+        }
+        _ => ds.size_bytes(),
+    };
+    RunResult {
+        schema: rj::SCHEMA.into(),
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        test: cfg.test.name().into(),
+        started_at: i.started_at.clone(),
+        measured_seconds: secs,
+        partial,
+        stop_reason: stop_reason.into(),
+        config: rj::RunConfigJson {
+            target: cfg.dataset.target.display().to_string(),
+            size_bytes,
+            block_size: plan.shape.block_size,
+            files: ds.files.len() as u32,
+            sessions: cfg.sessions,
+            submission: cfg.submission.name().into(),
+            io_mode: cfg.io_mode.name().into(),
+            engine_requested: format!("{:?}", cfg.engine).to_lowercase(),
+            engine: selection.kind.name().into(),
+            engine_reason: selection.reason.clone(),
+            engine_notes: m.engine_notes.clone(),
+            open_flags,
+            duration_s: cfg.duration.as_secs_f64(),
+            warmup_s: cfg.warmup.as_secs_f64(),
+            batch: plan.shape.batch,
+            keep_inflight: cfg.keep_inflight,
+            depth: plan.shape.depth,
+            mbrc: plan.shape.mbrc,
+            request_bytes: plan.request_bytes(),
+            seed: cfg.seed,
+            dio_mem_align: i.align.mem_align,
+            dio_offset_align: i.align.offset_align,
+            dio_align_source: i.align.source.into(),
+            buffer_align: i.buffer_align,
+            clock: crate::clock::describe(),
+            out: cfg.out.display().to_string(),
+        },
+        dataset: rj::DataSetJson {
+            path: ds.path.display().to_string(),
+            kind: match ds.kind {
+                TargetKind::Directory => "directory",
+                TargetKind::File => "file",
+                TargetKind::BlockDevice => "block_device",
+            }
+            .into(),
+            size_bytes: ds.size_bytes(),
+            files: ds.files.len(),
+            block_size: ds.block_size,
+            reused: ds.reused,
+            prepare_seconds: ds.prepare_seconds,
+            fill_method: ds.fill_method.clone(),
+        },
+        host: rj::HostJson::current(),
+        cpu: rj::CpuJson {
+            user_s: m.cpu_user_s,
+            system_s: m.cpu_system_s,
+            cpu_s_per_1k_requests: if totals.requests > 0 {
+                Some(cpu_total / (totals.requests as f64 / 1000.0))
+            } else {
+                None
+            },
+        },
+        timeseries: m
+            .history
+            .iter()
+            .map(|p| rj::SecondJson {
+                t: p.t,
+                event: plan.events[p.event].name().into(),
+                requests: p.requests,
+                bytes: p.bytes,
+                mean_us: p.mean_us,
+                p99_us: p.p99_us,
+            })
+            .collect(),
+        ash: (m.ash.samples > 0).then(|| ash_json(plan, &m.ash)),
+        redo: redo_json(i, &events),
+        oltp: (cfg.test == Test::Oltp).then(|| oltp_json(i)),
+        temp: (cfg.test == Test::Temp).then(|| rj::TempJson {
+            spill_size_bytes: crate::workload::temp::temp_file_size(
+                cfg.temp.spill_size,
+                cfg.temp.temp_io,
+            ),
+            temp_io_bytes: cfg.temp.temp_io,
+        }),
+        events,
+        totals,
+        warnings: warning_lines,
+        errors,
+        os: None,
+        storage: None,
+        lint: Vec::new(),
+    }
+}

@@ -1,0 +1,528 @@
+//! The measured run: one thread per session, LGWR and DBWR when the test has them, an
+//! optional noise thread, and the ASH sampler. All threads set up first and start together
+//! at a gate; the main thread keeps time and closes each second of history.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use crate::config::RunConfig;
+use crate::engine::{self, EngineKind};
+use crate::measure::ash::{self, AshHistory};
+use crate::measure::{
+    DbTotals, EventTotals, Recorder, Sampler, SecondPoint, SessionCounters, Window,
+};
+use crate::sys::{self, AlignedBuf, now_ns};
+use crate::workload::redo::{Lgwr, LgwrStats, MAX_PIECES};
+use crate::workload::{self, Event, Instance, IoFailure, Plan, Session};
+
+/// The file descriptors each kind of thread uses.
+pub struct Fds {
+    pub data: Vec<RawFd>,
+    pub redo: Vec<RawFd>,
+    pub temp: Vec<RawFd>,
+}
+
+/// What the threads measured.
+pub struct Measurement {
+    pub totals: Vec<EventTotals>,
+    pub db: DbTotals,
+    pub history: Vec<SecondPoint>,
+    pub ash: AshHistory,
+    pub lgwr: Option<LgwrStats>,
+    pub measured_seconds: f64,
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    pub failures: Vec<IoFailure>,
+    pub setup_errors: Vec<String>,
+    pub engine_notes: Vec<String>,
+    pub interrupted: bool,
+    pub abandoned: usize,
+    /// Why LGWR could not be pinned, or the noise thread not started.
+    pub pinning_notes: Vec<String>,
+}
+
+/// Who a thread is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Session(usize),
+    Lgwr,
+    Dbwr(usize),
+}
+
+impl Role {
+    fn name(self) -> String {
+        match self {
+            Role::Session(i) => format!("session {i}"),
+            Role::Lgwr => "LGWR".into(),
+            Role::Dbwr(k) => format!("DBWR {k}"),
+        }
+    }
+}
+
+/// Holds threads until all are set up, then lets them go together.
+struct StartGate {
+    state: Mutex<GateState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    ready: usize,
+    failed: usize,
+    open: Option<bool>,
+}
+
+impl StartGate {
+    fn new() -> StartGate {
+        StartGate {
+            state: Mutex::new(GateState::default()),
+            cv: Condvar::new(),
+        }
+    }
+    /// A thread is set up (or failed to be); waits for the gate. True means go.
+    fn arrive(&self, ok: bool) -> bool {
+        let mut s = self.state.lock().unwrap();
+        s.ready += 1;
+        if !ok {
+            s.failed += 1;
+        }
+        self.cv.notify_all();
+        while s.open.is_none() {
+            s = self.cv.wait(s).unwrap();
+        }
+        s.open == Some(true)
+    }
+    /// Waits for `n` threads to arrive; returns how many failed.
+    fn wait_ready(&self, n: usize) -> usize {
+        let mut s = self.state.lock().unwrap();
+        while s.ready < n {
+            s = self.cv.wait(s).unwrap();
+        }
+        s.failed
+    }
+    fn open(&self, go: bool) {
+        self.state.lock().unwrap().open = Some(go);
+        self.cv.notify_all();
+    }
+}
+
+/// How a thread ended.
+#[derive(Default)]
+struct ThreadEnd {
+    failure: Option<IoFailure>,
+    setup_error: Option<String>,
+    note: Option<String>,
+    abandoned: bool,
+    lgwr: Option<LgwrStats>,
+}
+
+/// What every thread shares.
+struct Shared<'a> {
+    cfg: &'a RunConfig,
+    plan: &'a Plan,
+    inst: &'a Instance,
+    fds: &'a Fds,
+    kind: EngineKind,
+    buffer_align: usize,
+    gate: StartGate,
+    window_start: AtomicU64,
+    window_end: AtomicU64,
+    stop: &'a AtomicBool,
+}
+
+/// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms.
+fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: impl Fn() -> bool) {
+    loop {
+        let now = now_ns();
+        if now >= deadline_ns || stop.load(Ordering::Relaxed) || done() {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(20_000_000)));
+    }
+}
+
+/// Runs the plan's threads through warm-up and the measured window.
+pub fn measure(
+    cfg: &RunConfig,
+    plan: &Plan,
+    inst: &Instance,
+    fds: &Fds,
+    kind: EngineKind,
+    buffer_align: usize,
+    stop: &Arc<AtomicBool>,
+) -> Measurement {
+    let n = cfg.sessions;
+    let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
+    if plan.lgwr {
+        roles.push(Role::Lgwr);
+    }
+    roles.extend((0..plan.dbwr).map(Role::Dbwr));
+    let counters: Vec<Arc<SessionCounters>> = roles
+        .iter()
+        .map(|_| SessionCounters::new(plan.events.len()))
+        .collect();
+    let shared = Shared {
+        cfg,
+        plan,
+        inst,
+        fds,
+        kind,
+        buffer_align,
+        gate: StartGate::new(),
+        window_start: AtomicU64::new(0),
+        window_end: AtomicU64::new(0),
+        stop,
+    };
+    let finished = AtomicUsize::new(0);
+    let mut sampler = Sampler::new(counters.clone(), plan.events.len());
+    let warmup_ns = cfg.warmup.as_nanos() as u64;
+    let duration_ns = cfg.duration.as_nanos() as u64;
+    let noise_stop = AtomicBool::new(false);
+    let ash_done = AtomicBool::new(false);
+    let mut pinning_notes = Vec::new();
+
+    let mut ends: Vec<ThreadEnd> = Vec::with_capacity(roles.len());
+    let mut interrupted = false;
+    let mut measured_ns = 0u64;
+    let mut cpu = (0.0, 0.0);
+    let mut ash_history = AshHistory::default();
+    std::thread::scope(|scope| {
+        if let Some(cpu) = cfg.redo.noise_cpu {
+            let noise_stop = &noise_stop;
+            let started = std::thread::Builder::new()
+                .name("dbio-noise".into())
+                .spawn_scoped(scope, move || noise(cpu, noise_stop));
+            if let Err(e) = started {
+                pinning_notes.push(format!("cannot start the noise thread: {e}"));
+            }
+        }
+        let mut handles = Vec::with_capacity(roles.len());
+        for (i, &role) in roles.iter().enumerate() {
+            let counters = counters[i].clone();
+            let (shared, finished) = (&shared, &finished);
+            let spawned = std::thread::Builder::new()
+                .name(match role {
+                    Role::Session(i) => format!("dbio-session-{i}"),
+                    Role::Lgwr => "dbio-lgwr".into(),
+                    Role::Dbwr(k) => format!("dbio-dbwr-{k}"),
+                })
+                .stack_size(256 << 10)
+                .spawn_scoped(scope, move || {
+                    let end = role_thread(role, shared, counters);
+                    if let Role::Session(_) = role {
+                        shared.inst.sessions_running.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    finished.fetch_add(1, Ordering::Relaxed);
+                    end
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    ends.push(ThreadEnd {
+                        setup_error: Some(format!(
+                            "cannot start the {} thread: {e} (use fewer --sessions)",
+                            role.name()
+                        )),
+                        ..Default::default()
+                    });
+                    break;
+                }
+            }
+        }
+        let failed = shared.gate.wait_ready(handles.len());
+        if failed > 0 || handles.len() < roles.len() {
+            shared.gate.open(false);
+        } else {
+            let t0 = now_ns();
+            let start = t0 + warmup_ns;
+            let end = start + duration_ns;
+            shared.window_start.store(start, Ordering::Relaxed);
+            shared.window_end.store(end, Ordering::Relaxed);
+            shared.gate.open(true);
+            let ash_thread = {
+                let (board, ash_done) = (&inst.ash, &ash_done);
+                let states = 2 + plan.events.len();
+                std::thread::Builder::new()
+                    .name("dbio-ash".into())
+                    .spawn_scoped(scope, move || {
+                        ash::sample(board, states, cfg.ash_hz, start, end, ash_done)
+                    })
+                    .ok()
+            };
+            let all_done = || finished.load(Ordering::Relaxed) == handles.len();
+            sleep_until(start, stop, all_done);
+            let cpu0 = sys::process_cpu_seconds();
+            let mut t = 1u32;
+            loop {
+                let boundary = (start + u64::from(t) * 1_000_000_000).min(end);
+                sleep_until(boundary, stop, all_done);
+                let now = now_ns();
+                if now < boundary || now >= end {
+                    break; // stopped early, or the window is over
+                }
+                sampler.close_second(t);
+                t += 1;
+            }
+            let cpu1 = sys::process_cpu_seconds();
+            cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+            ash_done.store(true, Ordering::Relaxed);
+            noise_stop.store(true, Ordering::Relaxed);
+            for h in handles.drain(..) {
+                ends.push(h.join().unwrap_or_else(|_| ThreadEnd {
+                    setup_error: Some("a dbio thread panicked".into()),
+                    ..Default::default()
+                }));
+            }
+            let joined = now_ns();
+            interrupted = joined < end;
+            measured_ns = joined.min(end).saturating_sub(start);
+            if measured_ns > 0 {
+                sampler.close_second(t);
+            }
+            if let Some(h) = ash_thread {
+                ash_history = h.join().unwrap_or_default();
+            }
+        }
+        noise_stop.store(true, Ordering::Relaxed);
+        for h in handles {
+            ends.push(h.join().unwrap_or_default());
+        }
+    });
+
+    let mut engine_notes: Vec<String> = ends.iter().filter_map(|e| e.note.clone()).collect();
+    engine_notes.sort();
+    engine_notes.dedup();
+    let mut totals = sampler.totals();
+    for (t, ev) in totals.iter_mut().zip(&plan.events) {
+        if Plan::waits_are_requests(*ev) {
+            t.waits_are_requests();
+        }
+    }
+    Measurement {
+        totals,
+        db: sampler.db_totals(),
+        history: std::mem::take(&mut sampler.history),
+        ash: ash_history,
+        lgwr: ends.iter_mut().find_map(|e| e.lgwr.take()),
+        measured_seconds: measured_ns as f64 / 1e9,
+        cpu_user_s: cpu.0,
+        cpu_system_s: cpu.1,
+        failures: ends.iter().filter_map(|e| e.failure.clone()).collect(),
+        setup_errors: ends.iter().filter_map(|e| e.setup_error.clone()).collect(),
+        engine_notes,
+        interrupted: interrupted && stop.load(Ordering::Relaxed),
+        abandoned: ends.iter().filter(|e| e.abandoned).count(),
+        pinning_notes,
+    }
+}
+
+/// The noise thread of the log-writer starvation experiment: ~3 ms of computation, 1 ms of
+/// sleep, on `cpu`, until the run ends.
+fn noise(cpu: usize, stop: &AtomicBool) {
+    let _ = sys::pin_to_cpu(cpu);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while !stop.load(Ordering::Relaxed) {
+        let until = now_ns() + 3_000_000;
+        while now_ns() < until {
+            for _ in 0..1000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+            }
+            std::hint::black_box(x);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// One thread: set up, wait at the gate, run its role's loop.
+fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
+    match role {
+        Role::Lgwr => lgwr_thread(sh, counters),
+        Role::Session(id) => session_thread(role, id, sh, counters),
+        Role::Dbwr(k) => session_thread(role, sh.cfg.sessions + 1 + k, sh, counters),
+    }
+}
+
+fn window(sh: &Shared) -> Window {
+    Window {
+        start_ns: sh.window_start.load(Ordering::Relaxed),
+        end_ns: sh.window_end.load(Ordering::Relaxed),
+    }
+}
+
+/// A session's (or DBWR's) buffers, its engine (if its loop uses one) and the engine's note.
+type SessionSetup = (AlignedBuf, Option<Box<dyn engine::Engine>>, Option<String>);
+
+/// A foreground session or a DBWR: both are a [`Session`] running a loop.
+fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
+    let (plan, cfg) = (sh.plan, sh.cfg);
+    let is_dbwr = matches!(role, Role::Dbwr(_));
+    let fds: &[RawFd] = match plan.pattern {
+        workload::Pattern::Temp => &sh.fds.temp,
+        _ => &sh.fds.data,
+    };
+    let (buffer_bytes, capacity, uses_engine) = if is_dbwr {
+        (
+            plan.shape.batch * plan.shape.block_size as usize,
+            plan.shape.batch,
+            true,
+        )
+    } else {
+        (plan.buffer_bytes(), plan.capacity(), plan.uses_engine())
+    };
+    // Set up everything before the start gate: buffers, data to write, the engine.
+    let setup = (|| -> std::io::Result<SessionSetup> {
+        let mut buffers = AlignedBuf::new(buffer_bytes.max(1), sh.buffer_align)?;
+        let mut state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        sys::fill_random(buffers.as_mut_slice(), &mut state);
+        if uses_engine {
+            let region = (buffers.as_mut_ptr(), buffers.len());
+            let (e, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
+            Ok((buffers, Some(e), note))
+        } else {
+            Ok((buffers, None, None))
+        }
+    })();
+    if let (Role::Session(i), Some(log)) = (role, sh.inst.redo.as_ref()) {
+        log.register_session(i);
+    }
+    let go = sh.gate.arrive(setup.is_ok());
+    let (buffers, engine, note) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            return ThreadEnd {
+                setup_error: Some(format!(
+                    "{}: cannot set up its {} engine: {}",
+                    role.name(),
+                    sh.kind.name(),
+                    crate::error::io_advice(&e)
+                )),
+                ..Default::default()
+            };
+        }
+    };
+    if !go {
+        return ThreadEnd {
+            note,
+            ..Default::default()
+        };
+    }
+    let ash = match role {
+        Role::Dbwr(k) => sh.inst.dbwr_ash(k),
+        _ => sh.inst.session_ash(id),
+    };
+    let mut session = Session {
+        id,
+        event: if is_dbwr {
+            Event::DbFileParallelWrite
+        } else {
+            plan.events[0]
+        },
+        shape: &plan.shape,
+        fds,
+        rec: Recorder::new(counters, window(sh)),
+        ash,
+        inst: sh.inst,
+        stop: sh.stop,
+        rng: fastrand::Rng::with_seed(cfg.seed ^ (id as u64).wrapping_mul(0xd134_2543_de82_ef95)),
+        engine,
+        buffers,
+        completions: vec![engine::Completion::default(); capacity.max(1)],
+        write_seq: 0,
+        abandoned: false,
+    };
+    let outcome = if is_dbwr {
+        workload::dbwr::dbwr(plan, &mut session)
+    } else {
+        workload::run_session(plan, &mut session)
+    };
+    if outcome.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    let abandoned = session.abandoned;
+    if abandoned {
+        // The kernel may still write into these buffers: never free them.
+        std::mem::forget(session.engine.take());
+        std::mem::forget(std::mem::replace(
+            &mut session.buffers,
+            AlignedBuf::new(1, 1).expect("tiny allocation"),
+        ));
+    }
+    ThreadEnd {
+        failure: outcome.err(),
+        note,
+        abandoned,
+        ..Default::default()
+    }
+}
+
+/// The log writer.
+fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
+    let log = sh
+        .inst
+        .redo
+        .as_ref()
+        .expect("plan with LGWR has a log buffer");
+    let mut notes = Vec::new();
+    if let Some(cpu) = sh.cfg.redo.lgwr_cpu
+        && let Err(e) = sys::pin_to_cpu(cpu)
+    {
+        notes.push(format!("LGWR could not be pinned to CPU {cpu}: {e}"));
+    }
+    log.register_lgwr();
+    // Multi-piece writes go out together through an asynchronous engine; synchronous modes
+    // write the pieces one after another.
+    let setup = if sh.plan.sync {
+        Ok((None, None))
+    } else {
+        engine::open(
+            sh.kind,
+            &sh.fds.redo,
+            MAX_PIECES + 1,
+            Some(log.ring_region()),
+        )
+        .map(|(e, note)| (Some(e), note))
+    };
+    let go = sh.gate.arrive(setup.is_ok());
+    let (engine, note) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            return ThreadEnd {
+                setup_error: Some(format!(
+                    "LGWR: cannot set up its {} engine: {}",
+                    sh.kind.name(),
+                    crate::error::io_advice(&e)
+                )),
+                ..Default::default()
+            };
+        }
+    };
+    notes.extend(note);
+    if !go {
+        return ThreadEnd::default();
+    }
+    let mut lgwr = Lgwr::new(
+        log,
+        &sh.fds.redo,
+        sh.cfg.redo.file_size,
+        sh.cfg.redo.sync,
+        engine,
+        Recorder::new(counters, window(sh)),
+        sh.inst.lgwr_ash(),
+        sh.plan.slot(Event::LogFileParallelWrite),
+        &sh.inst.sessions_running,
+    );
+    let outcome = lgwr.run();
+    if outcome.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    ThreadEnd {
+        failure: outcome.err(),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        lgwr: Some(lgwr.stats.clone()),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,324 @@
+//! Running one test: data set → engine → instance → threads → measured window → result
+//! (SPEC §5.2).
+//!
+//! Phases: prepare (unmeasured) → all threads set up and start together → warm-up
+//! (unmeasured) → measured window → stop. The main thread does the timing and samples the
+//! counters once a second; sessions and background threads only issue I/O and record it.
+//!
+//! - `mod.rs` (here): the data set, files, engine choice and the instance a run needs;
+//! - [`measure`]: the threads (sessions, LGWR, DBWR, noise, ASH sampler) and the window;
+//! - [`assemble`]: the [`RunResult`] made of what was measured.
+
+mod assemble;
+mod measure;
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::config::{RedoSync, RunConfig};
+use crate::dataset::{self, DataSet, FillOptions, OpenFlags, Prepare, TargetKind};
+use crate::engine::{self, Selection};
+use crate::error::{Error, ExitCode, Result};
+use crate::report::{self, RunResult};
+use crate::sys::{self, DioAlignment};
+use crate::units::{duration_label, size_label};
+use crate::workload::cache::{BufferCache, DirtyQueue};
+use crate::workload::redo::RedoLog;
+use crate::workload::{self, Instance, Plan, Test};
+
+/// What a finished run produced.
+pub struct RunOutcome {
+    pub result: RunResult,
+    pub run_dir: PathBuf,
+    pub summary: String,
+    pub exit: ExitCode,
+}
+
+/// Opens (or creates) the data set a run needs: data files for tests that read or write
+/// them, redo logs for redo and oltp.
+pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
+    let target = &cfg.dataset.target;
+    match dataset::target_kind(target)? {
+        Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => {
+            if cfg.test.writes() {
+                return Err(Error::usage(format!(
+                    "--target {}: {} writes, and dbio writes only into data sets it created; give a directory as --target",
+                    target.display(),
+                    cfg.test.name()
+                )));
+            }
+            dataset::existing_target(target, kind, cfg.dataset.block_size)
+        }
+        _ => {
+            let written = AtomicU64::new(0);
+            let fill = FillOptions {
+                seed: cfg.seed,
+                buffered: false,
+                written: &written,
+                stop,
+            };
+            dataset::prepare(&Prepare {
+                target,
+                data: cfg.test.uses_data_files().then_some(&cfg.dataset),
+                redo: cfg
+                    .test
+                    .uses_redo()
+                    .then_some((cfg.redo.files, cfg.redo.file_size)),
+                fresh: cfg.dataset.fresh,
+                fill: &fill,
+            })
+        }
+    }
+}
+
+/// The files a run's threads use, open.
+pub(crate) struct RunFiles {
+    pub data: Vec<File>,
+    pub redo: Vec<File>,
+    pub temp: Vec<File>,
+    pub data_flags: OpenFlags,
+    pub redo_flags: Option<OpenFlags>,
+}
+
+impl RunFiles {
+    fn fds(files: &[File]) -> Vec<RawFd> {
+        files.iter().map(|f| f.as_raw_fd()).collect()
+    }
+}
+
+/// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
+pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+    let started_at = sys::utc_now_rfc3339();
+    crate::clock::calibrate();
+    let mut ds = open_data_set(cfg, stop)?;
+    eprintln!("dbio: {}", ds.describe());
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted(
+            "interrupted before the run started; nothing measured".into(),
+        ));
+    }
+    let selection =
+        engine::select(cfg.engine, cfg.io_mode, cfg.submission).map_err(Error::usage)?;
+    let data_flags = OpenFlags {
+        write: cfg.test.writes(),
+        direct: cfg.io_mode.direct(),
+        dsync: true,
+    };
+    let temp = if cfg.test == Test::Temp {
+        let size = workload::temp::temp_file_size(cfg.temp.spill_size, cfg.temp.temp_io);
+        ds.create_temp_files(cfg.sessions, size, data_flags)?
+    } else {
+        Vec::new()
+    };
+    ds.set_in_use(Some(cfg.test.name()))?;
+    let outcome = run_on(cfg, &mut ds, temp, data_flags, &selection, stop, started_at);
+    // Whatever happened: temp files go, and the data set is no longer in use.
+    let removed = ds.remove_temp_files();
+    let cleared = ds.set_in_use(None);
+    let mut outcome = outcome?;
+    for e in [removed.err(), cleared.err()].into_iter().flatten() {
+        outcome
+            .result
+            .warnings
+            .push(format!("could not update the data set: {e}"));
+    }
+    let tail = format!(
+        "{}_{}_{}s_{}_{}",
+        cfg.test.name(),
+        cfg.submission.name(),
+        cfg.sessions,
+        size_label(outcome.result.config.size_bytes),
+        duration_label(cfg.duration)
+    );
+    let run_dir = report::create_run_dir(&cfg.out, &outcome.result.started_at, &tail)?;
+    let summary = report::write_run(&run_dir, &outcome.result)?;
+    Ok(RunOutcome {
+        run_dir,
+        summary,
+        ..outcome
+    })
+}
+
+/// Everything between an open data set and a result.
+fn run_on(
+    cfg: &RunConfig,
+    ds: &mut DataSet,
+    temp: Vec<File>,
+    data_flags: OpenFlags,
+    selection: &Selection,
+    stop: &Arc<AtomicBool>,
+    started_at: String,
+) -> Result<RunOutcome> {
+    let files = RunFiles {
+        data: if cfg.test.uses_data_files() {
+            ds.open(data_flags)?
+        } else {
+            Vec::new()
+        },
+        redo_flags: cfg.test.uses_redo().then_some(OpenFlags {
+            write: true,
+            direct: cfg.io_mode.direct(),
+            dsync: cfg.redo.sync == RedoSync::Dsync,
+        }),
+        redo: Vec::new(),
+        temp,
+        data_flags,
+    };
+    let files = RunFiles {
+        redo: match files.redo_flags {
+            Some(f) => ds.open_redo(f)?,
+            None => Vec::new(),
+        },
+        ..files
+    };
+    let align = check_alignment(cfg, ds, &files)?;
+    let buffer_align = (align.mem_align as usize).max(sys::page_size());
+    let block_size = cfg.dataset.block_size;
+    let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
+    let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
+    let inst = instance(cfg, &plan, buffer_align)?;
+
+    let data_fds = RunFiles::fds(&files.data);
+    let mut warmed = None;
+    if let Some(cache) = inst.cache.as_ref()
+        && cfg.oltp.warm_cache
+    {
+        let t0 = std::time::Instant::now();
+        let blocks =
+            workload::oltp::warm_cache(cache, &data_fds, &plan.shape, stop).map_err(|e| {
+                Error::Io(format!(
+                    "cannot load the buffer cache: {}",
+                    crate::error::io_advice(&e)
+                ))
+            })?;
+        warmed = Some((blocks, t0.elapsed().as_secs_f64()));
+        eprintln!(
+            "dbio: buffer cache loaded with {} blocks in {:.1} s",
+            blocks,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    let fds = measure::Fds {
+        data: data_fds,
+        redo: RunFiles::fds(&files.redo),
+        temp: RunFiles::fds(&files.temp),
+    };
+    let m = measure::measure(cfg, &plan, &inst, &fds, selection.kind, buffer_align, stop);
+    drop(files);
+    let result = assemble::assemble(&assemble::Inputs {
+        cfg,
+        ds,
+        selection,
+        plan: &plan,
+        data_flags: &data_flags,
+        align: &align,
+        buffer_align,
+        m: &m,
+        warmed,
+        cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
+        started_at,
+    });
+    let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() {
+        ExitCode::IoError
+    } else if m.interrupted {
+        ExitCode::Interrupted
+    } else {
+        ExitCode::Ok
+    };
+    Ok(RunOutcome {
+        result,
+        run_dir: PathBuf::new(),
+        summary: String::new(),
+        exit,
+    })
+}
+
+/// The direct-I/O alignment of the files the test uses, checked against its request sizes.
+fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<DioAlignment> {
+    let first = ds
+        .files
+        .first()
+        .filter(|_| !files.data.is_empty())
+        .or(ds.redo_files.first())
+        .or(ds.temp_files.first())
+        .map(|f| f.path.clone())
+        .unwrap_or_else(|| ds.path.clone());
+    let align = sys::dio_alignment(&first);
+    let need = u64::from(align.offset_align);
+    let checks: [(bool, &str, u64, &str); 3] = [
+        (
+            !files.data.is_empty(),
+            "--block-size",
+            cfg.dataset.block_size,
+            "or a buffered --io-mode (none, asynch)",
+        ),
+        (
+            !files.redo.is_empty(),
+            "--redo-block",
+            cfg.redo.block,
+            "e.g. --redo-block 4K, or a buffered --io-mode (none, asynch)",
+        ),
+        (
+            !files.temp.is_empty(),
+            "--temp-io",
+            cfg.temp.temp_io,
+            "or a buffered --io-mode (none, asynch)",
+        ),
+    ];
+    if files.data_flags.direct {
+        for (used, opt, value, advice) in checks {
+            if used && value % need != 0 {
+                return Err(Error::usage(format!(
+                    "{opt} {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {}); use a multiple of {}, {advice}",
+                    size_label(value),
+                    first.display(),
+                    align.source,
+                    size_label(need)
+                )));
+            }
+        }
+    }
+    Ok(align)
+}
+
+/// The instance's shared memory for the plan: log buffer, dirty queue, buffer cache.
+fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instance> {
+    let n = cfg.sessions;
+    let mut inst = Instance::new(n, n + usize::from(plan.lgwr) + plan.dbwr);
+    if plan.lgwr {
+        inst.redo = Some(
+            RedoLog::new(n, cfg.redo.block, cfg.redo.per_commit.hi, buffer_align)
+                .map_err(|e| Error::Io(format!("cannot allocate the log buffer: {e}")))?,
+        );
+    }
+    if plan.dbwr > 0 {
+        let bs = plan.shape.block_size;
+        let data_blocks = plan.shape.data_blocks();
+        match cfg.oltp.cache_size {
+            Some(size) => {
+                let buffers = (size / bs).min(data_blocks.max(1)) as usize;
+                let pinned = 2 * n * cfg.oltp.work_unit;
+                if buffers < pinned {
+                    return Err(Error::usage(format!(
+                        "--cache-size {} holds {buffers} blocks; {n} sessions with --work-unit {} pin up to {} at once, so the cache needs at least {} blocks ({}); use a larger --cache-size or fewer --sessions",
+                        size_label(size),
+                        cfg.oltp.work_unit,
+                        n * cfg.oltp.work_unit,
+                        pinned,
+                        size_label(pinned as u64 * bs)
+                    )));
+                }
+                inst.cache = Some(
+                    BufferCache::new(buffers, bs as usize, data_blocks, buffer_align)
+                        .map_err(|e| Error::Io(format!("cannot allocate the buffer cache: {e}")))?,
+                );
+                inst.dirty = Some(DirtyQueue::new(buffers as u64));
+            }
+            None => inst.dirty = Some(DirtyQueue::new(data_blocks)),
+        }
+    }
+    Ok(inst)
+}

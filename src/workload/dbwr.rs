@@ -1,0 +1,77 @@
+//! The database writer (DBWR): takes dirty blocks from the instance's dirty queue and writes
+//! them in batches of up to `--batch` ("db file parallel write": one submit, wait for all;
+//! in synchronous io modes the engine writes them one by one). Without a buffer cache the
+//! queue holds block numbers and DBWR writes from its own memory; with one it holds cache
+//! buffers, which DBWR writes from the cache and marks clean so they can be reused.
+//!
+//! A DBWR is a [`Session`] (its own engine, buffers, recorder and ASH slot) that runs this
+//! loop instead of a transaction loop. It stops when every session has stopped.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use crate::engine::{IoRequest, Op};
+
+use super::random_blocks::submit_and_wait;
+use super::session::{IoFailure, Session};
+use super::{Event, Plan};
+
+/// Writes dirty blocks until every session has stopped.
+pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
+    let slot = plan.slot(Event::DbFileParallelWrite);
+    let inst = s.inst;
+    let dirty = inst.dirty.as_ref().expect("oltp has a dirty queue");
+    let cache = inst.cache.as_ref();
+    let bs = s.shape.block_size;
+    let batch = s.shape.batch;
+    let mut buffers = vec![0usize; batch];
+    let mut reqs: Vec<IoRequest> = Vec::with_capacity(batch);
+    let mut targets: Vec<(usize, u64)> = vec![(0, 0); batch];
+    s.ash.idle();
+    loop {
+        reqs.clear();
+        while reqs.len() < batch {
+            let Some(item) = dirty.pop() else { break };
+            let k = reqs.len();
+            let (block, buf) = match cache {
+                None => {
+                    s.stamp(k * bs as usize, bs as usize);
+                    (item, s.buf_at(k * bs as usize))
+                }
+                Some(c) => {
+                    let b = item as usize;
+                    if !c.begin_write(b) {
+                        continue; // written already
+                    }
+                    buffers[k] = b;
+                    (c.block_of(b), c.buffer_ptr(b))
+                }
+            };
+            let (file, offset) = s.shape.locate(block);
+            targets[k] = (file, offset);
+            reqs.push(IoRequest::contiguous(
+                Op::Write,
+                file as u32,
+                offset,
+                buf,
+                bs as u32,
+                k as u64,
+            ));
+        }
+        if reqs.is_empty() {
+            if inst.sessions_running.load(SeqCst) == 0 {
+                return Ok(());
+            }
+            s.ash.idle();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            continue;
+        }
+        s.ash.on_cpu();
+        let written = submit_and_wait(s, slot, &reqs, &targets);
+        if let Some(c) = cache {
+            buffers[..reqs.len()].iter().for_each(|&b| c.end_write(b));
+        }
+        if written?.is_none() {
+            return Ok(()); // stopped with writes out; they were drained
+        }
+    }
+}
