@@ -30,6 +30,8 @@ pub enum Command {
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
     Clean(CleanArgs),
+    /// Draw report.html, timeseries.csv and histograms.csv of a run again from its result.json.
+    Report(ReportArgs),
 }
 
 /// Where the data set lives and what it looks like.
@@ -122,6 +124,13 @@ pub struct CleanArgs {
     /// The data set directory to remove.
     #[arg(default_value = "./dbio-data")]
     pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run directory (the one holding result.json).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
