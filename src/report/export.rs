@@ -95,6 +95,35 @@ mod tests {
     }
 
     #[test]
+    fn csv_totals_agree_with_the_result() {
+        let r = crate::report::fixture::run_result(100, &["db file parallel read", "x,y"], false);
+        let ts = timeseries_csv(&r);
+        let hist = histograms_csv(&r);
+        for e in &r.events {
+            let name = field(&e.name);
+            let per_second: u64 = ts
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.strip_prefix(&format!("{},{name},", l.split(',').next()?)))
+                .map(|rest| rest.split(',').next().unwrap().parse::<u64>().unwrap())
+                .sum();
+            assert_eq!(per_second, e.requests, "{}", e.name);
+            let count = |kind: &str| -> u64 {
+                hist.lines()
+                    .filter_map(|l| l.strip_prefix(&format!("{name},{kind},")))
+                    .map(|rest| rest.rsplit(',').next().unwrap().parse::<u64>().unwrap())
+                    .sum()
+            };
+            assert_eq!(count("request"), e.requests, "{}", e.name);
+            let waits: u64 = e.wait_histogram_micro.iter().map(|b| b.count).sum();
+            assert_eq!(count("wait"), waits, "{}", e.name);
+        }
+        assert_eq!(ts.lines().count(), 1 + 100 * 2);
+        assert!(hist.contains("db file parallel read,request,0,1,0\n"));
+        assert!(hist.contains("db file parallel read,request,64,128,"));
+    }
+
+    #[test]
     fn fields_are_quoted_only_when_needed() {
         assert_eq!(field("db file sequential read"), "db file sequential read");
         assert_eq!(field("a,b"), "\"a,b\"");

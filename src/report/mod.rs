@@ -3,6 +3,8 @@
 //! directory that holds them.
 
 pub mod export;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod html;
 pub mod result;
 pub mod summary;

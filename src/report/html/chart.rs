@@ -265,7 +265,7 @@ pub fn histogram(lt_us: &[u64], series: &[Bars], markers: &[(&str, f64)]) -> Str
     if let Some(&first_lt) = lt_us.first() {
         let lo = (first_lt as f64).log2() - 1.0;
         for (k, &(label, us)) in markers.iter().enumerate() {
-            if !(us > 0.0) {
+            if us.is_nan() || us <= 0.0 {
                 continue;
             }
             let pos = (us.log2() - lo).clamp(0.0, n as f64);
@@ -530,7 +530,7 @@ fn latency_unit(max_us: f64) -> (f64, &'static str) {
 
 /// A tick step of 1, 2, 2.5 or 5 × 10^k giving about four intervals, and the top tick.
 fn nice_top(max: f64) -> (f64, f64) {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return (0.25, 1.0);
     }
     let raw = max / 4.0;
@@ -607,7 +607,7 @@ fn percent_label(p: f64) -> String {
 
 /// Seconds into the window as a clock: `45s`, `10m`, `1h`, `1h30m`.
 fn clock_label(t: usize) -> String {
-    if t < 120 && t % 60 != 0 || t == 0 {
+    if t < 120 && !t.is_multiple_of(60) || t == 0 {
         return format!("{t}s");
     }
     let (h, m, s) = (t / 3600, t % 3600 / 60, t % 60);

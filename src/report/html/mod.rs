@@ -816,3 +816,6 @@ pub(crate) fn decimal(v: f64) -> String {
 fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
+
+#[cfg(test)]
+mod tests;
