@@ -14,7 +14,8 @@ use super::escape;
 /// Every chart is drawn in a viewBox this wide and scaled to the page width.
 const WIDTH: f64 = 960.0;
 const LEFT: f64 = 58.0;
-const RIGHT: f64 = 14.0;
+/// Room for the last time or latency label, centred on the plot's right edge.
+const RIGHT: f64 = 30.0;
 const TOP: f64 = 22.0;
 const BOTTOM: f64 = 28.0;
 const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
@@ -251,11 +252,14 @@ pub fn histogram(lt_us: &[u64], series: &[Bars], markers: &[(&str, f64)]) -> Str
                 p
             );
             if series.len() == 1 && band >= 30.0 && p >= 0.05 {
+                // Inside a tall bar (in white), above a short one: clear of the markers.
+                let inside = base - top > 18.0;
                 let _ = write!(
                     s,
-                    r#"<text class="val" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+                    r#"<text class="val{}" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+                    if inside { " in" } else { "" },
                     N(x0 + bar_w / 2.0),
-                    N(top - 3.0),
+                    N(if inside { top + 13.0 } else { top - 3.0 }),
                     percent_label(p)
                 );
             }

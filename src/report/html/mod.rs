@@ -103,7 +103,7 @@ const STYLE: &str = "\
 body{margin:0;background:#fff;color:#222;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
 main{max-width:1100px;margin:0 auto;padding:16px 24px 40px}\
 h1{font-size:22px;margin:8px 0 2px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:3px}\
-h3{font-size:15px;margin:16px 0 4px}.sub{color:#666;margin:0 0 12px}\
+h3{font-size:15px;margin:16px 0 4px}h4{font-size:13px;margin:10px 0 2px;color:#444}.sub{color:#666;margin:0 0 12px}\
 table{border-collapse:collapse;margin:6px 0 10px;font-variant-numeric:tabular-nums}\
 th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}\
 th{background:#f6f6f6;font-weight:600}th:first-child,td:first-child{text-align:left}\
@@ -113,10 +113,11 @@ td.l,th.l{text-align:left}.wide{overflow-x:auto}\
 ul.warn li{margin:2px 0}.note{color:#666;font-size:13px}\
 svg.chart{width:100%;height:auto;display:block;margin:2px 0 4px}\
 svg.chart text{font-size:11px;fill:#555}svg.chart .cap{font-size:12px;fill:#333}\
-.ax path{stroke:#999;fill:none}.grid{stroke:#eee}\
+.ax path{stroke:#999;fill:none}.ax path.grid{stroke:#e6e6e6}\
 .ln{fill:none;stroke-width:1.5;stroke-linejoin:round}.dash{stroke-dasharray:5 3}\
-.ref{stroke:#333;stroke-dasharray:2 3;fill:none}text.ref{fill:#333;stroke:none}\
-.mark{stroke:#444;stroke-dasharray:3 2;fill:none}text.mark{fill:#333;stroke:none}text.val{fill:#444}\
+.ref{stroke:#333;stroke-dasharray:2 3;fill:none}.mark{stroke:#444;stroke-dasharray:3 2;fill:none}\
+svg.chart text.ref,svg.chart text.mark{fill:#222;stroke:#fff;stroke-width:3px;stroke-dasharray:none;paint-order:stroke}\
+svg.chart text.val{fill:#444}svg.chart text.val.in{fill:#fff}\
 svg.chart rect:hover,svg.chart path.ln:hover{opacity:.75}\
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:13px;margin:2px 0 6px}\
 .legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}\
@@ -540,15 +541,19 @@ fn os_section(o: &mut String, os: &OsJson) {
             "<p class=\"note\">Every layer under the data set: {}. Reads solid, writes dashed.</p>",
             escape(&names.join(", "))
         );
+        o.push_str("<h4>Requests per second</h4>");
         let mut reqs = per_device(&|d| d.r_s, false, "r/s");
         reqs.extend(per_device(&|d| d.w_s, true, "w/s"));
         o.push_str(&chart::lines(Measure::Amount("requests/s"), seconds, &reqs));
+        o.push_str("<h4>MiB per second</h4>");
         let mut mib = per_device(&|d| d.rmib_s, false, "read MiB/s");
         mib.extend(per_device(&|d| d.wmib_s, true, "write MiB/s"));
         o.push_str(&chart::lines(Measure::Amount("MiB/s"), seconds, &mib));
+        o.push_str("<h4>Average time per request (await)</h4>");
         let mut wait = per_device(&|d| d.r_await_ms * 1000.0, false, "r_await");
         wait.extend(per_device(&|d| d.w_await_ms * 1000.0, true, "w_await"));
         o.push_str(&chart::lines(Measure::LatencyUs("await"), seconds, &wait));
+        o.push_str("<h4>Utilization</h4>");
         let util = per_device(&|d| d.util_pct, false, "util");
         o.push_str(&chart::lines(
             Measure::Percent("% utilization", true),
