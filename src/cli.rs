@@ -24,7 +24,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run one test and write result.json and summary.txt into a new run directory.
+    /// Run one test and write result.json, summary.txt, report.html and CSV exports into a
+    /// new run directory.
     Run(RunArgs),
     /// Create the data set (or check that the existing one fits) without running a test.
     Prepare(PrepareArgs),
