@@ -4,7 +4,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use crate::cli::{CleanArgs, Cli, Command, PrepareArgs, RunArgs};
+use crate::cli::{CleanArgs, Cli, Command, PrepareArgs, ReportArgs, RunArgs};
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
@@ -17,6 +17,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => run(&a, &stop),
         Command::Prepare(a) => prepare(&a, &stop),
         Command::Clean(a) => clean(&a),
+        Command::Report(a) => report(&a),
     }
 }
 
@@ -100,6 +101,14 @@ fn clean(a: &CleanArgs) -> Result<ExitCode> {
             "dbio: left {} alone: it changed since dbio created it",
             p.display()
         );
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn report(a: &ReportArgs) -> Result<ExitCode> {
+    let r = crate::report::read_run(&a.run_dir)?;
+    for p in crate::report::write_derived(&a.run_dir, &r)? {
+        println!("wrote {}", p.display());
     }
     Ok(ExitCode::Ok)
 }

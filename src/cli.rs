@@ -24,12 +24,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run one test and write result.json and summary.txt into a new run directory.
+    /// Run one test and write result.json, summary.txt, report.html and CSV exports into a
+    /// new run directory.
     Run(Box<RunArgs>),
     /// Create the data set (or check that the existing one fits) without running a test.
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
     Clean(CleanArgs),
+    /// Draw report.html, timeseries.csv and histograms.csv of a run again from its result.json.
+    Report(ReportArgs),
 }
 
 /// Where the data set lives and what it looks like.
@@ -204,6 +207,13 @@ pub struct CleanArgs {
     /// The data set directory to remove.
     #[arg(default_value = "./dbio-data")]
     pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run directory (the one holding result.json).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

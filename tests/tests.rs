@@ -5,5 +5,6 @@ mod util;
 
 mod cli;
 mod dataset;
+mod report;
 mod results;
 mod safety;
