@@ -20,6 +20,10 @@ use crate::workload::Test;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The results store every run is recorded in (default:
+    /// $XDG_DATA_HOME/dbio/dbio.db, else ~/.local/share/dbio/dbio.db).
+    #[arg(long, global = true, env = "DBIO_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +34,12 @@ pub enum Command {
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
     Clean(CleanArgs),
+    /// List the runs recorded in the results store, oldest first.
+    Runs(RunsArgs),
+    /// Print a recorded run's summary (or its result.json), even if its directory is gone.
+    Show(ShowArgs),
+    /// Compare recorded runs event by event: IOPS, MiB/s, p50, p99 and the ratio to the first.
+    Compare(CompareArgs),
 }
 
 /// Where the data set lives and what it looks like.
@@ -122,6 +132,35 @@ pub struct CleanArgs {
     /// The data set directory to remove.
     #[arg(default_value = "./dbio-data")]
     pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// Only runs of this test.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub test: Option<Test>,
+    /// Only the N most recent runs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: Option<u32>,
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The run's id, as `dbio runs` lists it.
+    pub id: i64,
+    /// Print the run's result.json instead of its summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Two or more run ids, as `dbio runs` lists them; ratios are to the first.
+    #[arg(required = true, num_args = 2.., value_name = "ID")]
+    pub ids: Vec<i64>,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

@@ -120,8 +120,12 @@ impl Store {
 
     fn open_with(path: &Path, steps: &[Migration]) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io("cannot create the results store directory", dir, &e))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::other(format!(
+                    "results store {}: cannot create its directory: {e}",
+                    path.display()
+                ))
+            })?;
         }
         let mut conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
@@ -150,11 +154,13 @@ impl Store {
         &self.path
     }
 
-    /// Records a run whose results are in `run_dir`. Returns the run's id.
+    /// Records a run whose results are in `run_dir` (kept as an absolute path). Returns
+    /// the run's id.
     pub fn record(&mut self, r: &RunResult, run_dir: &Path) -> Result<i64> {
         let json = result_json_text(r)?;
+        let run_dir = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
         let path = self.path.clone();
-        self.insert(r, &json, run_dir)
+        self.insert(r, &json, &run_dir)
             .map_err(|e| sqlite_error(&path, e))
     }
 
@@ -365,7 +371,7 @@ fn migrate_error(path: &Path, e: MigrateError) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A complete result of one event, as a run would produce it.
