@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use crate::cli::{CleanArgs, Cli, Command, CompareArgs, PrepareArgs, RunArgs, RunsArgs, ShowArgs};
+use crate::cli::{
+    CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
+};
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
@@ -21,6 +23,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop),
         Command::Clean(a) => clean(&a),
+        Command::Report(a) => report(&a),
         Command::Runs(a) => runs(&a, cli.db.as_deref()),
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
@@ -233,6 +236,14 @@ fn clean(a: &CleanArgs) -> Result<ExitCode> {
             "dbio: left {} alone: it changed since dbio created it",
             p.display()
         );
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn report(a: &ReportArgs) -> Result<ExitCode> {
+    let r = crate::report::read_run(&a.run_dir)?;
+    for p in crate::report::write_derived(&a.run_dir, &r)? {
+        println!("wrote {}", p.display());
     }
     Ok(ExitCode::Ok)
 }

@@ -34,6 +34,8 @@ pub enum Command {
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
     Clean(CleanArgs),
+    /// Draw report.html, timeseries.csv and histograms.csv of a run again from its result.json.
+    Report(ReportArgs),
     /// List the runs recorded in the results store, oldest first.
     Runs(RunsArgs),
     /// Print a recorded run's summary (or its result.json), even if its directory is gone.
@@ -132,6 +134,13 @@ pub struct CleanArgs {
     /// The data set directory to remove.
     #[arg(default_value = "./dbio-data")]
     pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run directory (the one holding result.json).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -5,6 +5,7 @@ mod util;
 
 mod cli;
 mod dataset;
+mod report;
 mod results;
 mod safety;
 mod store;

@@ -1,7 +1,12 @@
 //! What is made of the measurements: `result.json` (the contract), `summary.txt` (the
-//! report a DBA reads), the run directory that holds them, and comparisons of runs.
+//! report a DBA reads), `report.html` (the same with charts), the CSV exports, the run
+//! directory that holds them, and comparisons of runs.
 
 pub mod compare;
+pub mod export;
+#[cfg(test)]
+pub(crate) mod fixture;
+pub mod html;
 pub mod result;
 pub mod summary;
 
@@ -37,14 +42,73 @@ pub fn create_run_dir(out: &Path, started_at: &str, name_tail: &str) -> Result<P
     unreachable!()
 }
 
-/// Writes `result.json` and `summary.txt` into `dir`. Returns the summary text.
+/// Writes `result.json`, `summary.txt` and the files [`write_derived`] makes into `dir`.
+/// Returns the summary text.
 pub fn write_run(dir: &Path, r: &RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the result: {e}")))?;
-    let p = dir.join("result.json");
-    std::fs::write(&p, json + "\n").map_err(|e| Error::io("cannot write", &p, &e))?;
+    write_file(&dir.join("result.json"), &(json + "\n"))?;
     let summary = summary::render(r);
-    let p = dir.join("summary.txt");
-    std::fs::write(&p, &summary).map_err(|e| Error::io("cannot write", &p, &e))?;
+    write_file(&dir.join("summary.txt"), &summary)?;
+    write_derived(dir, r)?;
     Ok(summary)
+}
+
+/// The files made from `result.json` alone, which `dbio report` can make again:
+/// `report.html`, `timeseries.csv` and `histograms.csv`. Returns their paths.
+pub fn write_derived(dir: &Path, r: &RunResult) -> Result<Vec<PathBuf>> {
+    let files = [
+        ("report.html", html::render(r)),
+        ("timeseries.csv", export::timeseries_csv(r)),
+        ("histograms.csv", export::histograms_csv(r)),
+    ];
+    let mut written = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        let p = dir.join(name);
+        write_file(&p, &text)?;
+        written.push(p);
+    }
+    Ok(written)
+}
+
+/// Reads `<dir>/result.json`, refusing anything that is not a `dbio.result.v1` result with
+/// a usage error naming the file.
+pub fn read_run(dir: &Path) -> Result<RunResult> {
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "{} is not a run directory (expected a directory holding result.json)",
+            dir.display()
+        )));
+    }
+    let p = dir.join("result.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        Error::usage(format!(
+            "cannot read {}: {e} (expected a dbio run directory)",
+            p.display()
+        ))
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Error::usage(format!("{} is not JSON: {e}", p.display())))?;
+    match value.get("schema").and_then(|s| s.as_str()) {
+        Some(result::SCHEMA) => {}
+        other => {
+            return Err(Error::usage(format!(
+                "{} is not a dbio result: schema {}, expected {}",
+                p.display(),
+                other.map_or_else(|| "missing".to_string(), |s| format!("\"{s}\"")),
+                result::SCHEMA
+            )));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        Error::usage(format!(
+            "{} is not a valid {} result: {e}",
+            p.display(),
+            result::SCHEMA
+        ))
+    })
+}
+
+fn write_file(p: &Path, text: &str) -> Result<()> {
+    std::fs::write(p, text).map_err(|e| Error::io("cannot write", p, &e))
 }

@@ -249,6 +249,9 @@ pub struct EventResult {
     pub submit_calls: u64,
     pub submit_mean_us: f64,
     pub histogram_micro: Vec<BucketJson>,
+    /// The same buckets per wait (equal to `histogram_micro` for synchronous events).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wait_histogram_micro: Vec<BucketJson>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -329,13 +332,17 @@ pub fn event_result(name: &str, t: &EventTotals, seconds: f64) -> EventResult {
         } else {
             0.0
         },
-        histogram_micro: t
-            .latency
-            .pow2_us_buckets()
-            .into_iter()
-            .map(|(lt_us, count)| BucketJson { lt_us, count })
-            .collect(),
+        histogram_micro: buckets(&t.latency),
+        wait_histogram_micro: buckets(&t.wait_latency),
     }
+}
+
+fn buckets(counts: &Counts) -> Vec<BucketJson> {
+    counts
+        .pow2_us_buckets()
+        .into_iter()
+        .map(|(lt_us, count)| BucketJson { lt_us, count })
+        .collect()
 }
 
 impl Totals {
