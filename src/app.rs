@@ -186,6 +186,11 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         .iter()
         .map(|s| (format!("run {}", s.id), &s.result))
         .collect();
+    if let Some(file) = &a.html {
+        std::fs::write(file, crate::report::html::compare_html(&runs))
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", file.display())))?;
+        eprintln!("dbio: comparison written to {}", file.display());
+    }
     let _ = write!(
         std::io::stdout().lock(),
         "{}",

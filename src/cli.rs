@@ -170,6 +170,9 @@ pub struct CompareArgs {
     /// Two or more run ids, as `dbio runs` lists them; ratios are to the first.
     #[arg(required = true, num_args = 2.., value_name = "ID")]
     pub ids: Vec<i64>,
+    /// Also write the comparison as a self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

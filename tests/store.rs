@@ -115,7 +115,13 @@ fn compare_prints_both_runs_and_the_ratio_to_the_first() {
     let listed = ids(&runs(&env, &db, &[]));
     let (a, b) = (listed[0].to_string(), listed[1].to_string());
 
-    let text = stdout(&env, &["compare", &a, &b, "--db", &db]);
+    let html = env.join("compare.html").display().to_string();
+    let text = stdout(&env, &["compare", &a, &b, "--db", &db, "--html", &html]);
+    let page = std::fs::read_to_string(&html).expect("--html wrote the page");
+    assert!(page.contains("<html"), "an HTML page");
+    for label in [format!("run {a}"), format!("run {b}")] {
+        assert!(page.contains(&label), "{label} is on the page");
+    }
     assert!(text.contains(&format!("ratios are to run {a}")), "{text}");
     let (e1, e2) = (&first["events"][0], &second["events"][0]);
     let event = e1["name"].as_str().unwrap();

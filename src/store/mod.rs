@@ -214,12 +214,14 @@ impl Store {
         let id = tx.last_insert_rowid();
         for e in &r.events {
             let (l, w) = (&e.latency_us, &e.wait_latency_us);
-            let histogram = serde_json::to_string(&e.histogram_micro)
-                .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+            let json = |buckets| {
+                serde_json::to_string(buckets)
+                    .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+            };
             tx.execute(
                 "INSERT INTO run_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,
-                    ?27)",
+                    ?27, ?28)",
                 params![
                     id,
                     e.name,
@@ -247,7 +249,8 @@ impl Store {
                     w.p99_9,
                     w.p99_99,
                     w.max,
-                    histogram,
+                    json(&e.histogram_micro)?,
+                    json(&e.wait_histogram_micro)?,
                 ],
             )?;
         }
@@ -405,7 +408,8 @@ pub(crate) mod tests {
                 "errors": 0, "iops": iops, "mib_per_s": iops / 128.0,
                 "latency_us": latency, "wait_latency_us": latency, "wait_time_s": 3.5,
                 "inflight_avg": 1.0, "submit_calls": 0, "submit_mean_us": 0.0,
-                "histogram_micro": [{ "lt_us": 1, "count": 0 }, { "lt_us": 2, "count": 5 }]
+                "histogram_micro": [{ "lt_us": 1, "count": 0 }, { "lt_us": 2, "count": 5 }],
+                "wait_histogram_micro": [{ "lt_us": 2, "count": 3 }]
             }],
             "totals": { "requests": 10, "bytes": 8192, "read_iops": iops, "write_iops": 0.0,
                         "read_mib_per_s": iops / 128.0, "write_mib_per_s": 0.0 },
@@ -433,16 +437,17 @@ pub(crate) mod tests {
             crate::report::summary::render(&back.result),
             crate::report::summary::render(&r)
         );
-        let (hist, p99, warning): (String, f64, String) = store
+        let (hist, wait_hist, p99, warning): (String, String, f64, String) = store
             .conn
             .query_row(
-                "SELECT e.histogram_micro, e.p99_us, w.warning
+                "SELECT e.histogram_micro, e.wait_histogram_micro, e.p99_us, w.warning
                  FROM run_events e JOIN run_warnings w USING (run_id) WHERE run_id = ?1",
                 [id],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
             )
             .unwrap();
         assert_eq!(hist, r#"[{"lt_us":1,"count":0},{"lt_us":2,"count":5}]"#);
+        assert_eq!(wait_hist, r#"[{"lt_us":2,"count":3}]"#);
         assert_eq!(p99, 250.0);
         assert_eq!(warning, "a warning");
         assert!(store.run(id + 1).unwrap().is_none());

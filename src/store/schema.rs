@@ -95,8 +95,10 @@ CREATE TABLE run_events (
     wait_p99_9_us   REAL    NOT NULL,
     wait_p99_99_us  REAL    NOT NULL,
     wait_max_us     REAL    NOT NULL,
-    -- result.json's histogram_micro: [{\"lt_us\": 1, \"count\": 0}, ...]
-    histogram_micro TEXT    NOT NULL,
+    -- result.json's histogram_micro: [{\"lt_us\": 1, \"count\": 0}, ...], and the same
+    -- buckets per wait.
+    histogram_micro      TEXT NOT NULL,
+    wait_histogram_micro TEXT NOT NULL,
     PRIMARY KEY (run_id, event)
 );
 
