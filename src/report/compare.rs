@@ -7,8 +7,11 @@ use super::result::{EventResult, RunResult};
 use super::summary::thousands;
 use crate::units::size_label;
 
+/// How a compared figure is read from an event.
+type Figure = fn(&EventResult) -> f64;
+
 /// The figures compared, with how each is read from an event.
-const FIGURES: [(&str, fn(&EventResult) -> f64); 4] = [
+const FIGURES: [(&str, Figure); 4] = [
     ("IOPS", |e| e.iops),
     ("MiB/s", |e| e.mib_per_s),
     ("p50 (µs)", |e| e.latency_us.p50),
