@@ -1,23 +1,32 @@
 //! The commands: each turns validated arguments into work and decides what to print.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use crate::cli::{CleanArgs, Cli, Command, PrepareArgs, ReportArgs, RunArgs};
+use crate::cli::{
+    CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
+};
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
+use crate::report::summary::thousands;
+use crate::run::RunOutcome;
+use crate::store::{RunFilter, RunListing, Store};
 use crate::units::human_bytes;
 
 /// Runs the command line. Returns the exit status.
 pub fn main(cli: Cli) -> Result<ExitCode> {
     let stop = install_signal_handlers()?;
     match cli.command {
-        Command::Run(a) => run(&a, &stop),
+        Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop),
         Command::Clean(a) => clean(&a),
         Command::Report(a) => report(&a),
+        Command::Runs(a) => runs(&a, cli.db.as_deref()),
+        Command::Show(a) => show(&a, cli.db.as_deref()),
+        Command::Compare(a) => compare(&a, cli.db.as_deref()),
     }
 }
 
@@ -38,7 +47,7 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
+fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let cfg = RunConfig::from_args(a)?;
     let outcome = crate::run::run(&cfg, stop)?;
     let mut out = std::io::stdout().lock();
@@ -50,7 +59,144 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         let _ = write!(out, "{}", outcome.summary);
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
+    record(db, &outcome);
     Ok(outcome.exit)
+}
+
+/// Records a finished run in the results store. Its run directory is already written, so a
+/// store that cannot be written costs one warning line, never the run.
+fn record(db: Option<&Path>, outcome: &RunOutcome) {
+    let recorded = store_path(db).and_then(|path| {
+        let id = Store::open(&path)?.record(&outcome.result, &outcome.run_dir)?;
+        Ok((id, path))
+    });
+    match recorded {
+        Ok((id, path)) => eprintln!("dbio: recorded as run {id} in {}", path.display()),
+        Err(e) => eprintln!(
+            "dbio: warning: the run was not recorded ({e}); its results are in {}",
+            outcome.run_dir.display()
+        ),
+    }
+}
+
+/// `--db`/`DBIO_DB`, else the default place of the results store.
+fn store_path(db: Option<&Path>) -> Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p.to_path_buf()),
+        None => crate::store::default_path(),
+    }
+}
+
+fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
+    let path = store_path(db)?;
+    let store = Store::open_existing(&path)?;
+    let runs = store.runs(&RunFilter {
+        test: a.test.map(|t| t.name().to_string()),
+        last: a.last.map(|n| n as usize),
+    })?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else if runs.is_empty() {
+        let _ = writeln!(out, "no runs recorded in {}", path.display());
+    } else {
+        let _ = write!(out, "{}", runs_table(&runs));
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `dbio runs` as a table: one line per run, the main event's headline figures last.
+fn runs_table(runs: &[RunListing]) -> String {
+    let whole = |v: Option<f64>| v.map_or("-".to_string(), |v| thousands(v.round() as u64));
+    let header = [
+        "ID",
+        "Started",
+        "Test",
+        "Mode",
+        "Block",
+        "Sess",
+        "Engine",
+        "Main event",
+        "IOPS",
+        "MiB/s",
+        "p99 (µs)",
+    ]
+    .map(String::from);
+    let rows = runs.iter().map(|r| {
+        let cells = [
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.test.clone(),
+            r.submission.clone(),
+            crate::units::size_label(r.block_size),
+            r.sessions.to_string(),
+            r.engine.clone(),
+            r.main_event.clone().unwrap_or_else(|| "-".into()),
+            whole(r.iops),
+            r.mib_per_s.map_or("-".to_string(), |v| format!("{v:.1}")),
+            whole(r.p99_us),
+        ];
+        (cells, r.partial)
+    });
+    let mut o = String::new();
+    for (cells, partial) in std::iter::once((header, false)).chain(rows) {
+        let [
+            id,
+            started,
+            test,
+            mode,
+            block,
+            sessions,
+            engine,
+            event,
+            iops,
+            mib,
+            p99,
+        ] = cells;
+        o += &format!(
+            "{id:>5}  {started:<20}  {test:<10} {mode:<5} {block:>5} {sessions:>4}  {engine:<6} {event:<26} {iops:>11} {mib:>9} {p99:>9}{}\n",
+            if partial { "  partial" } else { "" }
+        );
+    }
+    o
+}
+
+fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
+    let store = Store::open_existing(&store_path(db)?)?;
+    let run = store.run_or_usage_error(a.id)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let _ = write!(out, "{}", run.result_json);
+    } else {
+        // Made from the stored result, not summary.txt: the directory may be gone.
+        let _ = write!(out, "{}", crate::report::summary::render(&run.result));
+    }
+    Ok(ExitCode::Ok)
+}
+
+fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
+    let store = Store::open_existing(&store_path(db)?)?;
+    let stored = a
+        .ids
+        .iter()
+        .map(|&id| store.run_or_usage_error(id))
+        .collect::<Result<Vec<_>>>()?;
+    let runs: Vec<(String, &crate::report::RunResult)> = stored
+        .iter()
+        .map(|s| (format!("run {}", s.id), &s.result))
+        .collect();
+    if let Some(file) = &a.html {
+        std::fs::write(file, crate::report::html::compare_html(&runs))
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", file.display())))?;
+        eprintln!("dbio: comparison written to {}", file.display());
+    }
+    let _ = write!(
+        std::io::stdout().lock(),
+        "{}",
+        crate::report::compare::render(&runs)
+    );
+    Ok(ExitCode::Ok)
 }
 
 fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {

@@ -20,6 +20,10 @@ use crate::workload::Test;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The results store every run is recorded in (default:
+    /// $XDG_DATA_HOME/dbio/dbio.db, else ~/.local/share/dbio/dbio.db).
+    #[arg(long, global = true, env = "DBIO_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -33,6 +37,12 @@ pub enum Command {
     Clean(CleanArgs),
     /// Draw report.html, timeseries.csv and histograms.csv of a run again from its result.json.
     Report(ReportArgs),
+    /// List the runs recorded in the results store, oldest first.
+    Runs(RunsArgs),
+    /// Print a recorded run's summary (or its result.json), even if its directory is gone.
+    Show(ShowArgs),
+    /// Compare recorded runs event by event: IOPS, MiB/s, p50, p99 and the ratio to the first.
+    Compare(CompareArgs),
 }
 
 /// Where the data set lives and what it looks like.
@@ -214,6 +224,38 @@ pub struct ReportArgs {
     /// The run directory (the one holding result.json).
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// Only runs of this test.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub test: Option<Test>,
+    /// Only the N most recent runs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: Option<u32>,
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The run's id, as `dbio runs` lists it.
+    pub id: i64,
+    /// Print the run's result.json instead of its summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Two or more run ids, as `dbio runs` lists them; ratios are to the first.
+    #[arg(required = true, num_args = 2.., value_name = "ID")]
+    pub ids: Vec<i64>,
+    /// Also write the comparison as a self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {

@@ -5,6 +5,7 @@
 //! - how it is issued: [`engine`] (sync, aio, uring behind one trait);
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
 //! - the data files: [`dataset`]; one run end to end: [`run`];
+//! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod measure;
 pub mod report;
 pub mod run;
+pub mod store;
 pub mod sys;
 pub mod units;
 pub mod warnings;

@@ -8,3 +8,4 @@ mod dataset;
 mod report;
 mod results;
 mod safety;
+mod store;

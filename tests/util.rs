@@ -8,19 +8,30 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 /// A temporary working directory; `dbio` runs inside it, so the default data set
-/// (`./dbio-data`) and runs (`./dbio-runs`) land here and vanish with it.
+/// (`./dbio-data`) and runs (`./dbio-runs`) land here and vanish with it. The results store
+/// goes to a second temporary directory (`XDG_DATA_HOME`), never to the user's own.
 pub struct Env {
     pub dir: tempfile::TempDir,
+    pub data_home: tempfile::TempDir,
 }
 
 impl Env {
     pub fn new() -> Env {
-        Env {
-            dir: tempfile::Builder::new()
+        let temp = || {
+            tempfile::Builder::new()
                 .prefix("dbio-test-")
                 .tempdir()
-                .expect("temp dir"),
+                .expect("temp dir")
+        };
+        Env {
+            dir: temp(),
+            data_home: temp(),
         }
+    }
+
+    /// A results store file of this environment, for `--db`.
+    pub fn db(&self, name: &str) -> String {
+        self.data_home.path().join(name).display().to_string()
     }
 
     pub fn path(&self) -> &Path {
@@ -34,7 +45,9 @@ impl Env {
     /// `dbio` with the working directory set to this environment.
     pub fn dbio(&self) -> Command {
         let mut c = Command::cargo_bin("dbio").expect("dbio binary");
-        c.current_dir(self.path());
+        c.current_dir(self.path())
+            .env("XDG_DATA_HOME", self.data_home.path())
+            .env_remove("DBIO_DB");
         c
     }
 

@@ -1,7 +1,8 @@
 //! What is made of the measurements: `result.json` (the contract), `summary.txt` (the
-//! report a DBA reads), `report.html` (the same with charts), the CSV exports, and the run
-//! directory that holds them.
+//! report a DBA reads), `report.html` (the same with charts), the CSV exports, the run
+//! directory that holds them, and comparisons of runs.
 
+pub mod compare;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixture;

@@ -1,0 +1,592 @@
+//! The results store: every run recorded in an embedded SQLite database, so that runs can be
+//! listed, shown and compared long after their run directories are gone.
+//!
+//! One row per run in `runs` holds the columns lists filter and sort on plus the whole
+//! result.json; `run_events` holds each event's statistics and its power-of-two histogram.
+//! Several dbio processes may finish at once: the database is in WAL mode, waits for a busy
+//! lock instead of failing, and every write is one short immediate transaction.
+
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::report::RunResult;
+use crate::report::result::EventResult;
+use schema::{MIGRATIONS, MigrateError, Migration};
+
+/// How long a writer waits for another dbio process to finish its write.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open results store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One run as `dbio runs` lists it: when, what, the parameters that tell runs apart, and
+/// the headline figures of its main event (the one with the most wait time).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunListing {
+    pub id: i64,
+    pub started_at: String,
+    pub test: String,
+    pub submission: String,
+    pub io_mode: String,
+    pub engine: String,
+    pub sessions: u64,
+    pub block_size: u64,
+    pub request_bytes: u64,
+    pub size_bytes: u64,
+    pub duration_s: f64,
+    pub measured_seconds: f64,
+    pub partial: bool,
+    pub run_dir: String,
+    pub main_event: Option<String>,
+    pub iops: Option<f64>,
+    pub mib_per_s: Option<f64>,
+    pub p99_us: Option<f64>,
+}
+
+/// Which runs to list.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only runs of this test ("read-iops", ...).
+    pub test: Option<String>,
+    /// Only the most recent N runs.
+    pub last: Option<usize>,
+}
+
+/// A recorded run, with its result.json as written.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    pub id: i64,
+    pub run_dir: String,
+    /// The result.json text, byte for byte what the run directory held.
+    pub result_json: String,
+    pub result: RunResult,
+}
+
+/// Where the store lives unless `--db` or `DBIO_DB` say otherwise:
+/// `$XDG_DATA_HOME/dbio/dbio.db`, else `~/.local/share/dbio/dbio.db`.
+pub fn default_path() -> Result<PathBuf> {
+    let from_env = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            // The XDG spec says relative paths are invalid and must be ignored.
+            .filter(|p| p.is_absolute())
+    };
+    let data_home = from_env("XDG_DATA_HOME")
+        .or_else(|| from_env("HOME").map(|h| h.join(".local/share")))
+        .ok_or_else(|| {
+            Error::usage(
+                "cannot tell where the results store lives: HOME is not set; give --db PATH or set DBIO_DB",
+            )
+        })?;
+    Ok(data_home.join("dbio").join("dbio.db"))
+}
+
+/// The text of result.json for `r`, exactly as `report::write_run` writes it.
+pub fn result_json_text(r: &RunResult) -> Result<String> {
+    serde_json::to_string_pretty(r)
+        .map(|s| s + "\n")
+        .map_err(|e| Error::other(format!("cannot serialize the result: {e}")))
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it (and its directory) if needed and bringing
+    /// its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, MIGRATIONS)
+    }
+
+    /// Opens the store at `path` if it exists; otherwise an empty store in memory, so that
+    /// looking at runs never creates a file.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if path.exists() {
+            return Store::open(path);
+        }
+        let mut conn = Connection::open_in_memory().map_err(|e| sqlite_error(path, e))?;
+        schema::migrate(&mut conn, MIGRATIONS).map_err(|e| migrate_error(path, e))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn open_with(path: &Path, steps: &[Migration]) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::other(format!(
+                    "results store {}: cannot create its directory: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| sqlite_error(path, e))?;
+        // WAL: readers never block the writer and a crash mid-write cannot corrupt the file.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| sqlite_error(path, e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::other(format!(
+                "results store {}: cannot switch to WAL mode (got {mode})",
+                path.display()
+            )));
+        }
+        conn.execute_batch("PRAGMA foreign_keys = ON")
+            .map_err(|e| sqlite_error(path, e))?;
+        schema::migrate(&mut conn, steps).map_err(|e| migrate_error(path, e))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a run whose results are in `run_dir` (kept as an absolute path). Returns
+    /// the run's id.
+    pub fn record(&mut self, r: &RunResult, run_dir: &Path) -> Result<i64> {
+        let json = result_json_text(r)?;
+        let run_dir = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
+        let path = self.path.clone();
+        self.insert(r, &json, &run_dir)
+            .map_err(|e| sqlite_error(&path, e))
+    }
+
+    fn insert(&mut self, r: &RunResult, json: &str, run_dir: &Path) -> rusqlite::Result<i64> {
+        let c = &r.config;
+        let main = main_event(r);
+        // Immediate: take the write lock up front, so a busy database is waited for
+        // (busy_timeout) instead of failing when a read would have to become a write.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO runs (started_at, test, submission, io_mode, engine, sessions,
+                block_size, request_bytes, size_bytes, files, duration_s, measured_seconds,
+                partial, stop_reason, target, run_dir, hostname, dbio_version, result_schema,
+                requests, bytes, read_iops, write_iops, read_mib_per_s, write_mib_per_s,
+                main_event, main_p99_us, result_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+            params![
+                r.started_at,
+                r.test,
+                c.submission,
+                c.io_mode,
+                c.engine,
+                c.sessions as i64,
+                c.block_size as i64,
+                c.request_bytes as i64,
+                c.size_bytes as i64,
+                c.files,
+                c.duration_s,
+                r.measured_seconds,
+                r.partial,
+                r.stop_reason,
+                c.target,
+                run_dir.display().to_string(),
+                r.host.hostname,
+                r.dbio_version,
+                r.schema,
+                r.totals.requests as i64,
+                r.totals.bytes as i64,
+                r.totals.read_iops,
+                r.totals.write_iops,
+                r.totals.read_mib_per_s,
+                r.totals.write_mib_per_s,
+                main.map(|e| e.name.as_str()),
+                main.map(|e| e.latency_us.p99),
+                json,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for e in &r.events {
+            let (l, w) = (&e.latency_us, &e.wait_latency_us);
+            let json = |buckets| {
+                serde_json::to_string(buckets)
+                    .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+            };
+            tx.execute(
+                "INSERT INTO run_events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                    ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,
+                    ?27, ?28)",
+                params![
+                    id,
+                    e.name,
+                    e.requests as i64,
+                    e.waits as i64,
+                    e.bytes as i64,
+                    e.errors as i64,
+                    e.iops,
+                    e.mib_per_s,
+                    e.wait_time_s,
+                    e.inflight_avg,
+                    l.mean,
+                    l.p50,
+                    l.p90,
+                    l.p95,
+                    l.p99,
+                    l.p99_9,
+                    l.p99_99,
+                    l.max,
+                    w.mean,
+                    w.p50,
+                    w.p90,
+                    w.p95,
+                    w.p99,
+                    w.p99_9,
+                    w.p99_99,
+                    w.max,
+                    json(&e.histogram_micro)?,
+                    json(&e.wait_histogram_micro)?,
+                ],
+            )?;
+        }
+        for (seq, warning) in r.warnings.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_warnings (run_id, seq, warning) VALUES (?1, ?2, ?3)",
+                params![id, seq as i64, warning],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// The runs `filter` selects, oldest first.
+    pub fn runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>> {
+        self.select_runs(filter)
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    fn select_runs(&self, filter: &RunFilter) -> rusqlite::Result<Vec<RunListing>> {
+        // The newest N that match, then turned back into oldest first.
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.test, r.submission, r.io_mode, r.engine, r.sessions,
+                    r.block_size, r.request_bytes, r.size_bytes, r.duration_s,
+                    r.measured_seconds, r.partial, r.run_dir, r.main_event, e.iops,
+                    e.mib_per_s, e.p99_us
+             FROM runs r
+             LEFT JOIN run_events e ON e.run_id = r.id AND e.event = r.main_event
+             WHERE ?1 IS NULL OR r.test = ?1
+             ORDER BY r.id DESC
+             LIMIT ?2",
+        )?;
+        let limit = filter.last.map_or(-1, |n| n as i64);
+        let mut runs = stmt
+            .query_map(params![filter.test, limit], |row| {
+                Ok(RunListing {
+                    id: row.get(0)?,
+                    started_at: row.get(1)?,
+                    test: row.get(2)?,
+                    submission: row.get(3)?,
+                    io_mode: row.get(4)?,
+                    engine: row.get(5)?,
+                    sessions: row.get::<_, i64>(6)? as u64,
+                    block_size: row.get::<_, i64>(7)? as u64,
+                    request_bytes: row.get::<_, i64>(8)? as u64,
+                    size_bytes: row.get::<_, i64>(9)? as u64,
+                    duration_s: row.get(10)?,
+                    measured_seconds: row.get(11)?,
+                    partial: row.get(12)?,
+                    run_dir: row.get(13)?,
+                    main_event: row.get(14)?,
+                    iops: row.get(15)?,
+                    mib_per_s: row.get(16)?,
+                    p99_us: row.get(17)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        runs.reverse();
+        Ok(runs)
+    }
+
+    /// The run recorded as `id`, if there is one.
+    pub fn run(&self, id: i64) -> Result<Option<StoredRun>> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_row(
+                "SELECT run_dir, result_json FROM runs WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        let Some((run_dir, result_json)) = row else {
+            return Ok(None);
+        };
+        let result = serde_json::from_str(&result_json).map_err(|e| {
+            Error::other(format!(
+                "results store {}: run {id} has a result this dbio cannot read ({e})",
+                self.path.display()
+            ))
+        })?;
+        Ok(Some(StoredRun {
+            id,
+            run_dir,
+            result_json,
+            result,
+        }))
+    }
+
+    /// The run recorded as `id`, or the one-line usage error `dbio` exits 2 with.
+    pub fn run_or_usage_error(&self, id: i64) -> Result<StoredRun> {
+        self.run(id)?.ok_or_else(|| {
+            Error::usage(format!(
+                "no run {id} in the results store {}; `dbio runs` lists the recorded runs",
+                self.path.display()
+            ))
+        })
+    }
+}
+
+/// The run's headline event: the one sessions spent the most time waiting on, as at the
+/// top of the summary's Top Timed Events.
+pub fn main_event(r: &RunResult) -> Option<&EventResult> {
+    r.events
+        .iter()
+        .max_by(|a, b| a.wait_time_s.total_cmp(&b.wait_time_s))
+}
+
+fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
+    Error::other(format!("results store {}: {e}", path.display()))
+}
+
+fn migrate_error(path: &Path, e: MigrateError) -> Error {
+    match e {
+        MigrateError::Sqlite(e) => sqlite_error(path, e),
+        e => Error::usage(format!(
+            "cannot use {} as the results store: {e}",
+            path.display()
+        )),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A complete result of one event, as a run would produce it.
+    pub(crate) fn sample(test: &str, event: &str, iops: f64, p99: f64) -> RunResult {
+        let latency = serde_json::json!({
+            "mean": p99 / 2.0, "p50": p99 / 2.0, "p90": p99 * 0.8, "p95": p99 * 0.9,
+            "p99": p99, "p99_9": p99 * 1.5, "p99_99": p99 * 2.0, "max": p99 * 3.0
+        });
+        serde_json::from_value(serde_json::json!({
+            "schema": "dbio.result.v1", "dbio_version": "0.1.0", "test": test,
+            "started_at": "2026-11-22T01:30:35Z", "measured_seconds": 2.0,
+            "partial": false, "stop_reason": "completed",
+            "config": {
+                "target": "./dbio-data", "size_bytes": 268435456u64, "block_size": 8192,
+                "files": 4, "sessions": 2, "submission": "async", "io_mode": "setall",
+                "engine_requested": "auto", "engine": "uring", "engine_reason": "auto",
+                "engine_notes": [], "open_flags": ["O_RDONLY", "O_DIRECT", "O_DSYNC"],
+                "duration_s": 2.0, "warmup_s": 0.0, "batch": 32, "depth": 8, "mbrc": 128,
+                "request_bytes": 8192, "seed": 1, "dio_mem_align": 512,
+                "dio_offset_align": 512, "dio_align_source": "statx", "buffer_align": 4096,
+                "out": "./dbio-runs"
+            },
+            "dataset": {
+                "path": "./dbio-data", "kind": "directory", "size_bytes": 268435456u64,
+                "files": 4, "block_size": 8192, "reused": true, "prepare_seconds": 0.0,
+                "fill_method": null
+            },
+            "host": { "hostname": "db1", "kernel": "6.18", "cpus": 2 },
+            "events": [{
+                "name": event, "requests": (iops * 2.0) as u64, "waits": 10, "bytes": 8192,
+                "errors": 0, "iops": iops, "mib_per_s": iops / 128.0,
+                "latency_us": latency, "wait_latency_us": latency, "wait_time_s": 3.5,
+                "inflight_avg": 1.0, "submit_calls": 0, "submit_mean_us": 0.0,
+                "histogram_micro": [{ "lt_us": 1, "count": 0 }, { "lt_us": 2, "count": 5 }],
+                "wait_histogram_micro": [{ "lt_us": 2, "count": 3 }]
+            }],
+            "totals": { "requests": 10, "bytes": 8192, "read_iops": iops, "write_iops": 0.0,
+                        "read_mib_per_s": iops / 128.0, "write_mib_per_s": 0.0 },
+            "cpu": { "user_s": 0.1, "system_s": 0.2, "cpu_s_per_1k_requests": 0.01 },
+            "timeseries": [], "warnings": ["a warning"], "errors": []
+        }))
+        .expect("sample result")
+    }
+
+    fn temp_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("sub/dir/dbio.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_recorded_run_comes_back_whole() {
+        let (_dir, mut store) = temp_store();
+        let r = sample("read-iops", "db file parallel read", 1000.0, 250.0);
+        let id = store.record(&r, Path::new("/runs/a")).unwrap();
+        let back = store.run(id).unwrap().expect("recorded run");
+        assert_eq!(back.run_dir, "/runs/a");
+        assert_eq!(back.result_json, result_json_text(&r).unwrap());
+        assert_eq!(
+            crate::report::summary::render(&back.result),
+            crate::report::summary::render(&r)
+        );
+        let (hist, wait_hist, p99, warning): (String, String, f64, String) = store
+            .conn
+            .query_row(
+                "SELECT e.histogram_micro, e.wait_histogram_micro, e.p99_us, w.warning
+                 FROM run_events e JOIN run_warnings w USING (run_id) WHERE run_id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(hist, r#"[{"lt_us":1,"count":0},{"lt_us":2,"count":5}]"#);
+        assert_eq!(wait_hist, r#"[{"lt_us":2,"count":3}]"#);
+        assert_eq!(p99, 250.0);
+        assert_eq!(warning, "a warning");
+        assert!(store.run(id + 1).unwrap().is_none());
+        let err = store.run_or_usage_error(id + 1).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Usage);
+        assert!(err.to_string().contains(&format!("no run {}", id + 1)));
+    }
+
+    #[test]
+    fn runs_are_listed_with_their_main_event_and_filtered() {
+        let (_dir, mut store) = temp_store();
+        let a = sample("read-iops", "db file parallel read", 1000.0, 250.0);
+        let b = sample("write-iops", "db file parallel write", 500.0, 900.0);
+        let c = sample("read-iops", "db file parallel read", 2000.0, 125.0);
+        let ids: Vec<i64> = [&a, &b, &c]
+            .iter()
+            .map(|r| store.record(r, Path::new("/runs/x")).unwrap())
+            .collect();
+        let all = store.runs(&RunFilter::default()).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), ids);
+        assert_eq!(all[1].test, "write-iops");
+        assert_eq!(all[1].main_event.as_deref(), Some("db file parallel write"));
+        assert_eq!(
+            (all[1].iops, all[1].p99_us, all[1].block_size),
+            (Some(500.0), Some(900.0), 8192)
+        );
+
+        let reads = store
+            .runs(&RunFilter {
+                test: Some("read-iops".into()),
+                last: None,
+            })
+            .unwrap();
+        assert_eq!(
+            reads.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [ids[0], ids[2]]
+        );
+        let last_two = store
+            .runs(&RunFilter {
+                test: None,
+                last: Some(2),
+            })
+            .unwrap();
+        assert_eq!(last_two.iter().map(|r| r.id).collect::<Vec<_>>(), &ids[1..]);
+        let last_write = store
+            .runs(&RunFilter {
+                test: Some("write-iops".into()),
+                last: Some(1),
+            })
+            .unwrap();
+        assert_eq!(last_write.len(), 1);
+        assert_eq!(last_write[0].id, ids[1]);
+    }
+
+    /// A database written by the first schema version — with a run in it — is upgraded by
+    /// a later migration when opened, and the run can still be listed and shown.
+    #[test]
+    fn a_v1_database_is_upgraded_and_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let r = sample("read-mbps", "direct path read", 300.0, 4000.0);
+        let id = {
+            let mut v1 = Store::open_with(&path, &MIGRATIONS[..1]).unwrap();
+            v1.record(&r, Path::new("/runs/old")).unwrap()
+        };
+        let mut upgraded_steps = MIGRATIONS.to_vec();
+        upgraded_steps.push(Migration {
+            version: schema::current_version() + 1,
+            sql: "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT '';
+                  CREATE TABLE run_tags (run_id INTEGER NOT NULL, tag TEXT NOT NULL);",
+        });
+        let upgraded = Store::open_with(&path, &upgraded_steps).unwrap();
+        let version: u32 = upgraded
+            .conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, schema::current_version() + 1);
+        let listed = upgraded.runs(&RunFilter::default()).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].main_event.as_deref(), Some("direct path read"));
+        let back = upgraded.run(id).unwrap().expect("run survives the upgrade");
+        assert_eq!(back.result.test, "read-mbps");
+        assert_eq!(back.result_json, result_json_text(&r).unwrap());
+    }
+
+    /// Two processes finishing at once: each has its own connection and writes while the
+    /// other holds the lock. Every run must land, none may fail with "database is locked".
+    #[test]
+    fn concurrent_writers_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dbio.db");
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut store = Store::open(&path).unwrap();
+                    let r = sample(
+                        "read-iops",
+                        "db file sequential read",
+                        100.0 + w as f64,
+                        9.0,
+                    );
+                    for _ in 0..25 {
+                        store.record(&r, Path::new("/runs/w")).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("writer succeeded");
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.runs(&RunFilter::default()).unwrap().len(), 100);
+        let check: String = store
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok");
+    }
+
+    #[test]
+    fn looking_at_a_missing_store_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none/dbio.db");
+        let store = Store::open_existing(&path).unwrap();
+        assert!(store.runs(&RunFilter::default()).unwrap().is_empty());
+        assert!(!dir.path().join("none").exists());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE customers (id INTEGER)")
+            .unwrap();
+        let err = Store::open(&path).err().expect("refused");
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Usage);
+        assert!(err.to_string().contains("--db"), "{err}");
+    }
+}

@@ -1,0 +1,273 @@
+//! The results store: every run recorded, listed, shown again after its run directory is
+//! gone, and compared with others. Every test names its store with `--db` inside the
+//! test's temporary directories.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::util::{Env, f, quick, u};
+
+/// Runs `dbio run TEST extra...` recording into `db`; returns its result.json.
+fn run(env: &Env, db: &str, test: &str, extra: &[&str]) -> Value {
+    let mut args = quick(test, extra);
+    args.extend(["--db", db]);
+    env.json(&args)
+}
+
+/// `dbio runs --json [args...]` against `db`.
+fn runs(env: &Env, db: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["runs", "--json", "--db", db];
+    all.extend_from_slice(args);
+    env.json(&all).as_array().expect("a JSON array").clone()
+}
+
+fn ids(listed: &[Value]) -> Vec<u64> {
+    listed.iter().map(|r| u(&r["id"])).collect()
+}
+
+fn stdout(env: &Env, args: &[&str]) -> String {
+    let out = env.output(args);
+    assert!(
+        out.status.success(),
+        "dbio {args:?} failed ({:?}):\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+#[test]
+fn three_runs_are_listed_and_filtered() {
+    let env = Env::new();
+    let db = env.db("three.db");
+    let results = [
+        run(&env, &db, "read-iops", &["--sync"]),
+        run(&env, &db, "read-iops", &["--sync", "--block-size", "4K"]),
+        run(&env, &db, "write-iops", &[]),
+    ];
+
+    let listed = runs(&env, &db, &[]);
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    let all_ids = ids(&listed);
+    assert!(all_ids.windows(2).all(|w| w[0] < w[1]), "oldest first");
+    for (row, r) in listed.iter().zip(&results) {
+        let e = &r["events"][0];
+        assert_eq!(row["test"], r["test"]);
+        assert_eq!(row["started_at"], r["started_at"]);
+        assert_eq!(row["block_size"], r["config"]["block_size"]);
+        assert_eq!(row["sessions"], r["config"]["sessions"]);
+        assert_eq!(row["engine"], r["config"]["engine"]);
+        assert_eq!(row["main_event"], e["name"]);
+        assert_eq!(f(&row["iops"]), f(&e["iops"]));
+        assert_eq!(f(&row["mib_per_s"]), f(&e["mib_per_s"]));
+        assert_eq!(f(&row["p99_us"]), f(&e["latency_us"]["p99"]));
+        let dir = PathBuf::from(row["run_dir"].as_str().unwrap());
+        let on_disk: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(&on_disk, r, "run_dir points at this run's directory");
+    }
+    assert_eq!(u(&listed[1]["block_size"]), 4096);
+
+    assert_eq!(ids(&runs(&env, &db, &["--last", "1"])), &all_ids[2..]);
+    assert_eq!(ids(&runs(&env, &db, &["--last", "2"])), &all_ids[1..]);
+    assert_eq!(
+        ids(&runs(&env, &db, &["--test", "read-iops"])),
+        &all_ids[..2]
+    );
+    assert_eq!(
+        ids(&runs(&env, &db, &["--test", "read-iops", "--last", "1"])),
+        &all_ids[1..2]
+    );
+    assert!(runs(&env, &db, &["--test", "read-mbps"]).is_empty());
+
+    let text = stdout(&env, &["runs", "--db", &db]);
+    assert_eq!(text.lines().count(), 4, "a header and three runs:\n{text}");
+    assert!(
+        text.lines().nth(3).unwrap().contains("write-iops"),
+        "{text}"
+    );
+}
+
+/// The cells after `figure` on its line in `event`'s table of `dbio compare`.
+fn compare_row(text: &str, event: &str, figure: &str) -> Vec<String> {
+    let table = text
+        .split("\n\n")
+        .find(|t| t.starts_with(event))
+        .unwrap_or_else(|| panic!("no table for {event}:\n{text}"));
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(figure))
+        .unwrap_or_else(|| panic!("no {figure} row:\n{table}"));
+    line[figure.len()..]
+        .split_whitespace()
+        .map(|c| c.replace([',', '×'], ""))
+        .collect()
+}
+
+#[test]
+fn compare_prints_both_runs_and_the_ratio_to_the_first() {
+    let env = Env::new();
+    let db = env.db("compare.db");
+    let first = run(&env, &db, "read-iops", &["--sync"]);
+    let second = run(&env, &db, "read-iops", &["--sync", "--block-size", "4K"]);
+    let listed = ids(&runs(&env, &db, &[]));
+    let (a, b) = (listed[0].to_string(), listed[1].to_string());
+
+    let html = env.join("compare.html").display().to_string();
+    let text = stdout(&env, &["compare", &a, &b, "--db", &db, "--html", &html]);
+    let page = std::fs::read_to_string(&html).expect("--html wrote the page");
+    assert!(page.contains("<html"), "an HTML page");
+    for label in [format!("run {a}"), format!("run {b}")] {
+        assert!(page.contains(&label), "{label} is on the page");
+    }
+    assert!(text.contains(&format!("ratios are to run {a}")), "{text}");
+    let (e1, e2) = (&first["events"][0], &second["events"][0]);
+    let event = e1["name"].as_str().unwrap();
+    assert_eq!(event, "db file sequential read");
+    for (figure, pick) in [
+        ("IOPS", &["iops"][..]),
+        ("MiB/s", &["mib_per_s"][..]),
+        ("p50 (µs)", &["latency_us", "p50"][..]),
+        ("p99 (µs)", &["latency_us", "p99"][..]),
+    ] {
+        let value = |e: &Value| f(pick.iter().fold(e, |v, k| &v[*k]));
+        let (v1, v2) = (value(e1), value(e2));
+        let cells = compare_row(&text, event, figure);
+        assert_eq!(cells.len(), 3, "{figure}: {cells:?}\n{text}");
+        let printed: Vec<f64> = cells.iter().map(|c| c.parse().unwrap()).collect();
+        // Figures are printed to 2 decimals below 100, to 1 above; the ratio to 3.
+        assert!(
+            (printed[0] - v1).abs() <= 0.05 + 1e-9,
+            "{figure}: {printed:?} vs {v1}"
+        );
+        assert!(
+            (printed[1] - v2).abs() <= 0.05 + 1e-9,
+            "{figure}: {printed:?} vs {v2}"
+        );
+        let ratio = v2 / v1;
+        assert!(
+            (printed[2] - ratio).abs() <= 0.0005 + 1e-9,
+            "{figure}: printed ratio {} vs {ratio} from the result.json files\n{text}",
+            printed[2]
+        );
+    }
+}
+
+#[test]
+fn a_deleted_run_directory_does_not_break_runs_or_show() {
+    let env = Env::new();
+    let db = env.db("deleted.db");
+    run(&env, &db, "read-iops", &["--sync"]);
+    let listed = runs(&env, &db, &[]);
+    let id = u(&listed[0]["id"]).to_string();
+    let dir = PathBuf::from(listed[0]["run_dir"].as_str().unwrap());
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    let result_json = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    assert_eq!(runs(&env, &db, &[]), listed);
+    assert_eq!(stdout(&env, &["show", &id, "--db", &db]), summary);
+    assert_eq!(
+        stdout(&env, &["show", &id, "--json", "--db", &db]),
+        result_json
+    );
+}
+
+#[test]
+fn an_unknown_id_is_one_line_and_exit_2() {
+    let env = Env::new();
+    let db = env.db("empty.db");
+    for args in [
+        &["show", "42", "--db", &db][..],
+        &["compare", "1", "2", "--db", &db][..],
+    ] {
+        let out = env.output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("no run"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(
+        !std::path::Path::new(&db).exists(),
+        "looking did not create a store"
+    );
+}
+
+/// The run's directory is written before the store; a store that cannot be written costs
+/// one warning line, not the run.
+#[test]
+fn a_store_that_cannot_be_written_does_not_lose_the_run() {
+    let env = Env::new();
+    let not_a_dir = env.db("plain-file");
+    std::fs::write(&not_a_dir, "not a directory").unwrap();
+    let db = format!("{not_a_dir}/dbio.db");
+    let mut args = quick("read-iops", &["--sync"]);
+    args.extend(["--db", &db]);
+    let out = env.output(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("not recorded"), "{stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("the result is printed");
+    assert_eq!(r["test"], "read-iops");
+    let dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs")).unwrap().collect();
+    assert_eq!(dirs.len(), 1);
+    assert!(
+        dirs[0]
+            .as_ref()
+            .unwrap()
+            .path()
+            .join("result.json")
+            .is_file()
+    );
+}
+
+/// Without `--db` the store is `$XDG_DATA_HOME/dbio/dbio.db`; `DBIO_DB` overrides that and
+/// `--db` overrides both.
+#[test]
+fn where_the_store_lives() {
+    let env = Env::new();
+    env.json(&quick("read-iops", &["--sync"]));
+    let default = env.data_home.path().join("dbio/dbio.db");
+    assert!(default.is_file(), "{default:?}");
+
+    let from_env = env.db("from-env.db");
+    let out = env
+        .dbio()
+        .env("DBIO_DB", &from_env)
+        .args(quick("read-iops", &["--sync"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let count = |db: &str| runs(&env, db, &[]).len();
+    assert_eq!(count(&from_env), 1);
+    assert_eq!(count(&default.display().to_string()), 1);
+
+    let out = env
+        .dbio()
+        .env("DBIO_DB", &from_env)
+        .args(["runs", "--json"])
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let run_dir = |db: &str| runs(&env, db, &[])[0]["run_dir"].clone();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["run_dir"], run_dir(&from_env), "DBIO_DB is read");
+    assert_ne!(
+        listed[0]["run_dir"],
+        run_dir(&default.display().to_string())
+    );
+    let missing = env.db("missing.db");
+    let out = env
+        .dbio()
+        .env("DBIO_DB", &from_env)
+        .args(["runs", "--json", "--db", &missing])
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(listed.is_empty(), "--db wins over DBIO_DB");
+}
