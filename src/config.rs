@@ -277,6 +277,23 @@ impl RunConfig {
                 crate::units::size_label(16 * bs)
             )));
         }
+        if let Some(c) = oltp.cache_size
+            && a.test == Test::Oltp
+        {
+            // Sessions pin their work unit's buffers; the rest must leave room to replace.
+            let sessions = a.sessions as u64;
+            let pinned = 2 * sessions * oltp.work_unit as u64;
+            let buffers = (c / bs).min(dataset.size / bs);
+            if buffers < pinned {
+                return Err(Error::usage(format!(
+                    "--cache-size {} holds {buffers} blocks; {sessions} sessions with --work-unit {} pin up to {} at once, so the cache needs at least {pinned} blocks ({}); use a larger --cache-size or fewer --sessions",
+                    crate::units::size_label(c),
+                    oltp.work_unit,
+                    sessions * oltp.work_unit as u64,
+                    crate::units::size_label(pinned * bs)
+                )));
+            }
+        }
         let temp = TempOptions {
             spill_size: a.temp.spill_size,
             temp_io: a.temp.temp_io,

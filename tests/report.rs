@@ -62,9 +62,11 @@ fn report_html_is_self_contained_and_names_the_events() {
     ] {
         assert!(html.contains(part), "report.html lacks {part}");
     }
-    // One histogram per event, then IOPS, MiB/s and latency per second.
-    assert_eq!(html.matches("<svg").count(), 4);
-    assert_eq!(html.matches("</svg>").count(), 4);
+    // One histogram per event, then IOPS, MiB/s and latency per second, then ASH.
+    assert!(r["ash"].is_object(), "every run samples ASH");
+    assert!(html.contains("Active Session History") || html.contains("ASH"));
+    assert_eq!(html.matches("<svg").count(), 5);
+    assert_eq!(html.matches("</svg>").count(), 5);
     for needle in ["http://", "https://", "<script", "<link", "url("] {
         assert!(!html.contains(needle), "{needle} in report.html");
     }

@@ -9,3 +9,4 @@ mod report;
 mod results;
 mod safety;
 mod store;
+mod write_side;

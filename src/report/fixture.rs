@@ -107,7 +107,10 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
                         .collect::<BTreeMap<_, _>>(),
                 })
                 .collect(),
-            samples_by_state: states.iter().map(|s| (s.clone(), u64::from(seconds) * 10)).collect(),
+            samples_by_state: states
+                .iter()
+                .map(|s| (s.clone(), u64::from(seconds) * 10))
+                .collect(),
             states,
         }
     });

@@ -300,17 +300,6 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
         match cfg.oltp.cache_size {
             Some(size) => {
                 let buffers = (size / bs).min(data_blocks.max(1)) as usize;
-                let pinned = 2 * n * cfg.oltp.work_unit;
-                if buffers < pinned {
-                    return Err(Error::usage(format!(
-                        "--cache-size {} holds {buffers} blocks; {n} sessions with --work-unit {} pin up to {} at once, so the cache needs at least {} blocks ({}); use a larger --cache-size or fewer --sessions",
-                        size_label(size),
-                        cfg.oltp.work_unit,
-                        n * cfg.oltp.work_unit,
-                        pinned,
-                        size_label(pinned as u64 * bs)
-                    )));
-                }
                 inst.cache = Some(
                     BufferCache::new(buffers, bs as usize, data_blocks, buffer_align)
                         .map_err(|e| Error::Io(format!("cannot allocate the buffer cache: {e}")))?,
