@@ -209,13 +209,21 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         written: &written,
         stop,
     };
-    let ds = dataset::prepare(&dataset::Prepare {
-        target: &spec.target,
-        data: Some(&spec),
-        redo: None,
-        fresh: spec.fresh,
-        fill: &fill,
-    })?;
+    let ds = crate::progress::follow_bytes(
+        crate::progress::wanted(a.quiet),
+        spec.size,
+        "preparing the data set",
+        &written,
+        || {
+            dataset::prepare(&dataset::Prepare {
+                target: &spec.target,
+                data: Some(&spec),
+                redo: None,
+                fresh: spec.fresh,
+                fill: &fill,
+            })
+        },
+    )?;
     if !ds.reused && ds.prepare_seconds > 0.0 {
         println!(
             "prepared {} in {:.1} s ({:.0} MiB/s, {})",

@@ -129,6 +129,9 @@ pub struct RunArgs {
     /// Print result.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// No live progress line (it is only drawn when stdout and stderr are terminals).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Redo and commits (tests `redo` and `oltp`).
@@ -210,6 +213,9 @@ pub struct PrepareArgs {
     /// Fill with buffered writes instead of O_DIRECT (for file systems without direct I/O).
     #[arg(long)]
     pub buffered: bool,
+    /// No progress bar (it is only drawn when stdout and stderr are terminals).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -168,6 +168,8 @@ pub struct RunConfig {
     pub mbrc: usize,
     pub out: PathBuf,
     pub json: bool,
+    /// No live progress display.
+    pub quiet: bool,
     pub seed: u64,
     pub ash_hz: u32,
     pub redo: RedoOptions,
@@ -324,6 +326,7 @@ impl RunConfig {
             mbrc,
             out: a.out.clone(),
             json: a.json,
+            quiet: a.quiet,
             seed: a.dataset.seed.unwrap_or_else(rand_seed),
             ash_hz: a.ash_hz,
             redo,

@@ -16,6 +16,7 @@ pub mod dataset;
 pub mod engine;
 pub mod error;
 pub mod measure;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod store;

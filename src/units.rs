@@ -169,6 +169,17 @@ mod tests {
     }
 }
 
+/// A latency in microseconds, short: `850 µs`, `4.2 ms`, `1.20 s`.
+pub fn latency_label(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
 /// A size or a range of sizes, typed `2K` or `512..8K`; values are drawn uniformly from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SizeRange {

@@ -5,6 +5,7 @@ mod util;
 
 mod cli;
 mod dataset;
+mod progress;
 mod report;
 mod results;
 mod safety;

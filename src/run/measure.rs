@@ -13,6 +13,7 @@ use crate::measure::ash::{self, AshHistory};
 use crate::measure::{
     DbTotals, EventTotals, Recorder, Sampler, SecondPoint, SessionCounters, Window,
 };
+use crate::progress::Progress;
 use crate::sys::{self, AlignedBuf, now_ns};
 use crate::workload::redo::{Lgwr, LgwrStats, MAX_PIECES};
 use crate::workload::{self, Event, Instance, IoFailure, Plan, Session};
@@ -133,7 +134,7 @@ struct Shared<'a> {
 }
 
 /// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms.
-fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: impl Fn() -> bool) {
+fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: &impl Fn() -> bool) {
     loop {
         let now = now_ns();
         if now >= deadline_ns || stop.load(Ordering::Relaxed) || done() {
@@ -143,7 +144,65 @@ fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: impl Fn() -> bool) {
     }
 }
 
+/// The live progress line: phase, elapsed/remaining, and per event the last complete
+/// second's IOPS, MiB/s and p99 (events that did nothing that second are left out).
+fn progress_line(
+    phase: &str,
+    elapsed_s: f64,
+    total_s: f64,
+    plan: &Plan,
+    last: &[SecondPoint],
+) -> String {
+    let mut line = format!(
+        "{phase} {:.1}/{:.0} s ({:.0} s left)",
+        elapsed_s.min(total_s),
+        total_s,
+        (total_s - elapsed_s).max(0.0).ceil()
+    );
+    for p in last.iter().filter(|p| p.requests > 0).take(3) {
+        let ev = plan.events[p.event];
+        line.push_str(&format!(
+            " | {}: {} IOPS",
+            ev.name(),
+            crate::report::summary::thousands(p.requests)
+        ));
+        if p.bytes > 0 {
+            line.push_str(&format!(
+                " {:.1} MiB/s",
+                p.bytes as f64 / (1u64 << 20) as f64
+            ));
+        }
+        if let Some(p99) = p.p99_us {
+            line.push_str(&format!(" p99 {}", crate::units::latency_label(p99)));
+        }
+    }
+    line
+}
+
+/// Sleeps until `deadline_ns` like [`sleep_until`], redrawing the progress line every
+/// `progress::TICK` with `draw()`.
+fn wait_drawing(
+    deadline_ns: u64,
+    stop: &AtomicBool,
+    done: impl Fn() -> bool,
+    progress: &Progress,
+    draw: impl Fn() -> String,
+) {
+    loop {
+        let now = now_ns();
+        if now >= deadline_ns || stop.load(Ordering::Relaxed) || done() {
+            return;
+        }
+        if progress.is_drawn() {
+            progress.set_message(draw());
+        }
+        let tick = crate::progress::TICK.as_nanos() as u64;
+        sleep_until(deadline_ns.min(now + tick), stop, &done);
+    }
+}
+
 /// Runs the plan's threads through warm-up and the measured window.
+#[allow(clippy::too_many_arguments)]
 pub fn measure(
     cfg: &RunConfig,
     plan: &Plan,
@@ -152,6 +211,7 @@ pub fn measure(
     kind: EngineKind,
     buffer_align: usize,
     stop: &Arc<AtomicBool>,
+    progress: &Progress,
 ) -> Measurement {
     let n = cfg.sessions;
     let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
@@ -252,18 +312,29 @@ pub fn measure(
                     .ok()
             };
             let all_done = || finished.load(Ordering::Relaxed) == handles.len();
-            sleep_until(start, stop, all_done);
+            let (warmup_s, duration_s) = (cfg.warmup.as_secs_f64(), cfg.duration.as_secs_f64());
+            wait_drawing(start, stop, all_done, progress, || {
+                let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
+                progress_line("warm-up", elapsed, warmup_s, plan, &[])
+            });
             let cpu0 = sys::process_cpu_seconds();
             let mut t = 1u32;
+            let mut last: Vec<SecondPoint> = Vec::new();
             loop {
                 let boundary = (start + u64::from(t) * 1_000_000_000).min(end);
-                sleep_until(boundary, stop, all_done);
+                wait_drawing(boundary, stop, all_done, progress, || {
+                    let elapsed = now_ns().saturating_sub(start) as f64 / 1e9;
+                    progress_line("measuring", elapsed, duration_s, plan, &last)
+                });
                 let now = now_ns();
                 if now < boundary || now >= end {
                     break; // stopped early, or the window is over
                 }
-                sampler.close_second(t);
+                last = sampler.close_second(t).to_vec();
                 t += 1;
+            }
+            if progress.is_drawn() {
+                progress.set_message("stopping: waiting for the last requests".into());
             }
             let cpu1 = sys::process_cpu_seconds();
             cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);

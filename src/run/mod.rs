@@ -22,6 +22,7 @@ use crate::config::{RedoSync, RunConfig};
 use crate::dataset::{self, DataSet, FillOptions, OpenFlags, Prepare, TargetKind};
 use crate::engine::{self, Selection};
 use crate::error::{Error, ExitCode, Result};
+use crate::progress::{self, Progress};
 use crate::report::{self, RunResult};
 use crate::sys::{self, DioAlignment};
 use crate::units::{duration_label, size_label};
@@ -60,7 +61,7 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
                 written: &written,
                 stop,
             };
-            dataset::prepare(&Prepare {
+            let prepare = Prepare {
                 target,
                 data: cfg.test.uses_data_files().then_some(&cfg.dataset),
                 redo: cfg
@@ -69,7 +70,16 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
                     .then_some((cfg.redo.files, cfg.redo.file_size)),
                 fresh: cfg.dataset.fresh,
                 fill: &fill,
-            })
+            };
+            let total = prepare.data.map_or(0, |d| d.size)
+                + prepare.redo.map_or(0, |(n, size)| u64::from(n) * size);
+            progress::follow_bytes(
+                progress::wanted(cfg.quiet),
+                total,
+                "preparing the data set",
+                &written,
+                || dataset::prepare(&prepare),
+            )
         }
     }
 }
@@ -206,7 +216,18 @@ fn run_on(
         redo: RunFiles::fds(&files.redo),
         temp: RunFiles::fds(&files.temp),
     };
-    let m = measure::measure(cfg, &plan, &inst, &fds, selection.kind, buffer_align, stop);
+    let display = Progress::line(progress::wanted(cfg.quiet));
+    let m = measure::measure(
+        cfg,
+        &plan,
+        &inst,
+        &fds,
+        selection.kind,
+        buffer_align,
+        stop,
+        &display,
+    );
+    display.clear();
     drop(files);
     let result = assemble::assemble(&assemble::Inputs {
         cfg,

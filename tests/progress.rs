@@ -1,0 +1,86 @@
+//! Live progress (issue 4): drawn on a terminal, absent from pipes and with `--quiet`.
+
+use std::process::Command;
+
+use crate::util::Env;
+
+/// Runs `dbio args` under a pseudo-terminal (util-linux `script`), returns what the terminal
+/// received; None when `script` is not installed.
+fn under_pty(env: &Env, args: &[&str]) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return None;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("dbio");
+    let cmd = format!("{} {}", bin.display(), args.join(" "));
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env.path())
+        .env("XDG_DATA_HOME", env.data_home.path())
+        .output()
+        .expect("run script");
+    assert!(out.status.success(), "{cmd}: {:?}", out.status);
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "read-iops",
+    "--size",
+    "64M",
+    "--sessions",
+    "2",
+    "--duration",
+    "3s",
+    "--warmup",
+    "1s",
+];
+
+#[test]
+fn a_terminal_gets_a_live_progress_line() {
+    let env = Env::new();
+    let mut args = RUN.to_vec();
+    args.push("--fresh");
+    let Some(tty) = under_pty(&env, &args) else {
+        return;
+    };
+    assert!(tty.contains("preparing the data set"), "prepare bar: {tty}");
+    // The line is redrawn in place (erase line, then the new text), several times a second.
+    assert!(tty.contains("\x1b[2K"), "drawn in place");
+    let draws: Vec<&str> = tty.split("measuring ").skip(1).collect();
+    assert!(
+        draws.len() >= 6,
+        "about 4 redraws a second over 3 s: {draws:?}"
+    );
+    assert!(
+        draws.iter().any(|d| d.contains("db file parallel read:")
+            && d.contains("IOPS")
+            && d.contains("p99")),
+        "current figures shown: {draws:?}"
+    );
+    let elapsed: std::collections::BTreeSet<&str> =
+        draws.iter().filter_map(|d| d.split('/').next()).collect();
+    assert!(elapsed.len() >= 4, "elapsed time advances: {elapsed:?}");
+    assert!(tty.contains("warm-up"));
+    assert!(tty.contains("Top Timed Events"), "the summary follows");
+}
+
+#[test]
+fn quiet_or_piped_output_has_no_control_characters() {
+    let env = Env::new();
+    let mut args = RUN.to_vec();
+    args.push("--quiet");
+    if let Some(tty) = under_pty(&env, &args) {
+        assert!(!tty.contains("measuring"), "--quiet: {tty}");
+    }
+    let out = env.output(RUN);
+    assert!(out.status.success());
+    for (name, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let text = String::from_utf8_lossy(text);
+        assert!(
+            !text.contains('\x1b') && !text.contains('\r'),
+            "{name} of a piped run has control characters: {text:?}"
+        );
+        assert!(!text.contains("measuring"), "{name}: {text}");
+    }
+}
