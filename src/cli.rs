@@ -51,6 +51,11 @@ pub struct DataSetArgs {
     /// Recreate the data set even if a matching one exists.
     #[arg(long)]
     pub fresh: bool,
+    /// What the data files hold: random (incompressible), zero, compress=RATIO (e.g.
+    /// compress=2: compresses about 2:1) or dedupe=RATIO (e.g. dedupe=4: 1 in 4 blocks
+    /// unique). A data set filled otherwise is recreated.
+    #[arg(long, default_value = "random", value_parser = crate::dataset::fill::Content::parse, value_name = "random|zero|compress=RATIO|dedupe=RATIO")]
+    pub fill: crate::dataset::fill::Content,
     /// Seed for the random block choices and the data fill (default: random).
     #[arg(long)]
     pub seed: Option<u64>,

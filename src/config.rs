@@ -116,6 +116,8 @@ pub struct DataSetSpec {
     pub block_size: u64,
     pub files: u32,
     pub fresh: bool,
+    /// What new data files are filled with (`--fill`).
+    pub fill: crate::dataset::fill::Content,
 }
 
 impl DataSetSpec {
@@ -138,6 +140,7 @@ impl DataSetSpec {
             block_size: a.block_size,
             files: a.files,
             fresh: a.fresh,
+            fill: a.fill,
         })
     }
 

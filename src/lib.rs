@@ -4,7 +4,7 @@
 //! - what I/O a test issues: [`workload`] (tests, events, session patterns);
 //! - how it is issued: [`engine`] (sync, aio, uring behind one trait);
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
-//! - the data files: [`dataset`]; one run end to end: [`run`];
+//! - the data files: [`dataset`]; one run end to end: [`run`]; what keeps data safe: [`safety`];
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -17,6 +17,7 @@ pub mod error;
 pub mod measure;
 pub mod report;
 pub mod run;
+pub mod safety;
 pub mod sys;
 pub mod units;
 pub mod warnings;

@@ -63,6 +63,9 @@ pub struct DataSet {
     pub prepare_seconds: f64,
     /// How the data set was filled, e.g. "O_DIRECT, 4 writers".
     pub fill_method: Option<String>,
+    /// What the data files hold (`--fill`: random, zero, compress=R, dedupe=R); None for
+    /// targets dbio did not create.
+    pub fill: Option<String>,
     manifest: Option<Manifest>,
     _lock: Option<File>,
 }
@@ -251,7 +254,10 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
     let mut methods = Vec::new();
 
     let data_ok = |m: &Manifest, spec: &DataSetSpec| {
-        !p.fresh && m.matches(spec.size, spec.block_size, spec.files) && intact(&dir, &m.files)
+        !p.fresh
+            && m.matches(spec.size, spec.block_size, spec.files)
+            && m.fill == spec.fill.name()
+            && intact(&dir, &m.files)
     };
     match p.data {
         Some(spec) if !data_ok(&m, spec) => {
@@ -262,6 +268,12 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                     "its preparation did not finish".to_string()
                 } else if !intact(&dir, &m.files) {
                     "some of its files are missing or changed".to_string()
+                } else if m.matches(spec.size, spec.block_size, spec.files) {
+                    format!(
+                        "it was filled with {}, this run wants --fill {}",
+                        m.fill,
+                        spec.fill.name()
+                    )
                 } else {
                     format!(
                         "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
@@ -281,7 +293,16 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                 m.files.clear();
             }
             let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
-            let method = build_group(&dir, &mut m, Group::Data, &names, spec.file_size(), p.fill)?;
+            let method = build_group(
+                &dir,
+                &mut m,
+                Group::Data,
+                &names,
+                spec.file_size(),
+                spec.fill,
+                p.fill,
+            )?;
+            m.fill = spec.fill.name();
             m.size_bytes = spec.size;
             m.block_size = spec.block_size;
             methods.push(format!("data files: {method}"));
@@ -306,7 +327,15 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
             let names: Vec<String> = (0..count)
                 .map(|i| format!("dbio-redo-{:02}.log", i + 1))
                 .collect();
-            let method = build_group(&dir, &mut m, Group::Redo, &names, size, p.fill)?;
+            let method = build_group(
+                &dir,
+                &mut m,
+                Group::Redo,
+                &names,
+                size,
+                fill::Content::Random,
+                p.fill,
+            )?;
             m.redo_file_size = size;
             methods.push(format!("redo logs: {method}"));
         }
@@ -348,6 +377,7 @@ fn build_group(
     g: Group,
     names: &[String],
     size: u64,
+    content: fill::Content,
     fill: &FillOptions,
 ) -> Result<String> {
     for name in names {
@@ -388,7 +418,12 @@ fn build_group(
         })
         .collect();
     m.write(dir)?;
-    match create_and_fill(dir, m, g, size, fill) {
+    // Partial files go even when a second Ctrl-C ends dbio at once (safety::cleanup).
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    crate::safety::cleanup::register(paths.iter().cloned());
+    let filled = create_and_fill(dir, m, g, size, content, fill);
+    crate::safety::cleanup::forget(&paths);
+    match filled {
         Ok(method) => Ok(method),
         Err(e) => {
             let listed = std::mem::take(group_mut(m, g));
@@ -453,6 +488,7 @@ fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet
         reused,
         prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
         fill_method: None,
+        fill: (!m.files.is_empty()).then(|| m.fill.clone()),
         path: dir,
         manifest: Some(m),
         _lock: Some(lock),
@@ -464,6 +500,7 @@ fn create_and_fill(
     m: &mut Manifest,
     g: Group,
     file_size: u64,
+    content: fill::Content,
     fill: &FillOptions,
 ) -> Result<String> {
     let mut direct = !fill.buffered;
@@ -514,6 +551,7 @@ fn create_and_fill(
     let complete = fill::fill(
         &files,
         file_size,
+        content,
         writers,
         fill.seed ^ g as u64,
         fill.written,
@@ -579,6 +617,7 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         reused: true,
         prepare_seconds: 0.0,
         fill_method: None,
+        fill: None,
         manifest: None,
         _lock: None,
     })
@@ -694,6 +733,8 @@ impl DataSet {
             })
             .collect();
         m.write(&dir)?;
+        // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
+        crate::safety::cleanup::register(m.temp_files.iter().map(|e| dir.join(&e.name)));
         let mut out = Vec::with_capacity(count);
         for entry in m.temp_files.iter_mut() {
             let path = dir.join(&entry.name);
@@ -734,6 +775,12 @@ impl DataSet {
             return Ok(());
         }
         let r = remove_group(&self.path, &m.temp_files);
+        let paths: Vec<PathBuf> = m
+            .temp_files
+            .iter()
+            .map(|e| self.path.join(&e.name))
+            .collect();
+        crate::safety::cleanup::forget(&paths);
         m.temp_files.clear();
         self.temp_files.clear();
         m.write(&self.path)?;

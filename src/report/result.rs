@@ -288,6 +288,10 @@ pub struct DataSetJson {
     pub reused: bool,
     pub prepare_seconds: f64,
     pub fill_method: Option<String>,
+    /// What the data files hold (`--fill`): "random", "zero", "compress=2", "dedupe=4";
+    /// null for a file or device dbio did not fill.
+    #[serde(default)]
+    pub fill: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -338,6 +338,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             reused: ds.reused,
             prepare_seconds: ds.prepare_seconds,
             fill_method: ds.fill_method.clone(),
+            fill: ds.fill.clone(),
         },
         host: rj::HostJson::current(),
         cpu: rj::CpuJson {

@@ -376,8 +376,8 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     // Set up everything before the start gate: buffers, data to write, the engine.
     let setup = (|| -> std::io::Result<SessionSetup> {
         let mut buffers = AlignedBuf::new(buffer_bytes.max(1), sh.buffer_align)?;
-        let mut state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        sys::fill_random(buffers.as_mut_slice(), &mut state);
+        let state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        cfg.dataset.fill.write_buffer(buffers.as_mut_slice(), state);
         if uses_engine {
             let region = (buffers.as_mut_ptr(), buffers.len());
             let (e, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
