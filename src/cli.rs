@@ -39,9 +39,10 @@ pub struct DataSetArgs {
     /// accept an existing file or block device, which is only read.
     #[arg(long, default_value = "./dbio-data", value_name = "PATH")]
     pub target: PathBuf,
-    /// Total data set size (K, M, G, T are binary).
-    #[arg(long, default_value = "1G", value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub size: u64,
+    /// Total data set size (K, M, G, T are binary) [default: 1G; for an existing file or
+    /// block device as --target: all of it, or the first SIZE bytes].
+    #[arg(long, value_parser = parse_size_arg, allow_hyphen_values = true)]
+    pub size: Option<u64>,
     /// Database block size: a power of two from 512 to 1M.
     #[arg(long, default_value = "8K", value_parser = parse_block_size_arg, allow_hyphen_values = true)]
     pub block_size: u64,
@@ -121,6 +122,18 @@ pub struct RunArgs {
     /// Print result.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Allow write-iops/write-mbps on a block device as --target, overwriting it. Refused
+    /// anyway when it is mounted, in use, or holds a file system, partition table, LVM,
+    /// RAID, swap or LUKS signature.
+    #[arg(long)]
+    pub destructive: bool,
+    /// With --destructive: do not ask for confirmation on the terminal.
+    #[arg(long, requires = "destructive")]
+    pub yes: bool,
+    /// Keep going after an I/O error, counting errors per event (default: stop at the first,
+    /// keep the partial result, exit 4).
+    #[arg(long)]
+    pub continue_on_error: bool,
 }
 
 /// Redo and commits (tests `redo` and `oltp`).

@@ -66,6 +66,8 @@ pub struct DataSet {
     /// What the data files hold (`--fill`: random, zero, compress=R, dedupe=R); None for
     /// targets dbio did not create.
     pub fill: Option<String>,
+    /// A block device claimed for a write test with `--destructive` (see [`claimed_device`]).
+    pub destructive: bool,
     manifest: Option<Manifest>,
     _lock: Option<File>,
 }
@@ -489,6 +491,7 @@ fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet
         prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
         fill_method: None,
         fill: (!m.files.is_empty()).then(|| m.fill.clone()),
+        destructive: false,
         path: dir,
         manifest: Some(m),
         _lock: Some(lock),
@@ -583,8 +586,9 @@ fn create_and_fill(
     ))
 }
 
-/// Uses an existing file or block device as a read-only data set of one file.
-pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result<DataSet> {
+/// Uses an existing file or block device as a read-only data set of one file: all of it,
+/// or the first `--size` bytes.
+pub fn existing_target(path: &Path, kind: TargetKind, spec: &DataSetSpec) -> Result<DataSet> {
     let f = File::open(path).map_err(|e| Error::io("cannot open --target", path, &e))?;
     let size = match kind {
         TargetKind::BlockDevice => sys::block_device_size(&f)
@@ -594,12 +598,53 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
             .map_err(|e| Error::io("cannot stat", path, &e))?
             .len(),
     };
-    let usable = size / block_size * block_size;
+    one_file_data_set(path, kind, size, spec, None, None)
+}
+
+/// A block device a write test may overwrite, checked and claimed by
+/// [`crate::safety::device::claim`]: a one-file data set written only within its size (or
+/// the first `--size` bytes), with nothing of dbio's — no manifest — written onto it.
+/// `claim` (the device opened with O_EXCL) is held until the data set is dropped.
+pub fn claimed_device(path: &Path, claim: File, size: u64, spec: &DataSetSpec) -> Result<DataSet> {
+    let (id, _) = sys::file_id(path).map_err(|e| Error::io("cannot stat", path, &e))?;
+    one_file_data_set(
+        path,
+        TargetKind::BlockDevice,
+        size,
+        spec,
+        Some(id),
+        Some(claim),
+    )
+}
+
+fn one_file_data_set(
+    path: &Path,
+    kind: TargetKind,
+    size: u64,
+    spec: &DataSetSpec,
+    id: Option<FileId>,
+    claim: Option<File>,
+) -> Result<DataSet> {
+    let block_size = spec.block_size;
+    let wanted = match spec.size_given {
+        Some(want) if want > size => {
+            return Err(Error::usage(format!(
+                "--size {} is larger than --target {} ({} bytes, {}); use at most its size, or leave --size out to use all of it",
+                size_label(want),
+                path.display(),
+                size,
+                human_bytes(size)
+            )));
+        }
+        Some(want) => want,
+        None => size,
+    };
+    let usable = wanted / block_size * block_size;
     if usable < block_size {
         return Err(Error::usage(format!(
             "--target {} holds {} bytes, less than one block of {}",
             path.display(),
-            size,
+            wanted,
             size_label(block_size)
         )));
     }
@@ -609,7 +654,7 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         files: vec![DataFile {
             path: path.to_path_buf(),
             size: usable,
-            id: None,
+            id,
         }],
         redo_files: Vec::new(),
         temp_files: Vec::new(),
@@ -618,8 +663,9 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         prepare_seconds: 0.0,
         fill_method: None,
         fill: None,
+        destructive: claim.is_some(),
         manifest: None,
-        _lock: None,
+        _lock: claim,
     })
 }
 
@@ -664,9 +710,10 @@ impl DataSet {
         self.files.iter().map(|f| f.size).sum()
     }
 
-    /// Whether dbio created this data set (and so may write to it).
+    /// Whether dbio created this data set, or was allowed to overwrite it (and so may
+    /// write to it).
     pub fn owned(&self) -> bool {
-        self.manifest.is_some()
+        self.manifest.is_some() || self.destructive
     }
 
     /// Opens every data file with `flags`. Writing requires a data set dbio created, and each
@@ -829,6 +876,11 @@ impl DataSet {
                     self.path.display()
                 )
             }
+            TargetKind::BlockDevice if self.destructive => format!(
+                "data set: {} ({} of the block device, overwritten with --destructive)",
+                self.path.display(),
+                human_bytes(self.size_bytes())
+            ),
             TargetKind::File | TargetKind::BlockDevice => format!(
                 "data set: {} ({}, read-only, not created by dbio)",
                 self.path.display(),

@@ -275,6 +275,15 @@ pub struct RunConfigJson {
     #[serde(default)]
     pub clock: String,
     pub out: String,
+    /// `--continue-on-error`: failed requests were counted and the run went on.
+    #[serde(default)]
+    pub continue_on_error: bool,
+    /// `--destructive`: a write test was allowed to overwrite a block device.
+    #[serde(default)]
+    pub destructive: bool,
+    /// `--fill`: what new data files are filled with.
+    #[serde(default)]
+    pub fill: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -35,6 +35,8 @@ pub struct Measurement {
     pub cpu_user_s: f64,
     pub cpu_system_s: f64,
     pub failures: Vec<IoFailure>,
+    /// Sessions that went on after failed requests (`--continue-on-error`): the first each.
+    pub continued: Vec<IoFailure>,
     pub setup_errors: Vec<String>,
     pub engine_notes: Vec<String>,
     pub interrupted: bool,
@@ -112,6 +114,8 @@ impl StartGate {
 #[derive(Default)]
 struct ThreadEnd {
     failure: Option<IoFailure>,
+    /// The first failed request of a session that went on (`--continue-on-error`).
+    continued: Option<IoFailure>,
     setup_error: Option<String>,
     note: Option<String>,
     abandoned: bool,
@@ -310,6 +314,7 @@ pub fn measure(
         cpu_user_s: cpu.0,
         cpu_system_s: cpu.1,
         failures: ends.iter().filter_map(|e| e.failure.clone()).collect(),
+        continued: ends.iter().filter_map(|e| e.continued.clone()).collect(),
         setup_errors: ends.iter().filter_map(|e| e.setup_error.clone()).collect(),
         engine_notes,
         interrupted: interrupted && stop.load(Ordering::Relaxed),
@@ -433,6 +438,8 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         completions: vec![engine::Completion::default(); capacity.max(1)],
         write_seq: 0,
         abandoned: false,
+        continue_on_error: cfg.continue_on_error,
+        first_error: None,
     };
     let outcome = if is_dbwr {
         workload::dbwr::dbwr(plan, &mut session)
@@ -443,6 +450,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         sh.stop.store(true, Ordering::Relaxed);
     }
     let abandoned = session.abandoned;
+    let continued = session.first_error.take();
     if abandoned {
         // The kernel may still write into these buffers: never free them.
         std::mem::forget(session.engine.take());
@@ -453,6 +461,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     }
     ThreadEnd {
         failure: outcome.err(),
+        continued,
         note,
         abandoned,
         ..Default::default()

@@ -222,8 +222,8 @@ pub struct Consent {
 }
 
 /// Checks that `path` may be overwritten by `test` and claims it: every check of
-/// SPEC §7.1, then `--destructive`, then confirmation. Refusals are usage errors (exit 2)
-/// that name the reason.
+/// SPEC §7.1, then `--destructive`. Refusals are usage errors (exit 2) that name the
+/// reason. The caller asks for confirmation ([`confirm`]) once everything else is checked.
 pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     let refuse = |why: String| {
         Error::usage(format!(
@@ -298,12 +298,12 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             info
         )));
     }
-    confirm(&info, test, consent.yes)?;
     Ok(Claim { file, info })
 }
 
-/// Shows what will be overwritten and asks on the terminal, unless `--yes`.
-fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
+/// Shows what will be overwritten and asks on the terminal, unless `--yes`; refuses when
+/// it cannot ask (stdin is not a terminal).
+pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
     let what = format!("{test} will overwrite {info}; whatever it holds is lost");
     if yes {
         eprintln!("dbio: --destructive --yes: {what}");
