@@ -5,5 +5,8 @@ mod util;
 
 mod cli;
 mod dataset;
+mod devices;
+mod faults;
 mod results;
 mod safety;
+mod signals;
