@@ -861,6 +861,9 @@ impl DataSet {
                         size_label(self.block_size)
                     ));
                 }
+                if let Some(fill) = self.fill.as_deref().filter(|f| *f != "random") {
+                    parts.push(format!("fill {fill}"));
+                }
                 if let Some(r) = self.redo_files.first() {
                     parts.push(format!(
                         "{} redo logs of {}",
