@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cli::{
     CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
@@ -31,19 +31,42 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
 }
 
 /// SIGINT, SIGTERM and SIGHUP set the stop flag (runs end within 2 s and keep their partial
-/// result); a second SIGINT/SIGTERM exits at once.
+/// result); a second one exits at once, after removing the files registered in
+/// [`crate::safety::cleanup`] (a run's temporary files, a preparation's partial files).
 fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static RECEIVED: AtomicUsize = AtomicUsize::new(0);
+    let sigs = [SIGINT, SIGTERM, SIGHUP];
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register_conditional_shutdown(
-            sig,
-            ExitCode::Interrupted as i32,
-            Arc::clone(&stop),
-        )
-        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-        .map_err(|e| Error::other(format!("cannot install signal handlers: {e}")))?;
+    let fail = |e: std::io::Error| Error::other(format!("cannot install signal handlers: {e}"));
+    for sig in sigs {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(fail)?;
+        // SAFETY: the action only increments an atomic, which is async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, || {
+                RECEIVED.fetch_add(1, Ordering::SeqCst);
+            })
+        }
+        .map_err(fail)?;
     }
+    // The second signal is handled on a thread, not in the handler: removing files is not
+    // something a signal handler may do.
+    let mut signals = signal_hook::iterator::Signals::new(sigs).map_err(fail)?;
+    std::thread::Builder::new()
+        .name("dbio-signals".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if RECEIVED.load(Ordering::SeqCst) >= 2 {
+                    let n = crate::safety::cleanup::remove_registered();
+                    if n > 0 {
+                        eprintln!("dbio: stopped at once; removed {n} temporary file(s)");
+                    }
+                    // SAFETY: _exit ends the process without running anything else.
+                    unsafe { libc::_exit(ExitCode::Interrupted as i32) };
+                }
+            }
+        })
+        .map_err(fail)?;
     Ok(stop)
 }
 

@@ -52,9 +52,10 @@ pub struct DataSetArgs {
     /// accept an existing file or block device, which is only read.
     #[arg(long, default_value = "./dbio-data", value_name = "PATH")]
     pub target: PathBuf,
-    /// Total data set size (K, M, G, T are binary).
-    #[arg(long, default_value = "1G", value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub size: u64,
+    /// Total data set size (K, M, G, T are binary) [default: 1G; for an existing file or
+    /// block device as --target: all of it, or the first SIZE bytes].
+    #[arg(long, value_parser = parse_size_arg, allow_hyphen_values = true)]
+    pub size: Option<u64>,
     /// Database block size: a power of two from 512 to 1M.
     #[arg(long, default_value = "8K", value_parser = parse_block_size_arg, allow_hyphen_values = true)]
     pub block_size: u64,
@@ -64,6 +65,11 @@ pub struct DataSetArgs {
     /// Recreate the data set even if a matching one exists.
     #[arg(long)]
     pub fresh: bool,
+    /// What the data files hold: random (incompressible), zero, compress=RATIO (e.g.
+    /// compress=2: compresses about 2:1) or dedupe=RATIO (e.g. dedupe=4: 1 in 4 blocks
+    /// unique). A data set filled otherwise is recreated.
+    #[arg(long, default_value = "random", value_parser = crate::dataset::fill::Content::parse, value_name = "random|zero|compress=RATIO|dedupe=RATIO")]
+    pub fill: crate::dataset::fill::Content,
     /// Seed for the random block choices and the data fill (default: random).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -132,6 +138,18 @@ pub struct RunArgs {
     /// No live progress line (it is only drawn when stdout and stderr are terminals).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Allow write-iops/write-mbps on a block device as --target, overwriting it. Refused
+    /// anyway when it is mounted, in use, or holds a file system, partition table, LVM,
+    /// RAID, swap or LUKS signature.
+    #[arg(long)]
+    pub destructive: bool,
+    /// With --destructive: do not ask for confirmation on the terminal.
+    #[arg(long, requires = "destructive")]
+    pub yes: bool,
+    /// Keep going after an I/O error, counting errors per event (default: stop at the first,
+    /// keep the partial result, exit 4).
+    #[arg(long)]
+    pub continue_on_error: bool,
 }
 
 /// Redo and commits (tests `redo` and `oltp`).

@@ -116,18 +116,26 @@ pub struct DataSetSpec {
     pub block_size: u64,
     pub files: u32,
     pub fresh: bool,
+    /// What new data files are filled with (`--fill`).
+    pub fill: crate::dataset::fill::Content,
+    /// `--size` as typed (for a file or device target: how much of it to use).
+    pub size_given: Option<u64>,
 }
+
+/// The data set size without `--size`.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
 
 impl DataSetSpec {
     pub fn from_args(a: &DataSetArgs) -> Result<DataSetSpec> {
         // Each file holds whole 1 MiB units (or whole blocks when blocks are larger), so that
         // multiblock requests never straddle a file's end.
         let unit = a.block_size.max(1 << 20);
-        let per_file = a.size / u64::from(a.files) / unit * unit;
+        let size = a.size.unwrap_or(DEFAULT_SIZE);
+        let per_file = size / u64::from(a.files) / unit * unit;
         if per_file == 0 {
             return Err(Error::usage(format!(
                 "--size {} is too small for --files {}: each file needs at least {}; use a larger --size or fewer --files",
-                crate::units::size_label(a.size),
+                crate::units::size_label(size),
                 a.files,
                 crate::units::size_label(unit)
             )));
@@ -138,6 +146,8 @@ impl DataSetSpec {
             block_size: a.block_size,
             files: a.files,
             fresh: a.fresh,
+            fill: a.fill,
+            size_given: a.size,
         })
     }
 
@@ -172,6 +182,11 @@ pub struct RunConfig {
     pub quiet: bool,
     pub seed: u64,
     pub ash_hz: u32,
+    /// `--destructive` and `--yes`: a write test may overwrite a block device (checked).
+    pub destructive: bool,
+    pub yes: bool,
+    /// Keep going after I/O errors, counting them per event.
+    pub continue_on_error: bool,
     pub redo: RedoOptions,
     pub oltp: OltpOptions,
     pub temp: TempOptions,
@@ -329,6 +344,9 @@ impl RunConfig {
             quiet: a.quiet,
             seed: a.dataset.seed.unwrap_or_else(rand_seed),
             ash_hz: a.ash_hz,
+            destructive: a.destructive,
+            yes: a.yes,
+            continue_on_error: a.continue_on_error,
             redo,
             oltp,
             temp,

@@ -83,6 +83,9 @@ pub fn io_advice(err: &io::Error) -> String {
         }
         Some(libc::ENOMEM) => "out of memory: use fewer --sessions or a smaller --batch/--depth",
         Some(libc::EBUSY) => "the device or file is busy (in use by something else)",
+        Some(libc::EAGAIN) => {
+            "resource temporarily unavailable: when setting up Linux AIO this means the system-wide limit fs.aio-max-nr is used up (see /proc/sys/fs/aio-nr); raise it (`sysctl -w fs.aio-max-nr=1048576`), or use fewer --sessions, a smaller --batch/--depth, or --engine uring"
+        }
         _ => return base,
     };
     format!("{base} ({hint})")
@@ -103,6 +106,10 @@ mod tests {
         assert!(io_advice(&e).contains("smaller --size"));
         let e = io::Error::from_raw_os_error(libc::EINVAL);
         assert!(io_advice(&e).contains("O_DIRECT"));
+        let e = io::Error::from_raw_os_error(libc::EAGAIN);
+        assert!(io_advice(&e).contains("fs.aio-max-nr"));
+        let e = io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(io_advice(&e).contains("ulimit -n"));
         let err = Error::io(
             "cannot open",
             Path::new("/x"),

@@ -4,7 +4,7 @@
 //! - what I/O a test issues: [`workload`] (tests, events, session patterns);
 //! - how it is issued: [`engine`] (sync, aio, uring behind one trait);
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
-//! - the data files: [`dataset`]; one run end to end: [`run`];
+//! - the data files: [`dataset`]; one run end to end: [`run`]; what keeps data safe: [`safety`];
 //! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
@@ -19,6 +19,7 @@ pub mod measure;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod safety;
 pub mod store;
 pub mod sys;
 pub mod units;

@@ -5,9 +5,15 @@ mod util;
 
 mod cli;
 mod dataset;
+mod devices;
+mod faults;
+mod files;
+mod fill;
+mod fuzz;
 mod progress;
 mod report;
 mod results;
 mod safety;
+mod signals;
 mod store;
 mod write_side;

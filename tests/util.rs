@@ -208,3 +208,100 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Whether the tests run as root (loop devices, mounts, dropping privileges need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs a command quietly; true when it succeeded.
+pub fn sh(cmd: &str, args: &[&str]) -> bool {
+    std::process::Command::new(cmd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A mount made by a test, unmounted when dropped (even when the test fails).
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    /// `mount -t TYPE -o OPTIONS SOURCE DIR`; None (with the reason printed) when that fails.
+    pub fn new(fstype: &str, options: &str, source: &str, dir: &Path) -> Option<Mount> {
+        std::fs::create_dir_all(dir).unwrap();
+        let d = dir.to_str().unwrap();
+        if sh("mount", &["-t", fstype, "-o", options, source, d]) {
+            Some(Mount(dir.to_path_buf()))
+        } else {
+            eprintln!("skipped: cannot mount {fstype} here");
+            None
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if !sh("umount", &[self.0.to_str().unwrap()]) {
+            sh("umount", &["-l", self.0.to_str().unwrap()]);
+        }
+    }
+}
+
+/// A loop device over an image file, detached when dropped (even when the test fails).
+pub struct Loop {
+    pub dev: PathBuf,
+}
+
+impl Loop {
+    /// Attaches `image`, optionally with a logical sector size; None (with the reason
+    /// printed) when loop devices are not available.
+    pub fn new(image: &Path, sector_size: Option<u32>) -> Option<Loop> {
+        if !is_root() {
+            eprintln!("skipped: loop devices need root");
+            return None;
+        }
+        let mut c = std::process::Command::new("losetup");
+        c.args(["--find", "--show"]);
+        if let Some(s) = sector_size {
+            c.args(["--sector-size", &s.to_string()]);
+        }
+        let out = c.arg(image).output();
+        match out {
+            Ok(o) if o.status.success() => Some(Loop {
+                dev: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+            }),
+            _ => {
+                eprintln!("skipped: cannot attach a loop device here");
+                None
+            }
+        }
+    }
+
+    /// A blank image of `size` bytes in `dir`, attached.
+    pub fn blank(dir: &Path, name: &str, size: u64) -> Option<Loop> {
+        let image = dir.join(name);
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+        Loop::new(&image, None)
+    }
+
+    pub fn path(&self) -> &str {
+        self.dev.to_str().unwrap()
+    }
+
+    /// The device's whole content.
+    pub fn read_all(&self) -> Vec<u8> {
+        std::fs::read(&self.dev).unwrap()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        sh("losetup", &["-d", self.path()]);
+    }
+}

@@ -63,6 +63,11 @@ pub struct DataSet {
     pub prepare_seconds: f64,
     /// How the data set was filled, e.g. "O_DIRECT, 4 writers".
     pub fill_method: Option<String>,
+    /// What the data files hold (`--fill`: random, zero, compress=R, dedupe=R); None for
+    /// targets dbio did not create.
+    pub fill: Option<String>,
+    /// A block device claimed for a write test with `--destructive` (see [`claimed_device`]).
+    pub destructive: bool,
     manifest: Option<Manifest>,
     _lock: Option<File>,
 }
@@ -251,7 +256,10 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
     let mut methods = Vec::new();
 
     let data_ok = |m: &Manifest, spec: &DataSetSpec| {
-        !p.fresh && m.matches(spec.size, spec.block_size, spec.files) && intact(&dir, &m.files)
+        !p.fresh
+            && m.matches(spec.size, spec.block_size, spec.files)
+            && m.fill == spec.fill.name()
+            && intact(&dir, &m.files)
     };
     match p.data {
         Some(spec) if !data_ok(&m, spec) => {
@@ -262,6 +270,12 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                     "its preparation did not finish".to_string()
                 } else if !intact(&dir, &m.files) {
                     "some of its files are missing or changed".to_string()
+                } else if m.matches(spec.size, spec.block_size, spec.files) {
+                    format!(
+                        "it was filled with {}, this run wants --fill {}",
+                        m.fill,
+                        spec.fill.name()
+                    )
                 } else {
                     format!(
                         "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
@@ -281,7 +295,16 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                 m.files.clear();
             }
             let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
-            let method = build_group(&dir, &mut m, Group::Data, &names, spec.file_size(), p.fill)?;
+            let method = build_group(
+                &dir,
+                &mut m,
+                Group::Data,
+                &names,
+                spec.file_size(),
+                spec.fill,
+                p.fill,
+            )?;
+            m.fill = spec.fill.name();
             m.size_bytes = spec.size;
             m.block_size = spec.block_size;
             methods.push(format!("data files: {method}"));
@@ -306,7 +329,15 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
             let names: Vec<String> = (0..count)
                 .map(|i| format!("dbio-redo-{:02}.log", i + 1))
                 .collect();
-            let method = build_group(&dir, &mut m, Group::Redo, &names, size, p.fill)?;
+            let method = build_group(
+                &dir,
+                &mut m,
+                Group::Redo,
+                &names,
+                size,
+                fill::Content::Random,
+                p.fill,
+            )?;
             m.redo_file_size = size;
             methods.push(format!("redo logs: {method}"));
         }
@@ -348,6 +379,7 @@ fn build_group(
     g: Group,
     names: &[String],
     size: u64,
+    content: fill::Content,
     fill: &FillOptions,
 ) -> Result<String> {
     for name in names {
@@ -388,7 +420,12 @@ fn build_group(
         })
         .collect();
     m.write(dir)?;
-    match create_and_fill(dir, m, g, size, fill) {
+    // Partial files go even when a second Ctrl-C ends dbio at once (safety::cleanup).
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    crate::safety::cleanup::register(paths.iter().cloned());
+    let filled = create_and_fill(dir, m, g, size, content, fill);
+    crate::safety::cleanup::forget(&paths);
+    match filled {
         Ok(method) => Ok(method),
         Err(e) => {
             let listed = std::mem::take(group_mut(m, g));
@@ -453,6 +490,8 @@ fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet
         reused,
         prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
         fill_method: None,
+        fill: (!m.files.is_empty()).then(|| m.fill.clone()),
+        destructive: false,
         path: dir,
         manifest: Some(m),
         _lock: Some(lock),
@@ -464,6 +503,7 @@ fn create_and_fill(
     m: &mut Manifest,
     g: Group,
     file_size: u64,
+    content: fill::Content,
     fill: &FillOptions,
 ) -> Result<String> {
     let mut direct = !fill.buffered;
@@ -514,6 +554,7 @@ fn create_and_fill(
     let complete = fill::fill(
         &files,
         file_size,
+        content,
         writers,
         fill.seed ^ g as u64,
         fill.written,
@@ -545,8 +586,9 @@ fn create_and_fill(
     ))
 }
 
-/// Uses an existing file or block device as a read-only data set of one file.
-pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result<DataSet> {
+/// Uses an existing file or block device as a read-only data set of one file: all of it,
+/// or the first `--size` bytes.
+pub fn existing_target(path: &Path, kind: TargetKind, spec: &DataSetSpec) -> Result<DataSet> {
     let f = File::open(path).map_err(|e| Error::io("cannot open --target", path, &e))?;
     let size = match kind {
         TargetKind::BlockDevice => sys::block_device_size(&f)
@@ -556,12 +598,53 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
             .map_err(|e| Error::io("cannot stat", path, &e))?
             .len(),
     };
-    let usable = size / block_size * block_size;
+    one_file_data_set(path, kind, size, spec, None, None)
+}
+
+/// A block device a write test may overwrite, checked and claimed by
+/// [`crate::safety::device::claim`]: a one-file data set written only within its size (or
+/// the first `--size` bytes), with nothing of dbio's — no manifest — written onto it.
+/// `claim` (the device opened with O_EXCL) is held until the data set is dropped.
+pub fn claimed_device(path: &Path, claim: File, size: u64, spec: &DataSetSpec) -> Result<DataSet> {
+    let (id, _) = sys::file_id(path).map_err(|e| Error::io("cannot stat", path, &e))?;
+    one_file_data_set(
+        path,
+        TargetKind::BlockDevice,
+        size,
+        spec,
+        Some(id),
+        Some(claim),
+    )
+}
+
+fn one_file_data_set(
+    path: &Path,
+    kind: TargetKind,
+    size: u64,
+    spec: &DataSetSpec,
+    id: Option<FileId>,
+    claim: Option<File>,
+) -> Result<DataSet> {
+    let block_size = spec.block_size;
+    let wanted = match spec.size_given {
+        Some(want) if want > size => {
+            return Err(Error::usage(format!(
+                "--size {} is larger than --target {} ({} bytes, {}); use at most its size, or leave --size out to use all of it",
+                size_label(want),
+                path.display(),
+                size,
+                human_bytes(size)
+            )));
+        }
+        Some(want) => want,
+        None => size,
+    };
+    let usable = wanted / block_size * block_size;
     if usable < block_size {
         return Err(Error::usage(format!(
             "--target {} holds {} bytes, less than one block of {}",
             path.display(),
-            size,
+            wanted,
             size_label(block_size)
         )));
     }
@@ -571,7 +654,7 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         files: vec![DataFile {
             path: path.to_path_buf(),
             size: usable,
-            id: None,
+            id,
         }],
         redo_files: Vec::new(),
         temp_files: Vec::new(),
@@ -579,8 +662,10 @@ pub fn existing_target(path: &Path, kind: TargetKind, block_size: u64) -> Result
         reused: true,
         prepare_seconds: 0.0,
         fill_method: None,
+        fill: None,
+        destructive: claim.is_some(),
         manifest: None,
-        _lock: None,
+        _lock: claim,
     })
 }
 
@@ -625,9 +710,10 @@ impl DataSet {
         self.files.iter().map(|f| f.size).sum()
     }
 
-    /// Whether dbio created this data set (and so may write to it).
+    /// Whether dbio created this data set, or was allowed to overwrite it (and so may
+    /// write to it).
     pub fn owned(&self) -> bool {
-        self.manifest.is_some()
+        self.manifest.is_some() || self.destructive
     }
 
     /// Opens every data file with `flags`. Writing requires a data set dbio created, and each
@@ -694,6 +780,8 @@ impl DataSet {
             })
             .collect();
         m.write(&dir)?;
+        // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
+        crate::safety::cleanup::register(m.temp_files.iter().map(|e| dir.join(&e.name)));
         let mut out = Vec::with_capacity(count);
         for entry in m.temp_files.iter_mut() {
             let path = dir.join(&entry.name);
@@ -734,6 +822,12 @@ impl DataSet {
             return Ok(());
         }
         let r = remove_group(&self.path, &m.temp_files);
+        let paths: Vec<PathBuf> = m
+            .temp_files
+            .iter()
+            .map(|e| self.path.join(&e.name))
+            .collect();
+        crate::safety::cleanup::forget(&paths);
         m.temp_files.clear();
         self.temp_files.clear();
         m.write(&self.path)?;
@@ -767,6 +861,9 @@ impl DataSet {
                         size_label(self.block_size)
                     ));
                 }
+                if let Some(fill) = self.fill.as_deref().filter(|f| *f != "random") {
+                    parts.push(format!("fill {fill}"));
+                }
                 if let Some(r) = self.redo_files.first() {
                     parts.push(format!(
                         "{} redo logs of {}",
@@ -782,6 +879,11 @@ impl DataSet {
                     self.path.display()
                 )
             }
+            TargetKind::BlockDevice if self.destructive => format!(
+                "data set: {} ({} of the block device, overwritten with --destructive)",
+                self.path.display(),
+                human_bytes(self.size_bytes())
+            ),
             TargetKind::File | TargetKind::BlockDevice => format!(
                 "data set: {} ({}, read-only, not created by dbio)",
                 self.path.display(),

@@ -193,6 +193,9 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             buffer_align: 4096,
             clock: "tsc".into(),
             out: "./dbio-runs".into(),
+            continue_on_error: false,
+            destructive: false,
+            fill: "random".into(),
         },
         dataset: DataSetJson {
             path: "/data/<b>\"x\" & 'y'".into(),
@@ -203,6 +206,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             reused: true,
             prepare_seconds: 0.0,
             fill_method: None,
+            fill: Some("random".into()),
         },
         host: HostJson {
             hostname: "<script>alert(1)</script>".into(),

@@ -275,6 +275,15 @@ pub struct RunConfigJson {
     #[serde(default)]
     pub clock: String,
     pub out: String,
+    /// `--continue-on-error`: failed requests were counted and the run went on.
+    #[serde(default)]
+    pub continue_on_error: bool,
+    /// `--destructive`: a write test was allowed to overwrite a block device.
+    #[serde(default)]
+    pub destructive: bool,
+    /// `--fill`: what new data files are filled with.
+    #[serde(default)]
+    pub fill: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -288,6 +297,10 @@ pub struct DataSetJson {
     pub reused: bool,
     pub prepare_seconds: f64,
     pub fill_method: Option<String>,
+    /// What the data files hold (`--fill`): "random", "zero", "compress=2", "dedupe=4";
+    /// null for a file or device dbio did not fill.
+    #[serde(default)]
+    pub fill: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -235,6 +235,14 @@ pub fn render(r: &RunResult) -> String {
             d.path
         );
     }
+    if d.kind == "block_device" && r.config.destructive {
+        let _ = writeln!(
+            o,
+            "Overwrote {} of block device {} (--destructive)",
+            human_bytes(d.size_bytes),
+            d.path
+        );
+    }
     if !r.errors.is_empty() {
         let _ = writeln!(o, "\nErrors");
         for e in &r.errors {

@@ -263,6 +263,13 @@ pub fn assemble(i: &Inputs) -> RunResult {
         });
     }
     let mut warning_lines: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    if let Some(first) = m.continued.first() {
+        let count: u64 = events.iter().map(|e| e.errors).sum();
+        warning_lines.push(format!(
+            "{count} request(s) failed and the run went on (--continue-on-error; errors per event in events[].errors); the first: {}",
+            describe_failure(first, ds)
+        ));
+    }
     warning_lines.extend(m.pinning_notes.iter().cloned());
     let mut errors: Vec<String> = m.setup_errors.clone();
     errors.extend(m.failures.iter().map(|f| describe_failure(f, ds)));
@@ -323,6 +330,9 @@ pub fn assemble(i: &Inputs) -> RunResult {
             buffer_align: i.buffer_align,
             clock: crate::clock::describe(),
             out: cfg.out.display().to_string(),
+            continue_on_error: cfg.continue_on_error,
+            destructive: cfg.destructive,
+            fill: cfg.dataset.fill.name(),
         },
         dataset: rj::DataSetJson {
             path: ds.path.display().to_string(),
@@ -338,6 +348,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             reused: ds.reused,
             prepare_seconds: ds.prepare_seconds,
             fill_method: ds.fill_method.clone(),
+            fill: ds.fill.clone(),
         },
         host: rj::HostJson::current(),
         cpu: rj::CpuJson {

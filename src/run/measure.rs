@@ -36,6 +36,8 @@ pub struct Measurement {
     pub cpu_user_s: f64,
     pub cpu_system_s: f64,
     pub failures: Vec<IoFailure>,
+    /// Sessions that went on after failed requests (`--continue-on-error`): the first each.
+    pub continued: Vec<IoFailure>,
     pub setup_errors: Vec<String>,
     pub engine_notes: Vec<String>,
     pub interrupted: bool,
@@ -113,6 +115,8 @@ impl StartGate {
 #[derive(Default)]
 struct ThreadEnd {
     failure: Option<IoFailure>,
+    /// The first failed request of a session that went on (`--continue-on-error`).
+    continued: Option<IoFailure>,
     setup_error: Option<String>,
     note: Option<String>,
     abandoned: bool,
@@ -381,6 +385,7 @@ pub fn measure(
         cpu_user_s: cpu.0,
         cpu_system_s: cpu.1,
         failures: ends.iter().filter_map(|e| e.failure.clone()).collect(),
+        continued: ends.iter().filter_map(|e| e.continued.clone()).collect(),
         setup_errors: ends.iter().filter_map(|e| e.setup_error.clone()).collect(),
         engine_notes,
         interrupted: interrupted && stop.load(Ordering::Relaxed),
@@ -447,8 +452,8 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     // Set up everything before the start gate: buffers, data to write, the engine.
     let setup = (|| -> std::io::Result<SessionSetup> {
         let mut buffers = AlignedBuf::new(buffer_bytes.max(1), sh.buffer_align)?;
-        let mut state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        sys::fill_random(buffers.as_mut_slice(), &mut state);
+        let state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        cfg.dataset.fill.write_buffer(buffers.as_mut_slice(), state);
         if uses_engine {
             let region = (buffers.as_mut_ptr(), buffers.len());
             let (e, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
@@ -504,6 +509,8 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         completions: vec![engine::Completion::default(); capacity.max(1)],
         write_seq: 0,
         abandoned: false,
+        continue_on_error: cfg.continue_on_error,
+        first_error: None,
     };
     let outcome = if is_dbwr {
         workload::dbwr::dbwr(plan, &mut session)
@@ -514,6 +521,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         sh.stop.store(true, Ordering::Relaxed);
     }
     let abandoned = session.abandoned;
+    let continued = session.first_error.take();
     if abandoned {
         // The kernel may still write into these buffers: never free them.
         std::mem::forget(session.engine.take());
@@ -524,6 +532,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     }
     ThreadEnd {
         failure: outcome.err(),
+        continued,
         note,
         abandoned,
         ..Default::default()

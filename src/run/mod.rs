@@ -43,15 +43,32 @@ pub struct RunOutcome {
 pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
     let target = &cfg.dataset.target;
     match dataset::target_kind(target)? {
+        Some(TargetKind::BlockDevice) if matches!(cfg.test, Test::WriteIops | Test::WriteMbps) => {
+            // Checked (mounted, holders, O_EXCL, signatures), then --destructive, then asked.
+            let consent = crate::safety::device::Consent {
+                destructive: cfg.destructive,
+                yes: cfg.yes,
+            };
+            let claim = crate::safety::device::claim(target, cfg.test.name(), consent)?;
+            let info = claim.info.clone();
+            let ds = dataset::claimed_device(target, claim.file, info.size, &cfg.dataset)?;
+            crate::safety::device::confirm(&info, cfg.test.name(), cfg.yes)?;
+            Ok(ds)
+        }
         Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => {
             if cfg.test.writes() {
+                let what = if kind == TargetKind::BlockDevice {
+                    "on a block device only write-iops and write-mbps may write (with --destructive)"
+                } else {
+                    "dbio writes only into data sets it created"
+                };
                 return Err(Error::usage(format!(
-                    "--target {}: {} writes, and dbio writes only into data sets it created; give a directory as --target",
+                    "--target {}: {} writes, and {what}; give a directory as --target",
                     target.display(),
                     cfg.test.name()
                 )));
             }
-            dataset::existing_target(target, kind, cfg.dataset.block_size)
+            dataset::existing_target(target, kind, &cfg.dataset)
         }
         _ => {
             let written = AtomicU64::new(0);
@@ -242,7 +259,8 @@ fn run_on(
         cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
         started_at,
     });
-    let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() {
+    // Errors a run went on after (--continue-on-error) still make the exit status 4.
+    let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
         ExitCode::IoError
     } else if m.interrupted {
         ExitCode::Interrupted

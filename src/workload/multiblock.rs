@@ -102,7 +102,9 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
         s.ash.on_cpu();
         if r != bytes as i64 {
             s.rec.error(EV);
-            return Err(s.failure(Op::Read, file, offset, bytes, Some(r), None));
+            let f = s.failure(Op::Read, file, offset, bytes, Some(r), None);
+            s.on_error(f)?;
+            continue;
         }
         s.rec.request(EV, t0, now, bytes);
     }

@@ -26,7 +26,9 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
         s.ash.on_cpu();
         if r != bs as i64 {
             s.rec.error(EV);
-            return Err(s.failure(Op::Read, file, offset, bs, Some(r), None));
+            let f = s.failure(Op::Read, file, offset, bs, Some(r), None);
+            s.on_error(f)?;
+            continue;
         }
         s.rec.request(EV, t0, now, bs);
     }
@@ -109,10 +111,13 @@ pub fn submit_and_wait(
         for c in &comps[..got] {
             if c.result == bytes as i64 {
                 s.rec.request(slot, c.start_ns, c.done_ns, bytes);
-            } else if outcome.is_ok() {
+            } else {
                 s.rec.error(slot);
-                let (file, offset) = targets[c.tag as usize];
-                outcome = Err(s.failure(op, file, offset, bytes, Some(c.result), None));
+                if outcome.is_ok() {
+                    let (file, offset) = targets[c.tag as usize];
+                    let f = s.failure(op, file, offset, bytes, Some(c.result), None);
+                    outcome = s.on_error(f);
+                }
             }
             last = last.max(c.done_ns);
         }

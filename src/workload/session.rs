@@ -81,6 +81,10 @@ pub struct Session<'a> {
     /// Requests were still outstanding when the session gave up waiting: its engine and
     /// buffers must be leaked, not freed, since the kernel may still write into them.
     pub abandoned: bool,
+    /// `--continue-on-error`: a failed request is counted and the session goes on.
+    pub continue_on_error: bool,
+    /// The first failed request of a session that went on (`--continue-on-error`).
+    pub first_error: Option<IoFailure>,
 }
 
 impl Session<'_> {
@@ -118,6 +122,19 @@ impl Session<'_> {
                 chunk[8..16].copy_from_slice(&(i as u64).to_le_bytes());
             }
         }
+    }
+
+    /// A request failed (already counted with `rec.error`): `Err` to stop the session, or,
+    /// under `--continue-on-error`, `Ok` to go on (the first failure is kept for the result).
+    #[inline]
+    pub fn on_error(&mut self, f: IoFailure) -> Result<(), IoFailure> {
+        if !self.continue_on_error {
+            return Err(f);
+        }
+        if self.first_error.is_none() {
+            self.first_error = Some(f);
+        }
+        Ok(())
     }
 
     /// The engine (patterns that use one always have it).

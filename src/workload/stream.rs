@@ -123,10 +123,13 @@ pub fn pump(
         for c in &comps[..got] {
             if c.result == bytes as i64 {
                 s.rec.request(slot, c.start_ns, c.done_ns, bytes);
-            } else if outcome.is_ok() {
+            } else {
                 s.rec.error(slot);
-                let (file, offset) = targets[c.tag as usize];
-                outcome = Err(s.failure(op, file, offset, bytes, Some(c.result), None));
+                if outcome.is_ok() {
+                    let (file, offset) = targets[c.tag as usize];
+                    let f = s.failure(op, file, offset, bytes, Some(c.result), None);
+                    outcome = s.on_error(f);
+                }
             }
             free.push(c.tag as usize);
             last = last.max(c.done_ns);

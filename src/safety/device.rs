@@ -1,0 +1,554 @@
+//! Block devices a write test may overwrite (SPEC §7.1).
+//!
+//! A write test on a block device needs `--destructive`, and even then only a device that
+//! is not mounted (itself or any partition), has no holders (device mapper, md, ...), can be
+//! opened exclusively (O_EXCL: nothing else has claimed it), and carries none of the
+//! signatures below. The magic bytes are checked here rather than by asking `blkid`, so
+//! that the check cannot be skipped because a tool is missing. The exclusive descriptor is
+//! kept for the whole run, so nothing can mount the device while dbio writes to it.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::units::human_bytes;
+
+/// Something on a device that says it holds data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signature {
+    Ext,
+    Xfs,
+    Btrfs,
+    Swap,
+    Luks,
+    Lvm2,
+    /// md RAID member; the superblock version.
+    Md(&'static str),
+    Mbr,
+    Gpt,
+    Vfat,
+    Ntfs,
+    Iso9660,
+}
+
+impl fmt::Display for Signature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Signature::Ext => write!(f, "an ext2/3/4 file system"),
+            Signature::Xfs => write!(f, "an XFS file system"),
+            Signature::Btrfs => write!(f, "a btrfs file system"),
+            Signature::Swap => write!(f, "a swap area"),
+            Signature::Luks => write!(f, "a LUKS encrypted volume"),
+            Signature::Lvm2 => write!(f, "an LVM2 physical volume"),
+            Signature::Md(v) => write!(f, "an md RAID member (superblock {v})"),
+            Signature::Mbr => write!(f, "an MBR partition table"),
+            Signature::Gpt => write!(f, "a GPT partition table"),
+            Signature::Vfat => write!(f, "a FAT file system"),
+            Signature::Ntfs => write!(f, "an NTFS file system"),
+            Signature::Iso9660 => write!(f, "an ISO 9660 file system"),
+        }
+    }
+}
+
+/// Something that can be read at an offset: a device, or an image in memory (tests).
+pub trait Image {
+    /// Size in bytes.
+    fn size(&self) -> u64;
+    /// Reads up to `buf.len()` bytes at `offset`; fewer only at the end.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+}
+
+impl Image for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let start = (offset as usize).min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// An open device and its size.
+pub struct DeviceImage<'a> {
+    pub file: &'a File,
+    pub size: u64,
+}
+
+impl Image for DeviceImage<'_> {
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+}
+
+const MD_MAGIC: u32 = 0xa92b_4efc;
+
+/// The signatures found on `img`. An error means a place that must be checked could not be
+/// read — the caller must then refuse, not assume the device is blank.
+pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Signature>> {
+    let size = img.size();
+    // Everything near the start that is checked, in one read.
+    let mut head = vec![0u8; (128 << 10).min(size as usize)];
+    let n = img.read_at(&mut head, 0)?;
+    head.truncate(n);
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    let u16_at = |off: usize| {
+        head.get(off..off + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |off: usize| {
+        head.get(off..off + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+
+    let mut found = Vec::new();
+    // ext2/3/4: superblock at 1024, s_magic at +56, s_log_block_size (1K << n, n <= 6) at +24.
+    if u16_at(1080) == Some(0xEF53) && u32_at(1048).is_some_and(|l| l <= 6) {
+        found.push(Signature::Ext);
+    }
+    if at(0, b"XFSB") {
+        found.push(Signature::Xfs);
+    }
+    if at(65600, b"_BHRfS_M") {
+        found.push(Signature::Btrfs);
+    }
+    // Swap: the last 10 bytes of the first page, for any page size Linux uses.
+    if [4096usize, 8192, 16384, 32768, 65536]
+        .iter()
+        .any(|&ps| at(ps - 10, b"SWAPSPACE2") || at(ps - 10, b"SWAP-SPACE"))
+    {
+        found.push(Signature::Swap);
+    }
+    if at(0, b"LUKS\xba\xbe") {
+        found.push(Signature::Luks);
+    }
+    // LVM2: a label in one of the first four sectors.
+    if (0..4).any(|s| at(s * 512, b"LABELONE") && at(s * 512 + 24, b"LVM2 001")) {
+        found.push(Signature::Lvm2);
+    }
+    if u32_at(4096) == Some(MD_MAGIC) {
+        found.push(Signature::Md("1.2"));
+    }
+    if u32_at(0) == Some(MD_MAGIC) {
+        found.push(Signature::Md("1.1"));
+    }
+    // md 0.90 and 1.0 keep their superblock near the end of the device.
+    let tail_magic = |off: u64| -> io::Result<bool> {
+        let mut b = [0u8; 4];
+        Ok(img.read_at(&mut b, off)? == 4 && u32::from_le_bytes(b) == MD_MAGIC)
+    };
+    if size >= 128 << 10 && tail_magic((size & !0xFFFF) - 0x10000)? {
+        found.push(Signature::Md("0.90"));
+    }
+    if size >= 16 << 10 && tail_magic((((size >> 9) - 16) & !7) << 9)? {
+        found.push(Signature::Md("1.0"));
+    }
+    let boot_sector = at(510, b"\x55\xAA");
+    if boot_sector {
+        // Four partition entries at 446: a valid boot flag each, at least one with a type.
+        let entries: Vec<&[u8]> = (0..4).map(|i| &head[446 + 16 * i..462 + 16 * i]).collect();
+        let flags_ok = entries.iter().all(|e| e[0] == 0 || e[0] == 0x80);
+        if flags_ok && entries.iter().any(|e| e[4] != 0) {
+            found.push(Signature::Mbr);
+        }
+    }
+    if at(512, b"EFI PART") || at(4096, b"EFI PART") {
+        found.push(Signature::Gpt);
+    }
+    if boot_sector && (at(54, b"FAT1") || at(54, b"FAT     ") || at(82, b"FAT32   ")) {
+        found.push(Signature::Vfat);
+    }
+    if at(3, b"NTFS    ") {
+        found.push(Signature::Ntfs);
+    }
+    let mut iso = [0u8; 5];
+    if size > 32774 && img.read_at(&mut iso, 32769)? == 5 && &iso == b"CD001" {
+        found.push(Signature::Iso9660);
+    }
+    Ok(found)
+}
+
+/// What will be overwritten, as shown before asking.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub path: PathBuf,
+    /// Kernel name, e.g. `loop0`, `sdb`, `nvme0n1p2`.
+    pub name: String,
+    pub size: u64,
+    /// Vendor and model, or what backs a loop or device-mapper device.
+    pub model: String,
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}, {}, {})",
+            self.path.display(),
+            self.name,
+            human_bytes(self.size),
+            self.model
+        )
+    }
+}
+
+/// A device dbio checked and may write to; `file` holds it open with O_EXCL for the run.
+pub struct Claim {
+    pub file: File,
+    pub info: DeviceInfo,
+}
+
+/// What the user said on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Consent {
+    pub destructive: bool,
+    pub yes: bool,
+}
+
+/// Checks that `path` may be overwritten by `test` and claims it: every check of
+/// SPEC §7.1, then `--destructive`. Refusals are usage errors (exit 2) that name the
+/// reason. The caller asks for confirmation ([`confirm`]) once everything else is checked.
+pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
+    let refuse = |why: String| {
+        Error::usage(format!(
+            "--target {}: {test} would overwrite this block device, but {why}; dbio does not write to it",
+            path.display()
+        ))
+    };
+    let md = std::fs::metadata(path).map_err(|e| Error::io("cannot access", path, &e))?;
+    let rdev = md.rdev();
+    let sys = sysfs_dir(rdev).map_err(|e| Error::io("cannot find in /sys the device", path, &e))?;
+    let name = sys
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parts = partitions(&sys);
+    if let Some(m) = mounted(rdev, &parts) {
+        return Err(refuse(format!("{m} is mounted")));
+    }
+    let mut holders = holders(&sys);
+    for (p, _) in &parts {
+        holders.extend(self::holders(&sys.join(p)));
+    }
+    if !holders.is_empty() {
+        return Err(refuse(format!(
+            "it is in use by {} (see /sys/block/{name}/holders)",
+            holders.join(", ")
+        )));
+    }
+    if let Some((p, _)) = parts.first() {
+        return Err(refuse(format!("it has partitions ({p})")));
+    }
+    if let Some(s) = in_swap(rdev) {
+        return Err(refuse(format!("it is in use as swap ({s})")));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => refuse(
+                "it is in use (opening it exclusively failed with EBUSY: mounted, swap, RAID, device mapper or another program holds it)".into(),
+            ),
+            _ => Error::io("cannot open", path, &e),
+        })?;
+    let size = crate::sys::block_device_size(&file)
+        .map_err(|e| Error::io("cannot read the size of", path, &e))?;
+    let found = signatures(&DeviceImage { file: &file, size }).map_err(|e| {
+        Error::io(
+            "cannot read the start and end of the device to check it is blank:",
+            path,
+            &e,
+        )
+    })?;
+    if !found.is_empty() {
+        let what: Vec<String> = found.iter().map(|s| s.to_string()).collect();
+        return Err(refuse(format!(
+            "it holds {} — erase that yourself (e.g. `wipefs -a {}`) if it really is unused",
+            what.join(" and "),
+            path.display()
+        )));
+    }
+    let info = DeviceInfo {
+        path: path.to_path_buf(),
+        name,
+        size,
+        model: model(&sys),
+    };
+    if !consent.destructive {
+        return Err(Error::usage(format!(
+            "--target {} is a block device: {test} overwrites {}; add --destructive to allow it",
+            path.display(),
+            info
+        )));
+    }
+    Ok(Claim { file, info })
+}
+
+/// Shows what will be overwritten and asks on the terminal, unless `--yes`; refuses when
+/// it cannot ask (stdin is not a terminal).
+pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
+    let what = format!("{test} will overwrite {info}; whatever it holds is lost");
+    if yes {
+        eprintln!("dbio: --destructive --yes: {what}");
+        return Ok(());
+    }
+    if !io::stdin().is_terminal() {
+        return Err(Error::usage(format!(
+            "--destructive: {what}; confirm on a terminal, or add --yes (stdin is not a terminal)"
+        )));
+    }
+    eprint!("dbio: {what}.\nType 'yes' to continue: ");
+    let _ = io::stderr().flush();
+    let mut answer = String::new();
+    io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::other(format!("cannot read the answer: {e}")))?;
+    if answer.trim() != "yes" {
+        return Err(Error::usage(format!(
+            "not confirmed; nothing written to {}",
+            info.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The device's directory in /sys (`/sys/devices/.../block/sdb`, or `.../sdb/sdb1`).
+fn sysfs_dir(rdev: u64) -> io::Result<PathBuf> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}"))
+}
+
+/// Partitions of a whole disk: (name, device number).
+fn partitions(sys: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir(sys) else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let p = e.path();
+        if p.join("partition").exists()
+            && let Some(dev) = read_devno(&p.join("dev"))
+        {
+            out.push((e.file_name().to_string_lossy().into_owned(), dev));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read_devno(path: &Path) -> Option<u64> {
+    let s = std::fs::read_to_string(path).ok()?;
+    let (ma, mi) = s.trim().split_once(':')?;
+    Some(libc::makedev(ma.parse().ok()?, mi.parse().ok()?))
+}
+
+fn holders(sys: &Path) -> Vec<String> {
+    std::fs::read_dir(sys.join("holders"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the device or one of its partitions is mounted: by device number, or by source
+/// path (btrfs reports an anonymous device number). Returns what is mounted where.
+fn mounted(rdev: u64, parts: &[(String, u64)]) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let devs: Vec<u64> = std::iter::once(rdev)
+        .chain(parts.iter().map(|p| p.1))
+        .collect();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (Some(devno), Some(point)) = (fields.get(2), fields.get(4)) else {
+            continue;
+        };
+        let by_number = read_devno_str(devno).is_some_and(|d| devs.contains(&d));
+        // After " - ": file system type, then the source.
+        let source = line
+            .split(" - ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').nth(1));
+        let by_source = source.is_some_and(|s| {
+            s.starts_with('/')
+                && std::fs::metadata(s)
+                    .is_ok_and(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+        });
+        if by_number || by_source {
+            let what = source.unwrap_or(devno);
+            return Some(format!("{what} (on {point})"));
+        }
+    }
+    None
+}
+
+trait BlockType {
+    fn file_type_is_block(&self) -> bool;
+}
+
+impl BlockType for std::fs::Metadata {
+    fn file_type_is_block(&self) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        self.file_type().is_block_device()
+    }
+}
+
+fn read_devno_str(s: &str) -> Option<u64> {
+    let (ma, mi) = s.split_once(':')?;
+    Some(libc::makedev(ma.parse().ok()?, mi.parse().ok()?))
+}
+
+/// The swap entry of /proc/swaps that is this device.
+fn in_swap(rdev: u64) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/swaps").ok()?;
+    text.lines().skip(1).find_map(|l| {
+        let dev = l.split_whitespace().next()?;
+        let m = std::fs::metadata(dev).ok()?;
+        (m.file_type_is_block() && m.rdev() == rdev).then(|| dev.to_string())
+    })
+}
+
+/// Vendor and model from /sys, or what a loop or device-mapper device stands for.
+fn model(sys: &Path) -> String {
+    let read = |rel: &str| {
+        std::fs::read_to_string(sys.join(rel))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(b) = read("loop/backing_file") {
+        return format!("loop device backed by {b}");
+    }
+    if let Some(n) = read("dm/name") {
+        return format!("device mapper {n}");
+    }
+    let vendor = read("device/vendor").unwrap_or_default();
+    match read("device/model") {
+        Some(m) if vendor.is_empty() => m,
+        Some(m) => format!("{vendor} {m}"),
+        None => "model unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    fn blank() -> Vec<u8> {
+        vec![0u8; 4 * MIB]
+    }
+
+    fn with(at: usize, bytes: &[u8]) -> Vec<u8> {
+        let mut img = blank();
+        img[at..at + bytes.len()].copy_from_slice(bytes);
+        img
+    }
+
+    fn sigs(img: &[u8]) -> Vec<Signature> {
+        signatures(img).unwrap()
+    }
+
+    #[test]
+    fn blank_and_random_images_carry_nothing() {
+        assert!(sigs(&blank()).is_empty());
+        let mut img = blank();
+        let mut state = 42;
+        crate::sys::fill_random(&mut img, &mut state);
+        assert!(sigs(&img).is_empty());
+        // Smaller than the places checked: nothing read out of range.
+        assert!(sigs(&[0u8; 100]).is_empty());
+        assert!(sigs(&[]).is_empty());
+    }
+
+    #[test]
+    fn file_systems_are_recognised() {
+        let mut ext = with(1080, &0xEF53u16.to_le_bytes());
+        ext[1048..1052].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(sigs(&ext), [Signature::Ext]);
+        // The magic alone, with an impossible block size, is noise.
+        ext[1048..1052].copy_from_slice(&900u32.to_le_bytes());
+        assert!(sigs(&ext).is_empty());
+        assert_eq!(sigs(&with(0, b"XFSB")), [Signature::Xfs]);
+        assert_eq!(sigs(&with(65600, b"_BHRfS_M")), [Signature::Btrfs]);
+        assert_eq!(sigs(&with(3, b"NTFS    ")), [Signature::Ntfs]);
+        assert_eq!(sigs(&with(32769, b"CD001")), [Signature::Iso9660]);
+        let mut fat = with(82, b"FAT32   ");
+        fat[510..512].copy_from_slice(&[0x55, 0xAA]);
+        assert_eq!(sigs(&fat), [Signature::Vfat]);
+    }
+
+    #[test]
+    fn swap_luks_lvm_and_md_are_recognised() {
+        assert_eq!(sigs(&with(4086, b"SWAPSPACE2")), [Signature::Swap]);
+        assert_eq!(sigs(&with(65526, b"SWAP-SPACE")), [Signature::Swap]);
+        assert_eq!(sigs(&with(0, b"LUKS\xba\xbe\x00\x02")), [Signature::Luks]);
+        let mut lvm = with(512, b"LABELONE");
+        lvm[536..544].copy_from_slice(b"LVM2 001");
+        assert_eq!(sigs(&lvm), [Signature::Lvm2]);
+        // LABELONE without the LVM2 type is something else.
+        assert!(sigs(&with(512, b"LABELONE")).is_empty());
+        let magic = MD_MAGIC.to_le_bytes();
+        assert_eq!(sigs(&with(4096, &magic)), [Signature::Md("1.2")]);
+        assert_eq!(sigs(&with(0, &magic)), [Signature::Md("1.1")]);
+        let size = 4 * MIB;
+        assert_eq!(
+            sigs(&with(size - 65536, &magic)),
+            [Signature::Md("0.90")],
+            "0.90: 64K from the end, 64K-aligned"
+        );
+        assert_eq!(sigs(&with(size - 8192, &magic)), [Signature::Md("1.0")]);
+    }
+
+    #[test]
+    fn partition_tables_are_recognised() {
+        let mut mbr = with(510, &[0x55, 0xAA]);
+        assert!(sigs(&mbr).is_empty(), "a boot signature with no partition");
+        mbr[446 + 4] = 0x83; // one Linux partition
+        assert_eq!(sigs(&mbr), [Signature::Mbr]);
+        mbr[446 + 16] = 0x17; // an impossible boot flag: not a partition table
+        assert!(sigs(&mbr).is_empty());
+        assert_eq!(sigs(&with(512, b"EFI PART")), [Signature::Gpt]);
+        assert_eq!(sigs(&with(4096, b"EFI PART")), [Signature::Gpt]);
+    }
+
+    #[test]
+    fn a_real_mkfs_image_is_recognised() {
+        // Only where mkfs.ext4 exists; the in-memory cases above always run.
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("ext4.img");
+        std::fs::write(&img, vec![0u8; 8 * MIB]).unwrap();
+        let ok = std::process::Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&img)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        if !matches!(ok, Ok(s) if s.success()) {
+            eprintln!("skipped: no mkfs.ext4");
+            return;
+        }
+        let bytes = std::fs::read(&img).unwrap();
+        assert_eq!(sigs(&bytes), [Signature::Ext]);
+    }
+}

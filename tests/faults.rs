@@ -1,0 +1,183 @@
+//! Real faults (SPEC §7.4): a full file system, a file dbio may not read, too few file
+//! descriptors, a device that fails requests. Each gets one line that says what to do and
+//! the right exit status, and leaves nothing behind; `--continue-on-error` counts errors
+//! per event and goes on.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+
+use crate::util::{Env, Loop, Mount, event, files_under, is_root, u};
+
+fn error_lines(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_full_file_system_refuses_the_data_set_and_leaves_nothing() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let env = Env::new();
+    let Some(_small) = Mount::new("tmpfs", "size=20m", "tmpfs", &env.join("small")) else {
+        return;
+    };
+    let out = env.output(&["prepare", "--target", "small/data", "--size", "64M"]);
+    let errors = error_lines(&out);
+    assert_eq!(out.status.code(), Some(2), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("64M")
+            && errors[0].contains("20.0 MiB free")
+            && errors[0].contains("smaller --size"),
+        "{errors:?}"
+    );
+    assert!(files_under(&env.join("small")).is_empty());
+    assert!(!env.join("small/data").exists(), "no directory left either");
+}
+
+#[test]
+fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
+    let env = Env::new();
+    // SAFETY: setrlimit between fork and exec touches only this process's limits.
+    let out = unsafe {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+            .current_dir(env.path())
+            .args(["prepare", "--size", "64M", "--files", "64"])
+            .pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 24,
+                    rlim_max: 24,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+            .output()
+            .unwrap()
+    };
+    let errors = error_lines(&out);
+    assert_eq!(out.status.code(), Some(4), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("too many open files") && errors[0].contains("ulimit -n"),
+        "{errors:?}"
+    );
+    let left = files_under(&env.join("dbio-data"));
+    assert!(left.is_empty(), "partial files left: {left:?}");
+}
+
+#[test]
+fn a_file_dbio_may_not_read_gets_a_permission_hint() {
+    if !is_root() {
+        eprintln!("skipped: needs root to drop privileges to nobody");
+        return;
+    }
+    let env = Env::new();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let secret = env.join("secret.dat");
+    std::fs::write(&secret, vec![1u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root bypasses mode bits: run dbio as nobody.
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("dbio"))
+        .args(["run", "read-iops", "--target"])
+        .arg(&secret)
+        .args(["--duration", "1s", "--warmup", "0s"])
+        .current_dir(env.path())
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: no setpriv");
+        return;
+    };
+    let errors = error_lines(&out);
+    if errors.iter().any(|e| e.contains("setpriv")) {
+        eprintln!("skipped: setpriv cannot drop privileges here");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(4), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("secret.dat")
+            && errors[0].contains("Permission denied")
+            && errors[0].contains("run as a user allowed to access it"),
+        "{errors:?}"
+    );
+}
+
+/// A loop device over a sparse 64 MiB image on an 8 MiB tmpfs: once the tmpfs is full,
+/// writes fail with ENOSPC — a device that fails requests, for real.
+#[test]
+fn continue_on_error_counts_failed_requests_and_goes_on() {
+    if !is_root() {
+        eprintln!("skipped: needs root for a tmpfs and a loop device");
+        return;
+    }
+    let env = Env::new();
+    let Some(_small) = Mount::new("tmpfs", "size=8m", "tmpfs", &env.join("small")) else {
+        return;
+    };
+    let image = env.join("small/back.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let Some(dev) = Loop::new(&image, None) else {
+        return;
+    };
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "write-iops",
+            "--target",
+            dev.path(),
+            "--destructive",
+            "--yes",
+            "--sessions",
+            "2",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = env.output(&args);
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        (out.status.code(), r)
+    };
+    // Default: the first failed request stops the run; partial result, exit 4.
+    let (code, r) = run(&[]);
+    assert_eq!(code, Some(4));
+    assert_eq!(r["partial"], true);
+    assert_eq!(r["stop_reason"], "error");
+    assert!(u(&event(&r)["errors"]) >= 1);
+    let first = r["errors"][0].as_str().unwrap();
+    assert!(first.contains("No space left"), "{first}");
+    assert!(r["measured_seconds"].as_f64().unwrap() < 1.5);
+
+    // --continue-on-error: the whole window, every failure counted, still exit 4.
+    let (code, r) = run(&["--continue-on-error"]);
+    assert_eq!(code, Some(4));
+    assert_eq!(r["partial"], false, "{r}");
+    assert_eq!(r["config"]["continue_on_error"], true);
+    assert!(r["measured_seconds"].as_f64().unwrap() > 1.9);
+    let e = event(&r);
+    assert!(u(&e["errors"]) > 10, "errors counted: {}", e["errors"]);
+    let warned = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .any(|w| w.contains("--continue-on-error") && w.contains("No space left"));
+    assert!(warned, "{}", r["warnings"]);
+    drop(dev);
+}
