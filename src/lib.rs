@@ -5,6 +5,7 @@
 //! - how it is issued: [`engine`] (sync, aio, uring behind one trait);
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
 //! - the data files: [`dataset`]; one run end to end: [`run`];
+//! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -12,11 +13,13 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod dataset;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod measure;
 pub mod report;
 pub mod run;
+pub mod storage;
 pub mod sys;
 pub mod units;
 pub mod warnings;
