@@ -24,6 +24,12 @@ pub enum Warning {
     NothingMeasured,
     /// Requests were still in flight when dbio gave up waiting for them.
     AbandonedRequests { sessions: usize },
+    /// The block device completed more than 10 % more or fewer requests than dbio did.
+    BlockLayerMismatch {
+        device: String,
+        dbio_requests: u64,
+        device_requests: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -56,6 +62,15 @@ impl fmt::Display for Warning {
             Warning::AbandonedRequests { sessions } => write!(
                 f,
                 "{sessions} session(s) stopped waiting for requests the device never completed; the storage may be hung (see dmesg)"
+            ),
+            Warning::BlockLayerMismatch {
+                device,
+                dbio_requests,
+                device_requests,
+            } => write!(
+                f,
+                "block-layer cross-check: {device} completed {device_requests} requests while dbio completed {dbio_requests} ({:+.1} %); other I/O on the device (other programs, file system metadata, swap) or requests split or merged by the block layer make the device figures differ from dbio's — check `os.devices` in result.json",
+                100.0 * (*device_requests as f64 / (*dbio_requests).max(1) as f64 - 1.0)
             ),
         }
     }

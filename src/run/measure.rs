@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::config::RunConfig;
 use crate::engine::{self, EngineKind};
 use crate::measure::ash::{self, AshHistory};
+use crate::measure::os::OsSampler;
 use crate::measure::{
     DbTotals, EventTotals, Recorder, Sampler, SecondPoint, SessionCounters, Window,
 };
@@ -41,6 +42,8 @@ pub struct Measurement {
     pub abandoned: usize,
     /// Why LGWR could not be pinned, or the noise thread not started.
     pub pinning_notes: Vec<String>,
+    /// What the OS saw over the measured window (None when it never started).
+    pub os: Option<OsSampler>,
 }
 
 /// Who a thread is.
@@ -143,7 +146,9 @@ fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: impl Fn() -> bool) {
     }
 }
 
-/// Runs the plan's threads through warm-up and the measured window.
+/// Runs the plan's threads through warm-up and the measured window. `os_devices` are the
+/// block devices under the data set, (kernel name, layer), sampled once a second.
+#[allow(clippy::too_many_arguments)]
 pub fn measure(
     cfg: &RunConfig,
     plan: &Plan,
@@ -152,6 +157,7 @@ pub fn measure(
     kind: EngineKind,
     buffer_align: usize,
     stop: &Arc<AtomicBool>,
+    os_devices: Vec<(String, String)>,
 ) -> Measurement {
     let n = cfg.sessions;
     let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
@@ -188,6 +194,7 @@ pub fn measure(
     let mut measured_ns = 0u64;
     let mut cpu = (0.0, 0.0);
     let mut ash_history = AshHistory::default();
+    let mut os: Option<OsSampler> = None;
     std::thread::scope(|scope| {
         if let Some(cpu) = cfg.redo.noise_cpu {
             let noise_stop = &noise_stop;
@@ -254,15 +261,22 @@ pub fn measure(
             let all_done = || finished.load(Ordering::Relaxed) == handles.len();
             sleep_until(start, stop, all_done);
             let cpu0 = sys::process_cpu_seconds();
+            let os = os.insert(OsSampler::start(os_devices));
             let mut t = 1u32;
             loop {
                 let boundary = (start + u64::from(t) * 1_000_000_000).min(end);
                 sleep_until(boundary, stop, all_done);
                 let now = now_ns();
                 if now < boundary || now >= end {
-                    break; // stopped early, or the window is over
+                    // Stopped early, or the window is over: the OS's last (partial) second
+                    // ends here, before the threads are joined, to match the window.
+                    if now > start {
+                        os.sample(t);
+                    }
+                    break;
                 }
                 sampler.close_second(t);
+                os.sample(t);
                 t += 1;
             }
             let cpu1 = sys::process_cpu_seconds();
@@ -315,6 +329,7 @@ pub fn measure(
         interrupted: interrupted && stop.load(Ordering::Relaxed),
         abandoned: ends.iter().filter(|e| e.abandoned).count(),
         pinning_notes,
+        os,
     }
 }
 

@@ -180,6 +180,7 @@ fn run_on(
     let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
     let inst = instance(cfg, &plan, buffer_align)?;
+    let survey = storage_survey(cfg, ds);
 
     let data_fds = RunFiles::fds(&files.data);
     let mut warmed = None;
@@ -206,9 +207,25 @@ fn run_on(
         redo: RunFiles::fds(&files.redo),
         temp: RunFiles::fds(&files.temp),
     };
-    let m = measure::measure(cfg, &plan, &inst, &fds, selection.kind, buffer_align, stop);
+    let os_devices = survey
+        .0
+        .all_devices()
+        .iter()
+        .map(|n| (n.name.clone(), n.layer.clone()))
+        .collect();
+    let mut m = measure::measure(
+        cfg,
+        &plan,
+        &inst,
+        &fds,
+        selection.kind,
+        buffer_align,
+        stop,
+        os_devices,
+    );
     drop(files);
-    let result = assemble::assemble(&assemble::Inputs {
+    let os = m.os.take();
+    let mut result = assemble::assemble(&assemble::Inputs {
         cfg,
         ds,
         selection,
@@ -221,6 +238,7 @@ fn run_on(
         cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
         started_at,
     });
+    add_storage(&mut result, survey, os, data_flags.direct);
     let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() {
         ExitCode::IoError
     } else if m.interrupted {
@@ -321,4 +339,52 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
         }
     }
     Ok(inst)
+}
+
+/// The storage map and findings of the data set, each finding printed now (the start of the
+/// run) as one stderr line.
+fn storage_survey(
+    cfg: &RunConfig,
+    ds: &DataSet,
+) -> (crate::storage::StorageMap, Vec<report::result::LintJson>) {
+    let (map, findings) = crate::storage::survey(&ds.path, Some(cfg.dataset.block_size));
+    for l in &findings {
+        eprintln!("{}", crate::storage::lint::line(l));
+    }
+    (map, findings)
+}
+
+/// Puts the storage map, the findings and the OS statistics into the result; for direct
+/// I/O, cross-checks dbio's requests against the block layer's.
+fn add_storage(
+    result: &mut RunResult,
+    (map, findings): (crate::storage::StorageMap, Vec<report::result::LintJson>),
+    os: Option<crate::measure::os::OsSampler>,
+    direct: bool,
+) {
+    // The top layer (the device the file system sits on) sees the file system's requests
+    // before dm/md split them across members or paths; see README "What the OS saw".
+    let top = map.devices.first().map(|d| d.name.clone());
+    let check = if direct && !map.memory_backed {
+        top.as_deref()
+    } else {
+        None
+    };
+    let os = os.map(|o| o.finish(check.map(|d| (d, result.totals.requests))));
+    if let Some(c) = os.as_ref().and_then(|o| o.cross_check.as_ref())
+        && c.dbio_requests > 0
+        && (c.ratio - 1.0).abs() > 0.10
+    {
+        result.warnings.push(
+            crate::warnings::Warning::BlockLayerMismatch {
+                device: c.device.clone(),
+                dbio_requests: c.dbio_requests,
+                device_requests: c.device_requests,
+            }
+            .to_string(),
+        );
+    }
+    result.os = os;
+    result.storage = serde_json::to_value(&map).ok();
+    result.lint = findings;
 }
