@@ -29,6 +29,8 @@ pub enum Warning {
         device: String,
         dbio_requests: u64,
         device_requests: u64,
+        dbio_bytes: u64,
+        device_bytes: u64,
     },
 }
 
@@ -67,11 +69,32 @@ impl fmt::Display for Warning {
                 device,
                 dbio_requests,
                 device_requests,
-            } => write!(
-                f,
-                "block-layer cross-check: {device} completed {device_requests} requests while dbio completed {dbio_requests} ({:+.1} %); other I/O on the device (other programs, file system metadata, swap) or requests split or merged by the block layer make the device figures differ from dbio's — check `os.devices` in result.json",
-                100.0 * (*device_requests as f64 / (*dbio_requests).max(1) as f64 - 1.0)
-            ),
+                dbio_bytes,
+                device_bytes,
+            } => {
+                let pct = |a: u64, b: u64| 100.0 * (b as f64 / a.max(1) as f64 - 1.0);
+                write!(
+                    f,
+                    "block-layer cross-check: {device} completed {device_requests} requests while dbio completed {dbio_requests} ({:+.1} %); ",
+                    pct(*dbio_requests, *device_requests)
+                )?;
+                if pct(*dbio_bytes, *device_bytes).abs() <= 10.0 {
+                    let avg = |b: u64, n: u64| b as f64 / n.max(1) as f64 / 1024.0;
+                    write!(
+                        f,
+                        "the bytes agree, so the block layer split or merged requests (dbio's average {:.0} KiB, the device's {:.0} KiB): check max_sectors_kb and max_segments of {device} (`dbio map`)",
+                        avg(*dbio_bytes, *dbio_requests),
+                        avg(*device_bytes, *device_requests)
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the bytes differ too ({} vs {} MiB): other I/O reached the device (other programs, file system metadata, swap), so its figures in `os.devices` are not dbio's alone",
+                        device_bytes >> 20,
+                        dbio_bytes >> 20
+                    )
+                }
+            }
         }
     }
 }

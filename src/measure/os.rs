@@ -280,22 +280,29 @@ impl OsSampler {
         self.prev = now;
     }
 
-    /// The device's completed requests (reads + writes) from the first to the last sample.
-    pub fn device_requests(&self, device: &str) -> Option<u64> {
+    /// The device's completed requests (reads + writes) and bytes from the first to the
+    /// last sample.
+    pub fn device_totals(&self, device: &str) -> Option<(u64, u64)> {
         let (a, b) = (self.first.disks.get(device)?, self.prev.disks.get(device)?);
-        Some(b.reads.saturating_sub(a.reads) + b.writes.saturating_sub(a.writes))
+        let d = |x: u64, y: u64| y.saturating_sub(x);
+        Some((
+            d(a.reads, b.reads) + d(a.writes, b.writes),
+            512 * (d(a.read_sectors, b.read_sectors) + d(a.write_sectors, b.write_sectors)),
+        ))
     }
 
-    /// What was sampled; with `cross_check` = (device, dbio's requests in the window) the
-    /// block-layer cross-check is filled in.
-    pub fn finish(mut self, cross_check: Option<(&str, u64)>) -> OsJson {
-        if let Some((device, dbio_requests)) = cross_check
-            && let Some(device_requests) = self.device_requests(device)
+    /// What was sampled; with `cross_check` = (device, dbio's requests, dbio's bytes in the
+    /// window) the block-layer cross-check is filled in.
+    pub fn finish(mut self, cross_check: Option<(&str, u64, u64)>) -> OsJson {
+        if let Some((device, dbio_requests, dbio_bytes)) = cross_check
+            && let Some((device_requests, device_bytes)) = self.device_totals(device)
         {
             self.os.cross_check = Some(CrossCheckJson {
                 device: device.to_string(),
                 dbio_requests,
                 device_requests,
+                dbio_bytes,
+                device_bytes,
                 ratio: if dbio_requests > 0 {
                     device_requests as f64 / dbio_requests as f64
                 } else {

@@ -1,6 +1,7 @@
 //! What is made of the measurements: `result.json` (the contract), `summary.txt` (the
 //! report a DBA reads), and the run directory that holds them.
 
+pub mod os;
 pub mod result;
 pub mod summary;
 

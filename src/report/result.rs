@@ -224,6 +224,12 @@ pub struct CrossCheckJson {
     pub device_requests: u64,
     /// device_requests / dbio_requests.
     pub ratio: f64,
+    /// Bytes both moved: when these agree but the requests do not, the block layer split or
+    /// merged requests.
+    #[serde(default)]
+    pub dbio_bytes: u64,
+    #[serde(default)]
+    pub device_bytes: u64,
 }
 
 /// One configuration finding.

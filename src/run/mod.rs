@@ -370,7 +370,8 @@ fn add_storage(
     } else {
         None
     };
-    let os = os.map(|o| o.finish(check.map(|d| (d, result.totals.requests))));
+    let t = &result.totals;
+    let os = os.map(|o| o.finish(check.map(|d| (d, t.requests, t.bytes))));
     if let Some(c) = os.as_ref().and_then(|o| o.cross_check.as_ref())
         && c.dbio_requests > 0
         && (c.ratio - 1.0).abs() > 0.10
@@ -380,6 +381,8 @@ fn add_storage(
                 device: c.device.clone(),
                 dbio_requests: c.dbio_requests,
                 device_requests: c.device_requests,
+                dbio_bytes: c.dbio_bytes,
+                device_bytes: c.device_bytes,
             }
             .to_string(),
         );

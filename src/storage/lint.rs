@@ -92,6 +92,20 @@ fn lint_node(n: &BlockNode, ctx: &LintContext, out: &mut Vec<LintJson>) {
             ),
         ));
     }
+    if n.layer != "partition"
+        && let Some(segs) = q.max_segments
+        && segs * 4 < 1024
+        && q.max_sectors_kb.is_none_or(|kb| kb >= 1024)
+    {
+        out.push(finding(
+            "max_segments",
+            "info",
+            &n.name,
+            format!(
+                "max_segments is {segs}: a 1 MiB request in {segs} pieces of 4 KiB memory pages does not fit, so 1 MiB reads and writes whose buffers are not physically contiguous are split in two; the device sees more, smaller requests than the database issues"
+            ),
+        ));
+    }
     if let Some(p) = &n.partition {
         let disk = n.lower.first();
         let pbs = disk

@@ -164,6 +164,9 @@ pub struct QueueJson {
     pub nr_requests: Option<u64>,
     pub max_sectors_kb: Option<u64>,
     pub max_hw_sectors_kb: Option<u64>,
+    /// Scatter-gather entries per request: with 4 KiB pages, a request over
+    /// max_segments × 4 KiB may be split.
+    pub max_segments: Option<u64>,
     pub logical_block_size: Option<u64>,
     pub physical_block_size: Option<u64>,
     pub minimum_io_size: Option<u64>,
@@ -407,6 +410,7 @@ fn queue(sys: &SysRoot, q: &str) -> QueueJson {
         nr_requests: n("nr_requests"),
         max_sectors_kb: n("max_sectors_kb"),
         max_hw_sectors_kb: n("max_hw_sectors_kb"),
+        max_segments: n("max_segments"),
         logical_block_size: n("logical_block_size"),
         physical_block_size: n("physical_block_size"),
         minimum_io_size: n("minimum_io_size"),
@@ -728,11 +732,12 @@ fn render_node(o: &mut String, n: &BlockNode, indent: &str, last: bool) {
         let q = &n.queue;
         let _ = writeln!(
             o,
-            "{child_indent}   queue: scheduler {}, nr_requests {}, max_sectors_kb {} (hw {}), logical/physical block {}/{}, write cache {}{}, read_ahead_kb {}",
+            "{child_indent}   queue: scheduler {}, nr_requests {}, max_sectors_kb {} (hw {}), max_segments {}, logical/physical block {}/{}, write cache {}{}, read_ahead_kb {}",
             opt(&q.scheduler),
             opt(&q.nr_requests),
             opt(&q.max_sectors_kb),
             opt(&q.max_hw_sectors_kb),
+            opt(&q.max_segments),
             opt(&q.logical_block_size),
             opt(&q.physical_block_size),
             opt(&q.write_cache),
