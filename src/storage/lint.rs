@@ -236,3 +236,86 @@ pub fn line(l: &LintJson) -> String {
         l.severity, l.rule, l.subject, l.message
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::map::tests::fixture;
+
+    fn rules(case: &str, path: &str, dev: &str, bs: u64, nodes: &[i64]) -> Vec<(String, String)> {
+        let ctx = LintContext {
+            block_size: Some(bs),
+            run_nodes: nodes.iter().copied().collect(),
+        };
+        lint(&fixture(case, path, dev), &ctx)
+            .into_iter()
+            .map(|l| (l.rule, l.subject))
+            .collect()
+    }
+
+    fn has(v: &[(String, String)], rule: &str, subject: &str) -> bool {
+        v.iter().any(|(r, s)| r == rule && s == subject)
+    }
+
+    #[test]
+    fn small_max_sectors_and_remote_numa_node() {
+        let v = rules("fc_mpath", "/u01", "253:0", 8192, &[0]);
+        assert!(has(&v, "max_sectors_kb", "dm-0"), "{v:?}");
+        assert!(has(&v, "max_sectors_kb", "sdb"), "{v:?}");
+        assert!(has(&v, "numa", "sdb") && has(&v, "numa", "sdc"), "{v:?}");
+        let v = rules("fc_mpath", "/u01", "253:0", 8192, &[1]);
+        assert!(!v.iter().any(|(r, _)| r == "numa"), "{v:?}");
+    }
+
+    #[test]
+    fn block_size_below_logical_block_and_scheduler_on_flash() {
+        let v = rules("nvme", "/data", "259:1", 2048, &[0]);
+        assert!(has(&v, "block_size", "nvme0n1p1"), "{v:?}");
+        assert!(has(&v, "scheduler", "nvme0n1"), "{v:?}");
+        assert!(has(&v, "max_sectors_kb", "nvme0n1"), "{v:?}");
+        let v = rules("nvme", "/data", "259:1", 8192, &[0]);
+        assert!(!has(&v, "block_size", "nvme0n1p1"), "{v:?}");
+    }
+
+    #[test]
+    fn misaligned_partition() {
+        let v = rules("md_raid", "/u03", "9:0", 8192, &[]);
+        assert!(has(&v, "partition_alignment", "sdb1"), "{v:?}");
+        assert!(!has(&v, "partition_alignment", "sdc1"), "{v:?}");
+    }
+
+    #[test]
+    fn volatile_cache_treated_as_write_through() {
+        // The iSCSI LUN is fine: write back with FUA.
+        let v = rules("iscsi", "/u02", "8:0", 8192, &[]);
+        assert!(!v.iter().any(|(r, _)| r == "write_cache"), "{v:?}");
+        // The SATA SSD has a volatile cache; the kernel flushes it, but has no FUA.
+        let v = rules("lvm_partition", "/u04", "253:1", 8192, &[]);
+        assert!(has(&v, "write_cache", "sda"), "{v:?}");
+        // The same disk with the kernel told "write through": no flushes at all.
+        let mut m = fixture("lvm_partition", "/u04", "253:1");
+        m.devices[0].lower[0].lower[0].queue.write_cache = Some("write through".into());
+        let ctx = LintContext {
+            block_size: None,
+            run_nodes: BTreeSet::new(),
+        };
+        let found = lint(&m, &ctx);
+        let w = found.iter().find(|l| l.rule == "write_cache").unwrap();
+        assert_eq!(w.severity, "warning");
+        assert!(w.message.contains("no cache flushes"), "{}", w.message);
+    }
+
+    #[test]
+    fn memory_backed_target() {
+        let m = StorageMap {
+            path: "/dev/shm/x".into(),
+            memory_backed: true,
+            ..Default::default()
+        };
+        let ctx = LintContext {
+            block_size: None,
+            run_nodes: BTreeSet::new(),
+        };
+        assert_eq!(lint(&m, &ctx)[0].rule, "memory_backed");
+    }
+}

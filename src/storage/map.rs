@@ -754,8 +754,180 @@ fn render_node(o: &mut String, n: &BlockNode, indent: &str, last: bool) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The map of `path` (on device `dev`) in the captured tree `case`.
+    pub(crate) fn fixture(case: &str, path: &str, dev: &str) -> StorageMap {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysfs")
+            .join(case);
+        map_with_dev(&SysRoot::at(root), Path::new(path), "directory", dev, false)
+    }
+
+    #[test]
+    fn fc_multipath_lun_through_two_hba_ports() {
+        let m = fixture("fc_mpath", "/u01/oradata", "253:0");
+        let mount = m.mount.as_ref().unwrap();
+        assert_eq!(
+            (mount.fs_type.as_str(), mount.mount_point.as_str()),
+            ("xfs", "/u01")
+        );
+        let dm = &m.devices[0];
+        assert_eq!((dm.name.as_str(), dm.layer.as_str()), ("dm-0", "dm"));
+        let info = dm.dm.as_ref().unwrap();
+        assert_eq!(
+            (info.name.as_str(), info.kind.as_str()),
+            ("mpatha", "mpath")
+        );
+        assert_eq!(dm.size_bytes, 209715200 * 512);
+        assert_eq!(dm.lower.len(), 2);
+        let (b, c) = (&dm.lower[0], &dm.lower[1]);
+        assert_eq!((b.name.as_str(), c.name.as_str()), ("sdb", "sdc"));
+        let d = b.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "fc");
+        assert_eq!(d.vendor.as_deref(), Some("NETAPP"));
+        assert_eq!(d.model.as_deref(), Some("LUN C-Mode"));
+        assert_eq!(
+            d.wwid.as_deref(),
+            Some("naa.600a098038303053453f463045727a41")
+        );
+        assert_eq!(d.scsi_address.as_deref(), Some("1:0:0:1"));
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(d.numa_node, Some(1));
+        assert_eq!(d.device_cache.as_deref(), Some("write through"));
+        let fc = d.fc.as_ref().unwrap();
+        assert_eq!(fc.host, "host1");
+        assert_eq!(fc.local_wwpn.as_deref(), Some("0x2100f4e9d4a1b2c3"));
+        assert_eq!(fc.port_state.as_deref(), Some("Online"));
+        assert_eq!(fc.rport.as_deref(), Some("rport-1:0-0"));
+        assert_eq!(fc.remote_wwpn.as_deref(), Some("0x203500a098b3f6a1"));
+        assert_eq!(fc.remote_port_id.as_deref(), Some("0x010b00"));
+        let fc2 = c.disk.as_ref().unwrap().fc.as_ref().unwrap();
+        assert_eq!(fc2.local_wwpn.as_deref(), Some("0x2100f4e9d4a1b2c4"));
+        assert_eq!(
+            c.disk.as_ref().unwrap().hba_pci.as_deref(),
+            Some("0000:3b:00.1")
+        );
+        assert_eq!(b.queue.scheduler.as_deref(), Some("none"));
+        assert_eq!(b.queue.max_sectors_kb, Some(512));
+        assert_eq!(m.all_devices().len(), 3);
+        let text = render(&m);
+        assert!(text.contains("dm mpath /dev/mapper/mpatha"), "{text}");
+        assert!(text.contains("WWPN 0x203500a098b3f6a1"), "{text}");
+    }
+
+    #[test]
+    fn nvme_namespace_partition() {
+        let m = fixture("nvme", "/data", "259:1");
+        let p = &m.devices[0];
+        assert_eq!(
+            (p.name.as_str(), p.layer.as_str()),
+            ("nvme0n1p1", "partition")
+        );
+        let part = p.partition.as_ref().unwrap();
+        assert_eq!(
+            (part.number, part.start_sector, part.start_bytes),
+            (Some(1), 2048, 1 << 20)
+        );
+        // A partition shows its disk's queue.
+        assert_eq!(p.queue.scheduler.as_deref(), Some("bfq"));
+        let ns = &p.lower[0];
+        assert_eq!(ns.name, "nvme0n1");
+        let d = ns.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "nvme");
+        assert_eq!(d.model.as_deref(), Some("SAMSUNG MZQL23T8HCLS-00A07"));
+        assert_eq!(d.serial.as_deref(), Some("S64HNE0R812345"));
+        assert_eq!(
+            d.wwid.as_deref(),
+            Some("eui.36344830528123450025384500000001")
+        );
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:3d:00.0"));
+        assert_eq!(d.numa_node, Some(0));
+        assert_eq!(d.rotational, Some(false));
+        let nv = d.nvme.as_ref().unwrap();
+        assert_eq!(nv.controller.as_deref(), Some("nvme0"));
+        assert_eq!(nv.transport.as_deref(), Some("pcie"));
+        assert_eq!(nv.firmware.as_deref(), Some("GDC5602Q"));
+        assert_eq!(
+            nv.subsystem_nqn.as_deref(),
+            Some("nqn.1994-11.com.samsung:nvme:PM9A3:2.5-inch:S64HNE0R812345")
+        );
+        assert_eq!(ns.queue.logical_block_size, Some(4096));
+    }
+
+    #[test]
+    fn iscsi_session_lun() {
+        let m = fixture("iscsi", "/u02", "8:0");
+        let sda = &m.devices[0];
+        assert_eq!((sda.name.as_str(), sda.layer.as_str()), ("sda", "disk"));
+        let d = sda.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "iscsi");
+        assert_eq!(d.vendor.as_deref(), Some("LIO-ORG"));
+        assert_eq!(d.scsi_address.as_deref(), Some("3:0:0:0"));
+        assert_eq!(d.hba_pci, None);
+        let is = d.iscsi.as_ref().unwrap();
+        assert_eq!(is.session, "session1");
+        assert_eq!(
+            is.target_name.as_deref(),
+            Some("iqn.2003-01.org.linux-iscsi.storage1.x8664:sn.6a5b8c7d9e0f")
+        );
+        assert_eq!(is.address.as_deref(), Some("192.168.10.20"));
+        assert_eq!(is.port.as_deref(), Some("3260"));
+        assert_eq!(
+            is.initiator_name.as_deref(),
+            Some("iqn.1994-05.com.redhat:db01")
+        );
+        assert_eq!(sda.queue.fua, Some(true));
+    }
+
+    #[test]
+    fn md_raid_over_partitions_of_sas_disks() {
+        let m = fixture("md_raid", "/u03/redo", "9:0");
+        let md = &m.devices[0];
+        assert_eq!((md.name.as_str(), md.layer.as_str()), ("md0", "md"));
+        let info = md.md.as_ref().unwrap();
+        assert_eq!(info.level, "raid0");
+        assert_eq!(info.chunk_bytes, Some(524288));
+        assert_eq!(info.raid_disks, Some(2));
+        let names: Vec<&str> = m.all_devices().iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["md0", "sdb1", "sdb", "sdc1", "sdc"]);
+        let sdb1 = &md.lower[0];
+        assert_eq!(sdb1.partition.as_ref().unwrap().start_sector, 63);
+        let sdb = &sdb1.lower[0];
+        let d = sdb.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "sas");
+        assert_eq!(d.scsi_address.as_deref(), Some("0:0:0:0"));
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:02:00.0"));
+        assert_eq!(sdb.queue.physical_block_size, Some(4096));
+    }
+
+    #[test]
+    fn lvm_on_a_partition_of_a_sata_ssd() {
+        let m = fixture("lvm_partition", "/u04", "253:1");
+        let lv = &m.devices[0];
+        let dm = lv.dm.as_ref().unwrap();
+        assert_eq!(
+            (dm.name.as_str(), dm.kind.as_str()),
+            ("vg_ora-lv_redo", "LVM")
+        );
+        let sda2 = &lv.lower[0];
+        assert_eq!(sda2.layer, "partition");
+        assert_eq!(sda2.partition.as_ref().unwrap().number, Some(2));
+        let sda = &sda2.lower[0];
+        let d = sda.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "sata");
+        assert_eq!(d.model.as_deref(), Some("Micron_5300_MTFD"));
+        assert_eq!(d.numa_node, None, "-1 means no NUMA affinity");
+        assert_eq!(d.device_cache.as_deref(), Some("write back"));
+    }
+
+    #[test]
+    fn unknown_device_is_said_not_guessed() {
+        let m = fixture("lvm_partition", "/u04", "253:99");
+        assert!(m.devices.is_empty());
+        assert!(m.notes[0].contains("253:99"), "{:?}", m.notes);
+    }
 
     #[test]
     fn small_parsers() {
