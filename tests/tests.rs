@@ -7,3 +7,4 @@ mod cli;
 mod dataset;
 mod results;
 mod safety;
+mod storage;

@@ -159,6 +159,18 @@ impl Snapshot {
     }
 }
 
+/// What to cross-check against the block layer: dbio's requests and bytes over the window
+/// and the directions it issued. Only those directions of the device are counted, so a
+/// read test is not compared with writes other programs or the journal sent.
+#[derive(Debug, Clone)]
+pub struct CrossCheck {
+    pub device: String,
+    pub dbio_requests: u64,
+    pub dbio_bytes: u64,
+    pub reads: bool,
+    pub writes: bool,
+}
+
 /// Samples the OS once a second over the measured window.
 pub struct OsSampler {
     /// Block devices under the data set: (kernel name, layer).
@@ -280,25 +292,32 @@ impl OsSampler {
         self.prev = now;
     }
 
-    /// The device's completed requests (reads + writes) and bytes from the first to the
-    /// last sample.
-    pub fn device_totals(&self, device: &str) -> Option<(u64, u64)> {
+    /// The device's completed requests and bytes from the first to the last sample, in the
+    /// directions asked for (reads, writes).
+    pub fn device_totals(&self, device: &str, reads: bool, writes: bool) -> Option<(u64, u64)> {
         let (a, b) = (self.first.disks.get(device)?, self.prev.disks.get(device)?);
-        let d = |x: u64, y: u64| y.saturating_sub(x);
+        let d = |x: u64, y: u64, on: bool| if on { y.saturating_sub(x) } else { 0 };
         Some((
-            d(a.reads, b.reads) + d(a.writes, b.writes),
-            512 * (d(a.read_sectors, b.read_sectors) + d(a.write_sectors, b.write_sectors)),
+            d(a.reads, b.reads, reads) + d(a.writes, b.writes, writes),
+            512 * (d(a.read_sectors, b.read_sectors, reads)
+                + d(a.write_sectors, b.write_sectors, writes)),
         ))
     }
 
-    /// What was sampled; with `cross_check` = (device, dbio's requests, dbio's bytes in the
-    /// window) the block-layer cross-check is filled in.
-    pub fn finish(mut self, cross_check: Option<(&str, u64, u64)>) -> OsJson {
-        if let Some((device, dbio_requests, dbio_bytes)) = cross_check
-            && let Some((device_requests, device_bytes)) = self.device_totals(device)
+    /// What was sampled, with the block-layer cross-check when asked for.
+    pub fn finish(mut self, cross_check: Option<CrossCheck>) -> OsJson {
+        if let Some(CrossCheck {
+            device,
+            dbio_requests,
+            dbio_bytes,
+            reads,
+            writes,
+        }) = cross_check
+            && let Some((device_requests, device_bytes)) =
+                self.device_totals(&device, reads, writes)
         {
             self.os.cross_check = Some(CrossCheckJson {
-                device: device.to_string(),
+                device,
                 dbio_requests,
                 device_requests,
                 dbio_bytes,

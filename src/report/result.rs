@@ -221,6 +221,8 @@ pub struct ProcessCpuSecondJson {
 pub struct CrossCheckJson {
     pub device: String,
     pub dbio_requests: u64,
+    /// Requests the device completed in the directions dbio issued (reads for a read test,
+    /// writes for a write test, both for a mix).
     pub device_requests: u64,
     /// device_requests / dbio_requests.
     pub ratio: f64,

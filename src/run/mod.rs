@@ -238,7 +238,15 @@ fn run_on(
         cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
         started_at,
     });
-    add_storage(&mut result, survey, os, data_flags.direct);
+    let directions = plan
+        .events
+        .iter()
+        .zip(&m.totals)
+        .filter(|(_, t)| t.requests > 0)
+        .fold((false, false), |(r, w), (e, _)| {
+            (r || e.reads(), w || e.writes())
+        });
+    add_storage(&mut result, survey, os, data_flags.direct, directions);
     let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() {
         ExitCode::IoError
     } else if m.interrupted {
@@ -361,6 +369,7 @@ fn add_storage(
     (map, findings): (crate::storage::StorageMap, Vec<report::result::LintJson>),
     os: Option<crate::measure::os::OsSampler>,
     direct: bool,
+    (reads, writes): (bool, bool),
 ) {
     // The top layer (the device the file system sits on) sees the file system's requests
     // before dm/md split them across members or paths; see README "What the OS saw".
@@ -371,7 +380,15 @@ fn add_storage(
         None
     };
     let t = &result.totals;
-    let os = os.map(|o| o.finish(check.map(|d| (d, t.requests, t.bytes))));
+    let os = os.map(|o| {
+        o.finish(check.map(|d| crate::measure::os::CrossCheck {
+            device: d.to_string(),
+            dbio_requests: t.requests,
+            dbio_bytes: t.bytes,
+            reads,
+            writes,
+        }))
+    });
     if let Some(c) = os.as_ref().and_then(|o| o.cross_check.as_ref())
         && c.dbio_requests > 0
         && (c.ratio - 1.0).abs() > 0.10
