@@ -552,8 +552,7 @@ fn disk(sys: &SysRoot, dir: &str, name: &str) -> DiskJson {
     };
     let pci = pci_path
         .split('/')
-        .filter(|c| is_pci_address(c))
-        .next_back()
+        .rfind(|c| is_pci_address(c))
         .map(str::to_string);
     if let Some(p) = &pci {
         let pdir = &pci_path[..pci_path.find(p.as_str()).unwrap_or(0) + p.len()];
