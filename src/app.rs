@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cli::{
-    CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
+    CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs,
+    ShowArgs,
 };
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
@@ -22,11 +23,14 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop),
+        Command::Clean(a) if a.stale => crate::doctor::clean_stale(&a.paths),
         Command::Clean(a) => clean(&a),
         Command::Report(a) => report(&a),
         Command::Runs(a) => runs(&a, cli.db.as_deref()),
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
+        Command::Map(a) => map(&a),
+        Command::Doctor(a) => crate::doctor::doctor(&a.paths),
     }
 }
 
@@ -261,12 +265,21 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
 }
 
 fn clean(a: &CleanArgs) -> Result<ExitCode> {
-    let r = dataset::clean(&a.path)?;
+    let path = match a.paths.as_slice() {
+        [] => std::path::PathBuf::from("./dbio-data"),
+        [p] => p.clone(),
+        _ => {
+            return Err(Error::usage(
+                "dbio clean takes one data set directory (or several with --stale)",
+            ));
+        }
+    };
+    let r = dataset::clean(&path)?;
     println!(
         "removed {} data file(s), {} from {}{}",
         r.files,
         human_bytes(r.bytes),
-        a.path.display(),
+        path.display(),
         if r.removed_dir {
             " and the directory"
         } else {
@@ -286,6 +299,39 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
     let r = crate::report::read_run(&a.run_dir)?;
     for p in crate::report::write_derived(&a.run_dir, &r)? {
         println!("wrote {}", p.display());
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `dbio map PATH`: the storage stack and its findings.
+fn map(a: &MapArgs) -> Result<ExitCode> {
+    std::fs::metadata(&a.path).map_err(|e| Error::io("cannot map", &a.path, &e))?;
+    let (map, findings) = crate::storage::survey(&a.path, Some(a.block_size));
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct MapOutput<'a> {
+            map: &'a crate::storage::StorageMap,
+            lint: &'a [crate::report::result::LintJson],
+        }
+        let json = MapOutput {
+            map: &map,
+            lint: &findings,
+        };
+        let text = serde_json::to_string_pretty(&json).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{text}");
+    } else {
+        let _ = write!(out, "{}", crate::storage::map::render(&map));
+        if !findings.is_empty() {
+            let _ = writeln!(out, "\nFindings");
+            for l in &findings {
+                let _ = writeln!(
+                    out,
+                    "- {} [{}] {}: {}",
+                    l.severity, l.rule, l.subject, l.message
+                );
+            }
+        }
     }
     Ok(ExitCode::Ok)
 }

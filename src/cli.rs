@@ -43,6 +43,10 @@ pub enum Command {
     Show(ShowArgs),
     /// Compare recorded runs event by event: IOPS, MiB/s, p50, p99 and the ratio to the first.
     Compare(CompareArgs),
+    /// Show the storage stack under a path: file system, dm/md/partitions, disks, HBA, ports, queue settings.
+    Map(MapArgs),
+    /// Check for other dbio processes, data sets, run directories and what killed runs left behind.
+    Doctor(DoctorArgs),
 }
 
 /// Where the data set lives and what it looks like.
@@ -238,9 +242,33 @@ pub struct PrepareArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CleanArgs {
-    /// The data set directory to remove.
-    #[arg(default_value = "./dbio-data")]
+    /// The data set directory to remove (with --stale: data sets, run directories or
+    /// directories holding them; default ./dbio-data and ./dbio-runs).
+    pub paths: Vec<PathBuf>,
+    /// Only repair what `dbio doctor` reports as stale: clear the in-use mark a killed run
+    /// left and remove its temporary files. Data files stay.
+    #[arg(long)]
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MapArgs {
+    /// A file, directory or block device.
+    #[arg(default_value = ".")]
     pub path: PathBuf,
+    /// Print the map (and findings) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Database block size to check against the devices' logical block size.
+    #[arg(long, default_value = "8K", value_parser = parse_block_size_arg)]
+    pub block_size: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Data sets, run directories, or directories holding them (default ./dbio-data and
+    /// ./dbio-runs).
+    pub paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -6,6 +6,7 @@
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
 //! - the data files: [`dataset`]; one run end to end: [`run`]; what keeps data safe: [`safety`];
 //! - every run recorded, listed and compared: [`store`] (SQLite);
+//! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod dataset;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod measure;
@@ -20,6 +22,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod safety;
+pub mod storage;
 pub mod store;
 pub mod sys;
 pub mod units;

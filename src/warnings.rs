@@ -24,6 +24,14 @@ pub enum Warning {
     NothingMeasured,
     /// Requests were still in flight when dbio gave up waiting for them.
     AbandonedRequests { sessions: usize },
+    /// The block device completed more than 10 % more or fewer requests than dbio did.
+    BlockLayerMismatch {
+        device: String,
+        dbio_requests: u64,
+        device_requests: u64,
+        dbio_bytes: u64,
+        device_bytes: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -57,6 +65,36 @@ impl fmt::Display for Warning {
                 f,
                 "{sessions} session(s) stopped waiting for requests the device never completed; the storage may be hung (see dmesg)"
             ),
+            Warning::BlockLayerMismatch {
+                device,
+                dbio_requests,
+                device_requests,
+                dbio_bytes,
+                device_bytes,
+            } => {
+                let pct = |a: u64, b: u64| 100.0 * (b as f64 / a.max(1) as f64 - 1.0);
+                write!(
+                    f,
+                    "block-layer cross-check: {device} completed {device_requests} requests while dbio completed {dbio_requests} ({:+.1} %); ",
+                    pct(*dbio_requests, *device_requests)
+                )?;
+                if pct(*dbio_bytes, *device_bytes).abs() <= 10.0 {
+                    let avg = |b: u64, n: u64| b as f64 / n.max(1) as f64 / 1024.0;
+                    write!(
+                        f,
+                        "the bytes agree, so the block layer split or merged requests (dbio's average {:.0} KiB, the device's {:.0} KiB): check max_sectors_kb and max_segments of {device} (`dbio map`)",
+                        avg(*dbio_bytes, *dbio_requests),
+                        avg(*device_bytes, *device_requests)
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the bytes differ too ({} vs {} MiB): other I/O reached the device (other programs, file system metadata, swap), so its figures in `os.devices` are not dbio's alone",
+                        device_bytes >> 20,
+                        dbio_bytes >> 20
+                    )
+                }
+            }
         }
     }
 }

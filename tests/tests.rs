@@ -15,5 +15,6 @@ mod report;
 mod results;
 mod safety;
 mod signals;
+mod storage;
 mod store;
 mod write_side;

@@ -8,6 +8,7 @@
 
 pub mod fill;
 pub mod manifest;
+pub mod stale;
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;

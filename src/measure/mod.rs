@@ -3,6 +3,7 @@
 
 pub mod ash;
 pub mod histogram;
+pub mod os;
 pub mod recorder;
 pub mod sampler;
 

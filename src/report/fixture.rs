@@ -152,6 +152,8 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             device: "vda".into(),
             dbio_requests: requests,
             device_requests: requests + 10,
+            dbio_bytes: bytes,
+            device_bytes: bytes + 10 * 8192,
             ratio: 1.0,
         }),
     });

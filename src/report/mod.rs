@@ -7,6 +7,7 @@ pub mod export;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod html;
+pub mod os;
 pub mod result;
 pub mod summary;
 

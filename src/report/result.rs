@@ -221,9 +221,17 @@ pub struct ProcessCpuSecondJson {
 pub struct CrossCheckJson {
     pub device: String,
     pub dbio_requests: u64,
+    /// Requests the device completed in the directions dbio issued (reads for a read test,
+    /// writes for a write test, both for a mix).
     pub device_requests: u64,
     /// device_requests / dbio_requests.
     pub ratio: f64,
+    /// Bytes both moved: when these agree but the requests do not, the block layer split or
+    /// merged requests.
+    #[serde(default)]
+    pub dbio_bytes: u64,
+    #[serde(default)]
+    pub device_bytes: u64,
 }
 
 /// One configuration finding.

@@ -243,6 +243,7 @@ pub fn render(r: &RunResult) -> String {
             d.path
         );
     }
+    super::os::render(&mut o, r);
     if !r.errors.is_empty() {
         let _ = writeln!(o, "\nErrors");
         for e in &r.errors {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::config::RunConfig;
 use crate::engine::{self, EngineKind};
 use crate::measure::ash::{self, AshHistory};
+use crate::measure::os::OsSampler;
 use crate::measure::{
     DbTotals, EventTotals, Recorder, Sampler, SecondPoint, SessionCounters, Window,
 };
@@ -44,6 +45,8 @@ pub struct Measurement {
     pub abandoned: usize,
     /// Why LGWR could not be pinned, or the noise thread not started.
     pub pinning_notes: Vec<String>,
+    /// What the OS saw over the measured window (None when it never started).
+    pub os: Option<OsSampler>,
 }
 
 /// Who a thread is.
@@ -205,7 +208,8 @@ fn wait_drawing(
     }
 }
 
-/// Runs the plan's threads through warm-up and the measured window.
+/// Runs the plan's threads through warm-up and the measured window. `os_devices` are the
+/// block devices under the data set, (kernel name, layer), sampled once a second.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     cfg: &RunConfig,
@@ -216,6 +220,7 @@ pub fn measure(
     buffer_align: usize,
     stop: &Arc<AtomicBool>,
     progress: &Progress,
+    os_devices: Vec<(String, String)>,
 ) -> Measurement {
     let n = cfg.sessions;
     let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
@@ -252,6 +257,7 @@ pub fn measure(
     let mut measured_ns = 0u64;
     let mut cpu = (0.0, 0.0);
     let mut ash_history = AshHistory::default();
+    let mut os: Option<OsSampler> = None;
     std::thread::scope(|scope| {
         if let Some(cpu) = cfg.redo.noise_cpu {
             let noise_stop = &noise_stop;
@@ -322,6 +328,7 @@ pub fn measure(
                 progress_line("warm-up", elapsed, warmup_s, plan, &[])
             });
             let cpu0 = sys::process_cpu_seconds();
+            let os = os.insert(OsSampler::start(os_devices));
             let mut t = 1u32;
             let mut last: Vec<SecondPoint> = Vec::new();
             loop {
@@ -332,9 +339,15 @@ pub fn measure(
                 });
                 let now = now_ns();
                 if now < boundary || now >= end {
-                    break; // stopped early, or the window is over
+                    // Stopped early, or the window is over: the OS's last (partial) second
+                    // ends here, before the threads are joined, to match the window.
+                    if now > start {
+                        os.sample(t);
+                    }
+                    break;
                 }
                 last = sampler.close_second(t).to_vec();
+                os.sample(t);
                 t += 1;
             }
             if progress.is_drawn() {
@@ -391,6 +404,7 @@ pub fn measure(
         interrupted: interrupted && stop.load(Ordering::Relaxed),
         abandoned: ends.iter().filter(|e| e.abandoned).count(),
         pinning_notes,
+        os,
     }
 }
 

@@ -207,6 +207,7 @@ fn run_on(
     let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
     let inst = instance(cfg, &plan, buffer_align)?;
+    let survey = storage_survey(cfg, ds);
 
     let data_fds = RunFiles::fds(&files.data);
     let mut warmed = None;
@@ -233,8 +234,14 @@ fn run_on(
         redo: RunFiles::fds(&files.redo),
         temp: RunFiles::fds(&files.temp),
     };
+    let os_devices = survey
+        .0
+        .all_devices()
+        .iter()
+        .map(|n| (n.name.clone(), n.layer.clone()))
+        .collect();
     let display = Progress::line(progress::wanted(cfg.quiet));
-    let m = measure::measure(
+    let mut m = measure::measure(
         cfg,
         &plan,
         &inst,
@@ -243,10 +250,12 @@ fn run_on(
         buffer_align,
         stop,
         &display,
+        os_devices,
     );
     display.clear();
     drop(files);
-    let result = assemble::assemble(&assemble::Inputs {
+    let os = m.os.take();
+    let mut result = assemble::assemble(&assemble::Inputs {
         cfg,
         ds,
         selection,
@@ -259,6 +268,15 @@ fn run_on(
         cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
         started_at,
     });
+    let directions = plan
+        .events
+        .iter()
+        .zip(&m.totals)
+        .filter(|(_, t)| t.requests > 0)
+        .fold((false, false), |(r, w), (e, _)| {
+            (r || e.reads(), w || e.writes())
+        });
+    add_storage(&mut result, survey, os, data_flags.direct, directions);
     // Errors a run went on after (--continue-on-error) still make the exit status 4.
     let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
         ExitCode::IoError
@@ -349,4 +367,64 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
         }
     }
     Ok(inst)
+}
+
+/// The storage map and findings of the data set, each finding printed now (the start of the
+/// run) as one stderr line.
+fn storage_survey(
+    cfg: &RunConfig,
+    ds: &DataSet,
+) -> (crate::storage::StorageMap, Vec<report::result::LintJson>) {
+    let (map, findings) = crate::storage::survey(&ds.path, Some(cfg.dataset.block_size));
+    for l in &findings {
+        eprintln!("{}", crate::storage::lint::line(l));
+    }
+    (map, findings)
+}
+
+/// Puts the storage map, the findings and the OS statistics into the result; for direct
+/// I/O, cross-checks dbio's requests against the block layer's.
+fn add_storage(
+    result: &mut RunResult,
+    (map, findings): (crate::storage::StorageMap, Vec<report::result::LintJson>),
+    os: Option<crate::measure::os::OsSampler>,
+    direct: bool,
+    (reads, writes): (bool, bool),
+) {
+    // The top layer (the device the file system sits on) sees the file system's requests
+    // before dm/md split them across members or paths; see README "What the OS saw".
+    let top = map.devices.first().map(|d| d.name.clone());
+    let check = if direct && !map.memory_backed {
+        top.as_deref()
+    } else {
+        None
+    };
+    let t = &result.totals;
+    let os = os.map(|o| {
+        o.finish(check.map(|d| crate::measure::os::CrossCheck {
+            device: d.to_string(),
+            dbio_requests: t.requests,
+            dbio_bytes: t.bytes,
+            reads,
+            writes,
+        }))
+    });
+    if let Some(c) = os.as_ref().and_then(|o| o.cross_check.as_ref())
+        && c.dbio_requests > 0
+        && (c.ratio - 1.0).abs() > 0.10
+    {
+        result.warnings.push(
+            crate::warnings::Warning::BlockLayerMismatch {
+                device: c.device.clone(),
+                dbio_requests: c.dbio_requests,
+                device_requests: c.device_requests,
+                dbio_bytes: c.dbio_bytes,
+                device_bytes: c.device_bytes,
+            }
+            .to_string(),
+        );
+    }
+    result.os = os;
+    result.storage = serde_json::to_value(&map).ok();
+    result.lint = findings;
 }

@@ -1,0 +1,383 @@
+//! What the machine saw during the measured window, once a second: CPU (/proc/stat), the
+//! block devices under the data set (/proc/diskstats, as iostat -x computes it), memory
+//! (/proc/meminfo, /proc/vmstat), I/O pressure (/proc/pressure/io) and dbio's own CPU.
+//!
+//! The main thread calls [`OsSampler::sample`] where it closes each second: a few small
+//! /proc reads, never in the I/O threads, no helper processes.
+
+use std::collections::HashMap;
+
+use crate::report::result::{
+    CpuSecondJson, CrossCheckJson, DiskSecondJson, MemSecondJson, OsJson, PressureSecondJson,
+    ProcessCpuSecondJson,
+};
+use crate::sys::{self, now_ns};
+
+/// Cumulative CPU time of one /proc/stat line, in clock ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub system: u64,
+    pub iowait: u64,
+    pub steal: u64,
+    pub idle: u64,
+    pub total: u64,
+}
+
+/// Parses the `cpu` and `cpuN` lines of /proc/stat. Nice counts as user, irq and softirq as
+/// system (as top does); guest time is already inside user.
+pub fn parse_stat(text: &str) -> Vec<(String, CpuTicks)> {
+    text.lines()
+        .filter(|l| l.starts_with("cpu"))
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next()?;
+            let v: Vec<u64> = it.take(8).map(|x| x.parse().unwrap_or(0)).collect();
+            if v.len() < 4 {
+                return None;
+            }
+            let g = |i: usize| v.get(i).copied().unwrap_or(0);
+            let name = if name == "cpu" { "all" } else { name };
+            Some((
+                name.to_string(),
+                CpuTicks {
+                    user: g(0) + g(1),
+                    system: g(2) + g(5) + g(6),
+                    idle: g(3),
+                    iowait: g(4),
+                    steal: g(7),
+                    total: v.iter().sum(),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Cumulative counters of one /proc/diskstats line.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DiskCounters {
+    pub reads: u64,
+    pub read_sectors: u64,
+    pub read_ms: u64,
+    pub writes: u64,
+    pub write_sectors: u64,
+    pub write_ms: u64,
+    pub io_ticks_ms: u64,
+    pub time_in_queue_ms: u64,
+}
+
+/// Parses /proc/diskstats (Documentation/admin-guide/iostats.rst): major minor name, then
+/// reads, merged, sectors, ms, writes, merged, sectors, ms, in flight, io ms, weighted ms.
+pub fn parse_diskstats(text: &str) -> HashMap<String, DiskCounters> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() < 14 {
+                return None;
+            }
+            let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
+            Some((
+                f[2].to_string(),
+                DiskCounters {
+                    reads: n(3),
+                    read_sectors: n(5),
+                    read_ms: n(6),
+                    writes: n(7),
+                    write_sectors: n(9),
+                    write_ms: n(10),
+                    io_ticks_ms: n(12),
+                    time_in_queue_ms: n(13),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// A value in kB from /proc/meminfo ("Dirty:  638524 kB").
+pub fn meminfo_kib(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// A counter from /proc/vmstat ("pgpgin 261717709").
+pub fn vmstat(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok())?
+    })
+}
+
+/// The `total=` microseconds of the "some" and "full" lines of /proc/pressure/io.
+pub fn parse_pressure(text: &str) -> Option<(u64, u64)> {
+    let total = |kind: &str| {
+        text.lines()
+            .find(|l| l.starts_with(kind))?
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix("total="))?
+            .parse::<u64>()
+            .ok()
+    };
+    Some((total("some")?, total("full").unwrap_or(0)))
+}
+
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    at_ns: u64,
+    cpu: Vec<(String, CpuTicks)>,
+    disks: HashMap<String, DiskCounters>,
+    free_kib: u64,
+    dirty_kib: u64,
+    writeback_kib: u64,
+    pgpgin: u64,
+    pgpgout: u64,
+    pressure: Option<(u64, u64)>,
+    process_cpu: (f64, f64),
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+impl Snapshot {
+    fn take() -> Snapshot {
+        let mem = read("/proc/meminfo");
+        let vm = read("/proc/vmstat");
+        Snapshot {
+            at_ns: now_ns(),
+            cpu: parse_stat(&read("/proc/stat")),
+            disks: parse_diskstats(&read("/proc/diskstats")),
+            free_kib: meminfo_kib(&mem, "MemFree").unwrap_or(0),
+            dirty_kib: meminfo_kib(&mem, "Dirty").unwrap_or(0),
+            writeback_kib: meminfo_kib(&mem, "Writeback").unwrap_or(0),
+            pgpgin: vmstat(&vm, "pgpgin").unwrap_or(0),
+            pgpgout: vmstat(&vm, "pgpgout").unwrap_or(0),
+            pressure: parse_pressure(&read("/proc/pressure/io")),
+            process_cpu: sys::process_cpu_seconds(),
+        }
+    }
+}
+
+/// What to cross-check against the block layer: dbio's requests and bytes over the window
+/// and the directions it issued. Only those directions of the device are counted, so a
+/// read test is not compared with writes other programs or the journal sent.
+#[derive(Debug, Clone)]
+pub struct CrossCheck {
+    pub device: String,
+    pub dbio_requests: u64,
+    pub dbio_bytes: u64,
+    pub reads: bool,
+    pub writes: bool,
+}
+
+/// Samples the OS once a second over the measured window.
+pub struct OsSampler {
+    /// Block devices under the data set: (kernel name, layer).
+    devices: Vec<(String, String)>,
+    first: Snapshot,
+    prev: Snapshot,
+    os: OsJson,
+}
+
+/// The rates of one device between two snapshots, as iostat -x computes them.
+pub fn disk_rates(
+    t: u32,
+    device: &str,
+    layer: &str,
+    a: &DiskCounters,
+    b: &DiskCounters,
+    secs: f64,
+) -> DiskSecondJson {
+    let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+    let (reads, writes) = (d(a.reads, b.reads), d(a.writes, b.writes));
+    let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    let mib = |sectors: f64| sectors * 512.0 / (1u64 << 20) as f64;
+    DiskSecondJson {
+        t,
+        device: device.to_string(),
+        layer: layer.to_string(),
+        r_s: per_s(reads),
+        w_s: per_s(writes),
+        rmib_s: per_s(mib(d(a.read_sectors, b.read_sectors))),
+        wmib_s: per_s(mib(d(a.write_sectors, b.write_sectors))),
+        r_await_ms: if reads > 0.0 {
+            d(a.read_ms, b.read_ms) / reads
+        } else {
+            0.0
+        },
+        w_await_ms: if writes > 0.0 {
+            d(a.write_ms, b.write_ms) / writes
+        } else {
+            0.0
+        },
+        aqu_sz: per_s(d(a.time_in_queue_ms, b.time_in_queue_ms) / 1000.0),
+        util_pct: (per_s(d(a.io_ticks_ms, b.io_ticks_ms) / 1000.0) * 100.0).min(100.0),
+    }
+}
+
+impl OsSampler {
+    /// Starts sampling now (the start of the measured window).
+    pub fn start(devices: Vec<(String, String)>) -> OsSampler {
+        let first = Snapshot::take();
+        OsSampler {
+            devices,
+            prev: first.clone(),
+            first,
+            os: OsJson::default(),
+        }
+    }
+
+    /// Closes second `t` of the window: the rates since the previous call.
+    pub fn sample(&mut self, t: u32) {
+        let now = Snapshot::take();
+        let secs = now.at_ns.saturating_sub(self.prev.at_ns) as f64 / 1e9;
+        let p = &self.prev;
+        for (name, b) in &now.cpu {
+            let Some((_, a)) = p.cpu.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let total = b.total.saturating_sub(a.total) as f64;
+            let pct = |x: u64, y: u64| {
+                if total > 0.0 {
+                    100.0 * y.saturating_sub(x) as f64 / total
+                } else {
+                    0.0
+                }
+            };
+            self.os.cpu.push(CpuSecondJson {
+                t,
+                cpu: name.clone(),
+                user_pct: pct(a.user, b.user),
+                system_pct: pct(a.system, b.system),
+                iowait_pct: pct(a.iowait, b.iowait),
+                steal_pct: pct(a.steal, b.steal),
+                idle_pct: pct(a.idle, b.idle),
+            });
+        }
+        for (name, layer) in &self.devices {
+            if let (Some(a), Some(b)) = (p.disks.get(name), now.disks.get(name)) {
+                self.os.devices.push(disk_rates(t, name, layer, a, b, secs));
+            }
+        }
+        let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        self.os.memory.push(MemSecondJson {
+            t,
+            free_mib: now.free_kib as f64 / 1024.0,
+            dirty_mib: now.dirty_kib as f64 / 1024.0,
+            writeback_mib: now.writeback_kib as f64 / 1024.0,
+            pgpgin_kib_s: per_s(now.pgpgin.saturating_sub(p.pgpgin) as f64),
+            pgpgout_kib_s: per_s(now.pgpgout.saturating_sub(p.pgpgout) as f64),
+        });
+        if let (Some(a), Some(b)) = (p.pressure, now.pressure) {
+            let us = secs * 1e6;
+            let pct = |x: u64, y: u64| {
+                if us > 0.0 {
+                    (100.0 * y.saturating_sub(x) as f64 / us).min(100.0)
+                } else {
+                    0.0
+                }
+            };
+            self.os.io_pressure.push(PressureSecondJson {
+                t,
+                some_pct: pct(a.0, b.0),
+                full_pct: pct(a.1, b.1),
+            });
+        }
+        self.os.dbio_cpu.push(ProcessCpuSecondJson {
+            t,
+            user_pct: per_s(100.0 * (now.process_cpu.0 - p.process_cpu.0)),
+            system_pct: per_s(100.0 * (now.process_cpu.1 - p.process_cpu.1)),
+        });
+        self.prev = now;
+    }
+
+    /// The device's completed requests and bytes from the first to the last sample, in the
+    /// directions asked for (reads, writes).
+    pub fn device_totals(&self, device: &str, reads: bool, writes: bool) -> Option<(u64, u64)> {
+        let (a, b) = (self.first.disks.get(device)?, self.prev.disks.get(device)?);
+        let d = |x: u64, y: u64, on: bool| if on { y.saturating_sub(x) } else { 0 };
+        Some((
+            d(a.reads, b.reads, reads) + d(a.writes, b.writes, writes),
+            512 * (d(a.read_sectors, b.read_sectors, reads)
+                + d(a.write_sectors, b.write_sectors, writes)),
+        ))
+    }
+
+    /// What was sampled, with the block-layer cross-check when asked for.
+    pub fn finish(mut self, cross_check: Option<CrossCheck>) -> OsJson {
+        if let Some(CrossCheck {
+            device,
+            dbio_requests,
+            dbio_bytes,
+            reads,
+            writes,
+        }) = cross_check
+            && let Some((device_requests, device_bytes)) =
+                self.device_totals(&device, reads, writes)
+        {
+            self.os.cross_check = Some(CrossCheckJson {
+                device,
+                dbio_requests,
+                device_requests,
+                dbio_bytes,
+                device_bytes,
+                ratio: if dbio_requests > 0 {
+                    device_requests as f64 / dbio_requests as f64
+                } else {
+                    0.0
+                },
+            });
+        }
+        self.os
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_lines_parse() {
+        let text = "cpu  115404 215 105837 2045963 69485 0 5320 1486 0 0\n\
+                    cpu0 56761 111 50217 1031250 33811 0 93 705 0 0\n\
+                    intr 12345 0 0\n";
+        let v = parse_stat(text);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].0, "all");
+        assert_eq!(v[0].1.user, 115404 + 215);
+        assert_eq!(v[0].1.system, 105837 + 5320);
+        assert_eq!(v[0].1.iowait, 69485);
+        assert_eq!(v[0].1.steal, 1486);
+        assert_eq!(v[1].0, "cpu0");
+    }
+
+    #[test]
+    fn diskstats_give_iostat_figures() {
+        let a = " 254       0 vda 1000 5 80000 2000 500 3 40000 1500 0 900 3500 0 0 0 0 0 0\n";
+        let b = " 254       0 vda 3000 5 112000 6000 700 3 56000 2500 2 1900 8500 0 0 0 0 0 0\n";
+        let (a, b) = (parse_diskstats(a), parse_diskstats(b));
+        let r = disk_rates(1, "vda", "disk", &a["vda"], &b["vda"], 1.0);
+        assert_eq!(r.r_s, 2000.0);
+        assert_eq!(r.w_s, 200.0);
+        assert!((r.rmib_s - 32000.0 * 512.0 / 1048576.0).abs() < 1e-9);
+        assert_eq!(r.r_await_ms, 2.0);
+        assert_eq!(r.w_await_ms, 5.0);
+        assert_eq!(r.aqu_sz, 5.0);
+        assert_eq!(r.util_pct, 100.0);
+    }
+
+    #[test]
+    fn memory_vmstat_and_pressure_parse() {
+        let mem = "MemTotal:       49368168 kB\nMemFree:        19074844 kB\nDirty:            638524 kB\nWriteback:             0 kB\n";
+        assert_eq!(meminfo_kib(mem, "Dirty"), Some(638524));
+        assert_eq!(meminfo_kib(mem, "Writeback"), Some(0));
+        assert_eq!(meminfo_kib(mem, "Mem"), None);
+        assert_eq!(
+            vmstat("pgpgin 261717709\npgpgout 374485192\n", "pgpgout"),
+            Some(374485192)
+        );
+        let psi = "some avg10=16.11 avg60=59.00 avg300=54.30 total=678578757\nfull avg10=9.75 avg60=27.09 avg300=21.14 total=396087467\n";
+        assert_eq!(parse_pressure(psi), Some((678578757, 396087467)));
+    }
+}

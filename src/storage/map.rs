@@ -1,0 +1,949 @@
+//! `dbio map`: the storage stack under a path — mount and file system, every block layer
+//! (dm, md, partition) down to the disks, and for each disk what a storage engineer needs to
+//! find it: vendor, model, serial/WWID, SCSI address, transport, HBA, FC ports, NVMe
+//! subsystem, iSCSI target, and the queue settings.
+
+use std::fmt::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::sysfs::{self, SysRoot};
+use crate::units::human_bytes;
+
+/// The storage stack under one path.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StorageMap {
+    pub path: String,
+    /// "file", "directory" or "block_device".
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<MountJson>,
+    /// The data lives in memory (tmpfs, ramfs, zram, brd): no storage is measured.
+    pub memory_backed: bool,
+    /// The block device under the path (one for a file system or a device), with the
+    /// layers below it in `lower`.
+    pub devices: Vec<BlockNode>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MountJson {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub source: String,
+    pub options: String,
+    /// "major:minor" of the file system.
+    pub dev: String,
+}
+
+/// One block device and the devices it is built on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BlockNode {
+    /// Kernel name: "dm-2", "md0", "sda1", "nvme0n1".
+    pub name: String,
+    /// "major:minor".
+    pub dev: String,
+    /// "dm", "md", "partition", "disk" or "loop".
+    pub layer: String,
+    pub size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm: Option<DmJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<MdJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<PartitionJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "loop")]
+    pub loop_: Option<LoopJson>,
+    /// Queue settings (a partition shows its disk's).
+    pub queue: QueueJson,
+    /// The devices this one is built on (dm/md members, a partition's disk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lower: Vec<BlockNode>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DmJson {
+    /// The name under /dev/mapper.
+    pub name: String,
+    pub uuid: String,
+    /// From the uuid prefix: "LVM", "mpath", "CRYPT", "part" (kpartx), ... or "" if none.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MdJson {
+    pub level: String,
+    pub chunk_bytes: Option<u64>,
+    pub raid_disks: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PartitionJson {
+    pub number: Option<u64>,
+    /// First sector, in 512-byte units as sysfs reports it.
+    pub start_sector: u64,
+    pub start_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoopJson {
+    pub backing_file: Option<String>,
+    pub offset_bytes: Option<u64>,
+    /// The loop device itself issues direct I/O to its backing file.
+    pub direct_io: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskJson {
+    pub vendor: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwid: Option<String>,
+    pub rotational: Option<bool>,
+    /// "fc", "iscsi", "sas", "sata", "nvme", "virtio", "loop", "usb", "memory", "scsi", "unknown".
+    pub transport: String,
+    /// SCSI host:channel:target:lun.
+    pub scsi_address: Option<String>,
+    /// PCI address of the HBA / controller.
+    pub hba_pci: Option<String>,
+    pub numa_node: Option<i64>,
+    /// What the device says about its volatile write cache ("write back", "write through").
+    pub device_cache: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fc: Option<FcJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<NvmeJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iscsi: Option<IscsiJson>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FcJson {
+    /// Local port: the SCSI host of the HBA port.
+    pub host: String,
+    pub local_wwpn: Option<String>,
+    pub local_wwnn: Option<String>,
+    pub port_state: Option<String>,
+    pub speed: Option<String>,
+    /// Remote (target) port.
+    pub rport: Option<String>,
+    pub remote_wwpn: Option<String>,
+    pub remote_wwnn: Option<String>,
+    pub remote_port_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NvmeJson {
+    pub controller: Option<String>,
+    pub subsystem_nqn: Option<String>,
+    /// "pcie", "tcp", "rdma", "fc", "loop".
+    pub transport: Option<String>,
+    pub address: Option<String>,
+    pub firmware: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IscsiJson {
+    pub session: String,
+    pub target_name: Option<String>,
+    pub address: Option<String>,
+    pub port: Option<String>,
+    pub initiator_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct QueueJson {
+    /// The active I/O scheduler ("none", "mq-deadline", ...).
+    pub scheduler: Option<String>,
+    pub nr_requests: Option<u64>,
+    pub max_sectors_kb: Option<u64>,
+    pub max_hw_sectors_kb: Option<u64>,
+    /// Scatter-gather entries per request: with 4 KiB pages, a request over
+    /// max_segments × 4 KiB may be split.
+    pub max_segments: Option<u64>,
+    pub logical_block_size: Option<u64>,
+    pub physical_block_size: Option<u64>,
+    pub minimum_io_size: Option<u64>,
+    pub optimal_io_size: Option<u64>,
+    /// "write back" (volatile cache: the kernel sends flushes) or "write through".
+    pub write_cache: Option<String>,
+    /// The device accepts FUA writes (O_DSYNC needs no separate flush).
+    pub fua: Option<bool>,
+    pub read_ahead_kb: Option<u64>,
+    pub rotational: Option<bool>,
+}
+
+impl BlockNode {
+    /// This node and every node below it, top first, each device once.
+    pub fn flatten(&self) -> Vec<&BlockNode> {
+        let mut out: Vec<&BlockNode> = Vec::new();
+        fn walk<'a>(n: &'a BlockNode, out: &mut Vec<&'a BlockNode>) {
+            if !out.iter().any(|o| o.name == n.name) {
+                out.push(n);
+            }
+            for l in &n.lower {
+                walk(l, out);
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+}
+
+impl StorageMap {
+    /// Every block device under the path, top first, each once.
+    pub fn all_devices(&self) -> Vec<&BlockNode> {
+        let mut out: Vec<&BlockNode> = Vec::new();
+        for d in &self.devices {
+            for n in d.flatten() {
+                if !out.iter().any(|o| o.name == n.name) {
+                    out.push(n);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// File systems whose data lives in memory.
+const MEMORY_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+
+/// Maps `path` (a file, directory or block device) on the running system.
+pub fn map_path(sys: &SysRoot, path: &Path) -> std::io::Result<StorageMap> {
+    let real = std::fs::canonicalize(path)?;
+    let md = std::fs::metadata(&real)?;
+    let (kind, dev, block) = if md.file_type().is_block_device() {
+        ("block_device", md.rdev(), true)
+    } else if md.is_dir() {
+        ("directory", md.dev(), false)
+    } else {
+        ("file", md.dev(), false)
+    };
+    let dev = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    Ok(map_with_dev(sys, &real, kind, &dev, block))
+}
+
+/// Maps `path` whose file system (or, for a block device, the device itself) is `dev`
+/// ("major:minor"). Separate from [`map_path`] so captured trees can be mapped.
+pub fn map_with_dev(sys: &SysRoot, path: &Path, kind: &str, dev: &str, block: bool) -> StorageMap {
+    let mut map = StorageMap {
+        path: path.display().to_string(),
+        kind: kind.to_string(),
+        ..Default::default()
+    };
+    let mounts = sysfs::parse_mountinfo(&sys.read("proc/self/mountinfo").unwrap_or_default());
+    let mount = if block {
+        mounts.iter().find(|m| m.dev == dev).cloned()
+    } else {
+        sysfs::find_mount(&mounts, path, dev).cloned()
+    };
+    let mut top = block_node_by_dev(sys, dev);
+    if let Some(m) = &mount {
+        map.memory_backed = MEMORY_FS.contains(&m.fs_type.as_str());
+        if top.is_none() && !block && m.source.starts_with("/dev/") && sys.is_host() {
+            // btrfs and others report an anonymous device; the mount source names the disk.
+            if let Ok(smd) = std::fs::metadata(&m.source)
+                && smd.file_type().is_block_device()
+            {
+                let d = smd.rdev();
+                top = block_node_by_dev(sys, &format!("{}:{}", libc::major(d), libc::minor(d)));
+            }
+        }
+        map.mount = Some(MountJson {
+            mount_point: m.mount_point.clone(),
+            fs_type: m.fs_type.clone(),
+            source: m.source.clone(),
+            options: m.options.clone(),
+            dev: m.dev.clone(),
+        });
+    }
+    match top {
+        Some(n) => map.devices.push(n),
+        None if map.memory_backed => map.notes.push(format!(
+            "{} is a memory file system: no block device is under it, and nothing dbio measures there reaches storage",
+            map.mount.as_ref().map(|m| m.fs_type.as_str()).unwrap_or("this")
+        )),
+        None => map.notes.push(format!(
+            "no block device found for device {dev}{}",
+            map.mount
+                .as_ref()
+                .map(|m| format!(" ({} from {})", m.fs_type, m.source))
+                .unwrap_or_default()
+        )),
+    }
+    if map
+        .all_devices()
+        .iter()
+        .any(|n| n.disk.as_ref().is_some_and(|d| d.transport == "memory"))
+    {
+        map.memory_backed = true;
+    }
+    let loops: Vec<String> = map
+        .all_devices()
+        .iter()
+        .filter_map(|n| {
+            let l = n.loop_.as_ref()?;
+            Some(format!(
+                "{} is a loop device over the file {}: its I/O goes through that file's own file system (map it too)",
+                n.name,
+                l.backing_file.as_deref().unwrap_or("(unknown)")
+            ))
+        })
+        .collect();
+    map.notes.extend(loops);
+    map
+}
+
+/// The block device "major:minor" and everything below it.
+pub fn block_node_by_dev(sys: &SysRoot, dev: &str) -> Option<BlockNode> {
+    let dir = sys.resolve(&format!("sys/dev/block/{dev}"))?;
+    Some(block_node(sys, &dir, 0))
+}
+
+fn last(dir: &str) -> &str {
+    dir.rsplit('/').next().unwrap_or(dir)
+}
+
+fn parent(dir: &str) -> &str {
+    dir.rsplit_once('/').map(|(p, _)| p).unwrap_or("")
+}
+
+/// The node whose sysfs directory (resolved, relative to the root) is `dir`.
+fn block_node(sys: &SysRoot, dir: &str, depth: usize) -> BlockNode {
+    let name = last(dir).to_string();
+    let at = |f: &str| format!("{dir}/{f}");
+    let is_partition = sys.exists(&at("partition"));
+    let layer = if name.starts_with("dm-") {
+        "dm"
+    } else if name.starts_with("md") && sys.exists(&at("md")) {
+        "md"
+    } else if is_partition {
+        "partition"
+    } else if name.starts_with("loop") {
+        "loop"
+    } else {
+        "disk"
+    };
+    let disk_dir = if is_partition { parent(dir) } else { dir };
+    let mut node = BlockNode {
+        dev: sys.read(&at("dev")).unwrap_or_default(),
+        size_bytes: sys.read_u64(&at("size")).unwrap_or(0) * 512,
+        layer: layer.to_string(),
+        queue: queue(sys, &format!("{disk_dir}/queue")),
+        name,
+        ..Default::default()
+    };
+    match layer {
+        "dm" => {
+            let uuid = sys.read(&at("dm/uuid")).unwrap_or_default();
+            node.dm = Some(DmJson {
+                name: sys.read(&at("dm/name")).unwrap_or_default(),
+                kind: dm_kind(&uuid),
+                uuid,
+            });
+        }
+        "md" => {
+            node.md = Some(MdJson {
+                level: sys.read(&at("md/level")).unwrap_or_default(),
+                chunk_bytes: sys.read_u64(&at("md/chunk_size")),
+                raid_disks: sys.read_u64(&at("md/raid_disks")),
+            })
+        }
+        "partition" => {
+            let start = sys.read_u64(&at("start")).unwrap_or(0);
+            node.partition = Some(PartitionJson {
+                number: sys.read_u64(&at("partition")),
+                start_sector: start,
+                start_bytes: start * 512,
+            });
+        }
+        "loop" => {
+            node.loop_ = Some(LoopJson {
+                backing_file: sys.read(&at("loop/backing_file")),
+                offset_bytes: sys.read_u64(&at("loop/offset")),
+                direct_io: sys.read(&at("loop/dio")).map(|v| v == "1"),
+            });
+            node.disk = Some(disk(sys, dir, &node.name));
+        }
+        _ => node.disk = Some(disk(sys, dir, &node.name)),
+    }
+    if depth > 16 {
+        return node; // a loop in sysfs: never expected
+    }
+    if is_partition {
+        node.lower.push(block_node(sys, parent(dir), depth + 1));
+    } else {
+        for slave in sys.list(&at("slaves")) {
+            if let Some(sdir) = sys.resolve(&at(&format!("slaves/{slave}"))) {
+                node.lower.push(block_node(sys, &sdir, depth + 1));
+            }
+        }
+    }
+    node
+}
+
+/// The device-mapper target type from the uuid prefix ("LVM-...", "mpath-...",
+/// "CRYPT-LUKS2-...", "part1-mpath-..." for kpartx partitions).
+pub fn dm_kind(uuid: &str) -> String {
+    let prefix = uuid.split('-').next().unwrap_or("");
+    if prefix.starts_with("part") && prefix[4..].chars().all(|c| c.is_ascii_digit()) {
+        return "part".into();
+    }
+    match prefix {
+        "LVM" | "mpath" | "CRYPT" | "VDO" | "stratis" => prefix.to_string(),
+        "" => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn queue(sys: &SysRoot, q: &str) -> QueueJson {
+    let r = |f: &str| sys.read(&format!("{q}/{f}"));
+    let n = |f: &str| sys.read_u64(&format!("{q}/{f}"));
+    QueueJson {
+        scheduler: r("scheduler").map(|s| active_scheduler(&s)),
+        nr_requests: n("nr_requests"),
+        max_sectors_kb: n("max_sectors_kb"),
+        max_hw_sectors_kb: n("max_hw_sectors_kb"),
+        max_segments: n("max_segments"),
+        logical_block_size: n("logical_block_size"),
+        physical_block_size: n("physical_block_size"),
+        minimum_io_size: n("minimum_io_size"),
+        optimal_io_size: n("optimal_io_size"),
+        write_cache: r("write_cache"),
+        fua: n("fua").map(|v| v == 1),
+        read_ahead_kb: n("read_ahead_kb"),
+        rotational: n("rotational").map(|v| v == 1),
+    }
+}
+
+/// "none [mq-deadline] kyber" → "mq-deadline"; "none" → "none".
+pub fn active_scheduler(s: &str) -> String {
+    match (s.find('['), s.find(']')) {
+        (Some(a), Some(b)) if a < b => s[a + 1..b].to_string(),
+        _ => s.split_whitespace().next().unwrap_or("").to_string(),
+    }
+}
+
+fn is_pci_address(s: &str) -> bool {
+    // dddd:bb:dd.f
+    let b = s.as_bytes();
+    b.len() == 12
+        && b[4] == b':'
+        && b[7] == b':'
+        && b[10] == b'.'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
+}
+
+fn is_hctl(s: &str) -> bool {
+    let parts: Vec<&str> = s.split(':').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Everything about one disk (a whole device at the bottom of the stack).
+fn disk(sys: &SysRoot, dir: &str, name: &str) -> DiskJson {
+    let at = |f: &str| format!("{dir}/{f}");
+    let devpath = sys.resolve(&at("device")).unwrap_or_default();
+    let comps: Vec<&str> = devpath.split('/').collect();
+    let mut d = DiskJson {
+        vendor: sys.read(&at("device/vendor")),
+        model: sys.read(&at("device/model")),
+        serial: sys
+            .read(&at("device/serial"))
+            .or_else(|| sys.read(&at("serial")))
+            .or_else(|| vpd_serial(sys, &at("device/vpd_pg80"))),
+        wwid: sys
+            .read(&at("wwid"))
+            .or_else(|| sys.read(&at("device/wwid"))),
+        rotational: sys.read_u64(&at("queue/rotational")).map(|v| v == 1),
+        device_cache: sys.read(&at("cache_type")),
+        ..Default::default()
+    };
+    d.serial = d.serial.filter(|s| !s.is_empty());
+    if let Some(hctl) = comps.last().filter(|c| is_hctl(c)) {
+        d.scsi_address = Some(hctl.to_string());
+        d.device_cache = sys
+            .read(&format!("sys/class/scsi_disk/{hctl}/cache_type"))
+            .or(d.device_cache);
+    }
+    let has = |prefix: &str| comps.iter().find(|c| c.starts_with(prefix)).copied();
+    let nvme = sys.exists(&at("device/subsysnqn")) || name.starts_with("nvme");
+    // The PCI function closest to the device: the HBA, NVMe controller or virtio device.
+    let mut pci_path = devpath.clone();
+    d.transport = if name.starts_with("loop") {
+        "loop".into()
+    } else if name.starts_with("zram") || name.starts_with("ram") || name.starts_with("pmem") {
+        "memory".into()
+    } else if nvme {
+        let (ctrl, ctrl_dir) = nvme_controller(sys, &devpath);
+        let read = |f: &str| {
+            sys.read(&at(&format!("device/{f}")))
+                .or_else(|| sys.read(&format!("{ctrl_dir}/{f}")))
+        };
+        d.model = d.model.or_else(|| read("model"));
+        d.serial = d.serial.or_else(|| read("serial"));
+        d.nvme = Some(NvmeJson {
+            controller: ctrl,
+            subsystem_nqn: read("subsysnqn"),
+            transport: sys.read(&format!("{ctrl_dir}/transport")),
+            address: sys
+                .read(&format!("{ctrl_dir}/address"))
+                .filter(|s| !s.is_empty()),
+            firmware: read("firmware_rev"),
+        });
+        pci_path = ctrl_dir;
+        "nvme".into()
+    } else if let Some(rport) = has("rport-") {
+        let host = has("host").unwrap_or("").to_string();
+        let fh = |f: &str| sys.read(&format!("sys/class/fc_host/{host}/{f}"));
+        let rp = |f: &str| sys.read(&format!("sys/class/fc_remote_ports/{rport}/{f}"));
+        d.fc = Some(FcJson {
+            local_wwpn: fh("port_name"),
+            local_wwnn: fh("node_name"),
+            port_state: fh("port_state"),
+            speed: fh("speed"),
+            rport: Some(rport.to_string()),
+            remote_wwpn: rp("port_name"),
+            remote_wwnn: rp("node_name"),
+            remote_port_id: rp("port_id"),
+            host,
+        });
+        "fc".into()
+    } else if let Some(session) = comps.iter().find(|c| {
+        c.strip_prefix("session")
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|ch| ch.is_ascii_digit()))
+    }) {
+        let host = has("host").unwrap_or("");
+        let s = |f: &str| sys.read(&format!("sys/class/iscsi_session/{session}/{f}"));
+        let conn = format!("connection{}:0", &session["session".len()..]);
+        let c = |f: &str| sys.read(&format!("sys/class/iscsi_connection/{conn}/{f}"));
+        d.iscsi = Some(IscsiJson {
+            session: session.to_string(),
+            target_name: s("targetname"),
+            address: c("persistent_address").or_else(|| c("address")),
+            port: c("persistent_port").or_else(|| c("port")),
+            initiator_name: sys
+                .read(&format!("sys/class/iscsi_host/{host}/initiatorname"))
+                .or_else(|| s("initiatorname")),
+        });
+        "iscsi".into()
+    } else if has("virtio").is_some() {
+        "virtio".into()
+    } else if has("end_device-").is_some() || has("expander-").is_some() {
+        "sas".into()
+    } else if has("ata").is_some_and(|c| c[3..].chars().all(|ch| ch.is_ascii_digit())) {
+        "sata".into()
+    } else if has("usb").is_some() {
+        "usb".into()
+    } else if d.scsi_address.is_some() {
+        "scsi".into()
+    } else {
+        "unknown".into()
+    };
+    let pci = pci_path
+        .split('/')
+        .rfind(|c| is_pci_address(c))
+        .map(str::to_string);
+    if let Some(p) = &pci {
+        let pdir = &pci_path[..pci_path.find(p.as_str()).unwrap_or(0) + p.len()];
+        d.numa_node = sys
+            .read(&format!("{pdir}/numa_node"))
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|&n| n >= 0);
+    }
+    d.hba_pci = pci;
+    d
+}
+
+/// The NVMe controller of a namespace: its `device` is the controller ("nvme0"), or with
+/// native multipath the subsystem ("nvme-subsys0"), whose first controller is used.
+fn nvme_controller(sys: &SysRoot, devpath: &str) -> (Option<String>, String) {
+    let name = last(devpath);
+    if name.starts_with("nvme-subsys") {
+        for entry in sys.list(devpath) {
+            let is_ctrl = entry
+                .strip_prefix("nvme")
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            if is_ctrl && let Some(cdir) = sys.resolve(&format!("{devpath}/{entry}")) {
+                return (Some(entry), cdir);
+            }
+        }
+        return (None, devpath.to_string());
+    }
+    (Some(name.to_string()), devpath.to_string())
+}
+
+/// The unit serial number from a SCSI VPD page 0x80: a 4-byte header, then ASCII.
+fn vpd_serial(sys: &SysRoot, rel: &str) -> Option<String> {
+    let bytes = std::fs::read(sys.path(rel)).ok()?;
+    let len = usize::from(*bytes.get(3)?);
+    let s = bytes.get(4..4 + len.min(bytes.len().saturating_sub(4)))?;
+    let s = String::from_utf8_lossy(s).trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The map as a readable tree.
+pub fn render(map: &StorageMap) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{} ({})", map.path, map.kind.replace('_', " "));
+    if let Some(m) = &map.mount {
+        let _ = writeln!(
+            o,
+            "  file system {} on {} from {} ({}, dev {})",
+            m.fs_type, m.mount_point, m.source, m.options, m.dev
+        );
+    }
+    for d in &map.devices {
+        render_node(&mut o, d, "  ", true);
+    }
+    for n in &map.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+fn render_node(o: &mut String, n: &BlockNode, indent: &str, last: bool) {
+    let branch = if last { "└─ " } else { "├─ " };
+    let mut what = match n.layer.as_str() {
+        "dm" => {
+            let dm = n.dm.clone().unwrap_or_default();
+            let kind = if dm.kind.is_empty() {
+                "device-mapper".to_string()
+            } else {
+                format!("dm {}", dm.kind)
+            };
+            format!("{kind} /dev/mapper/{} (uuid {})", dm.name, dm.uuid)
+        }
+        "md" => {
+            let md = n.md.clone().unwrap_or_default();
+            format!(
+                "md {}{}{}",
+                md.level,
+                md.raid_disks
+                    .map(|r| format!(", {r} disks"))
+                    .unwrap_or_default(),
+                md.chunk_bytes
+                    .filter(|&c| c > 0)
+                    .map(|c| format!(", chunk {}", human_bytes(c)))
+                    .unwrap_or_default()
+            )
+        }
+        "partition" => {
+            let p = n.partition.clone().unwrap_or_default();
+            format!(
+                "partition {} starting at sector {} ({} bytes)",
+                opt(&p.number),
+                p.start_sector,
+                p.start_bytes
+            )
+        }
+        "loop" => format!(
+            "loop over {}",
+            n.loop_
+                .as_ref()
+                .and_then(|l| l.backing_file.clone())
+                .unwrap_or_else(|| "(no backing file)".into())
+        ),
+        _ => "disk".to_string(),
+    };
+    let _ = write!(what, ", {}", human_bytes(n.size_bytes));
+    let _ = writeln!(o, "{indent}{branch}{} ({}) {what}", n.name, n.dev);
+    let child_indent = format!("{indent}{}", if last { "   " } else { "│  " });
+    if let Some(d) = &n.disk {
+        let mut line = format!("transport {}", d.transport);
+        for (k, v) in [
+            ("vendor", &d.vendor),
+            ("model", &d.model),
+            ("serial", &d.serial),
+            ("wwid", &d.wwid),
+            ("SCSI", &d.scsi_address),
+            ("HBA", &d.hba_pci),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(line, ", {k} {v}");
+            }
+        }
+        if let Some(nn) = d.numa_node {
+            let _ = write!(line, ", NUMA node {nn}");
+        }
+        if let Some(r) = d.rotational {
+            let _ = write!(
+                line,
+                ", {}",
+                if r { "rotational" } else { "non-rotational" }
+            );
+        }
+        let _ = writeln!(o, "{child_indent}   {line}");
+        if let Some(fc) = &d.fc {
+            let _ = writeln!(
+                o,
+                "{child_indent}   FC: local port {} WWPN {} ({}, {}) → remote port {} WWPN {} (port id {})",
+                fc.host,
+                opt(&fc.local_wwpn),
+                opt(&fc.port_state),
+                opt(&fc.speed),
+                opt(&fc.rport),
+                opt(&fc.remote_wwpn),
+                opt(&fc.remote_port_id)
+            );
+        }
+        if let Some(nv) = &d.nvme {
+            let _ = writeln!(
+                o,
+                "{child_indent}   NVMe: controller {} over {}{}, subsystem {}",
+                opt(&nv.controller),
+                opt(&nv.transport),
+                nv.address
+                    .as_ref()
+                    .map(|a| format!(" ({a})"))
+                    .unwrap_or_default(),
+                opt(&nv.subsystem_nqn)
+            );
+        }
+        if let Some(is) = &d.iscsi {
+            let _ = writeln!(
+                o,
+                "{child_indent}   iSCSI: {} target {} at {}:{}",
+                is.session,
+                opt(&is.target_name),
+                opt(&is.address),
+                opt(&is.port)
+            );
+        }
+    }
+    if n.layer != "partition" {
+        let q = &n.queue;
+        let _ = writeln!(
+            o,
+            "{child_indent}   queue: scheduler {}, nr_requests {}, max_sectors_kb {} (hw {}), max_segments {}, logical/physical block {}/{}, write cache {}{}, read_ahead_kb {}",
+            opt(&q.scheduler),
+            opt(&q.nr_requests),
+            opt(&q.max_sectors_kb),
+            opt(&q.max_hw_sectors_kb),
+            opt(&q.max_segments),
+            opt(&q.logical_block_size),
+            opt(&q.physical_block_size),
+            opt(&q.write_cache),
+            match q.fua {
+                Some(true) => " (FUA)",
+                _ => "",
+            },
+            opt(&q.read_ahead_kb)
+        );
+    }
+    for (i, l) in n.lower.iter().enumerate() {
+        render_node(o, l, &child_indent, i + 1 == n.lower.len());
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The map of `path` (on device `dev`) in the captured tree `case`.
+    pub(crate) fn fixture(case: &str, path: &str, dev: &str) -> StorageMap {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysfs")
+            .join(case);
+        map_with_dev(&SysRoot::at(root), Path::new(path), "directory", dev, false)
+    }
+
+    #[test]
+    fn fc_multipath_lun_through_two_hba_ports() {
+        let m = fixture("fc_mpath", "/u01/oradata", "253:0");
+        let mount = m.mount.as_ref().unwrap();
+        assert_eq!(
+            (mount.fs_type.as_str(), mount.mount_point.as_str()),
+            ("xfs", "/u01")
+        );
+        let dm = &m.devices[0];
+        assert_eq!((dm.name.as_str(), dm.layer.as_str()), ("dm-0", "dm"));
+        let info = dm.dm.as_ref().unwrap();
+        assert_eq!(
+            (info.name.as_str(), info.kind.as_str()),
+            ("mpatha", "mpath")
+        );
+        assert_eq!(dm.size_bytes, 209715200 * 512);
+        assert_eq!(dm.lower.len(), 2);
+        let (b, c) = (&dm.lower[0], &dm.lower[1]);
+        assert_eq!((b.name.as_str(), c.name.as_str()), ("sdb", "sdc"));
+        let d = b.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "fc");
+        assert_eq!(d.vendor.as_deref(), Some("NETAPP"));
+        assert_eq!(d.model.as_deref(), Some("LUN C-Mode"));
+        assert_eq!(
+            d.wwid.as_deref(),
+            Some("naa.600a098038303053453f463045727a41")
+        );
+        assert_eq!(d.scsi_address.as_deref(), Some("1:0:0:1"));
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(d.numa_node, Some(1));
+        assert_eq!(d.device_cache.as_deref(), Some("write through"));
+        let fc = d.fc.as_ref().unwrap();
+        assert_eq!(fc.host, "host1");
+        assert_eq!(fc.local_wwpn.as_deref(), Some("0x2100f4e9d4a1b2c3"));
+        assert_eq!(fc.port_state.as_deref(), Some("Online"));
+        assert_eq!(fc.rport.as_deref(), Some("rport-1:0-0"));
+        assert_eq!(fc.remote_wwpn.as_deref(), Some("0x203500a098b3f6a1"));
+        assert_eq!(fc.remote_port_id.as_deref(), Some("0x010b00"));
+        let fc2 = c.disk.as_ref().unwrap().fc.as_ref().unwrap();
+        assert_eq!(fc2.local_wwpn.as_deref(), Some("0x2100f4e9d4a1b2c4"));
+        assert_eq!(
+            c.disk.as_ref().unwrap().hba_pci.as_deref(),
+            Some("0000:3b:00.1")
+        );
+        assert_eq!(b.queue.scheduler.as_deref(), Some("none"));
+        assert_eq!(b.queue.max_sectors_kb, Some(512));
+        assert_eq!(m.all_devices().len(), 3);
+        let text = render(&m);
+        assert!(text.contains("dm mpath /dev/mapper/mpatha"), "{text}");
+        assert!(text.contains("WWPN 0x203500a098b3f6a1"), "{text}");
+    }
+
+    #[test]
+    fn nvme_namespace_partition() {
+        let m = fixture("nvme", "/data", "259:1");
+        let p = &m.devices[0];
+        assert_eq!(
+            (p.name.as_str(), p.layer.as_str()),
+            ("nvme0n1p1", "partition")
+        );
+        let part = p.partition.as_ref().unwrap();
+        assert_eq!(
+            (part.number, part.start_sector, part.start_bytes),
+            (Some(1), 2048, 1 << 20)
+        );
+        // A partition shows its disk's queue.
+        assert_eq!(p.queue.scheduler.as_deref(), Some("bfq"));
+        let ns = &p.lower[0];
+        assert_eq!(ns.name, "nvme0n1");
+        let d = ns.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "nvme");
+        assert_eq!(d.model.as_deref(), Some("SAMSUNG MZQL23T8HCLS-00A07"));
+        assert_eq!(d.serial.as_deref(), Some("S64HNE0R812345"));
+        assert_eq!(
+            d.wwid.as_deref(),
+            Some("eui.36344830528123450025384500000001")
+        );
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:3d:00.0"));
+        assert_eq!(d.numa_node, Some(0));
+        assert_eq!(d.rotational, Some(false));
+        let nv = d.nvme.as_ref().unwrap();
+        assert_eq!(nv.controller.as_deref(), Some("nvme0"));
+        assert_eq!(nv.transport.as_deref(), Some("pcie"));
+        assert_eq!(nv.firmware.as_deref(), Some("GDC5602Q"));
+        assert_eq!(
+            nv.subsystem_nqn.as_deref(),
+            Some("nqn.1994-11.com.samsung:nvme:PM9A3:2.5-inch:S64HNE0R812345")
+        );
+        assert_eq!(ns.queue.logical_block_size, Some(4096));
+    }
+
+    #[test]
+    fn iscsi_session_lun() {
+        let m = fixture("iscsi", "/u02", "8:0");
+        let sda = &m.devices[0];
+        assert_eq!((sda.name.as_str(), sda.layer.as_str()), ("sda", "disk"));
+        let d = sda.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "iscsi");
+        assert_eq!(d.vendor.as_deref(), Some("LIO-ORG"));
+        assert_eq!(d.scsi_address.as_deref(), Some("3:0:0:0"));
+        assert_eq!(d.hba_pci, None);
+        let is = d.iscsi.as_ref().unwrap();
+        assert_eq!(is.session, "session1");
+        assert_eq!(
+            is.target_name.as_deref(),
+            Some("iqn.2003-01.org.linux-iscsi.storage1.x8664:sn.6a5b8c7d9e0f")
+        );
+        assert_eq!(is.address.as_deref(), Some("192.168.10.20"));
+        assert_eq!(is.port.as_deref(), Some("3260"));
+        assert_eq!(
+            is.initiator_name.as_deref(),
+            Some("iqn.1994-05.com.redhat:db01")
+        );
+        assert_eq!(sda.queue.fua, Some(true));
+    }
+
+    #[test]
+    fn md_raid_over_partitions_of_sas_disks() {
+        let m = fixture("md_raid", "/u03/redo", "9:0");
+        let md = &m.devices[0];
+        assert_eq!((md.name.as_str(), md.layer.as_str()), ("md0", "md"));
+        let info = md.md.as_ref().unwrap();
+        assert_eq!(info.level, "raid0");
+        assert_eq!(info.chunk_bytes, Some(524288));
+        assert_eq!(info.raid_disks, Some(2));
+        let names: Vec<&str> = m.all_devices().iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["md0", "sdb1", "sdb", "sdc1", "sdc"]);
+        let sdb1 = &md.lower[0];
+        assert_eq!(sdb1.partition.as_ref().unwrap().start_sector, 63);
+        let sdb = &sdb1.lower[0];
+        let d = sdb.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "sas");
+        assert_eq!(d.scsi_address.as_deref(), Some("0:0:0:0"));
+        assert_eq!(d.hba_pci.as_deref(), Some("0000:02:00.0"));
+        assert_eq!(sdb.queue.physical_block_size, Some(4096));
+    }
+
+    #[test]
+    fn lvm_on_a_partition_of_a_sata_ssd() {
+        let m = fixture("lvm_partition", "/u04", "253:1");
+        let lv = &m.devices[0];
+        let dm = lv.dm.as_ref().unwrap();
+        assert_eq!(
+            (dm.name.as_str(), dm.kind.as_str()),
+            ("vg_ora-lv_redo", "LVM")
+        );
+        let sda2 = &lv.lower[0];
+        assert_eq!(sda2.layer, "partition");
+        assert_eq!(sda2.partition.as_ref().unwrap().number, Some(2));
+        let sda = &sda2.lower[0];
+        let d = sda.disk.as_ref().unwrap();
+        assert_eq!(d.transport, "sata");
+        assert_eq!(d.model.as_deref(), Some("Micron_5300_MTFD"));
+        assert_eq!(d.numa_node, None, "-1 means no NUMA affinity");
+        assert_eq!(d.device_cache.as_deref(), Some("write back"));
+    }
+
+    #[test]
+    fn unknown_device_is_said_not_guessed() {
+        let m = fixture("lvm_partition", "/u04", "253:99");
+        assert!(m.devices.is_empty());
+        assert!(m.notes[0].contains("253:99"), "{:?}", m.notes);
+    }
+
+    #[test]
+    fn small_parsers() {
+        assert_eq!(
+            active_scheduler("none [mq-deadline] kyber bfq"),
+            "mq-deadline"
+        );
+        assert_eq!(active_scheduler("none"), "none");
+        assert_eq!(active_scheduler("[none] mq-deadline"), "none");
+        assert_eq!(dm_kind("LVM-abcdef"), "LVM");
+        assert_eq!(dm_kind("mpath-3600a0980383"), "mpath");
+        assert_eq!(dm_kind("CRYPT-LUKS2-1234-sda2_crypt"), "CRYPT");
+        assert_eq!(dm_kind("part1-mpath-3600a"), "part");
+        assert_eq!(dm_kind(""), "");
+        assert!(is_pci_address("0000:3b:00.1"));
+        assert!(!is_pci_address("pci0000:00"));
+        assert!(is_hctl("2:0:0:1"));
+        assert!(!is_hctl("target2:0:0"));
+    }
+}

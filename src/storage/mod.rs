@@ -1,0 +1,30 @@
+//! What is under a data set: the storage stack (`dbio map`), configuration findings with
+//! their reasons, and the sysfs/procfs reading both are made of.
+//!
+//! - [`sysfs`]: [`SysRoot`] — sysfs and procfs under `/` or a captured fixture tree;
+//! - [`map`]: mount → dm/md/partition → disks with transport, HBA, ports, queue settings;
+//! - [`lint`]: findings about that stack (max_sectors_kb, alignment, write cache, ...).
+
+pub mod lint;
+pub mod map;
+pub mod sysfs;
+
+use std::path::Path;
+
+pub use map::{StorageMap, map_path};
+pub use sysfs::SysRoot;
+
+use crate::report::result::LintJson;
+
+/// The map of `path` on this system and its findings, for a run (`block_size` is the data
+/// set's). Never fails: what cannot be read is left out and said in the map's notes.
+pub fn survey(path: &Path, block_size: Option<u64>) -> (StorageMap, Vec<LintJson>) {
+    let sys = SysRoot::host();
+    let map = map_path(&sys, path).unwrap_or_else(|e| StorageMap {
+        path: path.display().to_string(),
+        notes: vec![format!("cannot map {}: {e}", path.display())],
+        ..Default::default()
+    });
+    let findings = lint::lint(&map, &lint::LintContext::current(&sys, block_size));
+    (map, findings)
+}

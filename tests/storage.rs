@@ -1,0 +1,307 @@
+//! What is under a data set and what the machine saw: `dbio map` on a loop device and on
+//! this machine's disk, `os` and `storage` in a run's result, and `dbio doctor` / `dbio clean
+//! --stale` after a run was killed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::util::{Env, f, u};
+
+/// Taken by the tests here that put load on the machine's disk, so they do not disturb
+/// each other's block-layer figures.
+static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn disk() -> std::sync::MutexGuard<'static, ()> {
+    DISK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// An ext4 file system in a 64 MiB image on a loop device, mounted; unmounted and detached
+/// when dropped, also when a test fails.
+struct LoopFs {
+    image: PathBuf,
+    device: Option<String>,
+    mnt: PathBuf,
+    mounted: bool,
+}
+
+impl LoopFs {
+    fn new(env: &Env) -> Option<LoopFs> {
+        let image = env.join("disk.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let mut fs = LoopFs {
+            image,
+            device: None,
+            mnt: env.join("mnt"),
+            mounted: false,
+        };
+        std::fs::create_dir(&fs.mnt).unwrap();
+        let ok = |c: &mut Command| c.output().ok().filter(|o| o.status.success());
+        ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&fs.image))?;
+        let out = ok(Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&fs.image))?;
+        fs.device = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        ok(Command::new("mount")
+            .arg(fs.device.as_ref().unwrap())
+            .arg(&fs.mnt))?;
+        fs.mounted = true;
+        Some(fs)
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(&self.mnt).status();
+        }
+        if let Some(d) = &self.device {
+            let _ = Command::new("losetup").args(["-d", d]).status();
+        }
+    }
+}
+
+#[test]
+fn map_names_the_loop_device_its_backing_file_and_the_file_system() {
+    if !is_root() {
+        eprintln!("skipped: losetup and mount need root");
+        return;
+    }
+    let env = Env::new();
+    let Some(fs) = LoopFs::new(&env) else {
+        eprintln!("skipped: cannot set up a loop device here");
+        return;
+    };
+    let file = fs.mnt.join("users01.dbf");
+    std::fs::write(&file, b"x").unwrap();
+    let loop_name = Path::new(fs.device.as_ref().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+
+    let j = env.json(&["map", file.to_str().unwrap(), "--json"]);
+    let map = &j["map"];
+    assert_eq!(map["kind"], "file");
+    assert_eq!(map["mount"]["fs_type"], "ext4", "{map}");
+    assert_eq!(map["mount"]["mount_point"], fs.mnt.to_str().unwrap());
+    let dev = &map["devices"][0];
+    assert_eq!(dev["name"], loop_name.as_str(), "{map}");
+    assert_eq!(dev["layer"], "loop");
+    assert_eq!(
+        dev["loop"]["backing_file"],
+        fs.image.to_str().unwrap(),
+        "{map}"
+    );
+    assert_eq!(dev["disk"]["transport"], "loop");
+    assert_eq!(u(&dev["size_bytes"]), 64 << 20);
+
+    let out = env.output(&["map", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&loop_name), "{text}");
+    assert!(text.contains(fs.image.to_str().unwrap()), "{text}");
+    assert!(text.contains("file system ext4"), "{text}");
+}
+
+#[test]
+fn map_of_root_names_the_virtio_disk_and_its_queue() {
+    if !Path::new("/sys/block/vda").exists() {
+        eprintln!("skipped: no virtio disk vda on this machine");
+        return;
+    }
+    let env = Env::new();
+    let j = env.json(&["map", "/", "--json"]);
+    let map = &j["map"];
+    let disks: Vec<&serde_json::Value> = {
+        fn walk<'a>(n: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
+            out.push(n);
+            for l in n["lower"].as_array().into_iter().flatten() {
+                walk(l, out);
+            }
+        }
+        let mut v = Vec::new();
+        for d in map["devices"].as_array().unwrap() {
+            walk(d, &mut v);
+        }
+        v
+    };
+    let vda = disks
+        .iter()
+        .find(|d| d["name"] == "vda")
+        .unwrap_or_else(|| panic!("vda under /: {map}"));
+    assert_eq!(vda["disk"]["transport"], "virtio");
+    let q = &vda["queue"];
+    assert!(q["scheduler"].is_string(), "{q}");
+    for key in [
+        "nr_requests",
+        "max_sectors_kb",
+        "max_hw_sectors_kb",
+        "logical_block_size",
+        "physical_block_size",
+        "read_ahead_kb",
+    ] {
+        assert!(u(&q[key]) > 0, "{key}: {q}");
+    }
+    assert!(q["write_cache"].is_string(), "{q}");
+
+    let out = env.output(&["map", "/"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("vda") && text.contains("transport virtio"),
+        "{text}"
+    );
+    assert!(text.contains("queue: scheduler"), "{text}");
+}
+
+#[test]
+fn a_direct_io_run_records_the_os_the_storage_and_the_block_layer_cross_check() {
+    let _disk = disk();
+    let env = Env::new();
+    // The device is shared with everything else on the machine (other tests run in
+    // parallel): their reads in the window show as a ratio above 1. Try a few times before
+    // calling it a mismatch.
+    let mut ratios = Vec::new();
+    for _ in 0..5 {
+        let r = env.json(&[
+            "run",
+            "read-iops",
+            "--size",
+            "256M",
+            "--sessions",
+            "2",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--json",
+        ]);
+        let os = &r["os"];
+        assert!(!os["cpu"].as_array().unwrap().is_empty(), "{os}");
+        assert!(
+            os["cpu"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["cpu"] == "all")
+        );
+        assert_eq!(
+            os["memory"].as_array().unwrap().len(),
+            3,
+            "one row a second"
+        );
+        assert!(!os["dbio_cpu"].as_array().unwrap().is_empty());
+        let storage = &r["storage"];
+        assert!(storage["mount"]["fs_type"].is_string(), "{storage}");
+        if storage["memory_backed"] == true || storage["devices"][0].is_null() {
+            eprintln!("skipped the cross-check: the temporary directory is not on a disk");
+            return;
+        }
+        let top = storage["devices"][0]["name"].as_str().unwrap();
+        assert!(
+            os["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["device"] == top && f(&d["r_s"]) > 0.0),
+            "{os}"
+        );
+        let c = &os["cross_check"];
+        assert_eq!(c["device"], top);
+        assert_eq!(u(&c["dbio_requests"]), u(&r["totals"]["requests"]));
+        let ratio = f(&c["ratio"]);
+        ratios.push(ratio);
+        if (ratio - 1.0).abs() <= 0.10 {
+            eprintln!("cross-check ratios: {ratios:?}");
+            let runs = env.join("dbio-runs");
+            let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+            let summary = std::fs::read_to_string(run.path().join("summary.txt")).unwrap();
+            assert!(summary.contains("Operating system"), "{summary}");
+            assert!(summary.contains("Block devices"), "{summary}");
+            assert!(summary.contains("Cross-check"), "{summary}");
+            return;
+        }
+    }
+    panic!("device/dbio request ratio off by more than 10 % in every try: {ratios:?}");
+}
+
+/// Waits until the data set's manifest says `pid` is using it.
+fn wait_in_use(manifest: &Path, pid: u32) {
+    let t0 = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(manifest)
+            && let Ok(m) = serde_json::from_str::<serde_json::Value>(&text)
+            && m["in_use"]["pid"].as_u64() == Some(u64::from(pid))
+        {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn doctor_finds_what_a_killed_run_left_and_clean_stale_repairs_it() {
+    for (test, extra) in [
+        ("read-iops", &[][..]),
+        ("temp", &["--spill-size", "8M"][..]),
+    ] {
+        let _disk = disk();
+        let env = Env::new();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+            .current_dir(env.path())
+            .args(["run", test, "--target", "data", "--size", "64M"])
+            .args(["--sessions", "2", "--duration", "60s", "--warmup", "0s"])
+            .args(extra)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let manifest = env.join("data/dbio-manifest.json");
+        wait_in_use(&manifest, child.id());
+        std::thread::sleep(Duration::from_millis(1000)); // measuring by now
+        child.kill().unwrap(); // SIGKILL: nothing is cleaned up
+        child.wait().unwrap();
+
+        let out = env.output(&["doctor", "data"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{test}: {stdout}");
+        assert!(stdout.contains("STALE"), "{test}: {stdout}");
+        assert!(stdout.contains(&child.id().to_string()), "{test}: {stdout}");
+        assert!(stdout.contains("dbio clean --stale"), "{test}: {stdout}");
+        if test == "temp" {
+            assert!(stdout.contains("dbio-temp-001.tmp"), "{stdout}");
+        }
+
+        let out = env.output(&["clean", "--stale", "data"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = env.output(&["doctor", "data"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{test}: {stdout}");
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        assert!(m["in_use"].is_null());
+        assert!(m["temp_files"].as_array().unwrap().is_empty());
+        // Data files stay; temporary files are gone.
+        let names: Vec<String> = std::fs::read_dir(env.join("data"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        if test != "temp" {
+            assert!(names.iter().any(|n| n.ends_with(".dbf")), "{names:?}");
+        }
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    }
+}
