@@ -62,11 +62,14 @@ fn report_html_is_self_contained_and_names_the_events() {
     ] {
         assert!(html.contains(part), "report.html lacks {part}");
     }
-    // One histogram per event, then IOPS, MiB/s and latency per second, then ASH.
+    // One histogram per event, then IOPS, MiB/s and latency per second, then ASH, then the
+    // OS charts (CPU, devices, memory, ...).
     assert!(r["ash"].is_object(), "every run samples ASH");
-    assert!(html.contains("Active Session History") || html.contains("ASH"));
-    assert_eq!(html.matches("<svg").count(), 5);
-    assert_eq!(html.matches("</svg>").count(), 5);
+    assert!(html.contains("Active sessions by state (ASH)"));
+    assert!(r["os"].is_object(), "every run samples the OS");
+    let charts = html.matches("<svg").count();
+    assert!(charts > 5, "{charts} charts");
+    assert_eq!(html.matches("</svg>").count(), charts);
     for needle in ["http://", "https://", "<script", "<link", "url("] {
         assert!(!html.contains(needle), "{needle} in report.html");
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::result::{EventResult, LatencyJson, RunResult};
+use super::result::{AshJson, EventResult, LatencyJson, RunResult};
 use crate::units::{human_bytes, size_label};
 
 /// Renders the summary of `r`.
@@ -259,6 +259,49 @@ pub fn render(r: &RunResult) -> String {
     o
 }
 
+/// DB time as ASH sampled it: the base of "% of DB time".
+pub struct DbTime<'a> {
+    ash: &'a AshJson,
+    /// Active samples (any state but idle).
+    pub samples: u64,
+}
+
+impl<'a> DbTime<'a> {
+    /// None when the result has no ASH samples.
+    pub fn of(r: &'a RunResult) -> Option<DbTime<'a>> {
+        let ash = r.ash.as_ref().filter(|a| a.samples > 0)?;
+        Some(DbTime {
+            ash,
+            samples: ash.samples_by_state.values().sum(),
+        })
+    }
+
+    /// Seconds of DB time (active samples / sampling rate).
+    pub fn seconds(&self) -> f64 {
+        self.samples as f64 / f64::from(self.ash.hz.max(1))
+    }
+
+    /// Seconds spent in `state` ("ON CPU" or an event name), as sampled.
+    pub fn seconds_in(&self, state: &str) -> f64 {
+        self.ash.samples_by_state.get(state).copied().unwrap_or(0) as f64
+            / f64::from(self.ash.hz.max(1))
+    }
+
+    /// Share of DB time in `state`, in percent (all states sum to 100).
+    pub fn pct(&self, state: &str) -> f64 {
+        let n = self.ash.samples_by_state.get(state).copied().unwrap_or(0);
+        if self.samples > 0 {
+            100.0 * n as f64 / self.samples as f64
+        } else {
+            0.0
+        }
+    }
+
+    pub fn hz(&self) -> u32 {
+        self.ash.hz
+    }
+}
+
 /// The AWR-style table. With ASH: DB time is the sampled active time, and "% DB time" is each
 /// state's share of the samples (so the column sums to 100 %); ON CPU is a row of its own.
 /// Without ASH (an old result): % of session time.
@@ -272,7 +315,7 @@ fn top_timed_events(o: &mut String, r: &RunResult) {
             0.0
         }
     };
-    let Some(ash) = r.ash.as_ref().filter(|a| a.samples > 0) else {
+    let Some(db) = DbTime::of(r) else {
         let session_time = r.config.sessions as f64 * r.measured_seconds;
         let _ = writeln!(o, "\nTop Timed Events");
         let _ = writeln!(
@@ -300,22 +343,13 @@ fn top_timed_events(o: &mut String, r: &RunResult) {
         }
         return;
     };
-    let active: u64 = ash.samples_by_state.values().sum();
-    let hz = f64::from(ash.hz.max(1));
-    let share = |state: &str| {
-        let n = ash.samples_by_state.get(state).copied().unwrap_or(0);
-        if active > 0 {
-            100.0 * n as f64 / active as f64
-        } else {
-            0.0
-        }
-    };
+    let share = |state: &str| db.pct(state);
     let _ = writeln!(
         o,
         "\nTop Timed Events (DB time {:.1} s: {} active samples at {} Hz)",
-        active as f64 / hz,
-        thousands(active),
-        ash.hz
+        db.seconds(),
+        thousands(db.samples),
+        db.hz()
     );
     let _ = writeln!(
         o,
@@ -323,7 +357,7 @@ fn top_timed_events(o: &mut String, r: &RunResult) {
         "Event", "Waits", "Requests", "Time (s)", "Avg wait (ms)", "% DB time"
     );
     let _ = writeln!(o, "{}", "-".repeat(91));
-    let cpu_s = ash.samples_by_state.get("ON CPU").copied().unwrap_or(0) as f64 / hz;
+    let cpu_s = db.seconds_in("ON CPU");
     let mut rows: Vec<(String, String, String, f64, String, f64)> = by_time
         .iter()
         .map(|e| {

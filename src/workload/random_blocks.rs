@@ -87,6 +87,8 @@ pub fn submit_and_wait(
     let fail = |s: &Session, detail: String| {
         s.failure(op, targets[0].0, targets[0].1, bytes, None, Some(detail))
     };
+    // The wait, as the database times it, starts before the submit call.
+    s.ash.wait(slot);
     let t0 = now_ns();
     if let Err(e) = s.engine().submit(reqs) {
         s.rec.error(slot);
@@ -98,7 +100,6 @@ pub fn submit_and_wait(
     let mut outcome = Ok(());
     let mut left = reqs.len();
     let mut last = t_submitted;
-    s.ash.wait(slot);
     while left > 0 {
         let got = match s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS) {
             Ok(got) => got,

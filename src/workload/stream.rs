@@ -84,6 +84,7 @@ pub fn pump(
         if reqs.is_empty() && inflight == 0 {
             break; // every request of the pass completed
         }
+        s.ash.wait(slot); // the wait starts before the submit call, as it is timed
         let t0 = now_ns();
         if !reqs.is_empty() {
             if let Err(e) = s.engine().submit(&reqs) {
@@ -101,7 +102,6 @@ pub fn pump(
             inflight += reqs.len();
             s.rec.submit(slot, t0, now_ns());
         }
-        s.ash.wait(slot);
         let reaped = s.engine().reap(1, &mut comps, REAP_TIMEOUT_MS);
         s.ash.on_cpu();
         let got = match reaped {

@@ -197,16 +197,40 @@ fn configuration(o: &mut String, r: &RunResult) {
 
 fn top_timed_events(o: &mut String, r: &RunResult) {
     let session_time = r.config.sessions as f64 * r.measured_seconds;
-    o.push_str(
-        "<h2 id=\"events\">Top Timed Events</h2><div class=\"wide\"><table><tr><th>Event</th>\
+    // With ASH, "% DB time" is each state's share of the sampled active time (ON CPU a row
+    // of its own); older results without ASH show % of session time.
+    let db = super::summary::DbTime::of(r);
+    if let Some(db) = &db {
+        let _ = write!(
+            o,
+            "<h2 id=\"events\">Top Timed Events</h2><p class=\"note\">DB time {:.1} s ({} active \
+             samples at {} Hz).</p>",
+            db.seconds(),
+            thousands(db.samples),
+            db.hz()
+        );
+    } else {
+        o.push_str("<h2 id=\"events\">Top Timed Events</h2>");
+    }
+    let _ = write!(
+        o,
+        "<div class=\"wide\"><table><tr><th>Event</th>\
          <th>Waits</th><th>Requests</th><th>Time (s)</th><th>Avg wait (ms)</th>\
-         <th>% Session time</th><th>IOPS</th><th>MiB/s</th><th>In flight</th><th>Errors</th></tr>",
+         <th>{}</th><th>IOPS</th><th>MiB/s</th><th>In flight</th><th>Errors</th></tr>",
+        if db.is_some() {
+            "% DB time"
+        } else {
+            "% Session time"
+        }
     );
     let mut by_time: Vec<&EventResult> = r.events.iter().collect();
     by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
     for e in by_time {
         let avg_ms = ratio(e.wait_time_s * 1000.0, e.waits as f64);
-        let pct = ratio(100.0 * e.wait_time_s, session_time);
+        let pct = match &db {
+            Some(db) => db.pct(&e.name),
+            None => ratio(100.0 * e.wait_time_s, session_time),
+        };
         let _ = write!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.3}</td><td>{:.1}</td>\
@@ -221,6 +245,15 @@ fn top_timed_events(o: &mut String, r: &RunResult) {
             e.mib_per_s,
             e.inflight_avg,
             thousands(e.errors)
+        );
+    }
+    if let Some(db) = &db {
+        let _ = write!(
+            o,
+            "<tr><td>ON CPU</td><td></td><td></td><td>{:.2}</td><td></td><td>{:.1}</td>\
+             <td></td><td></td><td></td><td></td></tr>",
+            db.seconds_in("ON CPU"),
+            db.pct("ON CPU")
         );
     }
     o.push_str("</table></div>");
