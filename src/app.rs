@@ -76,6 +76,11 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
 
 fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let cfg = RunConfig::from_args(a)?;
+    if let Some(path) = &cfg.save_job {
+        let text = crate::job::equivalent(&cfg)?;
+        std::fs::write(path, text).map_err(|e| Error::io("cannot write the job file", path, &e))?;
+        eprintln!("dbio: wrote the equivalent job file {}", path.display());
+    }
     let outcome = crate::run::run(&cfg, stop)?;
     let mut out = std::io::stdout().lock();
     if cfg.json {

@@ -26,6 +26,28 @@ pub struct Cli {
     pub db: Option<PathBuf>,
 }
 
+impl Cli {
+    /// Parses the command line, remembering which `run` options were typed: a job file
+    /// fills in only the others.
+    pub fn parse_with_sources<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let (Command::Run(a), Some(("run", sub))) = (&mut cli.command, matches.subcommand()) {
+            a.typed = sub
+                .ids()
+                .filter(|id| sub.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+                .map(|id| id.to_string())
+                .collect();
+        }
+        Ok(cli)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one test and write result.json, summary.txt, report.html and CSV exports into a
@@ -81,9 +103,19 @@ pub struct DataSetArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// The test to run.
-    #[arg(value_enum)]
-    pub test: Test,
+    /// The test to run (not with --job).
+    #[arg(value_enum, required_unless_present = "job", conflicts_with = "job")]
+    pub test: Option<Test>,
+    /// Run the I/O classes of a job file (TOML): events, sizes, sessions, rates, limits.
+    /// Options typed here win over the job file.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// Write the job file equivalent to this run (classic tests), then run it.
+    #[arg(long, value_name = "FILE")]
+    pub save_job: Option<PathBuf>,
+    /// Options given on the command line (filled by `Cli::parse_with_sources`).
+    #[arg(skip)]
+    pub typed: Vec<String>,
 
     #[command(flatten)]
     pub dataset: DataSetArgs,

@@ -190,11 +190,127 @@ pub struct RunConfig {
     pub redo: RedoOptions,
     pub oltp: OltpOptions,
     pub temp: TempOptions,
+    /// The I/O classes of a job file (test `job`); empty otherwise.
+    pub classes: Vec<crate::job::ClassSpec>,
+    /// The job file as JSON, embedded in result.json.
+    pub job: Option<serde_json::Value>,
+    /// `--save-job FILE`.
+    pub save_job: Option<PathBuf>,
+}
+
+/// Fills the options the user did not type from the job file.
+fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
+    let mut m = a.clone();
+    let free = |id: &str| !a.typed.iter().any(|t| t == id);
+    if !free("sessions") {
+        return Err(Error::usage(
+            "--sessions with --job: each class of the job file has its own `sessions`",
+        ));
+    }
+    if let Some(v) = &j.target
+        && free("target")
+    {
+        m.dataset.target = PathBuf::from(v);
+    }
+    if j.size.is_some() && free("size") {
+        m.dataset.size = j.size;
+    }
+    if let Some(v) = j.block_size
+        && free("block_size")
+    {
+        m.dataset.block_size = v;
+    }
+    if let Some(v) = j.files
+        && free("files")
+    {
+        m.dataset.files = v;
+    }
+    if let Some(v) = j.duration
+        && free("duration")
+    {
+        m.duration = v;
+    }
+    if let Some(v) = j.warmup
+        && free("warmup")
+    {
+        m.warmup = v;
+    }
+    if let Some(v) = j.io_mode
+        && free("io_mode")
+    {
+        m.io_mode = v;
+    }
+    if let Some(v) = j.engine
+        && free("engine")
+    {
+        m.engine = v;
+    }
+    if j.seed.is_some() && free("seed") {
+        m.dataset.seed = j.seed;
+    }
+    m.sessions = j
+        .classes
+        .iter()
+        .map(|c| c.sessions as u32)
+        .sum::<u32>()
+        .max(1);
+    Ok(m)
+}
+
+/// Checks each class against the data set: request sizes that fit, multiblock requests in
+/// whole blocks.
+fn check_classes(classes: &[crate::job::ClassSpec], d: &DataSetSpec) -> Result<()> {
+    use crate::workload::Event;
+    for c in classes {
+        let multiblock = matches!(
+            c.event,
+            Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite
+        );
+        if c.size < 512 || c.size % 512 != 0 || c.size > d.file_size() || c.size > 64 << 20 {
+            return Err(Error::usage(format!(
+                "class '{}': size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
+                c.name,
+                crate::units::size_label(c.size),
+                crate::units::size_label(d.file_size())
+            )));
+        }
+        if multiblock && c.size % d.block_size != 0 {
+            return Err(Error::usage(format!(
+                "class '{}': \"{}\" reads or writes whole blocks: size {} is not a multiple of the block size {}",
+                c.name,
+                c.event.name(),
+                crate::units::size_label(c.size),
+                crate::units::size_label(d.block_size)
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig> {
+        let job = a.job.as_deref().map(crate::job::load).transpose()?;
+        let merged;
+        let a = match &job {
+            Some(j) => {
+                merged = apply_job(a, j)?;
+                &merged
+            }
+            None => a,
+        };
+        let test = match (a.test, &job) {
+            (_, Some(_)) => Test::Job,
+            (Some(t), None) => t,
+            (None, None) => {
+                return Err(Error::usage(
+                    "dbio run: name a test (read-iops, ...) or give --job FILE",
+                ));
+            }
+        };
         let dataset = DataSetSpec::from_args(&a.dataset)?;
+        if let Some(j) = &job {
+            check_classes(&j.classes, &dataset)?;
+        }
         let bs = dataset.block_size;
         let mbrc = match a.mbrc {
             Some(m) => m as usize,
@@ -295,7 +411,7 @@ impl RunConfig {
             )));
         }
         if let Some(c) = oltp.cache_size
-            && a.test == Test::Oltp
+            && test == Test::Oltp
         {
             // Sessions pin their work unit's buffers; the rest must leave room to replace.
             let sessions = a.sessions as u64;
@@ -323,7 +439,7 @@ impl RunConfig {
             )));
         }
         Ok(RunConfig {
-            test: a.test,
+            test,
             dataset,
             sessions: a.sessions as usize,
             duration: a.duration,
@@ -350,6 +466,9 @@ impl RunConfig {
             redo,
             oltp,
             temp,
+            classes: job.as_ref().map(|j| j.classes.clone()).unwrap_or_default(),
+            job: job.map(|j| j.json),
+            save_job: a.save_job.clone(),
         })
     }
 

@@ -17,6 +17,7 @@ pub mod dataset;
 pub mod doctor;
 pub mod engine;
 pub mod error;
+pub mod job;
 pub mod measure;
 pub mod progress;
 pub mod report;

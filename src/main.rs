@@ -1,10 +1,8 @@
-use clap::Parser;
-
 use dbio::cli::{Cli, one_line_error};
 use dbio::error::ExitCode;
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_with_sources(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;

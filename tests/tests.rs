@@ -10,6 +10,7 @@ mod faults;
 mod files;
 mod fill;
 mod fuzz;
+mod jobs;
 mod progress;
 mod report;
 mod results;

@@ -41,6 +41,13 @@ pub struct EventCounters {
     pub submit_calls: AtomicU64,
     pub submit_ns: AtomicU64,
     pub errors: AtomicU64,
+    /// Open-loop classes: service time (issue to completion; `latency` then runs from the
+    /// scheduled time) and lateness (how long after its scheduled time a request was issued).
+    pub service_sum_ns: AtomicU64,
+    pub service_max_ns: AtomicU64,
+    pub service: LiveHistogram,
+    pub late_sum_ns: AtomicU64,
+    pub late_max_ns: AtomicU64,
 }
 
 /// Database-level activity of one session (tests redo and oltp), as the database's own
@@ -117,6 +124,48 @@ impl Recorder {
         bump(&e.latency_sum_ns, lat);
         raise(&e.latency_max_ns, lat);
         e.latency.record(lat);
+    }
+
+    /// One request of an open-loop class: scheduled at `sched_ns`, issued at `start_ns`,
+    /// completed at `done_ns`. Its latency runs from the schedule (a stalled device cannot
+    /// hide its stall by delaying the next request); service time from the issue.
+    #[inline]
+    pub fn scheduled_request(
+        &self,
+        ev: EventSlot,
+        sched_ns: u64,
+        start_ns: u64,
+        done_ns: u64,
+        bytes: u64,
+    ) {
+        if !self.counts(done_ns) {
+            return;
+        }
+        self.request(ev, sched_ns.min(start_ns), done_ns, bytes);
+        let e = &self.counters.events[ev];
+        let service = done_ns.saturating_sub(start_ns);
+        bump(&e.service_sum_ns, service);
+        raise(&e.service_max_ns, service);
+        e.service.record(service);
+        let late = start_ns.saturating_sub(sched_ns);
+        bump(&e.late_sum_ns, late);
+        raise(&e.late_max_ns, late);
+    }
+
+    /// A request, open-loop (`sched_ns` given) or not.
+    #[inline]
+    pub fn request_from(
+        &self,
+        ev: EventSlot,
+        sched_ns: Option<u64>,
+        start_ns: u64,
+        done_ns: u64,
+        bytes: u64,
+    ) {
+        match sched_ns {
+            Some(sched) => self.scheduled_request(ev, sched, start_ns, done_ns, bytes),
+            None => self.request(ev, start_ns, done_ns, bytes),
+        }
     }
 
     /// One wait: a period the session was blocked, covering one or more requests.

@@ -22,6 +22,11 @@ pub struct EventTotals {
     pub submit_calls: u64,
     pub submit_ns: u64,
     pub errors: u64,
+    pub service_sum_ns: u64,
+    pub service_max_ns: u64,
+    pub service: Counts,
+    pub late_sum_ns: u64,
+    pub late_max_ns: u64,
 }
 
 impl EventTotals {
@@ -163,6 +168,11 @@ impl Sampler {
                     t.submit_calls += e.submit_calls.load(Relaxed);
                     t.submit_ns += e.submit_ns.load(Relaxed);
                     t.errors += e.errors.load(Relaxed);
+                    t.service_sum_ns += e.service_sum_ns.load(Relaxed);
+                    t.service_max_ns = t.service_max_ns.max(e.service_max_ns.load(Relaxed));
+                    e.service.add_to(&mut t.service);
+                    t.late_sum_ns += e.late_sum_ns.load(Relaxed);
+                    t.late_max_ns = t.late_max_ns.max(e.late_max_ns.load(Relaxed));
                 }
                 t
             })

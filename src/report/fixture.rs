@@ -158,6 +158,9 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         }),
     });
     RunResult {
+        job: None,
+        classes: Vec::new(),
+        verdict: None,
         redo: None,
         oltp: None,
         temp: None,

@@ -41,6 +41,15 @@ pub struct RunResult {
     /// Temp spills (test temp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temp: Option<TempJson>,
+    /// Job runs: the job file as read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<serde_json::Value>,
+    /// Job runs: per class, the target and achieved rate, lateness and service time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassResultJson>,
+    /// Job runs with limits: required vs measured, PASS/FAIL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictJson>,
     /// What the machine saw, per second (CPU, block devices, memory, I/O pressure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<OsJson>,
@@ -116,6 +125,60 @@ pub struct OltpJson {
     pub physical_reads: u64,
     /// 100 × (1 − physical / logical reads).
     pub buffer_hit_pct: f64,
+}
+
+/// One I/O class of a job run. `event_index` points into `events`; its latency there runs
+/// from the scheduled time for classes with a rate (open loop), and `service_us` is the time
+/// from issue to completion.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClassResultJson {
+    pub name: String,
+    pub event: String,
+    pub event_index: usize,
+    pub size_bytes: u64,
+    pub sessions: usize,
+    pub submission: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_target: Option<f64>,
+    /// "fixed", "poisson", or "closed" (no rate: as fast as the sessions go).
+    pub arrival: String,
+    /// Requests per second achieved.
+    pub rate_achieved: f64,
+    /// How late requests were issued after their scheduled time (open loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_mean_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_max_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us: Option<LatencyJson>,
+}
+
+/// The verdict: every limit of every class, required vs measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VerdictJson {
+    pub pass: bool,
+    pub classes: Vec<ClassVerdictJson>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClassVerdictJson {
+    pub class: String,
+    pub event: String,
+    pub pass: bool,
+    pub limits: Vec<LimitVerdictJson>,
+}
+
+/// One limit: e.g. `p99_ms` required ≤ 10, measured 7.3.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LimitVerdictJson {
+    /// `mean_ms`, `p50_ms` .. `p99_ms` (at most), `iops`, `mib_per_s` (at least).
+    pub limit: String,
+    /// "<=" or ">=".
+    pub op: String,
+    pub required: f64,
+    pub measured: f64,
+    /// "PASS" or "FAIL".
+    pub result: String,
 }
 
 /// Temp spills.

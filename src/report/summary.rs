@@ -142,6 +142,64 @@ pub fn render(r: &RunResult) -> String {
             }
         );
     }
+    if !r.classes.is_empty() {
+        let _ = writeln!(o, "\nI/O classes");
+        let _ = writeln!(
+            o,
+            "{:<24} {:<24} {:>7} {:>8} {:>11} {:>11} {:>11} {:>11}",
+            "Class",
+            "Event",
+            "Size",
+            "Sessions",
+            "Target/s",
+            "Achieved/s",
+            "Late (ms)",
+            "Svc p99 ms"
+        );
+        for c in &r.classes {
+            let _ = writeln!(
+                o,
+                "{:<24} {:<24} {:>7} {:>8} {:>11} {:>11.1} {:>11} {:>11}",
+                clip(&c.name, 24),
+                clip(&c.event, 24),
+                size_label(c.size_bytes),
+                c.sessions,
+                c.rate_target
+                    .map_or("closed".to_string(), |r| format!("{r:.1}")),
+                c.rate_achieved,
+                c.lateness_mean_us
+                    .map_or("-".to_string(), |v| format!("{:.3}", v / 1000.0)),
+                c.service_us
+                    .as_ref()
+                    .map_or("-".to_string(), |l| format!("{:.3}", l.p99 / 1000.0)),
+            );
+        }
+    }
+    if let Some(v) = &r.verdict {
+        let _ = writeln!(
+            o,
+            "\nRequirement vs Actual — {}",
+            if v.pass { "PASS" } else { "FAIL" }
+        );
+        let _ = writeln!(
+            o,
+            "{:<24} {:<12} {:>14} {:>12} {:>6}",
+            "Class", "Limit", "Required", "Actual", ""
+        );
+        for c in &v.classes {
+            for l in &c.limits {
+                let _ = writeln!(
+                    o,
+                    "{:<24} {:<12} {:>14} {:>12.3} {:>6}",
+                    clip(&c.class, 24),
+                    l.limit,
+                    format!("{} {}", l.op, l.required),
+                    l.measured,
+                    l.result
+                );
+            }
+        }
+    }
     if let Some(t) = &r.temp {
         let _ = writeln!(
             o,
@@ -412,6 +470,14 @@ fn load_profile(o: &mut String, r: &RunResult) {
     }
     for (label, v) in rows {
         let _ = writeln!(o, "{:<28} {:>17}", format!("{label}:"), fixed2(v));
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
     }
 }
 

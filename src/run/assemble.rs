@@ -122,6 +122,110 @@ fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
     }
 }
 
+/// Per class of a job run: target and achieved rate, lateness, service time.
+fn classes_json(
+    plan: &Plan,
+    events: &[rj::EventResult],
+    m: &Measurement,
+) -> Vec<rj::ClassResultJson> {
+    plan.classes
+        .iter()
+        .map(|c| {
+            let (e, t) = (&events[c.slot], &m.totals[c.slot]);
+            let open = c.spec.rate.is_some();
+            let us = |ns: u64, n: u64| {
+                if n > 0 {
+                    ns as f64 / n as f64 / 1000.0
+                } else {
+                    0.0
+                }
+            };
+            rj::ClassResultJson {
+                name: c.spec.name.clone(),
+                event: c.spec.event.name().into(),
+                event_index: c.slot,
+                size_bytes: c.spec.size,
+                sessions: c.spec.sessions,
+                submission: c.spec.submission.name().into(),
+                rate_target: c.spec.rate,
+                arrival: match (open, c.spec.poisson) {
+                    (false, _) => "closed",
+                    (true, false) => "fixed",
+                    (true, true) => "poisson",
+                }
+                .into(),
+                rate_achieved: e.iops,
+                lateness_mean_us: open.then(|| us(t.late_sum_ns, t.requests)),
+                lateness_max_us: open.then(|| t.late_max_ns as f64 / 1000.0),
+                service_us: open
+                    .then(|| rj::latency(&t.service, t.service_sum_ns, t.service_max_ns)),
+            }
+        })
+        .collect()
+}
+
+/// Required vs measured for every limit of every class (latency from the schedule for open
+/// loops: what the database would wait).
+fn verdict_json(plan: &Plan, events: &[rj::EventResult]) -> Option<rj::VerdictJson> {
+    let mut classes = Vec::new();
+    for c in plan.classes.iter().filter(|c| !c.spec.limits.is_empty()) {
+        let e = &events[c.slot];
+        let l = &e.latency_us;
+        let mut limits = Vec::new();
+        let mut check = |limit: &str, op: &str, required: f64, measured: f64| {
+            let pass = if op == "<=" {
+                measured <= required
+            } else {
+                measured >= required
+            };
+            limits.push(rj::LimitVerdictJson {
+                limit: limit.into(),
+                op: op.into(),
+                required,
+                measured,
+                result: if pass { "PASS" } else { "FAIL" }.into(),
+            });
+        };
+        for (stat, max) in &c.spec.limits.latency {
+            let measured_us = match *stat {
+                "mean" => l.mean,
+                "p50" => l.p50,
+                "p90" => l.p90,
+                "p95" => l.p95,
+                _ => l.p99,
+            };
+            // No request completed: nothing met the limit.
+            let measured_ms = if e.requests > 0 {
+                measured_us / 1000.0
+            } else {
+                f64::INFINITY
+            };
+            check(
+                &format!("{stat}_ms"),
+                "<=",
+                max.as_secs_f64() * 1000.0,
+                measured_ms,
+            );
+        }
+        if let Some(v) = c.spec.limits.min_iops {
+            check("iops", ">=", v, e.iops);
+        }
+        if let Some(v) = c.spec.limits.min_mib_per_s {
+            check("mib_per_s", ">=", v, e.mib_per_s);
+        }
+        classes.push(rj::ClassVerdictJson {
+            class: c.spec.name.clone(),
+            event: c.spec.event.name().into(),
+            pass: limits.iter().all(|l| l.result == "PASS"),
+            limits,
+        });
+    }
+    (!classes.is_empty()).then(|| rj::VerdictJson {
+        pass: classes.iter().all(|c| c.pass),
+        classes,
+    })
+}
+
 fn per_s(x: f64, secs: f64) -> f64 {
     if secs > 0.0 { x / secs } else { 0.0 }
 }
@@ -375,6 +479,9 @@ pub fn assemble(i: &Inputs) -> RunResult {
         ash: (m.ash.samples > 0).then(|| ash_json(plan, &m.ash)),
         redo: redo_json(i, &events),
         oltp: (cfg.test == Test::Oltp).then(|| oltp_json(i)),
+        job: cfg.job.clone(),
+        classes: classes_json(plan, &events, m),
+        verdict: verdict_json(plan, &events),
         temp: (cfg.test == Test::Temp).then(|| rj::TempJson {
             spill_size_bytes: crate::workload::temp::temp_file_size(
                 cfg.temp.spill_size,

@@ -448,8 +448,14 @@ type SessionSetup = (AlignedBuf, Option<Box<dyn engine::Engine>>, Option<String>
 
 /// A foreground session or a DBWR: both are a [`Session`] running a loop.
 fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
-    let (plan, cfg) = (sh.plan, sh.cfg);
+    let cfg = sh.cfg;
     let is_dbwr = matches!(role, Role::Dbwr(_));
+    // Job runs: a session runs its class's plan and records into the class's slot.
+    let class = match role {
+        Role::Session(i) => sh.plan.class_of(i),
+        _ => None,
+    };
+    let plan = class.map_or(sh.plan, |(c, _)| &c.plan);
     let fds: &[RawFd] = match plan.pattern {
         workload::Pattern::Temp => &sh.fds.temp,
         _ => &sh.fds.data,
@@ -506,11 +512,35 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     };
     let mut session = Session {
         id,
+        local_id: class.map_or(id, |(_, local)| local),
+        slot: class.map_or(0, |(c, _)| c.slot),
+        pacer: class.and_then(|(c, local)| {
+            let spec = &c.spec;
+            // A batch event's arrival is a whole batch: arrivals/s = requests/s ÷ batch.
+            let per_arrival = match spec.event {
+                Event::DbFileParallelRead | Event::DbFileParallelWrite => c.plan.shape.batch as f64,
+                _ => 1.0,
+            };
+            spec.rate.map(|rate| {
+                // The schedule starts with the warm-up, so the window starts in steady state.
+                let start = window(sh)
+                    .start_ns
+                    .saturating_sub(cfg.warmup.as_nanos() as u64);
+                workload::session::Pacer::new(
+                    rate / per_arrival,
+                    spec.sessions,
+                    local,
+                    spec.poisson,
+                    start,
+                )
+            })
+        }),
         event: if is_dbwr {
             Event::DbFileParallelWrite
         } else {
             plan.events[0]
         },
+        think: class.and_then(|(c, _)| c.spec.think),
         shape: &plan.shape,
         fds,
         rec: Recorder::new(counters, window(sh)),

@@ -282,6 +282,8 @@ fn run_on(
         ExitCode::IoError
     } else if m.interrupted {
         ExitCode::Interrupted
+    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
+        ExitCode::VerdictFailed
     } else {
         ExitCode::Ok
     };
@@ -305,6 +307,17 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
         .unwrap_or_else(|| ds.path.clone());
     let align = sys::dio_alignment(&first);
     let need = u64::from(align.offset_align);
+    for c in &cfg.classes {
+        if files.data_flags.direct && c.size % need != 0 {
+            return Err(Error::usage(format!(
+                "class '{}': size {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {})",
+                c.name,
+                size_label(c.size),
+                first.display(),
+                align.source
+            )));
+        }
+    }
     let checks: [(bool, &str, u64, &str); 3] = [
         (
             !files.data.is_empty(),

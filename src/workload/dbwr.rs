@@ -66,7 +66,7 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             continue;
         }
         s.ash.on_cpu();
-        let written = submit_and_wait(s, slot, &reqs, &targets);
+        let written = submit_and_wait(s, slot, None, &reqs, &targets);
         if let Some(c) = cache {
             buffers[..reqs.len()].iter().for_each(|&b| c.end_write(b));
         }

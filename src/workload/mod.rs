@@ -64,6 +64,9 @@ pub enum Test {
     Oltp,
     /// Sort/hash spills written and read back: "direct path write temp" / "direct path read temp".
     Temp,
+    /// The I/O classes of a job file (`--job`).
+    #[value(skip)]
+    Job,
 }
 
 impl Test {
@@ -76,6 +79,7 @@ impl Test {
             Test::Redo => "redo",
             Test::Oltp => "oltp",
             Test::Temp => "temp",
+            Test::Job => "job",
         }
     }
 
@@ -136,6 +140,78 @@ pub struct Plan {
     pub redo: RedoOptions,
     pub oltp: OltpOptions,
     pub temp: TempOptions,
+    /// Job files: the I/O classes, each with its own sessions (in order) and event slot.
+    pub classes: Vec<ClassPlan>,
+}
+
+/// One I/O class of a job: its sessions run `plan` (a classic test's plan for its event and
+/// request size) and record into event slot `slot`.
+#[derive(Debug, Clone)]
+pub struct ClassPlan {
+    pub spec: crate::job::ClassSpec,
+    pub plan: Plan,
+    pub slot: usize,
+    /// Sessions `first_session .. first_session + spec.sessions` belong to the class.
+    pub first_session: usize,
+}
+
+/// The classic test that issues `event` (job classes run its pattern).
+fn test_for(event: Event) -> Test {
+    match event {
+        Event::DbFileSequentialRead | Event::DbFileParallelRead => Test::ReadIops,
+        Event::DbFileScatteredRead | Event::DirectPathRead => Test::ReadMbps,
+        Event::DbFileParallelWrite => Test::WriteIops,
+        _ => Test::WriteMbps,
+    }
+}
+
+/// The plan of a job file's classes (`cfg.classes`).
+fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
+    let mut classes = Vec::with_capacity(cfg.classes.len());
+    let mut first_session = 0;
+    for (slot, c) in cfg.classes.iter().enumerate() {
+        let mut ccfg = cfg.clone();
+        ccfg.classes.clear();
+        ccfg.test = test_for(c.event);
+        ccfg.submission = c.submission;
+        ccfg.sessions = c.sessions;
+        ccfg.keep_inflight = false;
+        ccfg.batch = c.batch.unwrap_or(cfg.batch);
+        // Open loop: one request (or batch) per arrival, so every request has its schedule.
+        ccfg.depth = if c.rate.is_some() {
+            1
+        } else {
+            c.depth.unwrap_or(cfg.depth)
+        };
+        let multiblock = matches!(
+            c.event,
+            Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite
+        );
+        let shape_block = if multiblock {
+            ccfg.mbrc = (c.size / block_size) as usize;
+            block_size
+        } else {
+            ccfg.dataset.block_size = c.size;
+            c.size
+        };
+        let mut p = plan(&ccfg, files, file_size, shape_block)?;
+        debug_assert_eq!(p.events, vec![c.event]);
+        p.classes.clear();
+        classes.push(ClassPlan {
+            spec: c.clone(),
+            plan: p,
+            slot,
+            first_session,
+        });
+        first_session += c.sessions;
+    }
+    let first = classes.first().expect("a job has classes").plan.clone();
+    Ok(Plan {
+        events: cfg.classes.iter().map(|c| c.event).collect(),
+        sync: classes.iter().all(|c| c.plan.sync),
+        classes,
+        ..first
+    })
 }
 
 /// Builds the plan for `cfg` on a data set of `files` files of `file_size` bytes.
@@ -159,8 +235,10 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         redo: cfg.redo.clone(),
         oltp: cfg.oltp.clone(),
         temp: cfg.temp.clone(),
+        classes: Vec::new(),
     };
     match cfg.test {
+        Test::Job => return job_plan(cfg, files, file_size, block_size),
         Test::Redo => {
             plan.events = vec![Event::LogFileSync, Event::LogFileParallelWrite];
             plan.lgwr = true;
@@ -216,7 +294,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
             Event::DirectPathWrite,
             Pattern::Stream(Op::Write, Access::Sequential),
         ),
-        (Test::Redo | Test::Oltp | Test::Temp, _) => unreachable!("planned above"),
+        (Test::Redo | Test::Oltp | Test::Temp | Test::Job, _) => unreachable!("planned above"),
     };
     let multiblock = cfg
         .multiblock_bytes()
@@ -281,6 +359,14 @@ impl Plan {
             Pattern::Oltp => self.oltp.work_unit * bs + self.redo.per_commit.hi as usize,
             Pattern::Temp => s.depth * self.temp.temp_io as usize,
         }
+    }
+
+    /// The class session `id` belongs to, and its index within the class (job runs).
+    pub fn class_of(&self, id: usize) -> Option<(&ClassPlan, usize)> {
+        self.classes
+            .iter()
+            .find(|c| (c.first_session..c.first_session + c.spec.sessions).contains(&id))
+            .map(|c| (c, id - c.first_session))
     }
 
     /// The slot of `event` in `events` (recording into it).

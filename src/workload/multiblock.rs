@@ -7,8 +7,6 @@ use crate::sys::now_ns;
 
 use super::session::{IoFailure, Session, SessionShape};
 
-const EV: usize = 0;
-
 /// Where a session reads or writes next, moving front to back in request-sized steps.
 #[derive(Debug, Clone)]
 pub struct Cursor {
@@ -90,23 +88,24 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
             iov_len: bs,
         })
         .collect();
-    let mut cursor = Cursor::scan(s.shape, s.id, bytes);
+    let mut cursor = Cursor::scan(s.shape, s.local_id, bytes);
     let mut now = now_ns();
     while !s.should_stop(now) {
         let (file, offset) = cursor.advance();
-        s.ash.wait(EV);
+        let sched = s.pace();
+        s.ash.wait(s.slot);
         let t0 = now_ns();
         // SAFETY: the iovecs point into the session's own buffer region.
         let r = unsafe { sync::readv_at(s.fds[file], iov.as_ptr(), mbrc as u32, offset) };
         now = now_ns();
         s.ash.on_cpu();
         if r != bytes as i64 {
-            s.rec.error(EV);
+            s.rec.error(s.slot);
             let f = s.failure(Op::Read, file, offset, bytes, Some(r), None);
             s.on_error(f)?;
             continue;
         }
-        s.rec.request(EV, t0, now, bytes);
+        s.rec.request_from(s.slot, sched, t0, now, bytes);
     }
     Ok(())
 }

@@ -100,7 +100,7 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
         }
         let physical = reqs.len() as u64;
         let read = if o.async_reads {
-            submit_and_wait(s, read_slot, &reqs, &targets).map(|done| done.is_some())
+            submit_and_wait(s, read_slot, None, &reqs, &targets).map(|done| done.is_some())
         } else {
             read_one_by_one(s, read_slot, &reqs)
         };

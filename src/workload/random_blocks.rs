@@ -8,9 +8,6 @@ use crate::sys::now_ns;
 
 use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
 
-/// Event slot of the pattern's only event.
-const EV: usize = 0;
-
 /// db file sequential read: pick a random block, `pread` it, wait, repeat.
 pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
     let bs = s.shape.block_size;
@@ -18,19 +15,20 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
     let mut now = now_ns();
     while !s.should_stop(now) {
         let (file, offset) = s.random_block();
-        s.ash.wait(EV);
+        let sched = s.pace();
+        s.ash.wait(s.slot);
         let t0 = now_ns();
         // SAFETY: `buf` is the session's own region of at least one block.
         let r = unsafe { sync::read_at(s.fds[file], buf, bs as usize, offset) };
         now = now_ns();
         s.ash.on_cpu();
         if r != bs as i64 {
-            s.rec.error(EV);
+            s.rec.error(s.slot);
             let f = s.failure(Op::Read, file, offset, bs, Some(r), None);
             s.on_error(f)?;
             continue;
         }
-        s.rec.request(EV, t0, now, bs);
+        s.rec.request_from(s.slot, sched, t0, now, bs);
     }
     Ok(())
 }
@@ -62,7 +60,8 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
                 slot as u64,
             ));
         }
-        match submit_and_wait(s, EV, &reqs, &targets)? {
+        let sched = s.pace();
+        match submit_and_wait(s, s.slot, sched, &reqs, &targets)? {
             Some(last) => now = last,
             None => return Ok(()),
         }
@@ -71,12 +70,13 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
 }
 
 /// Submits `reqs` in one call and waits for all of them: one wait on event `slot`, one
-/// request each. `targets[tag]` is the (file, offset) of the request with that tag. Returns
-/// the time the last one completed, or `None` when the run stopped while some were still
-/// out (they were drained).
+/// request each. `targets[tag]` is the (file, offset) of the request with that tag; `sched`
+/// the batch's scheduled time in an open loop. Returns the time the last one completed, or
+/// `None` when the run stopped while some were still out (they were drained).
 pub fn submit_and_wait(
     s: &mut Session,
     slot: usize,
+    sched: Option<u64>,
     reqs: &[IoRequest],
     targets: &[(usize, u64)],
 ) -> Result<Option<u64>, IoFailure> {
@@ -111,7 +111,8 @@ pub fn submit_and_wait(
         };
         for c in &comps[..got] {
             if c.result == bytes as i64 {
-                s.rec.request(slot, c.start_ns, c.done_ns, bytes);
+                s.rec
+                    .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
             } else {
                 s.rec.error(slot);
                 if outcome.is_ok() {
@@ -134,6 +135,6 @@ pub fn submit_and_wait(
         s.drain(slot, left, bytes, 2_000);
         return outcome.map(|()| None);
     }
-    s.rec.wait(slot, t0, last);
+    s.rec.wait(slot, sched.map_or(t0, |at| at.min(t0)), last);
     outcome.map(|()| Some(last))
 }

@@ -58,9 +58,55 @@ pub struct IoFailure {
 /// How long an engine wait may block before the session re-checks the stop flag.
 pub const REAP_TIMEOUT_MS: u32 = 100;
 
+/// The open-loop schedule of one session (a class with a `rate`): arrivals at fixed
+/// intervals or as a Poisson process, independent of how long requests take.
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    /// Scheduled time of the next arrival (`sys::now_ns` time).
+    pub next_ns: u64,
+    /// Mean time between this session's arrivals.
+    pub interval_ns: f64,
+    pub poisson: bool,
+}
+
+impl Pacer {
+    /// The schedule of session `index` of `sessions` sharing `rate` arrivals per second,
+    /// starting at `start_ns`; sessions are offset so that fixed arrivals interleave.
+    pub fn new(rate: f64, sessions: usize, index: usize, poisson: bool, start_ns: u64) -> Pacer {
+        let interval_ns = 1e9 * sessions as f64 / rate;
+        let offset = interval_ns * index as f64 / sessions as f64;
+        Pacer {
+            next_ns: start_ns + offset as u64,
+            interval_ns,
+            poisson,
+        }
+    }
+
+    /// Takes the next arrival time and schedules the one after.
+    fn advance(&mut self, rng: &mut fastrand::Rng) -> u64 {
+        let at = self.next_ns;
+        let gap = if self.poisson {
+            // Exponential inter-arrival times: -ln(U) × mean, U in (0, 1].
+            -(1.0 - rng.f64()).ln() * self.interval_ns
+        } else {
+            self.interval_ns
+        };
+        self.next_ns = at + gap as u64;
+        at
+    }
+}
+
 pub struct Session<'a> {
     pub id: usize,
+    /// Index of the session within its class (cursors and regions are per class).
+    pub local_id: usize,
     pub event: Event,
+    /// The event slot the session's pattern records into.
+    pub slot: usize,
+    /// Open-loop schedule, when the session's class has a rate.
+    pub pacer: Option<Pacer>,
+    /// Closed-loop think time before each request (job classes).
+    pub think: Option<crate::units::DurationRange>,
     pub shape: &'a SessionShape,
     pub fds: &'a [RawFd],
     pub rec: Recorder,
@@ -88,6 +134,44 @@ pub struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// Open loop: waits for the next scheduled arrival and returns its time (`None` in a
+    /// closed loop, where the next request goes out as soon as the last one is done). A
+    /// session that is behind its schedule does not wait — and the request's latency, which
+    /// runs from the scheduled time, shows it.
+    #[inline]
+    pub fn pace(&mut self) -> Option<u64> {
+        let Some(pacer) = self.pacer.as_mut() else {
+            if let Some(t) = self.think {
+                super::think(self, t);
+            }
+            return None;
+        };
+        let at = pacer.advance(&mut self.rng);
+        let mut idle = false;
+        loop {
+            let now = now_ns();
+            if now >= at || self.should_stop(now) {
+                if idle {
+                    self.ash.on_cpu();
+                }
+                return Some(at);
+            }
+            if !idle {
+                // Waiting for the next arrival is not database time.
+                self.ash.idle();
+                idle = true;
+            }
+            let left = at - now;
+            if left > 200_000 {
+                std::thread::sleep(std::time::Duration::from_nanos(
+                    (left - 100_000).min(20_000_000),
+                ));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
     /// True when the session should stop issuing new requests.
     #[inline]
     pub fn should_stop(&self, now_ns: u64) -> bool {
@@ -167,6 +251,7 @@ impl Session<'_> {
     /// those that still complete inside the window. Gives up after `limit_ms` (a device that
     /// never answers must not hang dbio); returns how many are still outstanding.
     pub fn drain(&mut self, slot: usize, mut inflight: usize, bytes: u64, limit_ms: u64) -> usize {
+        // Requests completing while the session drains are timed from their issue.
         let deadline = now_ns() + limit_ms * 1_000_000;
         let mut comps = std::mem::take(&mut self.completions);
         while inflight > 0 && now_ns() < deadline {

@@ -10,8 +10,6 @@ use crate::sys::now_ns;
 use super::multiblock::Cursor;
 use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
 
-const EV: usize = 0;
-
 /// Where a stream's requests go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -28,10 +26,10 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         Access::Random => s.shape.block_size,
     };
     let mut cursor = match op {
-        Op::Read => Cursor::scan(s.shape, s.id, bytes),
-        Op::Write => Cursor::region(s.shape, s.id, bytes),
+        Op::Read => Cursor::scan(s.shape, s.local_id, bytes),
+        Op::Write => Cursor::region(s.shape, s.local_id, bytes),
     };
-    pump(s, op, EV, bytes, |s| {
+    pump(s, op, s.slot, bytes, |s| {
         Some(match access {
             Access::Sequential => cursor.advance(),
             Access::Random => s.random_block(),
@@ -53,6 +51,8 @@ pub fn pump(
     let depth = s.shape.depth;
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut targets: Vec<(usize, u64)> = vec![(0, 0); depth];
+    // Open loop (the plan gives rate classes a depth of 1): each request's scheduled time.
+    let mut scheds: Vec<Option<u64>> = vec![None; depth];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(depth);
     let mut comps = std::mem::take(&mut s.completions);
     let mut inflight = 0;
@@ -68,6 +68,7 @@ pub fn pump(
                 break;
             };
             targets[buf_slot] = (file, offset);
+            scheds[buf_slot] = s.pace();
             let at = buf_slot * bytes as usize;
             if op == Op::Write {
                 s.stamp(at, bytes as usize);
@@ -122,7 +123,8 @@ pub fn pump(
         let mut last = t0;
         for c in &comps[..got] {
             if c.result == bytes as i64 {
-                s.rec.request(slot, c.start_ns, c.done_ns, bytes);
+                s.rec
+                    .request_from(slot, scheds[c.tag as usize], c.start_ns, c.done_ns, bytes);
             } else {
                 s.rec.error(slot);
                 if outcome.is_ok() {
