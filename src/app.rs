@@ -30,6 +30,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
         Command::Map(a) => map(&a),
+        Command::Matrix(a) => crate::matrix::matrix(&a, &stop),
         Command::Doctor(a) => crate::doctor::doctor(&a.paths),
     }
 }

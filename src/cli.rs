@@ -67,6 +67,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Show the storage stack under a path: file system, dm/md/partitions, disks, HBA, ports, queue settings.
     Map(MapArgs),
+    /// ORION-style grid: small random reads × large I/O at rising outstanding counts.
+    Matrix(crate::matrix::MatrixArgs),
     /// Check for other dbio processes, data sets, run directories and what killed runs left behind.
     Doctor(DoctorArgs),
 }
@@ -342,7 +344,7 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
-fn parse_size_arg(s: &str) -> Result<u64, String> {
+pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     let v = units::parse_size(s)?;
     if v == 0 {
         return Err("must be larger than 0".into());
@@ -373,7 +375,7 @@ fn parse_temp_io(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
+pub fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
     units::parse_duration(s)
 }
 

@@ -18,6 +18,7 @@ pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod job;
+pub mod matrix;
 pub mod measure;
 pub mod progress;
 pub mod report;

@@ -296,3 +296,72 @@ fn save_job_writes_a_job_that_runs_the_same_io() {
     assert_eq!(b["config"]["size_bytes"], a["config"]["size_bytes"]);
     assert_eq!(u(&b["config"]["seed"]), u(&a["config"]["seed"]));
 }
+
+#[test]
+fn matrix_runs_its_points_and_writes_the_grids() {
+    let env = Env::new();
+    let out = env.output(&[
+        "matrix",
+        "--matrix",
+        "detailed",
+        "--size",
+        "64M",
+        "--num-small",
+        "2",
+        "--num-large",
+        "1",
+        "--point-duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points: Vec<(u64, u64)> = m["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (u(&p["small"]), u(&p["large"])))
+        .collect();
+    // Every combination of small 0, 1, 2 and large 0, 1 but the empty one.
+    assert_eq!(points, [(1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+    for p in m["points"].as_array().unwrap() {
+        assert_eq!(f(&p["small_iops"]) > 0.0, u(&p["small"]) > 0, "{p}");
+        assert_eq!(f(&p["large_mib_per_s"]) > 0.0, u(&p["large"]) > 0, "{p}");
+        // Each point is an ordinary run with its own result.
+        let r: Value = serde_json::from_str(
+            &std::fs::read_to_string(env.join(p["run_dir"].as_str().unwrap()).join("result.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(r["test"], "job");
+    }
+    let best = f(&m["max_small_iops"]["small_iops"]);
+    assert!(
+        m["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| f(&p["small_iops"]) <= best)
+    );
+    let runs = env.join("dbio-runs");
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("_matrix_detailed_"))
+        .unwrap();
+    let iops = std::fs::read_to_string(dir.join("iops.csv")).unwrap();
+    assert_eq!(iops.lines().next(), Some("large\\small,1,2"), "{iops}");
+    assert_eq!(iops.lines().count(), 3, "rows for large 0 and 1: {iops}");
+    let mbps = std::fs::read_to_string(dir.join("mbps.csv")).unwrap();
+    assert_eq!(mbps.lines().next(), Some("large\\small,0,1,2"), "{mbps}");
+    assert_eq!(mbps.lines().count(), 2, "one row, large 1: {mbps}");
+    for f in ["mbps.csv", "lat.csv", "matrix.txt", "matrix.json"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+}

@@ -1,0 +1,494 @@
+//! `dbio matrix`: the ORION-style load grid. Small random reads (`--small-size`, one
+//! outstanding per session: "db file sequential read") at rising outstanding counts, crossed
+//! with large I/O (`--large-size`, one outstanding per session) as sequential streams
+//! ("direct path read") or random large reads ("db file parallel read" of one large block),
+//! each point a short run of its own. `--write-pct` turns that share of each kind's
+//! outstanding I/Os into writes ("db file parallel write", one by one / "direct path write").
+//!
+//! `--matrix basic`: small alone, then large alone; `detailed`: every combination; `row`:
+//! every small level at `--large-outstanding`; `col`: every large level at
+//! `--small-outstanding`; `point`: that one combination.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::{Cli, Command, DataSetArgs};
+use crate::config::{RunConfig, Submission};
+use crate::error::{Error, ExitCode, Result};
+use crate::job::{ClassSpec, Limits};
+use crate::units::{duration_label, size_label};
+use crate::workload::{Event, Test};
+
+/// Which points of the grid to run (as ORION's `-matrix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    Basic,
+    Detailed,
+    Row,
+    Col,
+    Point,
+}
+
+/// How large I/Os are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LargeAccess {
+    /// Sequential streams, one per outstanding I/O (direct path read).
+    Stream,
+    /// Random large reads (db file parallel read of one large block).
+    Random,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MatrixArgs {
+    #[command(flatten)]
+    pub dataset: DataSetArgs,
+    /// Which points: basic, detailed, row, col, point.
+    #[arg(long = "matrix", value_enum, default_value = "basic")]
+    pub shape: Shape,
+    /// Small random read size.
+    #[arg(long, default_value = "8K", value_parser = crate::cli::parse_size_arg)]
+    pub small_size: u64,
+    /// Large I/O size.
+    #[arg(long, default_value = "1M", value_parser = crate::cli::parse_size_arg)]
+    pub large_size: u64,
+    /// Highest small outstanding count (levels 1, 2, 4, ... up to it).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub num_small: u32,
+    /// Highest large outstanding count (levels 1, 2, 4, ... up to it).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub num_large: u32,
+    /// Large I/O placement: sequential streams or random.
+    #[arg(long, value_enum, default_value = "stream")]
+    pub large_access: LargeAccess,
+    /// Large outstanding count for --matrix row and point.
+    #[arg(long, default_value_t = 1)]
+    pub large_outstanding: u32,
+    /// Small outstanding count for --matrix col and point.
+    #[arg(long, default_value_t = 1)]
+    pub small_outstanding: u32,
+    /// Share of each kind's outstanding I/Os that are writes, in percent.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub write_pct: u32,
+    /// Measured time of each point.
+    #[arg(long, default_value = "10s", value_parser = crate::cli::parse_duration_arg)]
+    pub point_duration: std::time::Duration,
+    /// Unmeasured warm-up of each point.
+    #[arg(long, default_value = "2s", value_parser = crate::cli::parse_duration_arg)]
+    pub warmup: std::time::Duration,
+    /// Database files' open flags and submission (as for `dbio run`).
+    #[arg(long, value_enum, default_value = "setall")]
+    pub io_mode: crate::config::IoMode,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: crate::engine::EngineChoice,
+    /// Directory the matrix directory (CSV files, table, one run directory per point) goes in.
+    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print matrix.json to stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One measured point of the grid.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub small: u32,
+    pub large: u32,
+    /// Small I/O per second (reads and writes), mean and p99 latency in µs.
+    pub small_iops: f64,
+    pub small_mean_us: Option<f64>,
+    pub small_p99_us: Option<f64>,
+    /// Large I/O MiB per second.
+    pub large_mib_per_s: f64,
+    pub large_mean_us: Option<f64>,
+    pub run_dir: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MatrixResult {
+    pub shape: Shape,
+    pub small_size: u64,
+    pub large_size: u64,
+    pub large_access: LargeAccess,
+    pub write_pct: u32,
+    pub point_duration_s: f64,
+    pub points: Vec<Point>,
+    /// The best point of each kind.
+    pub max_small_iops: Option<Point>,
+    pub max_large_mib_per_s: Option<Point>,
+    pub min_small_latency: Option<Point>,
+}
+
+/// 1, 2, 4, ... up to and including `max`.
+fn levels(max: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = std::iter::successors(Some(1u32), |x| x.checked_mul(2))
+        .take_while(|x| *x < max)
+        .collect();
+    v.push(max);
+    v
+}
+
+/// The (small, large) outstanding counts of each point.
+pub fn grid(a: &MatrixArgs) -> Vec<(u32, u32)> {
+    let (small, large) = (levels(a.num_small), levels(a.num_large));
+    match a.shape {
+        Shape::Basic => small
+            .iter()
+            .map(|&s| (s, 0))
+            .chain(large.iter().map(|&l| (0, l)))
+            .collect(),
+        Shape::Detailed => {
+            let mut v = Vec::new();
+            for &l in std::iter::once(&0).chain(&large) {
+                for &s in std::iter::once(&0).chain(&small) {
+                    if s + l > 0 {
+                        v.push((s, l));
+                    }
+                }
+            }
+            v
+        }
+        Shape::Row => small.iter().map(|&s| (s, a.large_outstanding)).collect(),
+        Shape::Col => large.iter().map(|&l| (a.small_outstanding, l)).collect(),
+        Shape::Point => vec![(a.small_outstanding, a.large_outstanding)],
+    }
+}
+
+fn class(name: &str, event: Event, size: u64, sessions: u32, submission: Submission) -> ClassSpec {
+    ClassSpec {
+        name: name.into(),
+        event,
+        size,
+        sessions: sessions as usize,
+        submission,
+        rate: None,
+        poisson: false,
+        think: None,
+        batch: Some(1),
+        depth: Some(1),
+        limits: Limits::default(),
+    }
+}
+
+/// The classes of one point: `n` outstanding of each kind, `write_pct` of them writes.
+fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
+    let split = |n: u32| {
+        let writes = (n * a.write_pct + 50) / 100;
+        (n - writes, writes)
+    };
+    let mut v = Vec::new();
+    let (sr, sw) = split(small);
+    let (lr, lw) = split(large);
+    if sr > 0 {
+        v.push(class(
+            "small reads",
+            Event::DbFileSequentialRead,
+            a.small_size,
+            sr,
+            Submission::Sync,
+        ));
+    }
+    if sw > 0 {
+        v.push(class(
+            "small writes",
+            Event::DbFileParallelWrite,
+            a.small_size,
+            sw,
+            Submission::Sync,
+        ));
+    }
+    let large_read = match a.large_access {
+        LargeAccess::Stream => (Event::DirectPathRead, Submission::Async),
+        LargeAccess::Random => (Event::DbFileParallelRead, Submission::Async),
+    };
+    if lr > 0 {
+        v.push(class(
+            "large reads",
+            large_read.0,
+            a.large_size,
+            lr,
+            large_read.1,
+        ));
+    }
+    if lw > 0 {
+        v.push(class(
+            "large writes",
+            Event::DirectPathWrite,
+            a.large_size,
+            lw,
+            Submission::Async,
+        ));
+    }
+    v
+}
+
+/// A run configuration for one point, from `dbio run`'s defaults and the matrix options.
+fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<RunConfig> {
+    let Command::Run(mut run) = Cli::parse_with_sources(["dbio", "run", "read-iops"])
+        .expect("defaults parse")
+        .command
+    else {
+        unreachable!("a run command");
+    };
+    run.dataset = a.dataset.clone();
+    run.duration = a.point_duration;
+    run.warmup = a.warmup;
+    run.io_mode = a.io_mode;
+    run.engine = a.engine;
+    run.out = out.to_path_buf();
+    run.quiet = true;
+    let mut cfg = RunConfig::from_args(&run)?;
+    cfg.test = Test::Job;
+    cfg.sessions = classes.iter().map(|c| c.sessions).sum();
+    cfg.classes = classes;
+    Ok(cfg)
+}
+
+/// Runs the grid.
+pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
+    if !a.large_size.is_multiple_of(a.dataset.block_size) && a.large_access == LargeAccess::Stream {
+        return Err(Error::usage(format!(
+            "--large-size {} must be a multiple of --block-size {} (streams read whole blocks)",
+            size_label(a.large_size),
+            size_label(a.dataset.block_size)
+        )));
+    }
+    let stamp = crate::sys::utc_now_rfc3339().replace(['-', ':'], "");
+    let dir = a.out.join(format!(
+        "{}_matrix_{}_{}_{}",
+        stamp.trim_end_matches('Z'),
+        format!("{:?}", a.shape).to_lowercase(),
+        size_label(a.small_size),
+        size_label(a.large_size)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, &e))?;
+    let points_dir = dir.join("points");
+    let grid = grid(a);
+    eprintln!(
+        "dbio: matrix {:?}: {} points of {} + {} warm-up each, in {}",
+        a.shape,
+        grid.len(),
+        duration_label(a.point_duration),
+        duration_label(a.warmup),
+        dir.display()
+    );
+    let mut points = Vec::new();
+    for (i, &(small, large)) in grid.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        eprintln!(
+            "dbio: point {}/{}: small outstanding {small}, large outstanding {large}",
+            i + 1,
+            grid.len()
+        );
+        let cfg = point_config(a, point_classes(a, small, large), &points_dir)?;
+        let outcome = crate::run::run(&cfg, stop)?;
+        let r = &outcome.result;
+        let kind = |prefix: &'static str| -> Vec<&crate::report::result::EventResult> {
+            r.classes
+                .iter()
+                .filter(|c| c.name.starts_with(prefix))
+                .map(|c| &r.events[c.event_index])
+                .collect()
+        };
+        let small_events = kind("small");
+        let large_events = kind("large");
+        let mean = |evs: &[&crate::report::result::EventResult]| {
+            let n: u64 = evs.iter().map(|e| e.requests).sum();
+            (n > 0).then(|| {
+                evs.iter()
+                    .map(|e| e.latency_us.mean * e.requests as f64)
+                    .sum::<f64>()
+                    / n as f64
+            })
+        };
+        points.push(Point {
+            small,
+            large,
+            small_iops: small_events.iter().map(|e| e.iops).sum(),
+            small_mean_us: mean(&small_events),
+            small_p99_us: small_events
+                .iter()
+                .filter(|e| e.requests > 0)
+                .map(|e| e.latency_us.p99)
+                .reduce(f64::max),
+            large_mib_per_s: large_events.iter().map(|e| e.mib_per_s).sum(),
+            large_mean_us: mean(&large_events),
+            run_dir: outcome.run_dir.display().to_string(),
+        });
+        if outcome.exit != ExitCode::Ok {
+            eprintln!(
+                "dbio: point {} ended with {:?}; stopping the matrix",
+                i + 1,
+                outcome.exit
+            );
+            break;
+        }
+    }
+    let best = |key: &dyn Fn(&Point) -> Option<f64>, max: bool| {
+        points
+            .iter()
+            .filter_map(|p| key(p).map(|v| (v, p)))
+            .filter(|(v, _)| *v > 0.0)
+            .reduce(|a, b| if (b.0 > a.0) == max { b } else { a })
+            .map(|(_, p)| p.clone())
+    };
+    let result = MatrixResult {
+        shape: a.shape,
+        small_size: a.small_size,
+        large_size: a.large_size,
+        large_access: a.large_access,
+        write_pct: a.write_pct,
+        point_duration_s: a.point_duration.as_secs_f64(),
+        max_small_iops: best(&|p| (p.small > 0).then_some(p.small_iops), true),
+        max_large_mib_per_s: best(&|p| (p.large > 0).then_some(p.large_mib_per_s), true),
+        min_small_latency: best(&|p| p.small_mean_us, false),
+        points,
+    };
+    write_outputs(&dir, &result)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| Error::other(e.to_string()))?
+        );
+    } else {
+        print!("{}", render(&result));
+    }
+    eprintln!("dbio: matrix in {}", dir.display());
+    Ok(if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        ExitCode::Interrupted
+    } else {
+        ExitCode::Ok
+    })
+}
+
+/// A grid of `value` by small (columns) and large (rows) outstanding counts, as CSV.
+/// Small I/O figures leave out the points without small I/O (column 0); large ones the
+/// points without large I/O (row 0).
+fn grid_csv(r: &MatrixResult, of_small: bool, value: impl Fn(&Point) -> Option<f64>) -> String {
+    let mut smalls: Vec<u32> = r
+        .points
+        .iter()
+        .map(|p| p.small)
+        .filter(|&s| s > 0 || !of_small)
+        .collect();
+    let mut larges: Vec<u32> = r
+        .points
+        .iter()
+        .map(|p| p.large)
+        .filter(|&l| l > 0 || of_small)
+        .collect();
+    smalls.sort_unstable();
+    smalls.dedup();
+    larges.sort_unstable();
+    larges.dedup();
+    let mut o = String::from("large\\small");
+    for s in &smalls {
+        o.push_str(&format!(",{s}"));
+    }
+    o.push('\n');
+    for l in &larges {
+        o.push_str(&l.to_string());
+        for s in &smalls {
+            let cell = r
+                .points
+                .iter()
+                .find(|p| p.small == *s && p.large == *l)
+                .and_then(&value);
+            o.push_str(&cell.map_or(",".to_string(), |v| format!(",{v:.2}")));
+        }
+        o.push('\n');
+    }
+    o
+}
+
+fn write_outputs(dir: &Path, r: &MatrixResult) -> Result<()> {
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| Error::io("cannot write", &p, &e))
+    };
+    write(
+        "iops.csv",
+        grid_csv(r, true, |p| (p.small > 0).then_some(p.small_iops)),
+    )?;
+    write(
+        "mbps.csv",
+        grid_csv(r, false, |p| (p.large > 0).then_some(p.large_mib_per_s)),
+    )?;
+    write("lat.csv", grid_csv(r, true, |p| p.small_mean_us))?;
+    write("matrix.txt", render(r))?;
+    write(
+        "matrix.json",
+        serde_json::to_string_pretty(r).map_err(|e| Error::other(e.to_string()))?,
+    )
+}
+
+/// The points as a table, then the maxima and where they occurred.
+pub fn render(r: &MatrixResult) -> String {
+    let mut o = format!(
+        "Matrix {:?}: small {} random reads, large {} {:?}, {}% writes, {} per point\n\n",
+        r.shape,
+        size_label(r.small_size),
+        size_label(r.large_size),
+        r.large_access,
+        r.write_pct,
+        duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
+    );
+    o.push_str(&format!(
+        "{:>6} {:>6} {:>12} {:>12} {:>12} {:>12}\n",
+        "small", "large", "small IOPS", "mean µs", "p99 µs", "large MiB/s"
+    ));
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    for p in &r.points {
+        o.push_str(&format!(
+            "{:>6} {:>6} {:>12} {:>12} {:>12} {:>12}\n",
+            p.small,
+            p.large,
+            opt((p.small > 0).then_some(p.small_iops), 0),
+            opt(p.small_mean_us, 1),
+            opt(p.small_p99_us, 1),
+            opt((p.large > 0).then_some(p.large_mib_per_s), 1)
+        ));
+    }
+    o.push('\n');
+    if let Some(p) = &r.max_small_iops {
+        o.push_str(&format!(
+            "Maximum small IOPS: {:.0} at small {} / large {}\n",
+            p.small_iops, p.small, p.large
+        ));
+    }
+    if let Some(p) = &r.max_large_mib_per_s {
+        o.push_str(&format!(
+            "Maximum large MiB/s: {:.1} at small {} / large {}\n",
+            p.large_mib_per_s, p.small, p.large
+        ));
+    }
+    if let Some(p) = &r.min_small_latency {
+        o.push_str(&format!(
+            "Minimum small latency: {:.1} µs at small {} / large {}\n",
+            p.small_mean_us.unwrap_or(0.0),
+            p.small,
+            p.large
+        ));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_double_up_to_the_maximum() {
+        assert_eq!(levels(1), vec![1]);
+        assert_eq!(levels(8), vec![1, 2, 4, 8]);
+        assert_eq!(levels(12), vec![1, 2, 4, 8, 12]);
+    }
+}
