@@ -72,35 +72,43 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
     assert!(left.is_empty(), "partial files left: {left:?}");
 }
 
-#[test]
-fn a_file_dbio_may_not_read_gets_a_permission_hint() {
+/// Runs `dbio run read-iops --target TARGET` as nobody (root bypasses permissions); None
+/// when privileges cannot be dropped here.
+fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::Output> {
     if !is_root() {
         eprintln!("skipped: needs root to drop privileges to nobody");
-        return;
+        return None;
     }
-    let env = Env::new();
     std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let secret = env.join("secret.dat");
-    std::fs::write(&secret, vec![1u8; 1 << 20]).unwrap();
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
-    // Root bypasses mode bits: run dbio as nobody.
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(assert_cmd::cargo::cargo_bin("dbio"))
         .args(["run", "read-iops", "--target"])
-        .arg(&secret)
+        .arg(target)
         .args(["--duration", "1s", "--warmup", "0s"])
         .current_dir(env.path())
         .output();
     let Ok(out) = out else {
         eprintln!("skipped: no setpriv");
+        return None;
+    };
+    if error_lines(&out).iter().any(|e| e.contains("setpriv")) {
+        eprintln!("skipped: setpriv cannot drop privileges here");
+        return None;
+    }
+    Some(out)
+}
+
+#[test]
+fn a_file_dbio_may_not_read_gets_a_permission_hint() {
+    let env = Env::new();
+    let secret = env.join("secret.dat");
+    std::fs::write(&secret, vec![1u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let Some(out) = read_as_nobody(&env, &secret) else {
         return;
     };
     let errors = error_lines(&out);
-    if errors.iter().any(|e| e.contains("setpriv")) {
-        eprintln!("skipped: setpriv cannot drop privileges here");
-        return;
-    }
     assert_eq!(out.status.code(), Some(4), "{errors:?}");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
@@ -108,6 +116,83 @@ fn a_file_dbio_may_not_read_gets_a_permission_hint() {
             && errors[0].contains("Permission denied")
             && errors[0].contains("run as a user allowed to access it"),
         "{errors:?}"
+    );
+}
+
+#[test]
+fn a_device_node_without_permission_gets_a_permission_hint() {
+    let env = Env::new();
+    let Some(dev) = Loop::blank(env.path(), "dev.img", 16 << 20) else {
+        return;
+    };
+    // Device nodes are root:disk 0660: nobody may not open them.
+    let Some(out) = read_as_nobody(&env, &dev.dev) else {
+        return;
+    };
+    let errors = error_lines(&out);
+    assert_eq!(out.status.code(), Some(4), "{errors:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains(dev.path()) && errors[0].contains("Permission denied"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_device_failing_mid_run_with_eio_stops_cleanly_with_a_partial_result() {
+    let env = Env::new();
+    // The fault engine lets 500 completions through, then fails every one with EIO.
+    let out = env
+        .dbio()
+        .env("DBIO_FAULT_EIO_AFTER", "500")
+        .args(crate::util::quick("read-iops", &[]))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["partial"], true);
+    assert_eq!(r["stop_reason"], "error");
+    let e = event(&r);
+    assert!(u(&e["errors"]) >= 1, "{e}");
+    assert!(
+        u(&e["requests"]) <= 500 * 2,
+        "only the good completions were measured"
+    );
+    let errors = r["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("Input/output error")
+                && l.as_str().unwrap().contains("db file parallel read")),
+        "{errors:?}"
+    );
+    assert!(
+        r["config"]["engine_notes"]
+            .to_string()
+            .contains("DBIO_FAULT_EIO_AFTER")
+    );
+    // With --continue-on-error the run goes on to the end and counts every failure.
+    let out = env
+        .dbio()
+        .env("DBIO_FAULT_EIO_AFTER", "500")
+        .args(crate::util::quick("read-iops", &["--continue-on-error"]))
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        r["partial"],
+        false,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        u(&event(&r)["errors"]) > 1000,
+        "every failed completion counted"
     );
 }
 

@@ -11,6 +11,7 @@
 //!   latency is what the request itself took, whatever the engine.
 
 pub mod aio;
+pub mod fault;
 pub mod sync;
 pub mod uring;
 
@@ -210,12 +211,22 @@ pub fn open(
     capacity: usize,
     buffers: Option<(*mut u8, usize)>,
 ) -> io::Result<(Box<dyn Engine>, Option<String>)> {
-    match kind {
-        EngineKind::Sync => Ok((Box::new(sync::SyncEngine::new(files, capacity)), None)),
-        EngineKind::Aio => Ok((Box::new(aio::AioEngine::new(files, capacity)?), None)),
+    let (engine, note): (Box<dyn Engine>, Option<String>) = match kind {
+        EngineKind::Sync => (Box::new(sync::SyncEngine::new(files, capacity)), None),
+        EngineKind::Aio => (Box::new(aio::AioEngine::new(files, capacity)?), None),
         EngineKind::Uring => {
             let (e, note) = uring::UringEngine::new(files, capacity, buffers)?;
-            Ok((Box::new(e), note))
+            (Box::new(e), note)
         }
+    };
+    match fault::eio_after() {
+        Some(good) => Ok((
+            Box::new(fault::FaultEngine::new(engine, good)),
+            Some(format!(
+                "{}: completions after the first {good} fail with EIO (testing)",
+                fault::ENV
+            )),
+        )),
+        None => Ok((engine, note)),
     }
 }
