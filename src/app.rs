@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use crate::cli::{
-    CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
+    CalibrateArgs, CleanArgs, Cli, Command, CompareArgs, PrepareArgs, ReportArgs, RunArgs,
+    RunsArgs, ShowArgs, SweepArgs,
 };
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
@@ -27,6 +28,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Runs(a) => runs(&a, cli.db.as_deref()),
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
+        Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
+        Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
     }
 }
 
@@ -61,6 +64,39 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCod
     eprintln!("dbio: results in {}", outcome.run_dir.display());
     record(db, &outcome);
     Ok(outcome.exit)
+}
+
+/// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
+fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let s = crate::sweep::run(a, stop, &mut |o| record(db, o))?;
+    let mut out = std::io::stdout().lock();
+    if a.run.json {
+        let json =
+            serde_json::to_string_pretty(&s.result).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", s.table);
+    }
+    eprintln!(
+        "dbio: sweep.json, sweep.csv and sweep.html in {}",
+        s.dir.display()
+    );
+    Ok(s.exit)
+}
+
+/// `dbio calibrate`: every point is recorded like a run; the curves and answers at the end.
+fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let c = crate::sweep::calibrate::run(a, stop, &mut |o| record(db, o))?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let json =
+            serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", c.text);
+    }
+    eprintln!("dbio: calibrate.json in {}", c.dir.display());
+    Ok(c.exit)
 }
 
 /// Records a finished run in the results store. Its run directory is already written, so a

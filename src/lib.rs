@@ -6,6 +6,7 @@
 //! - how it is measured: [`measure`]; how results are reported: [`report`];
 //! - the data files: [`dataset`]; one run end to end: [`run`];
 //! - every run recorded, listed and compared: [`store`] (SQLite);
+//! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -19,6 +20,7 @@ pub mod measure;
 pub mod report;
 pub mod run;
 pub mod store;
+pub mod sweep;
 pub mod sys;
 pub mod units;
 pub mod warnings;
