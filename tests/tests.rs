@@ -9,4 +9,5 @@ mod report;
 mod results;
 mod safety;
 mod store;
+mod sweep;
 mod write_side;

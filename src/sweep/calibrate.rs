@@ -410,9 +410,8 @@ impl Calibrator<'_> {
             }
             if best > 0.0 && p.iops <= best * (1.0 + RISE) {
                 break format!(
-                    "IOPS rose by less than {:.0} % from {} to {outstanding} outstanding",
-                    RISE * 100.0,
-                    outstanding / 2
+                    "IOPS at {outstanding} outstanding was not more than {:.0} % above the best before",
+                    RISE * 100.0
                 );
             }
             best = best.max(p.iops);
@@ -460,9 +459,8 @@ impl Calibrator<'_> {
             }
             if best > 0.0 && p.mib_per_s <= best * (1.0 + RISE) {
                 break format!(
-                    "MiB/s rose by less than {:.0} % from {} to {outstanding} outstanding",
-                    RISE * 100.0,
-                    outstanding / 2
+                    "MiB/s at {outstanding} outstanding was not more than {:.0} % above the best before",
+                    RISE * 100.0
                 );
             }
             best = best.max(p.mib_per_s);
@@ -632,7 +630,11 @@ mod tests {
         assert_eq!(parse_limit("p99=500us").unwrap().us, 500.0);
         assert_eq!(parse_limit("mean=0.5ms").unwrap().us, 500.0);
         assert_eq!(parse_limit("p50=1s").unwrap().us, 1e6);
-        assert!(parse_limit("p97=1ms").unwrap_err().contains("mean, p50, p90, p95, p99"));
+        assert!(
+            parse_limit("p97=1ms")
+                .unwrap_err()
+                .contains("mean, p50, p90, p95, p99")
+        );
         assert!(parse_limit("p95").is_err());
         assert!(parse_limit("p95=10").unwrap_err().contains("unit"));
         assert!(parse_limit("p95=0ms").is_err());

@@ -218,12 +218,7 @@ pub struct SweepOutcome {
 /// share one seed; `--fresh` recreates the data set for the first point only.
 pub fn plan(a: &SweepArgs) -> Result<Vec<(u64, RunConfig)>> {
     let mut base = a.run.clone();
-    base.dataset.seed = Some(
-        a.run
-            .dataset
-            .seed
-            .unwrap_or_else(crate::config::rand_seed),
-    );
+    base.dataset.seed = Some(a.run.dataset.seed.unwrap_or_else(crate::config::rand_seed));
     base.json = false;
     let p = a.param.param;
     a.param
@@ -235,7 +230,9 @@ pub fn plan(a: &SweepArgs) -> Result<Vec<(u64, RunConfig)>> {
             p.apply(&mut args, v);
             args.dataset.fresh = base.dataset.fresh && i == 0;
             let cfg = RunConfig::from_args(&args).map_err(|e| match e {
-                Error::Usage(m) => Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v))),
+                Error::Usage(m) => {
+                    Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v)))
+                }
                 e => e,
             })?;
             Ok((v, cfg))
@@ -410,7 +407,10 @@ pub fn table(r: &SweepResult) -> String {
     }
     let missing = r.values.len() - r.points.len();
     if missing > 0 {
-        let _ = writeln!(o, "\n{missing} point(s) not measured: the sweep stopped early");
+        let _ = writeln!(
+            o,
+            "\n{missing} point(s) not measured: the sweep stopped early"
+        );
     }
     o
 }
@@ -429,11 +429,22 @@ mod tests {
         assert_eq!(p.param.label(8192), "8K");
         assert!(parse_param("temp-io=48K,1M").is_ok());
         let e = parse_param("bogus=1").unwrap_err();
-        assert!(e.contains("sessions, block-size, temp-io, depth, batch"), "{e}");
+        assert!(
+            e.contains("sessions, block-size, temp-io, depth, batch"),
+            "{e}"
+        );
         assert!(parse_param("rate=100").unwrap_err().contains("open-loop"));
         assert!(parse_param("sessions").is_err());
-        assert!(parse_param("sessions=0").unwrap_err().contains("sessions=0"));
-        assert!(parse_param("block-size=3K").unwrap_err().contains("power of two"));
+        assert!(
+            parse_param("sessions=0")
+                .unwrap_err()
+                .contains("sessions=0")
+        );
+        assert!(
+            parse_param("block-size=3K")
+                .unwrap_err()
+                .contains("power of two")
+        );
         assert!(parse_param("depth=2,2").unwrap_err().contains("twice"));
         assert!(parse_param("batch=").is_err());
     }

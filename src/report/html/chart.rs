@@ -790,7 +790,10 @@ mod tests {
         let labels: Vec<String> = ["1", "2", "4"].map(String::from).to_vec();
         let svg = by_value(Measure::Amount("requests/s"), "sessions", &labels, &[line]);
         assert_eq!(svg.matches("<circle").count(), 2);
-        let d = svg.split(r##"class="ln" stroke="#00a" d=""##).nth(1).unwrap();
+        let d = svg
+            .split(r##"class="ln" stroke="#00a" d=""##)
+            .nth(1)
+            .unwrap();
         let d = &d[..d.find('"').unwrap()];
         assert_eq!(d.matches('M').count(), 2, "a gap breaks the line: {d}");
         assert!(svg.contains(">4</text>") && svg.contains("sessions"));
