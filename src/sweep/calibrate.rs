@@ -3,11 +3,12 @@
 //! 1. **Maximum small-read IOPS within a latency limit** (`--max-latency`, default
 //!    p95 ≤ 10 ms): `read-iops --async --keep-inflight` (random 8K blocks at a constant
 //!    queue depth) with outstanding I/O = sessions × batch doubled from 1 until a point's
-//!    latency crosses the limit or IOPS rises by less than 5 %; when the limit was crossed,
-//!    one more point halfway between the last two. The answer is the best point that kept
-//!    the limit — never one that crossed it.
+//!    latency crosses the limit or IOPS rose by at most 5 % at two points in a row; when the
+//!    limit was crossed, one more point halfway between the last two. The answer is the
+//!    best point that kept the limit — never one that crossed it.
 //! 2. **Maximum large-read MiB/s**: `read-mbps --async` (direct path read, 1 MiB requests)
-//!    with outstanding = sessions × depth doubled from 1 until MiB/s rises by less than 5 %.
+//!    with outstanding = sessions × depth doubled from 1 until MiB/s rose by at most 5 % at
+//!    two points in a row.
 //! 3. **Single-session large-read MiB/s**: `read-mbps --async` with one session at the
 //!    default depth — what one scanning session gets.
 //!
@@ -33,6 +34,9 @@ use crate::workload::Test;
 pub const SCHEMA: &str = "dbio.calibrate.v1";
 /// A walk goes on while its figure rises by more than this share.
 const RISE: f64 = 0.05;
+/// A walk stops when this many points in a row did not rise by more than [`RISE`]: one
+/// flat point on a noisy device is not yet the top.
+const FLAT_POINTS: u32 = 2;
 /// Large reads are 1 MiB each: more outstanding than this only fills memory.
 const LARGE_OUTSTANDING_CAP: u32 = 256;
 
@@ -391,6 +395,7 @@ impl Calibrator<'_> {
         let limit = self.a.max_latency;
         let mut outstanding = 1u32;
         let mut best = 0.0f64;
+        let mut flat = 0;
         let mut crossed = false;
         let because = loop {
             let Some(p) = self.point(Kind::SmallReads, outstanding)? else {
@@ -408,13 +413,18 @@ impl Calibrator<'_> {
                     limit.label()
                 );
             }
-            if best > 0.0 && p.iops <= best * (1.0 + RISE) {
+            flat = if best > 0.0 && p.iops <= best * (1.0 + RISE) {
+                flat + 1
+            } else {
+                0
+            };
+            best = best.max(p.iops);
+            if flat == FLAT_POINTS {
                 break format!(
-                    "IOPS at {outstanding} outstanding was not more than {:.0} % above the best before",
+                    "IOPS rose by no more than {:.0} % over the last {FLAT_POINTS} points",
                     RISE * 100.0
                 );
             }
-            best = best.max(p.iops);
             if outstanding.saturating_mul(2) > self.a.max_outstanding {
                 break format!("reached --max-outstanding {}", self.a.max_outstanding);
             }
@@ -450,6 +460,7 @@ impl Calibrator<'_> {
         let cap = self.a.max_outstanding.min(LARGE_OUTSTANDING_CAP);
         let mut outstanding = 1u32;
         let mut best = 0.0f64;
+        let mut flat = 0;
         let because = loop {
             let Some(p) = self.point(Kind::LargeReads, outstanding)? else {
                 break self.interrupted();
@@ -457,13 +468,18 @@ impl Calibrator<'_> {
             if self.stopped() {
                 break self.interrupted();
             }
-            if best > 0.0 && p.mib_per_s <= best * (1.0 + RISE) {
+            flat = if best > 0.0 && p.mib_per_s <= best * (1.0 + RISE) {
+                flat + 1
+            } else {
+                0
+            };
+            best = best.max(p.mib_per_s);
+            if flat == FLAT_POINTS {
                 break format!(
-                    "MiB/s at {outstanding} outstanding was not more than {:.0} % above the best before",
+                    "MiB/s rose by no more than {:.0} % over the last {FLAT_POINTS} points",
                     RISE * 100.0
                 );
             }
-            best = best.max(p.mib_per_s);
             if outstanding.saturating_mul(2) > cap {
                 break format!("reached {cap} outstanding 1 MiB requests");
             }
@@ -613,6 +629,12 @@ pub fn render(r: &CalibrateResult) -> String {
             _ => "not measured".into(),
         }
     );
+    if let (Some(single), Some(max)) = (r.single_session_mib_per_s, &r.max_mib_per_s)
+        && single > max.mib_per_s * (1.0 + RISE)
+    {
+        o += "Note: one session did better than the walk's best: throughput varied between \
+              points; a longer --point-duration gives steadier figures.\n";
+    }
     if !r.complete {
         o += "The calibration stopped early: the answers cover only what was measured.\n";
     }
