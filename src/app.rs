@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cli::{
-    CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunArgs, RunsArgs,
-    ShowArgs,
+    CalibrateArgs, CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunArgs,
+    RunsArgs, ShowArgs, SweepArgs,
 };
 use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
@@ -32,6 +32,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Map(a) => map(&a),
         Command::Matrix(a) => crate::matrix::matrix(&a, &stop),
         Command::Doctor(a) => crate::doctor::doctor(&a.paths),
+        Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
+        Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
     }
 }
 
@@ -94,6 +96,39 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCod
     eprintln!("dbio: results in {}", outcome.run_dir.display());
     record(db, &outcome);
     Ok(outcome.exit)
+}
+
+/// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
+fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let s = crate::sweep::run(a, stop, &mut |o| record(db, o))?;
+    let mut out = std::io::stdout().lock();
+    if a.run.json {
+        let json =
+            serde_json::to_string_pretty(&s.result).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", s.table);
+    }
+    eprintln!(
+        "dbio: sweep.json, sweep.csv and sweep.html in {}",
+        s.dir.display()
+    );
+    Ok(s.exit)
+}
+
+/// `dbio calibrate`: every point is recorded like a run; the curves and answers at the end.
+fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let c = crate::sweep::calibrate::run(a, stop, &mut |o| record(db, o))?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let json =
+            serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", c.text);
+    }
+    eprintln!("dbio: calibrate.json in {}", c.dir.display());
+    Ok(c.exit)
 }
 
 /// Records a finished run in the results store. Its run directory is already written, so a

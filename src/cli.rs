@@ -71,6 +71,12 @@ pub enum Command {
     Matrix(crate::matrix::MatrixArgs),
     /// Check for other dbio processes, data sets, run directories and what killed runs left behind.
     Doctor(DoctorArgs),
+    /// Run one test at several values of one parameter (--param NAME=V1,V2,...): a table,
+    /// sweep.json, sweep.csv and sweep.html, plus each point's own run directory.
+    Sweep(Box<SweepArgs>),
+    /// Find the maximum small-read IOPS within a latency limit, the maximum large-read MiB/s
+    /// and a single session's large-read MiB/s; prints the curves walked, writes calibrate.json.
+    Calibrate(Box<CalibrateArgs>),
 }
 
 /// Where the data set lives and what it looks like.
@@ -344,6 +350,49 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
+/// `dbio sweep`: every option of `dbio run` applies to every point.
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
+    /// NAME is one of: sessions, block-size, temp-io, depth, batch.
+    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = crate::sweep::parse_param)]
+    pub param: crate::sweep::SweepParam,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `dbio calibrate`.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub dataset: DataSetArgs,
+    /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
+    /// p95, p99 (per request), e.g. p99=2ms.
+    #[arg(long, default_value = "p95=10ms", value_parser = crate::sweep::calibrate::parse_limit, value_name = "STAT=DURATION")]
+    pub max_latency: crate::sweep::calibrate::LatencyLimit,
+    /// Measured window of each point.
+    #[arg(long, default_value = "10s", value_parser = parse_duration_arg, allow_hyphen_values = true)]
+    pub point_duration: std::time::Duration,
+    /// Unmeasured warm-up before each point.
+    #[arg(long, default_value = "2s", value_parser = parse_duration_arg, allow_hyphen_values = true)]
+    pub warmup: std::time::Duration,
+    /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_outstanding: u32,
+    /// Open flags and submission, like the database's filesystemio_options.
+    #[arg(long, value_enum, default_value = "setall")]
+    pub io_mode: IoMode,
+    /// How asynchronous I/O is submitted.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineChoice,
+    /// Directory the calibration directory (calibrate.json and each point's run) is created in.
+    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print calibrate.json to stdout instead of the curves.
+    #[arg(long)]
+    pub json: bool,
+}
+
 pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     let v = units::parse_size(s)?;
     if v == 0 {
@@ -352,7 +401,7 @@ pub fn parse_size_arg(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-fn parse_block_size_arg(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_block_size_arg(s: &str) -> Result<u64, String> {
     let v = units::parse_size(s)?;
     if !v.is_power_of_two() || !(512..=1 << 20).contains(&v) {
         return Err("must be a power of two from 512 to 1M, e.g. 8K".into());
@@ -367,7 +416,7 @@ fn parse_redo_block(s: &str) -> Result<u64, String> {
     }
 }
 
-fn parse_temp_io(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_temp_io(s: &str) -> Result<u64, String> {
     let v = units::parse_size(s)?;
     if !(48 << 10..=4 << 20).contains(&v) || v % 512 != 0 {
         return Err("must be from 48K to 4M, a multiple of 512, e.g. 240K".into());

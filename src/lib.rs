@@ -7,6 +7,7 @@
 //! - the data files: [`dataset`]; one run end to end: [`run`]; what keeps data safe: [`safety`];
 //! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
+//! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -26,6 +27,7 @@ pub mod run;
 pub mod safety;
 pub mod storage;
 pub mod store;
+pub mod sweep;
 pub mod sys;
 pub mod units;
 pub mod warnings;

@@ -18,4 +18,5 @@ mod safety;
 mod signals;
 mod storage;
 mod store;
+mod sweep;
 mod write_side;

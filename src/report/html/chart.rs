@@ -153,6 +153,83 @@ pub fn stacked(
     s
 }
 
+/// Lines over a row of values rather than seconds (a sweep's swept values, evenly spaced
+/// whatever their size, since sweeps usually double): `lines[k].values[i]` belongs to
+/// `x_labels[i]`; `None` draws a gap. Every point gets a dot with its value as tooltip.
+pub fn by_value(measure: Measure, x_caption: &str, x_labels: &[String], lines: &[Line]) -> String {
+    let height = 240.0;
+    let max = lines
+        .iter()
+        .flat_map(|l| l.values.iter().flatten())
+        .fold(0.0f64, |m, &v| if v.is_finite() { m.max(v) } else { m });
+    let y = YAxis::new(measure, max, height);
+    let n = x_labels.len().max(1);
+    let pos = |i: usize| LEFT + PLOT_W * (i as f64 + 0.5) / n as f64;
+    let mut s = open(height, &format!("{} by {x_caption}", y.caption));
+    y.draw(&mut s);
+    let base = height - BOTTOM;
+    let _ = write!(
+        s,
+        r#"<g class="ax"><path d="M{} {}H{}"/>"#,
+        N(LEFT),
+        N(base),
+        N(LEFT + PLOT_W)
+    );
+    for (i, label) in x_labels.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<path d="M{} {}v4"/><text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            N(pos(i)),
+            N(base),
+            N(pos(i)),
+            N(base + 16.0),
+            escape(label)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="cap" x="{}" y="{}" text-anchor="end">{}</text></g>"#,
+        N(LEFT + PLOT_W),
+        N(TOP - 8.0),
+        escape(x_caption)
+    );
+    for line in lines {
+        let mut d = String::new();
+        let mut dots = String::new();
+        let mut in_segment = false;
+        for (i, v) in line.values.iter().enumerate().take(n) {
+            let Some(v) = v.filter(|v| v.is_finite()) else {
+                in_segment = false;
+                continue;
+            };
+            let (xx, yy) = (N(pos(i)), N(y.pos(v)));
+            let _ = write!(d, "{}{xx} {yy}", if in_segment { " " } else { "M" });
+            in_segment = true;
+            let _ = write!(
+                dots,
+                r#"<circle cx="{xx}" cy="{yy}" r="3"><title>{}: {} at {} {}</title></circle>"#,
+                escape(&line.label),
+                y.measure.value_label(v),
+                escape(x_caption),
+                escape(x_labels.get(i).map_or("", String::as_str))
+            );
+        }
+        if d.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r#"<path class="ln{}" stroke="{}" d="{d}"><title>{}</title></path><g fill="{}">{dots}</g>"#,
+            if line.dashed { " dash" } else { "" },
+            line.color,
+            escape(&line.label),
+            line.color
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 /// One series of a latency histogram: `counts[i]` belongs to the bucket `< lt_us[i]`.
 pub struct Bars {
     pub label: String,
@@ -700,6 +777,26 @@ mod tests {
             "3600 points reduced: {} bytes",
             svg.len()
         );
+    }
+
+    #[test]
+    fn values_on_the_x_axis_each_get_a_dot() {
+        let line = Line {
+            label: "IOPS".into(),
+            color: "#00a",
+            dashed: false,
+            values: vec![Some(100.0), None, Some(300.0)],
+        };
+        let labels: Vec<String> = ["1", "2", "4"].map(String::from).to_vec();
+        let svg = by_value(Measure::Amount("requests/s"), "sessions", &labels, &[line]);
+        assert_eq!(svg.matches("<circle").count(), 2);
+        let d = svg
+            .split(r##"class="ln" stroke="#00a" d=""##)
+            .nth(1)
+            .unwrap();
+        let d = &d[..d.find('"').unwrap()];
+        assert_eq!(d.matches('M').count(), 2, "a gap breaks the line: {d}");
+        assert!(svg.contains(">4</text>") && svg.contains("sessions"));
     }
 
     #[test]

@@ -1,0 +1,686 @@
+//! `dbio calibrate`: three answers a storage conversation starts from, found by walking.
+//!
+//! 1. **Maximum small-read IOPS within a latency limit** (`--max-latency`, default
+//!    p95 ≤ 10 ms): `read-iops --async --keep-inflight` (random 8K blocks at a constant
+//!    queue depth) with outstanding I/O = sessions × batch doubled from 1 until a point's
+//!    latency crosses the limit or IOPS rose by at most 5 % at two points in a row; when the
+//!    limit was crossed, one more point halfway between the last two. The answer is the
+//!    best point that kept the limit — never one that crossed it.
+//! 2. **Maximum large-read MiB/s**: `read-mbps --async` (direct path read, 1 MiB requests)
+//!    with outstanding = sessions × depth doubled from 1 until MiB/s rose by at most 5 % at
+//!    two points in a row.
+//! 3. **Single-session large-read MiB/s**: `read-mbps --async` with one session at the
+//!    default depth — what one scanning session gets.
+//!
+//! Every point is an ordinary run (its own run directory inside the calibration's).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{CalibrateArgs, RunArgs};
+use crate::config::RunConfig;
+use crate::error::{Error, ExitCode, Result};
+use crate::report::html::chart::duration_label;
+use crate::report::result::LatencyJson;
+use crate::report::summary::thousands;
+use crate::run::RunOutcome;
+use crate::workload::Test;
+
+pub const SCHEMA: &str = "dbio.calibrate.v1";
+/// A walk goes on while its figure rises by more than this share.
+const RISE: f64 = 0.05;
+/// A walk stops when this many points in a row did not rise by more than [`RISE`]: one
+/// flat point on a noisy device is not yet the top.
+const FLAT_POINTS: u32 = 2;
+/// Large reads are 1 MiB each: more outstanding than this only fills memory.
+const LARGE_OUTSTANDING_CAP: u32 = 256;
+
+/// The latency statistic a limit applies to (per request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stat {
+    Mean,
+    P50,
+    P90,
+    P95,
+    P99,
+}
+
+impl Stat {
+    const ALL: [Stat; 5] = [Stat::Mean, Stat::P50, Stat::P90, Stat::P95, Stat::P99];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Mean => "mean",
+            Stat::P50 => "p50",
+            Stat::P90 => "p90",
+            Stat::P95 => "p95",
+            Stat::P99 => "p99",
+        }
+    }
+
+    pub fn of(self, l: &LatencyJson) -> f64 {
+        match self {
+            Stat::Mean => l.mean,
+            Stat::P50 => l.p50,
+            Stat::P90 => l.p90,
+            Stat::P95 => l.p95,
+            Stat::P99 => l.p99,
+        }
+    }
+}
+
+/// `--max-latency STAT=DURATION`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyLimit {
+    pub stat: Stat,
+    pub us: f64,
+}
+
+impl LatencyLimit {
+    pub fn holds(&self, l: &LatencyJson) -> bool {
+        self.stat.of(l) <= self.us
+    }
+    pub fn label(&self) -> String {
+        format!("{} ≤ {}", self.stat.name(), duration_label(self.us))
+    }
+}
+
+/// Parses `p95=10ms`, `p99=500us`, `mean=5ms` (clap value parser of `--max-latency`).
+pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
+    let names = Stat::ALL.map(Stat::name).join(", ");
+    let Some((stat, value)) = text.split_once('=') else {
+        return Err(format!(
+            "expected STAT=DURATION with STAT one of {names}, e.g. p95=10ms"
+        ));
+    };
+    let stat = Stat::ALL
+        .into_iter()
+        .find(|s| s.name() == stat.trim())
+        .ok_or_else(|| format!("unknown statistic '{stat}': accepted are {names}"))?;
+    let value = value.trim();
+    let end = value
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(value.len());
+    let (num, unit) = value.split_at(end);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{value}' is not a duration; use e.g. 500us, 2ms or 0.5s"))?;
+    let per_unit = match unit {
+        "us" | "µs" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => {
+            return Err(format!(
+                "unknown unit '{unit}' in '{value}'; use us, ms or s, e.g. 10ms"
+            ));
+        }
+    };
+    let us = n * per_unit;
+    if !(us > 0.0 && us.is_finite()) {
+        return Err(format!("'{value}' must be longer than 0, e.g. 10ms"));
+    }
+    Ok(LatencyLimit { stat, us })
+}
+
+/// One point of a walk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// Requests kept outstanding: sessions × per_session.
+    pub outstanding: u32,
+    pub sessions: u32,
+    /// Batch (small reads, kept in flight) or depth (large reads) of each session.
+    pub per_session: u32,
+    pub iops: f64,
+    pub mib_per_s: f64,
+    /// Per-request latency of the point's event.
+    pub latency_us: LatencyJson,
+    /// Whether the point kept `--max-latency` (small reads only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_limit: Option<bool>,
+    /// The extra point between the last two of the walk.
+    #[serde(default)]
+    pub bisected: bool,
+    pub partial: bool,
+    /// The point's run directory, relative to the calibration directory.
+    pub run_dir: String,
+}
+
+/// One walk: its event, the points in the order they ran, and why it stopped.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Walk {
+    pub test: String,
+    pub event: String,
+    pub request_bytes: u64,
+    pub curve: Vec<CurvePoint>,
+    pub stopped_because: String,
+}
+
+/// `calibrate.json` (schema `dbio.calibrate.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CalibrateResult {
+    pub schema: String,
+    pub dbio_version: String,
+    pub started_at: String,
+    pub target: String,
+    pub io_mode: String,
+    pub limit: LatencyLimit,
+    pub point_seconds: f64,
+    pub warmup_seconds: f64,
+    pub max_outstanding: u32,
+    /// False when the calibration stopped before all three answers were measured.
+    pub complete: bool,
+    pub small_reads: Walk,
+    pub large_reads: Walk,
+    pub single_session: Walk,
+    /// The answers: the points they come from.
+    pub max_iops: Option<CurvePoint>,
+    pub max_mib_per_s: Option<CurvePoint>,
+    pub single_session_mib_per_s: Option<f64>,
+}
+
+/// What a calibration produced.
+pub struct CalibrateOutcome {
+    pub result: CalibrateResult,
+    pub dir: PathBuf,
+    pub text: String,
+    pub exit: ExitCode,
+}
+
+/// `dbio run`'s defaults for `test`, so calibration points differ from a plain run only
+/// where calibrate says so.
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct Defaults {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    SmallReads,
+    LargeReads,
+    SingleSession,
+}
+
+struct Calibrator<'a> {
+    a: &'a CalibrateArgs,
+    dir: PathBuf,
+    seed: u64,
+    fresh: bool,
+    stop: &'a Arc<AtomicBool>,
+    on_point: &'a mut dyn FnMut(&RunOutcome),
+    exit: ExitCode,
+    result: CalibrateResult,
+}
+
+/// Runs the three walks, rewriting `calibrate.json` after every point.
+pub fn run(
+    a: &CalibrateArgs,
+    stop: &Arc<AtomicBool>,
+    on_point: &mut dyn FnMut(&RunOutcome),
+) -> Result<CalibrateOutcome> {
+    let started_at = crate::sys::utc_now_rfc3339();
+    let seed = a.dataset.seed.unwrap_or_else(crate::config::rand_seed);
+    let mut c = Calibrator {
+        a,
+        dir: PathBuf::new(),
+        seed,
+        fresh: a.dataset.fresh,
+        stop,
+        on_point,
+        exit: ExitCode::Ok,
+        result: CalibrateResult {
+            schema: SCHEMA.into(),
+            dbio_version: env!("CARGO_PKG_VERSION").into(),
+            started_at,
+            target: a.dataset.target.display().to_string(),
+            io_mode: a.io_mode.name().into(),
+            limit: a.max_latency,
+            point_seconds: a.point_duration.as_secs_f64(),
+            warmup_seconds: a.warmup.as_secs_f64(),
+            max_outstanding: a.max_outstanding,
+            complete: false,
+            small_reads: Walk::default(),
+            large_reads: Walk::default(),
+            single_session: Walk::default(),
+            max_iops: None,
+            max_mib_per_s: None,
+            single_session_mib_per_s: None,
+        },
+    };
+    // Every point's configuration is checked before anything runs or a directory appears.
+    for kind in [Kind::SmallReads, Kind::LargeReads, Kind::SingleSession] {
+        c.config(kind, 1, 1)?;
+    }
+    c.dir = crate::report::create_run_dir(&a.out, &c.result.started_at, "calibrate")?;
+    c.walk_small_reads()?;
+    c.walk_large_reads()?;
+    c.single_session()?;
+    c.result.complete = c.exit == ExitCode::Ok && !c.stopped();
+    c.write()?;
+    Ok(CalibrateOutcome {
+        text: render(&c.result),
+        result: c.result,
+        dir: c.dir,
+        exit: c.exit,
+    })
+}
+
+impl Calibrator<'_> {
+    fn stopped(&self) -> bool {
+        self.exit != ExitCode::Ok || self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Sessions × per-session for `outstanding`: one session per CPU at most (more threads
+    /// only add switching; each session keeps many requests in flight), whole numbers only.
+    fn split(outstanding: u32) -> (u32, u32) {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        let mut sessions = 1u32 << (31 - cpus.max(1).leading_zeros());
+        sessions = sessions.min(outstanding);
+        while sessions > 1 && !outstanding.is_multiple_of(sessions) {
+            sessions /= 2;
+        }
+        (sessions, outstanding / sessions)
+    }
+
+    fn config(&self, kind: Kind, sessions: u32, per_session: u32) -> Result<RunConfig> {
+        let test = match kind {
+            Kind::SmallReads => Test::ReadIops,
+            Kind::LargeReads | Kind::SingleSession => Test::ReadMbps,
+        };
+        let mut r = Defaults::try_parse_from([test.name()])
+            .map_err(|e| Error::other(format!("default run options: {e}")))?
+            .run;
+        r.dataset = self.a.dataset.clone();
+        r.dataset.seed = Some(self.seed);
+        r.dataset.fresh = self.fresh;
+        r.io_mode = self.a.io_mode;
+        r.engine = self.a.engine;
+        r.duration = self.a.point_duration;
+        r.warmup = self.a.warmup;
+        r.out = self.dir.clone();
+        r.async_ = true;
+        r.sessions = sessions;
+        match kind {
+            Kind::SmallReads => {
+                r.keep_inflight = true;
+                r.batch = per_session;
+            }
+            Kind::LargeReads => r.depth = per_session,
+            Kind::SingleSession => {}
+        }
+        RunConfig::from_args(&r)
+    }
+
+    /// Runs one point; `None` when the calibration was stopped before it.
+    fn point(&mut self, kind: Kind, outstanding: u32) -> Result<Option<CurvePoint>> {
+        if self.stopped() {
+            return Ok(None);
+        }
+        let (sessions, per_session) = match kind {
+            Kind::SingleSession => (1, 0),
+            _ => Self::split(outstanding),
+        };
+        let cfg = self.config(kind, sessions, per_session.max(1))?;
+        let per_session = match kind {
+            Kind::SmallReads => cfg.batch,
+            _ => cfg.depth,
+        } as u32;
+        eprintln!(
+            "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
+            cfg.test.name()
+        );
+        let outcome = crate::run::run(&cfg, self.stop)?;
+        self.fresh = false;
+        (self.on_point)(&outcome);
+        if outcome.exit != ExitCode::Ok {
+            self.exit = outcome.exit;
+        }
+        let r = &outcome.result;
+        let main = crate::store::main_event(r);
+        let latency_us = main.map(|e| e.latency_us).unwrap_or_default();
+        let p = CurvePoint {
+            outstanding: sessions * per_session,
+            sessions,
+            per_session,
+            iops: main.map_or(0.0, |e| e.iops),
+            mib_per_s: main.map_or(0.0, |e| e.mib_per_s),
+            latency_us,
+            within_limit: (kind == Kind::SmallReads).then(|| self.a.max_latency.holds(&latency_us)),
+            bisected: false,
+            partial: r.partial,
+            run_dir: outcome
+                .run_dir
+                .strip_prefix(&self.dir)
+                .unwrap_or(&outcome.run_dir)
+                .display()
+                .to_string(),
+        };
+        let walk = self.walk_mut(kind);
+        if walk.event.is_empty() {
+            walk.test = r.test.clone();
+            walk.event = main.map(|e| e.name.clone()).unwrap_or_default();
+            walk.request_bytes = r.config.request_bytes;
+        }
+        walk.curve.push(p.clone());
+        self.write()?;
+        Ok(Some(p))
+    }
+
+    fn walk_mut(&mut self, kind: Kind) -> &mut Walk {
+        match kind {
+            Kind::SmallReads => &mut self.result.small_reads,
+            Kind::LargeReads => &mut self.result.large_reads,
+            Kind::SingleSession => &mut self.result.single_session,
+        }
+    }
+
+    fn interrupted(&self) -> String {
+        if self.exit == ExitCode::IoError {
+            "a point hit I/O errors".into()
+        } else {
+            "interrupted".into()
+        }
+    }
+
+    fn walk_small_reads(&mut self) -> Result<()> {
+        let limit = self.a.max_latency;
+        let mut outstanding = 1u32;
+        let mut best = 0.0f64;
+        let mut flat = 0;
+        let mut crossed = false;
+        let because = loop {
+            let Some(p) = self.point(Kind::SmallReads, outstanding)? else {
+                break self.interrupted();
+            };
+            if self.stopped() {
+                break self.interrupted();
+            }
+            if p.within_limit == Some(false) {
+                crossed = true;
+                break format!(
+                    "{} {} crossed the limit ({}) at {outstanding} outstanding",
+                    limit.stat.name(),
+                    duration_label(limit.stat.of(&p.latency_us)),
+                    limit.label()
+                );
+            }
+            flat = if best > 0.0 && p.iops <= best * (1.0 + RISE) {
+                flat + 1
+            } else {
+                0
+            };
+            best = best.max(p.iops);
+            if flat == FLAT_POINTS {
+                break format!(
+                    "IOPS rose by no more than {:.0} % over the last {FLAT_POINTS} points",
+                    RISE * 100.0
+                );
+            }
+            if outstanding.saturating_mul(2) > self.a.max_outstanding {
+                break format!("reached --max-outstanding {}", self.a.max_outstanding);
+            }
+            outstanding *= 2;
+        };
+        self.result.small_reads.stopped_because = because;
+        // The limit lies between the last two points: one more halfway (if there is room).
+        let curve = &self.result.small_reads.curve;
+        if crossed && curve.len() >= 2 {
+            let (lo, hi) = (curve[curve.len() - 2].outstanding, outstanding);
+            let mid = (lo + hi) / 2;
+            if mid > lo
+                && mid < hi
+                && let Some(_) = self.point(Kind::SmallReads, mid)?
+                && let Some(last) = self.result.small_reads.curve.last_mut()
+            {
+                last.bisected = true;
+                self.result.small_reads.stopped_because += &format!("; bisected at {mid}");
+            }
+        }
+        self.result.max_iops = self
+            .result
+            .small_reads
+            .curve
+            .iter()
+            .filter(|p| p.within_limit == Some(true) && !p.partial)
+            .max_by(|a, b| a.iops.total_cmp(&b.iops))
+            .cloned();
+        self.write()
+    }
+
+    fn walk_large_reads(&mut self) -> Result<()> {
+        let cap = self.a.max_outstanding.min(LARGE_OUTSTANDING_CAP);
+        let mut outstanding = 1u32;
+        let mut best = 0.0f64;
+        let mut flat = 0;
+        let because = loop {
+            let Some(p) = self.point(Kind::LargeReads, outstanding)? else {
+                break self.interrupted();
+            };
+            if self.stopped() {
+                break self.interrupted();
+            }
+            flat = if best > 0.0 && p.mib_per_s <= best * (1.0 + RISE) {
+                flat + 1
+            } else {
+                0
+            };
+            best = best.max(p.mib_per_s);
+            if flat == FLAT_POINTS {
+                break format!(
+                    "MiB/s rose by no more than {:.0} % over the last {FLAT_POINTS} points",
+                    RISE * 100.0
+                );
+            }
+            if outstanding.saturating_mul(2) > cap {
+                break format!("reached {cap} outstanding 1 MiB requests");
+            }
+            outstanding *= 2;
+        };
+        self.result.large_reads.stopped_because = because;
+        self.result.max_mib_per_s = self
+            .result
+            .large_reads
+            .curve
+            .iter()
+            .filter(|p| !p.partial)
+            .max_by(|a, b| a.mib_per_s.total_cmp(&b.mib_per_s))
+            .cloned();
+        self.write()
+    }
+
+    fn single_session(&mut self) -> Result<()> {
+        if let Some(p) = self.point(Kind::SingleSession, 0)? {
+            self.result.single_session.stopped_because = "one point".into();
+            if !p.partial {
+                self.result.single_session_mib_per_s = Some(p.mib_per_s);
+            }
+        } else {
+            self.result.single_session.stopped_because = self.interrupted();
+        }
+        self.write()
+    }
+
+    fn write(&self) -> Result<()> {
+        write_json(&self.dir, &self.result)
+    }
+}
+
+fn write_json(dir: &Path, r: &CalibrateResult) -> Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let json = serde_json::to_string_pretty(r)
+        .map_err(|e| Error::other(format!("cannot serialize the calibration: {e}")))?;
+    let path = dir.join("calibrate.json");
+    std::fs::write(&path, json + "\n").map_err(|e| Error::io("cannot write", &path, &e))
+}
+
+/// The curves walked and the three answers, as printed.
+pub fn render(r: &CalibrateResult) -> String {
+    let whole = |v: f64| thousands(v.round() as u64);
+    let mut o = format!(
+        "dbio {} — calibrate {} (io mode {}), {} points after {} warm-up each\n",
+        r.dbio_version,
+        r.target,
+        r.io_mode,
+        crate::units::duration_label(std::time::Duration::from_secs_f64(r.point_seconds)),
+        crate::units::duration_label(std::time::Duration::from_secs_f64(r.warmup_seconds)),
+    );
+    let walks = [
+        (
+            &r.small_reads,
+            "Small random reads, kept in flight",
+            "batch",
+        ),
+        (&r.large_reads, "Large reads", "depth"),
+        (&r.single_session, "One session", "depth"),
+    ];
+    for (w, title, per) in walks {
+        if w.curve.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "\n{title}: {} ({}, {})",
+            w.event,
+            w.test,
+            crate::units::size_label(w.request_bytes)
+        );
+        let _ = writeln!(
+            o,
+            "{:>11} {:>14} {:>12} {:>10} {:>10} {:>10}",
+            "Outstanding",
+            format!("Sessions×{per}"),
+            "IOPS",
+            "MiB/s",
+            "p95 (µs)",
+            "p99 (µs)"
+        );
+        for p in &w.curve {
+            let mut notes = Vec::new();
+            if p.within_limit == Some(false) {
+                notes.push("over the limit");
+            }
+            if p.bisected {
+                notes.push("bisected");
+            }
+            if p.partial {
+                notes.push("partial");
+            }
+            let _ = writeln!(
+                o,
+                "{:>11} {:>14} {:>12} {:>10.1} {:>10} {:>10}{}",
+                p.outstanding,
+                format!("{}×{}", p.sessions, p.per_session),
+                whole(p.iops),
+                p.mib_per_s,
+                whole(p.latency_us.p95),
+                whole(p.latency_us.p99),
+                if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("  {}", notes.join(", "))
+                }
+            );
+        }
+        if w.curve.len() > 1 {
+            let _ = writeln!(o, "Stopped: {}", w.stopped_because);
+        }
+    }
+    o += "\nAnswers\n";
+    let _ = writeln!(
+        o,
+        "  Max small-read IOPS with {}: {}",
+        r.limit.label(),
+        match &r.max_iops {
+            Some(p) => format!(
+                "{} at {} outstanding ({} {})",
+                whole(p.iops),
+                p.outstanding,
+                r.limit.stat.name(),
+                duration_label(r.limit.stat.of(&p.latency_us))
+            ),
+            None if r.small_reads.curve.is_empty() => "not measured".into(),
+            None => "none: no point kept the limit, not even 1 outstanding request".into(),
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  Max large-read MiB/s: {}",
+        match &r.max_mib_per_s {
+            Some(p) => format!("{:.1} at {} outstanding", p.mib_per_s, p.outstanding),
+            None => "not measured".into(),
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  Single-session large-read MiB/s: {}",
+        match (r.single_session_mib_per_s, r.single_session.curve.first()) {
+            (Some(m), Some(p)) => format!("{m:.1} (depth {})", p.per_session),
+            _ => "not measured".into(),
+        }
+    );
+    if let (Some(single), Some(max)) = (r.single_session_mib_per_s, &r.max_mib_per_s)
+        && single > max.mib_per_s * (1.0 + RISE)
+    {
+        o += "Note: one session did better than the walk's best: throughput varied between \
+              points; a longer --point-duration gives steadier figures.\n";
+    }
+    if !r.complete {
+        o += "The calibration stopped early: the answers cover only what was measured.\n";
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse() {
+        let l = parse_limit("p95=10ms").unwrap();
+        assert_eq!((l.stat, l.us), (Stat::P95, 10_000.0));
+        assert_eq!(parse_limit("p99=500us").unwrap().us, 500.0);
+        assert_eq!(parse_limit("mean=0.5ms").unwrap().us, 500.0);
+        assert_eq!(parse_limit("p50=1s").unwrap().us, 1e6);
+        assert!(
+            parse_limit("p97=1ms")
+                .unwrap_err()
+                .contains("mean, p50, p90, p95, p99")
+        );
+        assert!(parse_limit("p95").is_err());
+        assert!(parse_limit("p95=10").unwrap_err().contains("unit"));
+        assert!(parse_limit("p95=0ms").is_err());
+        let l = LatencyLimit {
+            stat: Stat::P99,
+            us: 100.0,
+        };
+        let mut lat = LatencyJson {
+            p99: 100.0,
+            ..Default::default()
+        };
+        assert!(l.holds(&lat));
+        lat.p99 = 100.5;
+        assert!(!l.holds(&lat));
+        assert_eq!(l.label(), "p99 ≤ 100µs");
+    }
+
+    #[test]
+    fn outstanding_splits_into_whole_sessions() {
+        for o in [1u32, 2, 3, 4, 6, 8, 12, 1024] {
+            let (s, b) = Calibrator::split(o);
+            assert_eq!(s * b, o, "{o}");
+            assert!(s >= 1 && b >= 1);
+        }
+        assert_eq!(Calibrator::split(1), (1, 1));
+    }
+}

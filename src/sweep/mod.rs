@@ -1,0 +1,453 @@
+//! Many runs as one answer.
+//!
+//! - `mod.rs` (here): `dbio sweep TEST --param NAME=V1,V2,...` — one ordinary run per value,
+//!   every other option of `dbio run` applying to all of them, summed up as a table,
+//!   `sweep.json`, `sweep.csv` and `sweep.html`;
+//! - [`calibrate`]: `dbio calibrate` — walks outstanding I/O up to find the maximum IOPS
+//!   within a latency limit and the maximum MiB/s;
+//! - `page`: the sweep's HTML page.
+//!
+//! Every point is a plain [`crate::run::run`] with a changed [`RunConfig`], so a point's run
+//! directory is exactly what `dbio run` would have written. A rate sweep and the
+//! `--curve` option (10..100 % of the maximum rate) need open-loop runs at a fixed rate,
+//! which `RunConfig` does not have yet; they become one more [`Param`] and a plan made of
+//! the best point once it does.
+
+pub mod calibrate;
+mod page;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{RunArgs, SweepArgs};
+use crate::config::RunConfig;
+use crate::error::{Error, ExitCode, Result};
+use crate::report::result::{LatencyJson, Totals};
+use crate::report::summary::thousands;
+use crate::report::{self, RunResult};
+use crate::run::RunOutcome;
+use crate::units::size_label;
+
+pub const SCHEMA: &str = "dbio.sweep.v1";
+
+/// A parameter a sweep can vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Param {
+    Sessions,
+    BlockSize,
+    TempIo,
+    Depth,
+    Batch,
+}
+
+impl Param {
+    pub const ALL: [Param; 5] = [
+        Param::Sessions,
+        Param::BlockSize,
+        Param::TempIo,
+        Param::Depth,
+        Param::Batch,
+    ];
+
+    /// The name on the command line, which is also the `dbio run` option it sets.
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::Sessions => "sessions",
+            Param::BlockSize => "block-size",
+            Param::TempIo => "temp-io",
+            Param::Depth => "depth",
+            Param::Batch => "batch",
+        }
+    }
+
+    fn is_size(self) -> bool {
+        matches!(self, Param::BlockSize | Param::TempIo)
+    }
+
+    /// One value, checked as `dbio run --NAME VALUE` would check it.
+    fn parse_value(self, text: &str) -> Result<u64, String> {
+        let count = |max: u64| -> Result<u64, String> {
+            match text.parse::<u64>() {
+                Ok(v) if (1..=max).contains(&v) => Ok(v),
+                _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
+            }
+        };
+        match self {
+            Param::Sessions => count(65536),
+            Param::Depth | Param::Batch => count(4096),
+            Param::BlockSize => crate::cli::parse_block_size_arg(text),
+            Param::TempIo => crate::cli::parse_temp_io(text),
+        }
+        .map_err(|e| format!("{}={text}: {e}", self.name()))
+    }
+
+    /// A value as people write it: `4`, `8K`.
+    pub fn label(self, v: u64) -> String {
+        if self.is_size() {
+            size_label(v)
+        } else {
+            v.to_string()
+        }
+    }
+
+    /// Sets the value in the arguments of one point.
+    fn apply(self, a: &mut RunArgs, v: u64) {
+        match self {
+            Param::Sessions => a.sessions = v as u32,
+            Param::BlockSize => a.dataset.block_size = v,
+            Param::TempIo => a.temp.temp_io = v,
+            Param::Depth => a.depth = v as u32,
+            Param::Batch => a.batch = v as u32,
+        }
+    }
+}
+
+/// `--param NAME=V1,V2,...`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepParam {
+    pub param: Param,
+    pub values: Vec<u64>,
+}
+
+fn accepted_names() -> String {
+    Param::ALL.map(Param::name).join(", ")
+}
+
+/// Parses `NAME=V1,V2,...` (clap value parser of `--param`).
+pub fn parse_param(text: &str) -> Result<SweepParam, String> {
+    let Some((name, list)) = text.split_once('=') else {
+        return Err(format!(
+            "expected NAME=V1,V2,... with NAME one of {}, e.g. sessions=1,2,4,8",
+            accepted_names()
+        ));
+    };
+    let name = name.trim();
+    let Some(param) = Param::ALL.into_iter().find(|p| p.name() == name) else {
+        let rate = if name == "rate" {
+            " (rate needs open-loop runs at a fixed rate, which dbio does not have yet)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "unknown parameter '{name}'{rate}: accepted names are {}",
+            accepted_names()
+        ));
+    };
+    let mut values = Vec::new();
+    for v in list.split(',').map(str::trim) {
+        let v = param.parse_value(v)?;
+        if values.contains(&v) {
+            return Err(format!(
+                "{name}={} is listed twice; give each value once",
+                param.label(v)
+            ));
+        }
+        values.push(v);
+    }
+    Ok(SweepParam { param, values })
+}
+
+/// One measured point of a sweep: the main event's figures, the totals, and where its run
+/// directory is (relative to the sweep directory).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub value: u64,
+    pub label: String,
+    pub run_dir: String,
+    pub partial: bool,
+    /// The event sessions spent the most time waiting on (top of Top Timed Events).
+    pub main_event: Option<String>,
+    /// The main event's requests per second and MiB per second.
+    pub iops: f64,
+    pub mib_per_s: f64,
+    /// The main event's per-request latency.
+    pub latency_us: LatencyJson,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_per_s: Option<f64>,
+    pub totals: Totals,
+}
+
+impl SweepPoint {
+    fn new(value: u64, label: String, run_dir: String, r: &RunResult) -> SweepPoint {
+        let main = crate::store::main_event(r);
+        SweepPoint {
+            value,
+            label,
+            run_dir,
+            partial: r.partial,
+            main_event: main.map(|e| e.name.clone()),
+            iops: main.map_or(0.0, |e| e.iops),
+            mib_per_s: main.map_or(0.0, |e| e.mib_per_s),
+            latency_us: main.map(|e| e.latency_us).unwrap_or_default(),
+            commits_per_s: r.totals.commits_per_s,
+            totals: r.totals.clone(),
+        }
+    }
+}
+
+/// `sweep.json` (schema `dbio.sweep.v1`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepResult {
+    pub schema: String,
+    pub dbio_version: String,
+    pub test: String,
+    pub submission: String,
+    pub param: Param,
+    /// Every value asked for, in order; `points` holds those measured so far.
+    pub values: Vec<u64>,
+    pub started_at: String,
+    /// False while points are missing (the sweep was stopped or a point failed).
+    pub complete: bool,
+    pub points: Vec<SweepPoint>,
+}
+
+/// What a finished (or stopped) sweep produced.
+pub struct SweepOutcome {
+    pub result: SweepResult,
+    pub dir: PathBuf,
+    pub table: String,
+    pub exit: ExitCode,
+}
+
+/// The run configuration of every point, all checked before the first one runs. All points
+/// share one seed; `--fresh` recreates the data set for the first point only.
+pub fn plan(a: &SweepArgs) -> Result<Vec<(u64, RunConfig)>> {
+    let mut base = a.run.clone();
+    base.dataset.seed = Some(a.run.dataset.seed.unwrap_or_else(crate::config::rand_seed));
+    base.json = false;
+    let p = a.param.param;
+    a.param
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let mut args = base.clone();
+            p.apply(&mut args, v);
+            args.dataset.fresh = base.dataset.fresh && i == 0;
+            let cfg = RunConfig::from_args(&args).map_err(|e| match e {
+                Error::Usage(m) => {
+                    Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v)))
+                }
+                e => e,
+            })?;
+            Ok((v, cfg))
+        })
+        .collect()
+}
+
+/// Runs every point in turn, calling `on_point` after each, and rewrites `sweep.json`,
+/// `sweep.csv` and `sweep.html` after each so a stopped sweep keeps what it measured. Stops
+/// at the first point that was interrupted or hit I/O errors and returns its exit status.
+pub fn run(
+    a: &SweepArgs,
+    stop: &Arc<AtomicBool>,
+    on_point: &mut dyn FnMut(&RunOutcome),
+) -> Result<SweepOutcome> {
+    let points = plan(a)?;
+    let started_at = crate::sys::utc_now_rfc3339();
+    let p = a.param.param;
+    // The test as the points run it (`job` with --job).
+    let test = points.first().map_or("job", |(_, cfg)| cfg.test.name());
+    let tail = format!("sweep_{}_{}", test, p.name());
+    let dir = report::create_run_dir(&a.run.out, &started_at, &tail)?;
+    let mut result = SweepResult {
+        schema: SCHEMA.into(),
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        test: test.into(),
+        submission: if a.run.sync { "sync" } else { "async" }.into(),
+        param: p,
+        values: a.param.values.clone(),
+        started_at,
+        complete: false,
+        points: Vec::new(),
+    };
+    let mut exit = ExitCode::Ok;
+    let n = points.len();
+    for (i, (v, mut cfg)) in points.into_iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            exit = ExitCode::Interrupted;
+            break;
+        }
+        eprintln!(
+            "dbio: sweep point {}/{n}: {}={}",
+            i + 1,
+            p.name(),
+            p.label(v)
+        );
+        cfg.out = dir.clone();
+        let outcome = crate::run::run(&cfg, stop)?;
+        on_point(&outcome);
+        let run_dir = relative(&outcome.run_dir, &dir);
+        result
+            .points
+            .push(SweepPoint::new(v, p.label(v), run_dir, &outcome.result));
+        write_files(&dir, &result)?;
+        if outcome.exit != ExitCode::Ok {
+            exit = outcome.exit;
+            break;
+        }
+    }
+    result.complete = result.points.len() == n && result.points.iter().all(|p| !p.partial);
+    write_files(&dir, &result)?;
+    Ok(SweepOutcome {
+        table: table(&result),
+        result,
+        dir,
+        exit,
+    })
+}
+
+/// `child` relative to `base` when it lies inside it (the usual case), else as given.
+fn relative(child: &Path, base: &Path) -> String {
+    child
+        .strip_prefix(base)
+        .unwrap_or(child)
+        .display()
+        .to_string()
+}
+
+fn write_files(dir: &Path, r: &SweepResult) -> Result<()> {
+    let json = serde_json::to_string_pretty(r)
+        .map_err(|e| Error::other(format!("cannot serialize the sweep: {e}")))?;
+    for (name, text) in [
+        ("sweep.json", json + "\n"),
+        ("sweep.csv", csv(r)),
+        ("sweep.html", page::render(r)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io("cannot write", &path, &e))?;
+    }
+    Ok(())
+}
+
+/// `sweep.csv`: one row per point; latencies of the main event in µs.
+pub fn csv(r: &SweepResult) -> String {
+    let mut o = format!(
+        "{},iops,mib_per_s,mean_us,p50_us,p95_us,p99_us,max_us,commits_per_s,read_iops,write_iops,read_mib_per_s,write_mib_per_s,main_event,partial,run_dir\n",
+        r.param.name()
+    );
+    for p in &r.points {
+        let l = &p.latency_us;
+        let t = &p.totals;
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"",
+            p.value,
+            p.iops,
+            p.mib_per_s,
+            l.mean,
+            l.p50,
+            l.p95,
+            l.p99,
+            l.max,
+            p.commits_per_s.map_or(String::new(), |c| c.to_string()),
+            t.read_iops,
+            t.write_iops,
+            t.read_mib_per_s,
+            t.write_mib_per_s,
+            p.main_event.as_deref().unwrap_or("").replace('"', "\"\""),
+            p.partial,
+            p.run_dir.replace('"', "\"\"")
+        );
+    }
+    o
+}
+
+/// The table printed at the end: one line per point.
+pub fn table(r: &SweepResult) -> String {
+    let commits = r.points.iter().any(|p| p.commits_per_s.is_some());
+    let whole = |v: f64| thousands(v.round() as u64);
+    let mut o = format!(
+        "dbio {} — sweep of {} ({}) over {}: {} of {} point(s)\n\n",
+        r.dbio_version,
+        r.test,
+        r.submission,
+        r.param.name(),
+        r.points.len(),
+        r.values.len()
+    );
+    let _ = write!(
+        o,
+        "{:>10} {:>12} {:>10} {:>11} {:>10} {:>10}",
+        r.param.name(),
+        "IOPS",
+        "MiB/s",
+        "mean (µs)",
+        "p50 (µs)",
+        "p99 (µs)"
+    );
+    if commits {
+        let _ = write!(o, " {:>10}", "commits/s");
+    }
+    o += "  Main event\n";
+    for p in &r.points {
+        let l = &p.latency_us;
+        let _ = write!(
+            o,
+            "{:>10} {:>12} {:>10.1} {:>11} {:>10} {:>10}",
+            p.label,
+            whole(p.iops),
+            p.mib_per_s,
+            whole(l.mean),
+            whole(l.p50),
+            whole(l.p99)
+        );
+        if commits {
+            let _ = write!(o, " {:>10}", p.commits_per_s.map_or("-".into(), whole));
+        }
+        let _ = writeln!(
+            o,
+            "  {}{}",
+            p.main_event.as_deref().unwrap_or("-"),
+            if p.partial { " (partial)" } else { "" }
+        );
+    }
+    let missing = r.values.len() - r.points.len();
+    if missing > 0 {
+        let _ = writeln!(
+            o,
+            "\n{missing} point(s) not measured: the sweep stopped early"
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_parse_like_run_options() {
+        let p = parse_param("sessions=1,2,4").unwrap();
+        assert_eq!(p.param, Param::Sessions);
+        assert_eq!(p.values, vec![1, 2, 4]);
+        let p = parse_param("block-size=4K, 8K,16K").unwrap();
+        assert_eq!(p.values, vec![4096, 8192, 16384]);
+        assert_eq!(p.param.label(8192), "8K");
+        assert!(parse_param("temp-io=48K,1M").is_ok());
+        let e = parse_param("bogus=1").unwrap_err();
+        assert!(
+            e.contains("sessions, block-size, temp-io, depth, batch"),
+            "{e}"
+        );
+        assert!(parse_param("rate=100").unwrap_err().contains("open-loop"));
+        assert!(parse_param("sessions").is_err());
+        assert!(
+            parse_param("sessions=0")
+                .unwrap_err()
+                .contains("sessions=0")
+        );
+        assert!(
+            parse_param("block-size=3K")
+                .unwrap_err()
+                .contains("power of two")
+        );
+        assert!(parse_param("depth=2,2").unwrap_err().contains("twice"));
+        assert!(parse_param("batch=").is_err());
+    }
+}
