@@ -47,6 +47,16 @@ pub enum Command {
     Map(MapArgs),
     /// Check for other dbio processes, data sets, run directories and what killed runs left behind.
     Doctor(DoctorArgs),
+    /// Check every block of a data set prepared with --verify: checksum, place and last
+    /// write. Exit 0 when all are good, 1 with one line per bad block.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// The data set directory.
+    #[arg(default_value = "./dbio-data")]
+    pub path: PathBuf,
 }
 
 /// Where the data set lives and what it looks like.
@@ -77,6 +87,11 @@ pub struct DataSetArgs {
     /// Seed for the random block choices and the data fill (default: random).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Every block written carries a header (data set, file, block, write sequence,
+    /// checksum) and every block read is checked: torn, misdirected and lost writes are
+    /// failed requests naming file and block. Check a data set later with `dbio verify`.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Args)]

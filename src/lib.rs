@@ -26,5 +26,6 @@ pub mod storage;
 pub mod store;
 pub mod sys;
 pub mod units;
+pub mod verify;
 pub mod warnings;
 pub mod workload;

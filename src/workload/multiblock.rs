@@ -106,6 +106,9 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
             s.on_error(f)?;
             continue;
         }
+        if s.verify.is_some() && !s.verify_read_iov(EV, &iov, file, offset)? {
+            continue;
+        }
         s.rec.request(EV, t0, now, bytes);
     }
     Ok(())
