@@ -17,4 +17,5 @@ mod safety;
 mod signals;
 mod storage;
 mod store;
+mod verify;
 mod write_side;

@@ -301,11 +301,14 @@ pub fn finish(
         blocks_checked: t.checked,
         blocks_written: t.written,
         blocks_bad: t.bad,
-        bad_blocks: t
-            .kept
-            .iter()
-            .map(|b| b.line(file_names.get(b.file).map_or("?", String::as_str)))
-            .collect(),
+        // A bad block read again and again is listed once.
+        bad_blocks: t.kept.iter().fold(Vec::new(), |mut lines, b| {
+            let line = b.line(file_names.get(b.file).map_or("?", String::as_str));
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+            lines
+        }),
         sequences_saved: saved.is_ok(),
     };
     (json, saved.err().filter(|e| !e.is_empty()))
