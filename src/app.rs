@@ -280,9 +280,9 @@ fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
         crate::verify::scan::SeqCheck::LowerBound => eprintln!(
             "dbio: note: the last run on this data set did not end (killed?): a block older than recorded is still found, a lost write of that run is not"
         ),
-        crate::verify::scan::SeqCheck::None(why) => eprintln!(
-            "dbio: note: {why}: checksums and places are checked, lost writes cannot be"
-        ),
+        crate::verify::scan::SeqCheck::None(why) => {
+            eprintln!("dbio: note: {why}: checksums and places are checked, lost writes cannot be")
+        }
     }
     let _ = writeln!(out, "{}", crate::verify::scan::summary_line(path, &r));
     Ok(if !r.io_errors.is_empty() {

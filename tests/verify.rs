@@ -80,9 +80,14 @@ fn runs_with_verify_find_no_bad_blocks_and_dbio_verify_agrees() {
     );
     // The summary says what was checked.
     let runs = crate::util::files_under(&env.join("dbio-runs"));
-    let summary = runs.iter().find(|p| p.contains("read-iops") && p.ends_with("summary.txt"));
+    let summary = runs
+        .iter()
+        .find(|p| p.contains("read-iops") && p.ends_with("summary.txt"));
     let text = std::fs::read_to_string(env.join("dbio-runs").join(summary.unwrap())).unwrap();
-    assert!(text.contains("Verify: ") && text.contains(" 0 bad"), "{text}");
+    assert!(
+        text.contains("Verify: ") && text.contains(" 0 bad"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -96,7 +101,10 @@ fn every_event_checks_what_it_reads_and_seals_what_it_writes() {
         ("write-iops", &["--keep-inflight"][..]),
         ("read-iops", &["--sync"][..]),
         ("oltp", &["--update-pct", "100"][..]),
-        ("oltp", &["--async-reads", "--cache-size", "4M", "--writers", "2"][..]),
+        (
+            "oltp",
+            &["--async-reads", "--cache-size", "4M", "--writers", "2"][..],
+        ),
     ] {
         let mut args = quick(test, &size);
         args.extend_from_slice(extra);
@@ -125,7 +133,10 @@ fn dbio_verify_names_a_misdirected_block() {
     let out = env.output(&["verify", "dbio-data"]);
     assert_ne!(out.status.code(), Some(0));
     let text = stdout(&out);
-    let bad: Vec<&str> = text.lines().filter(|l| l.contains(": misdirected")).collect();
+    let bad: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(": misdirected"))
+        .collect();
     assert_eq!(bad.len(), 1, "{text}");
     assert!(
         bad[0].starts_with("dbio-data-002.dbf block 7: misdirected")

@@ -338,11 +338,7 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
             )?;
             if let Some((id, bs)) = seal {
                 crate::verify::seq::write_new(&dir, id, spec.size / bs).map_err(|e| {
-                    Error::io(
-                        "cannot write",
-                        &dir.join(crate::verify::seq::SEQ_NAME),
-                        &e,
-                    )
+                    Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
                 })?;
                 m.verify = true;
             }

@@ -291,7 +291,13 @@ fn run_on(
     add_storage(&mut result, survey, os, data_flags.direct, directions);
     if let Some(v) = inst.verify.as_ref() {
         let names: Vec<String> = (ds.files.iter())
-            .map(|f| f.path.file_name().unwrap_or_default().to_string_lossy().into_owned())
+            .map(|f| {
+                f.path
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         let (json, warning) = crate::verify::finish(v, &ds.path, verify_writes, &names);
         result.warnings.extend(warning);

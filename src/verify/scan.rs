@@ -5,8 +5,8 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use super::header::{self, Problem};
 use super::seq::{self, State, UNCERTAIN};
@@ -94,7 +94,10 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
                 let mut buf = match AlignedBuf::new(READ, 4096) {
                     Ok(b) => b,
                     Err(e) => {
-                        io_errors.lock().unwrap().push(format!("cannot allocate: {e}"));
+                        io_errors
+                            .lock()
+                            .unwrap()
+                            .push(format!("cannot allocate: {e}"));
                         return;
                     }
                 };
@@ -106,7 +109,10 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
                     match r {
                         Ok((n, bad)) => {
                             checked.fetch_add(n, Relaxed);
-                            found.lock().unwrap().extend(bad.into_iter().map(|b| (i, b)));
+                            found
+                                .lock()
+                                .unwrap()
+                                .extend(bad.into_iter().map(|b| (i, b)));
                         }
                         Err(e) => io_errors.lock().unwrap().push(format!(
                             "{}: {}",
@@ -207,7 +213,11 @@ fn open(path: &Path) -> std::io::Result<File> {
 /// The one-line summary `dbio verify` ends with.
 pub fn summary_line(dir: &Path, r: &ScanReport) -> String {
     let mib = r.bytes as f64 / (1u64 << 20) as f64;
-    let rate = if r.seconds > 0.0 { mib / r.seconds } else { 0.0 };
+    let rate = if r.seconds > 0.0 {
+        mib / r.seconds
+    } else {
+        0.0
+    };
     let verdict = match (r.bad.len(), r.io_errors.len()) {
         (0, 0) => "no bad blocks".to_string(),
         (b, 0) => format!("{b} bad block(s)"),

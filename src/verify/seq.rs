@@ -291,8 +291,16 @@ mod tests {
         let (old, seq) = t.claim(1).unwrap();
         assert_eq!((old, seq), (0, 1));
         assert!(t.claim(1).is_none(), "one write of a block in flight");
-        assert_eq!(check(0, t.load(1), t.load(1)), Ok(()), "old data while in flight");
-        assert_eq!(check(1, t.load(1), t.load(1)), Ok(()), "new data while in flight");
+        assert_eq!(
+            check(0, t.load(1), t.load(1)),
+            Ok(()),
+            "old data while in flight"
+        );
+        assert_eq!(
+            check(1, t.load(1), t.load(1)),
+            Ok(()),
+            "new data while in flight"
+        );
         t.written(1, true);
         assert_eq!(seq_of(t.load(1)), 1);
         assert_eq!(check(1, t.load(1), t.load(1)), Ok(()));
@@ -303,7 +311,10 @@ mod tests {
                 expected: 1
             })
         );
-        assert_eq!(check(2, t.load(1), t.load(1)).unwrap_err().kind(), "newer than recorded");
+        assert_eq!(
+            check(2, t.load(1), t.load(1)).unwrap_err().kind(),
+            "newer than recorded"
+        );
         t.claim(2).unwrap();
         t.unclaim(2);
         assert_eq!(t.load(2), 0);

@@ -30,7 +30,10 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
             s.on_error(f)?;
             continue;
         }
-        if s.verify.is_some() && !s.verify_completed(EV, Op::Read, buf, bs as usize, file, offset, None)? {
+        // SAFETY: the pread filled `buf`.
+        if s.verify.is_some()
+            && !unsafe { s.verify_completed(EV, Op::Read, buf, bs as usize, file, offset, None) }?
+        {
             continue;
         }
         s.rec.request(EV, t0, now, bs);
@@ -130,7 +133,11 @@ pub fn submit_and_wait(
                     let tag = c.tag as usize;
                     let before = s.verify.as_ref().map(|v| v.before[tag]);
                     let buf = reqs[tag].buf;
-                    match s.verify_completed(slot, op, buf, bytes as usize, file, offset, before) {
+                    // SAFETY: the request completed in full into its own buffer.
+                    let r = unsafe {
+                        s.verify_completed(slot, op, buf, bytes as usize, file, offset, before)
+                    };
+                    match r {
                         Ok(good) => good,
                         Err(f) => {
                             outcome = outcome.and(Err(f));

@@ -133,7 +133,13 @@ impl Session<'_> {
     /// each block. False (`--verify` only) when one of the blocks is being written by
     /// another request: write another.
     #[inline]
-    pub fn prepare_write(&mut self, offset: usize, len: usize, file: usize, file_offset: u64) -> bool {
+    pub fn prepare_write(
+        &mut self,
+        offset: usize,
+        len: usize,
+        file: usize,
+        file_offset: u64,
+    ) -> bool {
         self.stamp(offset, len);
         match self.verify.as_mut() {
             None => true,
@@ -150,9 +156,12 @@ impl Session<'_> {
     /// sequence entry when a single-block read was issued, if writes may have raced it).
     /// Ok(true): count the request; Ok(false): a bad block, counted as an error of event
     /// `slot`, go on (`--continue-on-error`); Err: stop.
+    ///
+    /// # Safety
+    /// For a read, `buf` must point to the `len` bytes the read filled.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    pub fn verify_completed(
+    pub unsafe fn verify_completed(
         &mut self,
         slot: usize,
         op: Op,
@@ -169,7 +178,7 @@ impl Session<'_> {
             v.written(file, offset, len as u64, true);
             return Ok(true);
         }
-        // SAFETY: the request transferred `len` bytes into `buf`, memory the caller owns.
+        // SAFETY: the caller promises `buf` holds the `len` bytes the read filled.
         let data = unsafe { std::slice::from_raw_parts(buf, len) };
         match v.check(data, file, offset, before) {
             None => Ok(true),
