@@ -209,6 +209,29 @@ pub fn read(dir: &Path) -> std::io::Result<Option<Stored>> {
     }))
 }
 
+/// Reads only the head of `dir/dbio-verify.seq`: (data set, blocks, state), checking that
+/// the file is as long as it says.
+fn read_head(dir: &Path) -> std::io::Result<Option<(u64, u64, State)>> {
+    let f = match File::open(dir.join(SEQ_NAME)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut head = [0u8; HEAD];
+    let bad = || std::io::Error::other(format!("{SEQ_NAME} is damaged"));
+    f.read_exact_at(&mut head, 0).map_err(|_| bad())?;
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    let state = match u32::from_le_bytes(head[24..28].try_into().expect("4 bytes")) {
+        1 => State::Clean,
+        2 => State::Running,
+        _ => return Err(bad()),
+    };
+    if &head[..8] != MAGIC || f.metadata()?.len() != HEAD as u64 + word(16) * 4 {
+        return Err(bad());
+    }
+    Ok(Some((word(8), word(16), state)))
+}
+
 /// Writes the table (clean) to `dir/dbio-verify.seq`, atomically: temporary file, sync,
 /// rename.
 fn write_entries(
@@ -269,9 +292,9 @@ pub fn remove(dir: &Path) {
 /// Why the table in `dir` cannot serve a run on data set `dataset` of `blocks` blocks, or
 /// None when it can.
 pub fn unusable(dir: &Path, dataset: u64, blocks: u64) -> Option<String> {
-    match read(dir) {
-        Ok(Some(s)) if s.dataset == dataset && s.entries.len() as u64 == blocks => {
-            (s.state == State::Running).then(|| {
+    match read_head(dir) {
+        Ok(Some((d, b, state))) if d == dataset && b == blocks => {
+            (state == State::Running).then(|| {
                 format!("its {SEQ_NAME} is from a run that did not end (killed?), so the last write of each block is not known")
             })
         }
