@@ -77,6 +77,16 @@ pub enum Command {
     /// Find the maximum small-read IOPS within a latency limit, the maximum large-read MiB/s
     /// and a single session's large-read MiB/s; prints the curves walked, writes calibrate.json.
     Calibrate(Box<CalibrateArgs>),
+    /// Check every block of a data set prepared with --verify: checksum, place and last
+    /// write. Exit 0 when all are good, 1 with one line per bad block.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// The data set directory.
+    #[arg(default_value = "./dbio-data")]
+    pub path: PathBuf,
 }
 
 /// Where the data set lives and what it looks like.
@@ -107,6 +117,11 @@ pub struct DataSetArgs {
     /// Seed for the random block choices and the data fill (default: random).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Every block written carries a header (data set, file, block, write sequence,
+    /// checksum) and every block read is checked: torn, misdirected and lost writes are
+    /// failed requests naming file and block. Check a data set later with `dbio verify`.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -120,6 +120,8 @@ pub struct DataSetSpec {
     pub fill: crate::dataset::fill::Content,
     /// `--size` as typed (for a file or device target: how much of it to use).
     pub size_given: Option<u64>,
+    /// `--verify`: blocks carry verify headers, reads check them.
+    pub verify: bool,
 }
 
 /// The data set size without `--size`.
@@ -140,6 +142,11 @@ impl DataSetSpec {
                 crate::units::size_label(unit)
             )));
         }
+        if a.verify && matches!(a.fill, crate::dataset::fill::Content::Dedupe(_)) {
+            return Err(Error::usage(
+                "--verify puts a unique header in every block, so blocks cannot dedupe: use --fill random, zero or compress=RATIO with --verify",
+            ));
+        }
         Ok(DataSetSpec {
             target: a.target.clone(),
             size: per_file * u64::from(a.files),
@@ -148,6 +155,7 @@ impl DataSetSpec {
             fresh: a.fresh,
             fill: a.fill,
             size_given: a.size,
+            verify: a.verify,
         })
     }
 

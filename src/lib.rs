@@ -30,5 +30,6 @@ pub mod store;
 pub mod sweep;
 pub mod sys;
 pub mod units;
+pub mod verify;
 pub mod warnings;
 pub mod workload;

@@ -19,4 +19,5 @@ mod signals;
 mod storage;
 mod store;
 mod sweep;
+mod verify;
 mod write_side;

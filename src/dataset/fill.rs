@@ -108,14 +108,17 @@ impl Content {
 }
 
 /// Writes `file_size` bytes of `content` into each of `files` using `writers` threads.
-/// `written` counts bytes as they land (for progress). Stops early, returning
+/// `seal`: (data set number, block size) to start every block with a verify header, write
+/// sequence 0. `written` counts bytes as they land (for progress). Stops early, returning
 /// `Ok(false)`, when `stop` is set.
+#[allow(clippy::too_many_arguments)]
 pub fn fill(
     files: &[File],
     file_size: u64,
     content: Content,
     writers: usize,
     seed: u64,
+    seal: Option<(u64, u64)>,
     written: &AtomicU64,
     stop: &AtomicBool,
 ) -> std::io::Result<bool> {
@@ -151,6 +154,18 @@ pub fn fill(
                     let pos = file as u64 * file_size + offset;
                     let total = file_size * files.len() as u64;
                     content.generate(&mut buf.as_mut_slice()[..len], pos, total, seed);
+                    if let Some((dataset, bs)) = seal {
+                        let chunk = &mut buf.as_mut_slice()[..len];
+                        for (k, block) in chunk.chunks_exact_mut(bs as usize).enumerate() {
+                            let h = crate::verify::header::Header {
+                                dataset,
+                                file: file as u32,
+                                block: offset / bs + k as u64,
+                                seq: 0,
+                            };
+                            crate::verify::header::seal(block, h);
+                        }
+                    }
                     if let Err(e) = files[file].write_all_at(&buf.as_slice()[..len], offset) {
                         let mut f = failed.lock().unwrap();
                         if f.is_none() {

@@ -81,6 +81,10 @@ pub struct Manifest {
     pub prepare_seconds: f64,
     #[serde(default)]
     pub in_use: Option<InUse>,
+    /// Every data block carries a verify header (`--verify`); its write sequences are in
+    /// `dbio-verify.seq`. Cleared when a run writes without `--verify`.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 impl Manifest {

@@ -104,7 +104,8 @@ impl OpenFlags {
     }
 }
 
-fn data_file_name(i: u32) -> String {
+/// The name of data file `i` (from 0) of a data set.
+pub fn data_file_name(i: u32) -> String {
     format!("dbio-data-{:03}.dbf", i + 1)
 }
 
@@ -193,6 +194,7 @@ fn remove_listed(dir: &Path, m: &Manifest) -> (usize, u64, Vec<PathBuf>) {
 }
 
 fn remove_manifest_files(dir: &Path) {
+    crate::verify::seq::remove(dir);
     let _ = std::fs::remove_file(Manifest::path_in(dir));
     let _ = std::fs::remove_file(dir.join(format!(".{}.tmp", manifest::MANIFEST_NAME)));
 }
@@ -238,6 +240,7 @@ fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
         temp_files: Vec::new(),
         prepare_seconds: 0.0,
         in_use: None,
+        verify: false,
     }
 }
 
@@ -256,11 +259,26 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
     let started = std::time::Instant::now();
     let mut methods = Vec::new();
 
+    // With --verify, the blocks must carry headers and the last write of each be known.
+    let verify_unusable = |m: &Manifest, spec: &DataSetSpec| -> Option<String> {
+        if !spec.verify {
+            None
+        } else if !m.verify {
+            Some("its blocks carry no verify headers, this run wants --verify".into())
+        } else {
+            crate::verify::seq::unusable(
+                &dir,
+                crate::verify::dataset_number(&m.id),
+                spec.size / spec.block_size,
+            )
+        }
+    };
     let data_ok = |m: &Manifest, spec: &DataSetSpec| {
         !p.fresh
             && m.matches(spec.size, spec.block_size, spec.files)
             && m.fill == spec.fill.name()
             && intact(&dir, &m.files)
+            && verify_unusable(m, spec).is_none()
     };
     match p.data {
         Some(spec) if !data_ok(&m, spec) => {
@@ -271,6 +289,12 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                     "its preparation did not finish".to_string()
                 } else if !intact(&dir, &m.files) {
                     "some of its files are missing or changed".to_string()
+                } else if let Some(why) = m
+                    .matches(spec.size, spec.block_size, spec.files)
+                    .then(|| verify_unusable(&m, spec))
+                    .flatten()
+                {
+                    why
                 } else if m.matches(spec.size, spec.block_size, spec.files) {
                     format!(
                         "it was filled with {}, this run wants --fill {}",
@@ -295,7 +319,13 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                 remove_group(&dir, &m.files)?;
                 m.files.clear();
             }
+            // Headers go away with the old files; the new ones get them if asked for.
+            m.verify = false;
+            crate::verify::seq::remove(&dir);
             let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
+            let seal = spec
+                .verify
+                .then(|| (crate::verify::dataset_number(&m.id), spec.block_size));
             let method = build_group(
                 &dir,
                 &mut m,
@@ -304,7 +334,14 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                 spec.file_size(),
                 spec.fill,
                 p.fill,
+                seal,
             )?;
+            if let Some((id, bs)) = seal {
+                crate::verify::seq::write_new(&dir, id, spec.size / bs).map_err(|e| {
+                    Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
+                })?;
+                m.verify = true;
+            }
             m.fill = spec.fill.name();
             m.size_bytes = spec.size;
             m.block_size = spec.block_size;
@@ -338,6 +375,7 @@ fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
                 size,
                 fill::Content::Random,
                 p.fill,
+                None,
             )?;
             m.redo_file_size = size;
             methods.push(format!("redo logs: {method}"));
@@ -373,7 +411,9 @@ fn group_mut(m: &mut Manifest, g: Group) -> &mut Vec<FileEntry> {
 
 /// Creates and fills the files `names` of `size` bytes as group `g` of the manifest. The
 /// manifest lists them before they exist, so an interrupted prepare is still recognised as
-/// dbio's. On failure or interruption the group's files are removed again.
+/// dbio's. On failure or interruption the group's files are removed again. `seal`: (data set
+/// number, block size) to give every block a verify header.
+#[allow(clippy::too_many_arguments)]
 fn build_group(
     dir: &Path,
     m: &mut Manifest,
@@ -382,6 +422,7 @@ fn build_group(
     size: u64,
     content: fill::Content,
     fill: &FillOptions,
+    seal: Option<(u64, u64)>,
 ) -> Result<String> {
     for name in names {
         let p = dir.join(name);
@@ -424,7 +465,7 @@ fn build_group(
     // Partial files go even when a second Ctrl-C ends dbio at once (safety::cleanup).
     let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     crate::safety::cleanup::register(paths.iter().cloned());
-    let filled = create_and_fill(dir, m, g, size, content, fill);
+    let filled = create_and_fill(dir, m, g, size, content, fill, seal);
     crate::safety::cleanup::forget(&paths);
     match filled {
         Ok(method) => Ok(method),
@@ -506,6 +547,7 @@ fn create_and_fill(
     file_size: u64,
     content: fill::Content,
     fill: &FillOptions,
+    seal: Option<(u64, u64)>,
 ) -> Result<String> {
     let mut direct = !fill.buffered;
     let mut files = Vec::new();
@@ -558,6 +600,7 @@ fn create_and_fill(
         content,
         writers,
         fill.seed ^ g as u64,
+        seal,
         fill.written,
         fill.stop,
     )
@@ -835,6 +878,26 @@ impl DataSet {
         r
     }
 
+    /// The data set number verify headers carry, when every data block has one (`--verify`).
+    pub fn verify_id(&self) -> Option<u64> {
+        self.manifest
+            .as_ref()
+            .filter(|m| m.verify)
+            .map(|m| crate::verify::dataset_number(&m.id))
+    }
+
+    /// A run is about to write without `--verify`: the blocks will no longer all carry
+    /// headers, so the data set stops being one `dbio verify` can check.
+    pub fn drop_verify(&mut self) -> Result<()> {
+        let Some(m) = self.manifest.as_mut().filter(|m| m.verify) else {
+            return Ok(());
+        };
+        m.verify = false;
+        m.write(&self.path)?;
+        crate::verify::seq::remove(&self.path);
+        Ok(())
+    }
+
     /// Records in the manifest that a run is using the data set (so a killed run can be
     /// recognised later), or clears it with `None`.
     pub fn set_in_use(&mut self, test: Option<&str>) -> Result<()> {
@@ -892,6 +955,33 @@ impl DataSet {
             ),
         }
     }
+}
+
+/// Locks the data set in `dir` (so no run changes it meanwhile) and reads its manifest, for
+/// `dbio verify`. Nothing is written.
+pub fn lock_existing(dir: &Path) -> Result<(Manifest, File)> {
+    if target_kind(dir)? != Some(TargetKind::Directory) {
+        return Err(Error::usage(format!(
+            "{} is not a data set directory",
+            dir.display()
+        )));
+    }
+    let lock = lock_dir(dir)?;
+    let m = Manifest::read(dir)?.ok_or_else(|| {
+        Error::usage(format!(
+            "{} holds no dbio data set (no {})",
+            dir.display(),
+            manifest::MANIFEST_NAME
+        ))
+    })?;
+    if m.state != State::Ready || m.files.is_empty() {
+        return Err(Error::usage(format!(
+            "the data set in {} has no complete data files; run `dbio prepare --verify --target {}`",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok((m, lock))
 }
 
 /// What `dbio clean` did.

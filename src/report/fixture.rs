@@ -201,6 +201,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             continue_on_error: false,
             destructive: false,
             fill: "random".into(),
+            verify: false,
         },
         dataset: DataSetJson {
             path: "/data/<b>\"x\" & 'y'".into(),
@@ -253,5 +254,6 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         } else {
             Vec::new()
         },
+        verify: None,
     }
 }

@@ -59,6 +59,26 @@ pub struct RunResult {
     /// Configuration findings with their reasons (see `dbio map`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lint: Vec<LintJson>,
+    /// `--verify`: blocks checked and bad (the whole run, warm-up included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyJson>,
+}
+
+/// What `--verify` found. A bad block is also a failed request of its event
+/// (`events[].errors`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifyJson {
+    /// Blocks read and checked (header, checksum, place, last write sequence).
+    pub blocks_checked: u64,
+    /// Blocks written with a new header and sequence.
+    pub blocks_written: u64,
+    pub blocks_bad: u64,
+    /// The first bad blocks (at most 100), one line each naming file and block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_blocks: Vec<String>,
+    /// Whether the last write sequence of every block was saved for `dbio verify`
+    /// (dbio-verify.seq) — false when the run did not write, or saving failed.
+    pub sequences_saved: bool,
 }
 
 /// Redo and the log writer. `commits`, `lgwr_writes`, `commits_per_lgwr_write` and
@@ -355,6 +375,9 @@ pub struct RunConfigJson {
     /// `--fill`: what new data files are filled with.
     #[serde(default)]
     pub fill: String,
+    /// `--verify`: written blocks carry headers, read blocks are checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -284,6 +284,23 @@ pub fn render(r: &RunResult) -> String {
             None => String::new(),
         }
     );
+    if let Some(v) = &r.verify {
+        let _ = writeln!(
+            o,
+            "Verify: {} blocks read and checked, {} bad; {} blocks written with headers{}",
+            thousands(v.blocks_checked),
+            thousands(v.blocks_bad),
+            thousands(v.blocks_written),
+            if v.sequences_saved {
+                "; write sequences saved for `dbio verify`"
+            } else {
+                ""
+            }
+        );
+        for line in &v.bad_blocks {
+            let _ = writeln!(o, "  bad: {line}");
+        }
+    }
     if d.kind == "directory" {
         let _ = writeln!(
             o,

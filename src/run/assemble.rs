@@ -437,6 +437,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             continue_on_error: cfg.continue_on_error,
             destructive: cfg.destructive,
             fill: cfg.dataset.fill.name(),
+            verify: cfg.dataset.verify,
         },
         dataset: rj::DataSetJson {
             path: ds.path.display().to_string(),
@@ -496,5 +497,6 @@ pub fn assemble(i: &Inputs) -> RunResult {
         os: None,
         storage: None,
         lint: Vec::new(),
+        verify: None,
     }
 }

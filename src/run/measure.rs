@@ -555,6 +555,16 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         abandoned: false,
         continue_on_error: cfg.continue_on_error,
         first_error: None,
+        // Temp and commit loops do not touch the data files.
+        verify: (sh.inst.verify.as_ref())
+            .filter(|_| {
+                is_dbwr
+                    || !matches!(
+                        plan.pattern,
+                        workload::Pattern::Temp | workload::Pattern::Commit
+                    )
+            })
+            .map(|v| v.session(capacity)),
     };
     let outcome = if is_dbwr {
         workload::dbwr::dbwr(plan, &mut session)

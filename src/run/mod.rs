@@ -122,6 +122,7 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let mut ds = open_data_set(cfg, stop)?;
     eprintln!("dbio: {}", ds.describe());
+    check_verify(cfg, &mut ds)?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Interrupted(
             "interrupted before the run started; nothing measured".into(),
@@ -206,7 +207,18 @@ fn run_on(
     let block_size = cfg.dataset.block_size;
     let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
-    let inst = instance(cfg, &plan, buffer_align)?;
+    let mut inst = instance(cfg, &plan, buffer_align)?;
+    let verify_writes = crate::verify::writes_data(cfg.test);
+    if let Some(id) = ds.verify_id().filter(|_| cfg.dataset.verify) {
+        inst.verify = Some(crate::verify::start(
+            &ds.path,
+            id,
+            block_size,
+            file_size / block_size,
+            ds.files.len(),
+            verify_writes,
+        )?);
+    }
     let survey = storage_survey(cfg, ds);
 
     let data_fds = RunFiles::fds(&files.data);
@@ -277,6 +289,20 @@ fn run_on(
             (r || e.reads(), w || e.writes())
         });
     add_storage(&mut result, survey, os, data_flags.direct, directions);
+    if let Some(v) = inst.verify.as_ref() {
+        let names: Vec<String> = (ds.files.iter())
+            .map(|f| {
+                f.path
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        let (json, warning) = crate::verify::finish(v, &ds.path, verify_writes, &names);
+        result.warnings.extend(warning);
+        result.verify = Some(json);
+    }
     // Errors a run went on after (--continue-on-error) still make the exit status 4.
     let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
         ExitCode::IoError
@@ -293,6 +319,33 @@ fn run_on(
         summary: String::new(),
         exit,
     })
+}
+
+/// `--verify` needs a data set dbio filled with headers and a test that reads or writes its
+/// data files. Without `--verify`, a test that writes data blocks leaves them without
+/// headers: the data set stops being verifiable.
+fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
+    if cfg.dataset.verify {
+        if !cfg.test.uses_data_files() {
+            return Err(Error::usage(format!(
+                "--verify checks data blocks, and {} does not use the data files; leave --verify out",
+                cfg.test.name()
+            )));
+        }
+        if ds.verify_id().is_none() {
+            return Err(Error::usage(format!(
+                "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",
+                ds.path.display()
+            )));
+        }
+    } else if crate::verify::writes_data(cfg.test) && ds.verify_id().is_some() {
+        eprintln!(
+            "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`dbio prepare --verify --fresh` to have them again)",
+            cfg.test.name()
+        );
+        ds.drop_verify()?;
+    }
+    Ok(())
 }
 
 /// The direct-I/O alignment of the files the test uses, checked against its request sizes.

@@ -34,7 +34,10 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             let k = reqs.len();
             let (block, buf) = match cache {
                 None => {
-                    s.stamp(k * bs as usize, bs as usize);
+                    let (file, offset) = s.shape.locate(item);
+                    if !s.prepare_write(k * bs as usize, bs as usize, file, offset) {
+                        continue; // --verify: another DBWR is writing it right now
+                    }
                     (item, s.buf_at(k * bs as usize))
                 }
                 Some(c) => {
@@ -42,8 +45,20 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
                     if !c.begin_write(b) {
                         continue; // written already
                     }
+                    let block = c.block_of(b);
+                    if let Some(v) = s.verify.as_mut() {
+                        let (file, offset) = s.shape.locate(block);
+                        // SAFETY: DBWR has the buffer pinned for writing; sessions do not
+                        // change a buffer's bytes while it is cached.
+                        let data =
+                            unsafe { std::slice::from_raw_parts_mut(c.buffer_ptr(b), bs as usize) };
+                        if !v.seal(data, file, offset) {
+                            c.end_write(b);
+                            continue; // another DBWR is writing the block right now
+                        }
+                    }
                     buffers[k] = b;
-                    (c.block_of(b), c.buffer_ptr(b))
+                    (block, c.buffer_ptr(b))
                 }
             };
             let (file, offset) = s.shape.locate(block);

@@ -20,6 +20,8 @@ pub struct Instance {
     /// Sessions still in their loop; background threads finish their work and stop at 0.
     pub sessions_running: AtomicUsize,
     pub sessions: usize,
+    /// `--verify`: the last write sequence of every data block, and what was found.
+    pub verify: Option<crate::verify::Verifier>,
 }
 
 impl Instance {
@@ -32,6 +34,7 @@ impl Instance {
             ash: AshBoard::new(threads),
             sessions_running: AtomicUsize::new(sessions),
             sessions,
+            verify: None,
         }
     }
 

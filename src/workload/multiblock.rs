@@ -105,6 +105,9 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
             s.on_error(f)?;
             continue;
         }
+        if s.verify.is_some() && !s.verify_read_iov(s.slot, &iov, file, offset)? {
+            continue;
+        }
         s.rec.request_from(s.slot, sched, t0, now, bytes);
     }
     Ok(())

@@ -164,6 +164,8 @@ fn lookup(s: &mut Session, cache: &BufferCache, block: u64, fbw: usize) -> Looku
 fn read_one_by_one(s: &mut Session, slot: usize, reqs: &[IoRequest]) -> Result<bool, IoFailure> {
     for r in reqs {
         let file = r.file as usize;
+        // --verify: DBWR may write the block while it is read; remember where it was.
+        let before = s.verify.as_ref().map(|v| v.entry(file, r.offset));
         s.ash.wait(slot);
         let t0 = now_ns();
         // SAFETY: the buffer is a pinned cache buffer or the session's own region.
@@ -173,6 +175,22 @@ fn read_one_by_one(s: &mut Session, slot: usize, reqs: &[IoRequest]) -> Result<b
         if got != i64::from(r.len) {
             s.rec.error(slot);
             return Err(s.failure(Op::Read, file, r.offset, r.bytes(), Some(got), None));
+        }
+        // SAFETY: the read filled the request's buffer.
+        if before.is_some()
+            && !unsafe {
+                s.verify_completed(
+                    slot,
+                    Op::Read,
+                    r.buf,
+                    r.len as usize,
+                    file,
+                    r.offset,
+                    before,
+                )
+            }?
+        {
+            continue;
         }
         s.rec.request(slot, t0, t1, r.bytes());
     }

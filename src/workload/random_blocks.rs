@@ -28,6 +28,14 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
             s.on_error(f)?;
             continue;
         }
+        // SAFETY: the pread filled `buf`.
+        if s.verify.is_some()
+            && !unsafe {
+                s.verify_completed(s.slot, Op::Read, buf, bs as usize, file, offset, None)
+            }?
+        {
+            continue;
+        }
         s.rec.request_from(s.slot, sched, t0, now, bs);
     }
     Ok(())
@@ -45,11 +53,14 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
     while !s.should_stop(now) {
         reqs.clear();
         for (slot, target) in targets.iter_mut().enumerate() {
-            let (file, offset) = s.random_block();
-            *target = (file, offset);
-            if op == Op::Write {
-                s.stamp(slot * bs as usize, bs as usize);
+            let (mut file, mut offset) = s.random_block();
+            // With --verify, a block being written by another session is not written again
+            // at the same time: pick another.
+            while op == Op::Write && !s.prepare_write(slot * bs as usize, bs as usize, file, offset)
+            {
+                (file, offset) = s.random_block();
             }
+            *target = (file, offset);
             let buf = s.buf_at(slot * bs as usize);
             reqs.push(IoRequest::contiguous(
                 op,
@@ -87,6 +98,14 @@ pub fn submit_and_wait(
     let fail = |s: &Session, detail: String| {
         s.failure(op, targets[0].0, targets[0].1, bytes, None, Some(detail))
     };
+    if op == Op::Read
+        && let Some(v) = s.verify.as_mut()
+    {
+        // Writes (DBWR) may land while these reads are out: remember where each block was.
+        for r in reqs {
+            v.before_read(r.tag as usize, r.file as usize, r.offset);
+        }
+    }
     // The wait, as the database times it, starts before the submit call.
     s.ash.wait(slot);
     let t0 = now_ns();
@@ -110,13 +129,34 @@ pub fn submit_and_wait(
             }
         };
         for c in &comps[..got] {
+            let (file, offset) = targets[c.tag as usize];
             if c.result == bytes as i64 {
-                s.rec
-                    .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
+                let good = s.verify.is_none() || {
+                    let tag = c.tag as usize;
+                    let before = s.verify.as_ref().map(|v| v.before[tag]);
+                    let buf = reqs[tag].buf;
+                    // SAFETY: the request completed in full into its own buffer.
+                    let r = unsafe {
+                        s.verify_completed(slot, op, buf, bytes as usize, file, offset, before)
+                    };
+                    match r {
+                        Ok(good) => good,
+                        Err(f) => {
+                            outcome = outcome.and(Err(f));
+                            false
+                        }
+                    }
+                };
+                if good {
+                    s.rec
+                        .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
+                }
             } else {
                 s.rec.error(slot);
+                if op == Op::Write {
+                    s.verify_write_failed(file, offset, bytes);
+                }
                 if outcome.is_ok() {
-                    let (file, offset) = targets[c.tag as usize];
                     let f = s.failure(op, file, offset, bytes, Some(c.result), None);
                     outcome = s.on_error(f);
                 }
@@ -132,7 +172,7 @@ pub fn submit_and_wait(
     s.ash.on_cpu();
     if left > 0 {
         // Stopped while requests were still out: wait for them before buffers go away.
-        s.drain(slot, left, bytes, 2_000);
+        s.drain(slot, left, bytes, 2_000, (op, targets));
         return outcome.map(|()| None);
     }
     s.rec.wait(slot, sched.map_or(t0, |at| at.min(t0)), last);

@@ -10,6 +10,7 @@ use crate::measure::ash::AshSlot;
 use crate::sys::{AlignedBuf, now_ns};
 
 use super::{Event, Instance};
+use crate::verify::{BadBlock, SessionVerify};
 
 /// The geometry every session of a run shares.
 #[derive(Debug, Clone)]
@@ -131,6 +132,9 @@ pub struct Session<'a> {
     pub continue_on_error: bool,
     /// The first failed request of a session that went on (`--continue-on-error`).
     pub first_error: Option<IoFailure>,
+    /// `--verify` (sessions and DBWRs that use the data files): seal what is written, check
+    /// what is read. `None` costs one branch per request.
+    pub verify: Option<SessionVerify<'a>>,
 }
 
 impl Session<'_> {
@@ -208,6 +212,117 @@ impl Session<'_> {
         }
     }
 
+    /// Before a write of the `len` bytes at `offset` of the session's buffers to data file
+    /// `file` at `file_offset`: stamps them unique and, with `--verify`, claims and seals
+    /// each block. False (`--verify` only) when one of the blocks is being written by
+    /// another request: write another.
+    #[inline]
+    pub fn prepare_write(
+        &mut self,
+        offset: usize,
+        len: usize,
+        file: usize,
+        file_offset: u64,
+    ) -> bool {
+        self.stamp(offset, len);
+        match self.verify.as_mut() {
+            None => true,
+            Some(v) => v.seal(
+                &mut self.buffers.as_mut_slice()[offset..offset + len],
+                file,
+                file_offset,
+            ),
+        }
+    }
+
+    /// `--verify`, for a request that transferred all its bytes from or into `buf`: a
+    /// write's blocks are recorded as written; a read's are checked (`before`: the block's
+    /// sequence entry when a single-block read was issued, if writes may have raced it).
+    /// Ok(true): count the request; Ok(false): a bad block, counted as an error of event
+    /// `slot`, go on (`--continue-on-error`); Err: stop.
+    ///
+    /// # Safety
+    /// For a read, `buf` must point to the `len` bytes the read filled.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub unsafe fn verify_completed(
+        &mut self,
+        slot: usize,
+        op: Op,
+        buf: *const u8,
+        len: usize,
+        file: usize,
+        offset: u64,
+        before: Option<u32>,
+    ) -> Result<bool, IoFailure> {
+        let Some(v) = self.verify.as_mut() else {
+            return Ok(true);
+        };
+        if op == Op::Write {
+            v.written(file, offset, len as u64, true);
+            return Ok(true);
+        }
+        // SAFETY: the caller promises `buf` holds the `len` bytes the read filled.
+        let data = unsafe { std::slice::from_raw_parts(buf, len) };
+        match v.check(data, file, offset, before) {
+            None => Ok(true),
+            Some(bad) => self.bad_block(slot, file, offset, len as u64, bad),
+        }
+    }
+
+    /// `--verify`: checks the blocks a vectored read put into `iov` (one block each).
+    #[inline(never)]
+    pub fn verify_read_iov(
+        &mut self,
+        slot: usize,
+        iov: &[libc::iovec],
+        file: usize,
+        offset: u64,
+    ) -> Result<bool, IoFailure> {
+        let Some(v) = self.verify.as_mut() else {
+            return Ok(true);
+        };
+        let mut first = None;
+        let mut at = offset;
+        for io in iov {
+            // SAFETY: the read filled each iovec, memory the caller owns.
+            let data = unsafe { std::slice::from_raw_parts(io.iov_base as *const u8, io.iov_len) };
+            if let Some(bad) = v.check(data, file, at, None) {
+                first = first.or(Some(bad));
+            }
+            at += io.iov_len as u64;
+        }
+        let len = at - offset;
+        match first {
+            None => Ok(true),
+            Some(bad) => self.bad_block(slot, file, offset, len, bad),
+        }
+    }
+
+    /// `--verify`: a write failed or may never have completed; what its blocks hold is unknown.
+    #[cold]
+    pub fn verify_write_failed(&mut self, file: usize, offset: u64, len: u64) {
+        if let Some(v) = self.verify.as_mut() {
+            v.written(file, offset, len, false);
+        }
+    }
+
+    /// A bad block is a failed request of its event, with one line naming file and block.
+    #[cold]
+    fn bad_block(
+        &mut self,
+        slot: usize,
+        file: usize,
+        offset: u64,
+        len: u64,
+        bad: BadBlock,
+    ) -> Result<bool, IoFailure> {
+        self.rec.error(slot);
+        let detail = format!("verify: block {}: {}", bad.block, bad.problem);
+        let f = self.failure(Op::Read, file, offset, len, Some(len as i64), Some(detail));
+        self.on_error(f).map(|()| false)
+    }
+
     /// A request failed (already counted with `rec.error`): `Err` to stop the session, or,
     /// under `--continue-on-error`, `Ok` to go on (the first failure is kept for the result).
     #[inline]
@@ -250,8 +365,15 @@ impl Session<'_> {
     /// Waits for `inflight` outstanding requests so their buffers can be released, recording
     /// those that still complete inside the window. Gives up after `limit_ms` (a device that
     /// never answers must not hang dbio); returns how many are still outstanding.
-    pub fn drain(&mut self, slot: usize, mut inflight: usize, bytes: u64, limit_ms: u64) -> usize {
-        // Requests completing while the session drains are timed from their issue.
+    /// `targets[tag]` is where the request with that tag went.
+    pub fn drain(
+        &mut self,
+        slot: usize,
+        mut inflight: usize,
+        bytes: u64,
+        limit_ms: u64,
+        (op, targets): (Op, &[(usize, u64)]),
+    ) -> usize {
         let deadline = now_ns() + limit_ms * 1_000_000;
         let mut comps = std::mem::take(&mut self.completions);
         while inflight > 0 && now_ns() < deadline {
@@ -260,8 +382,15 @@ impl Session<'_> {
                 Err(_) => break,
             };
             for c in &comps[..n] {
-                if c.result == bytes as i64 {
+                let ok = c.result == bytes as i64;
+                if ok {
                     self.rec.request(slot, c.start_ns, c.done_ns, bytes);
+                }
+                if op == Op::Write
+                    && let Some(v) = self.verify.as_mut()
+                {
+                    let (file, offset) = targets[c.tag as usize];
+                    v.written(file, offset, bytes, ok);
                 }
             }
             inflight -= n;

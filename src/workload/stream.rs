@@ -70,8 +70,10 @@ pub fn pump(
             targets[buf_slot] = (file, offset);
             scheds[buf_slot] = s.pace();
             let at = buf_slot * bytes as usize;
-            if op == Op::Write {
-                s.stamp(at, bytes as usize);
+            if op == Op::Write && !s.prepare_write(at, bytes as usize, file, offset) {
+                // --verify: being written by another request; somewhere else next round.
+                free.push(buf_slot);
+                break;
             }
             reqs.push(IoRequest::contiguous(
                 op,
@@ -83,7 +85,11 @@ pub fn pump(
             ));
         }
         if reqs.is_empty() && inflight == 0 {
-            break; // every request of the pass completed
+            if exhausted {
+                break; // every request of the pass completed
+            }
+            now = now_ns(); // --verify: every place tried was being written by another session
+            continue;
         }
         s.ash.wait(slot); // the wait starts before the submit call, as it is timed
         let t0 = now_ns();
@@ -122,13 +128,33 @@ pub fn pump(
         };
         let mut last = t0;
         for c in &comps[..got] {
+            let (file, offset) = targets[c.tag as usize];
             if c.result == bytes as i64 {
-                s.rec
-                    .request_from(slot, scheds[c.tag as usize], c.start_ns, c.done_ns, bytes);
+                let good = s.verify.is_none() || {
+                    let buf = s.buf_at(c.tag as usize * bytes as usize);
+                    // No test writes blocks a stream reads while it reads them: no race.
+                    // SAFETY: the request completed in full into its buffer slot.
+                    let r = unsafe {
+                        s.verify_completed(slot, op, buf, bytes as usize, file, offset, None)
+                    };
+                    match r {
+                        Ok(good) => good,
+                        Err(f) => {
+                            outcome = outcome.and(Err(f));
+                            false
+                        }
+                    }
+                };
+                if good {
+                    s.rec
+                        .request_from(slot, scheds[c.tag as usize], c.start_ns, c.done_ns, bytes);
+                }
             } else {
                 s.rec.error(slot);
+                if op == Op::Write {
+                    s.verify_write_failed(file, offset, bytes);
+                }
                 if outcome.is_ok() {
-                    let (file, offset) = targets[c.tag as usize];
                     let f = s.failure(op, file, offset, bytes, Some(c.result), None);
                     outcome = s.on_error(f);
                 }
@@ -149,7 +175,7 @@ pub fn pump(
     }
     s.completions = comps;
     if inflight > 0 {
-        s.drain(slot, inflight, bytes, 2_000);
+        s.drain(slot, inflight, bytes, 2_000, (op, &targets));
     }
     outcome.map(|()| exhausted && inflight == 0)
 }
