@@ -26,6 +26,20 @@ pub struct Cli {
     pub db: Option<PathBuf>,
 }
 
+/// How open-loop arrivals are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arrival {
+    Fixed,
+    Poisson,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() && v <= 10_000_000.0 => Ok(v),
+        _ => Err("requests per second, above 0 and at most 10,000,000, e.g. 2000".into()),
+    }
+}
+
 impl Cli {
     /// Parses the command line, remembering which `run` options were typed: a job file
     /// fills in only the others.
@@ -172,6 +186,14 @@ pub struct RunArgs {
     /// wait-for-all batches.
     #[arg(long)]
     pub keep_inflight: bool,
+    /// Open loop: issue this many requests per second over all sessions, on a schedule,
+    /// whatever the storage does; latency then runs from each request's scheduled time
+    /// (classic tests; job files set `rate` per class).
+    #[arg(long, value_name = "REQUESTS_PER_S", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+    /// Arrivals of --rate: at fixed intervals, or as a Poisson process.
+    #[arg(long, value_enum, default_value = "fixed", requires = "rate")]
+    pub arrival: Arrival,
     /// Requests in flight per session for "direct path read"/"direct path write".
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub depth: u32,
@@ -369,9 +391,14 @@ pub struct CompareArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SweepArgs {
     /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
-    /// NAME is one of: sessions, block-size, temp-io, depth, batch.
-    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = crate::sweep::parse_param)]
-    pub param: crate::sweep::SweepParam,
+    /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
+    /// loop).
+    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = crate::sweep::parse_param, required_unless_present = "curve")]
+    pub param: Option<crate::sweep::SweepParam>,
+    /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
+    /// 10, 50, 70, 80, 90 and 100 % of it.
+    #[arg(long, conflicts_with = "param")]
+    pub curve: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -446,7 +446,7 @@ impl RunConfig {
                 crate::units::size_label(temp.temp_io)
             )));
         }
-        Ok(RunConfig {
+        let mut cfg = RunConfig {
             test,
             dataset,
             sessions: a.sessions as usize,
@@ -477,7 +477,26 @@ impl RunConfig {
             classes: job.as_ref().map(|j| j.classes.clone()).unwrap_or_default(),
             job: job.map(|j| j.json),
             save_job: a.save_job.clone(),
-        })
+        };
+        if let Some(rate) = a.rate {
+            if cfg.job.is_some() {
+                return Err(Error::usage(
+                    "--rate with --job: set `rate` per class in the job file",
+                ));
+            }
+            if cfg.keep_inflight {
+                return Err(Error::usage(
+                    "--rate with --keep-inflight: an open loop issues on a schedule, not at a constant queue depth; leave out one of them",
+                ));
+            }
+            // A classic test at a rate is its one class, run open loop.
+            let mut class = crate::job::classic_class(&cfg)
+                .map_err(|e| Error::usage(format!("--rate: {e}")))?;
+            class.rate = Some(rate);
+            class.poisson = a.arrival == crate::cli::Arrival::Poisson;
+            cfg.classes = vec![class];
+        }
+        Ok(cfg)
     }
 
     /// Bytes per multiblock request (MBRC × block size).

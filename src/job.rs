@@ -385,8 +385,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
     Ok(job)
 }
 
-/// The job file equivalent to a classic test run from the command line (`--save-job`).
-pub fn equivalent(cfg: &crate::config::RunConfig) -> Result<String> {
+/// The one class a classic test run is (`--save-job`, `--rate`).
+pub fn classic_class(cfg: &crate::config::RunConfig) -> Result<ClassSpec> {
     use crate::workload::Test;
     let (event, size) = match (cfg.test, cfg.submission) {
         (Test::ReadIops, Submission::Sync) => (Event::DbFileSequentialRead, cfg.dataset.block_size),
@@ -402,9 +402,35 @@ pub fn equivalent(cfg: &crate::config::RunConfig) -> Result<String> {
         }
         (t, _) => {
             return Err(Error::usage(format!(
-                "--save-job: the {} test runs background threads (LGWR, DBWR) or temp files that a job class cannot express yet; job files hold the data-file events",
+                "the {} test runs background threads (LGWR, DBWR) or temp files that a job class cannot express yet (--save-job and --rate take read-iops, read-mbps, write-iops, write-mbps)",
                 t.name()
             )));
+        }
+    };
+    Ok(ClassSpec {
+        name: cfg.test.name().into(),
+        event,
+        size,
+        sessions: cfg.sessions,
+        submission: cfg.submission,
+        rate: None,
+        poisson: false,
+        think: None,
+        batch: Some(cfg.batch),
+        depth: Some(cfg.depth),
+        limits: Limits::default(),
+    })
+}
+
+/// The job file equivalent to a classic test run from the command line (`--save-job`).
+pub fn equivalent(cfg: &crate::config::RunConfig) -> Result<String> {
+    let c = match cfg.classes.as_slice() {
+        [] => classic_class(cfg)?,
+        [one] if cfg.job.is_none() => one.clone(),
+        _ => {
+            return Err(Error::usage(
+                "--save-job with --job: the job file is already there",
+            ));
         }
     };
     let d = &cfg.dataset;
@@ -430,14 +456,20 @@ pub fn equivalent(cfg: &crate::config::RunConfig) -> Result<String> {
     ));
     o.push_str(&format!(
         "[[class]]\nname = \"{}\"\nevent = \"{}\"\nsize = \"{}\"\nsessions = {}\nsubmission = \"{}\"\nbatch = {}\ndepth = {}\n",
-        cfg.test.name(),
-        event.name(),
-        units::size_label(size),
-        cfg.sessions,
-        cfg.submission.name(),
-        cfg.batch,
-        cfg.depth
+        c.name,
+        c.event.name(),
+        units::size_label(c.size),
+        c.sessions,
+        c.submission.name(),
+        c.batch.unwrap_or(cfg.batch),
+        c.depth.unwrap_or(cfg.depth)
     ));
+    if let Some(rate) = c.rate {
+        o.push_str(&format!(
+            "rate = {rate}\narrival = \"{}\"\n",
+            if c.poisson { "poisson" } else { "fixed" }
+        ));
+    }
     Ok(o)
 }
 

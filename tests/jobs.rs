@@ -365,3 +365,84 @@ fn matrix_runs_its_points_and_writes_the_grids() {
         assert!(dir.join(f).is_file(), "{f}");
     }
 }
+
+#[test]
+fn a_classic_test_at_a_rate_runs_open_loop() {
+    let env = Env::new();
+    let r = env.json(&crate::util::quick(
+        "read-iops",
+        &["--sync", "--rate", "500", "--arrival", "poisson"],
+    ));
+    assert_eq!(r["test"], "read-iops");
+    let c = &r["classes"][0];
+    assert_eq!(c["arrival"], "poisson");
+    assert_eq!(f(&c["rate_target"]), 500.0);
+    assert!(c["service_us"].is_object());
+    // Poisson arrivals over 2 s: about 1,000 requests, well within ±25 %.
+    assert!((f(&c["rate_achieved"]) - 500.0).abs() < 125.0, "{c}");
+    let out = env.output(&crate::util::quick("redo", &["--rate", "100"]));
+    assert_eq!(out.status.code(), Some(2), "redo has no open-loop class");
+}
+
+#[test]
+fn a_curve_loads_the_storage_at_shares_of_its_maximum() {
+    if !std::path::Path::new("/dev/shm").is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    }
+    let env = Env::new();
+    let dir = tempfile::Builder::new()
+        .prefix("dbio-test-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let target = dir.path().join("ds").display().to_string();
+    let s = env.json(&[
+        "sweep",
+        "read-iops",
+        "--sync",
+        "--curve",
+        "--target",
+        &target,
+        "--size",
+        "64M",
+        "--sessions",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]);
+    assert_eq!(s["param"], "rate");
+    let values: Vec<u64> = s["values"].as_array().unwrap().iter().map(u).collect();
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 7, "the maximum, then 6 loads");
+    assert_eq!(points[0]["label"], "max");
+    let max = values[0];
+    assert_eq!(u(&points[0]["value"]), max);
+    for (pct, v) in [10, 50, 70, 80, 90, 100].iter().zip(&values[1..]) {
+        assert_eq!(*v, (max * pct / 100).max(1));
+    }
+    // Each load point is an open-loop run at its rate, in the sweep's directory.
+    let sweep_dir = std::fs::read_dir(env.join("dbio-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_sweep_read-iops_rate"))
+        .expect("sweep directory");
+    for (p, v) in points[1..].iter().zip(&values[1..]) {
+        let text = std::fs::read_to_string(
+            sweep_dir
+                .join(p["run_dir"].as_str().unwrap())
+                .join("result.json"),
+        )
+        .unwrap();
+        let r: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(f(&r["classes"][0]["rate_target"]), *v as f64);
+    }
+    let light = &points[1];
+    assert!(
+        (f(&light["iops"]) - values[1] as f64).abs() <= 0.05 * values[1] as f64,
+        "10 % load achieved: {light}"
+    );
+    let _ = env.output(&["clean", &target]);
+}

@@ -8,10 +8,9 @@
 //! - `page`: the sweep's HTML page.
 //!
 //! Every point is a plain [`crate::run::run`] with a changed [`RunConfig`], so a point's run
-//! directory is exactly what `dbio run` would have written. A rate sweep and the
-//! `--curve` option (10..100 % of the maximum rate) need open-loop runs at a fixed rate,
-//! which `RunConfig` does not have yet; they become one more [`Param`] and a plan made of
-//! the best point once it does.
+//! directory is exactly what `dbio run` would have written. `rate` sweeps run open loop
+//! (`dbio run --rate`); `--curve` first measures the maximum rate closed loop, then runs at
+//! 10, 50, 70, 80, 90 and 100 % of it: a latency-vs-load curve.
 
 pub mod calibrate;
 mod page;
@@ -43,15 +42,18 @@ pub enum Param {
     TempIo,
     Depth,
     Batch,
+    /// Requests per second, open loop.
+    Rate,
 }
 
 impl Param {
-    pub const ALL: [Param; 5] = [
+    pub const ALL: [Param; 6] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
         Param::Depth,
         Param::Batch,
+        Param::Rate,
     ];
 
     /// The name on the command line, which is also the `dbio run` option it sets.
@@ -62,6 +64,7 @@ impl Param {
             Param::TempIo => "temp-io",
             Param::Depth => "depth",
             Param::Batch => "batch",
+            Param::Rate => "rate",
         }
     }
 
@@ -80,6 +83,7 @@ impl Param {
         match self {
             Param::Sessions => count(65536),
             Param::Depth | Param::Batch => count(4096),
+            Param::Rate => count(10_000_000),
             Param::BlockSize => crate::cli::parse_block_size_arg(text),
             Param::TempIo => crate::cli::parse_temp_io(text),
         }
@@ -103,6 +107,7 @@ impl Param {
             Param::TempIo => a.temp.temp_io = v,
             Param::Depth => a.depth = v as u32,
             Param::Batch => a.batch = v as u32,
+            Param::Rate => a.rate = Some(v as f64),
         }
     }
 }
@@ -128,13 +133,8 @@ pub fn parse_param(text: &str) -> Result<SweepParam, String> {
     };
     let name = name.trim();
     let Some(param) = Param::ALL.into_iter().find(|p| p.name() == name) else {
-        let rate = if name == "rate" {
-            " (rate needs open-loop runs at a fixed rate, which dbio does not have yet)"
-        } else {
-            ""
-        };
         return Err(format!(
-            "unknown parameter '{name}'{rate}: accepted names are {}",
+            "unknown parameter '{name}': accepted names are {}",
             accepted_names()
         ));
     };
@@ -217,18 +217,44 @@ pub struct SweepOutcome {
 /// The run configuration of every point, all checked before the first one runs. All points
 /// share one seed; `--fresh` recreates the data set for the first point only.
 pub fn plan(a: &SweepArgs) -> Result<Vec<(u64, RunConfig)>> {
+    let sp = swept(a);
+    plan_values(&base_args(a), sp.param, &sp.values, 0)
+}
+
+/// The arguments every point starts from: the sweep's, with one seed for all points.
+fn base_args(a: &SweepArgs) -> RunArgs {
     let mut base = a.run.clone();
     base.dataset.seed = Some(a.run.dataset.seed.unwrap_or_else(crate::config::rand_seed));
     base.json = false;
-    let p = a.param.param;
-    a.param
-        .values
+    base
+}
+
+/// What is swept: `--param`, or for `--curve` the rate (values found by the first point).
+fn swept(a: &SweepArgs) -> SweepParam {
+    a.param.clone().unwrap_or(SweepParam {
+        param: Param::Rate,
+        values: Vec::new(),
+    })
+}
+
+/// The share of the maximum rate each `--curve` point runs at.
+pub const CURVE_PCT: [u64; 6] = [10, 50, 70, 80, 90, 100];
+
+/// One configuration per value; `first` is the index of the first of them among all points
+/// (only the very first point may recreate the data set).
+fn plan_values(
+    base: &RunArgs,
+    p: Param,
+    values: &[u64],
+    first: usize,
+) -> Result<Vec<(u64, RunConfig)>> {
+    values
         .iter()
         .enumerate()
         .map(|(i, &v)| {
             let mut args = base.clone();
             p.apply(&mut args, v);
-            args.dataset.fresh = base.dataset.fresh && i == 0;
+            args.dataset.fresh = base.dataset.fresh && first + i == 0;
             let cfg = RunConfig::from_args(&args).map_err(|e| match e {
                 Error::Usage(m) => {
                     Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v)))
@@ -248,9 +274,31 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     on_point: &mut dyn FnMut(&RunOutcome),
 ) -> Result<SweepOutcome> {
-    let points = plan(a)?;
+    let sp = swept(a);
+    let base = base_args(a);
+    let mut points = if a.curve {
+        // First the closed-loop maximum, as an ordinary point of its own.
+        let cfg = RunConfig::from_args(&RunArgs {
+            rate: None,
+            ..base.clone()
+        })?;
+        if cfg.test.name() == "job"
+            || !matches!(
+                cfg.test.name(),
+                "read-iops" | "read-mbps" | "write-iops" | "write-mbps"
+            )
+        {
+            return Err(Error::usage(format!(
+                "--curve needs open-loop rates, which classic tests have (read-iops, read-mbps, write-iops, write-mbps), not {}",
+                cfg.test.name()
+            )));
+        }
+        vec![(0, cfg)]
+    } else {
+        plan(a)?
+    };
     let started_at = crate::sys::utc_now_rfc3339();
-    let p = a.param.param;
+    let p = sp.param;
     // The test as the points run it (`job` with --job).
     let test = points.first().map_or("job", |(_, cfg)| cfg.test.name());
     let tail = format!("sweep_{}_{}", test, p.name());
@@ -261,36 +309,59 @@ pub fn run(
         test: test.into(),
         submission: if a.run.sync { "sync" } else { "async" }.into(),
         param: p,
-        values: a.param.values.clone(),
+        values: sp.values.clone(),
         started_at,
         complete: false,
         points: Vec::new(),
     };
     let mut exit = ExitCode::Ok;
-    let n = points.len();
-    for (i, (v, mut cfg)) in points.into_iter().enumerate() {
+    let mut n = if a.curve {
+        1 + CURVE_PCT.len()
+    } else {
+        points.len()
+    };
+    let mut i = 0;
+    while i < points.len() {
+        let (v, mut cfg) = points[i].clone();
         if stop.load(Ordering::Relaxed) {
             exit = ExitCode::Interrupted;
             break;
         }
-        eprintln!(
-            "dbio: sweep point {}/{n}: {}={}",
-            i + 1,
-            p.name(),
+        let curve_max = a.curve && i == 0;
+        let label = if curve_max {
+            "max".to_string()
+        } else {
             p.label(v)
-        );
+        };
+        eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
         let outcome = crate::run::run(&cfg, stop)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
-        result
-            .points
-            .push(SweepPoint::new(v, p.label(v), run_dir, &outcome.result));
+        let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
+        if curve_max {
+            // The rate to load: the main event's requests/s, closed loop.
+            let max = point.iops.round() as u64;
+            point.value = max;
+            let values: Vec<u64> = CURVE_PCT
+                .iter()
+                .map(|pct| (max * pct / 100).max(1))
+                .collect();
+            result.values = std::iter::once(max).chain(values.iter().copied()).collect();
+            if max == 0 {
+                eprintln!("dbio: the closed-loop point measured nothing; no curve");
+            } else {
+                points.extend(plan_values(&base, Param::Rate, &values, 1)?);
+            }
+            n = points.len();
+        }
+        result.points.push(point);
         write_files(&dir, &result)?;
         if outcome.exit != ExitCode::Ok {
             exit = outcome.exit;
             break;
         }
+        i += 1;
     }
     result.complete = result.points.len() == n && result.points.iter().all(|p| !p.partial);
     write_files(&dir, &result)?;
@@ -407,7 +478,7 @@ pub fn table(r: &SweepResult) -> String {
             if p.partial { " (partial)" } else { "" }
         );
     }
-    let missing = r.values.len() - r.points.len();
+    let missing = r.values.len().saturating_sub(r.points.len());
     if missing > 0 {
         let _ = writeln!(
             o,
@@ -435,7 +506,8 @@ mod tests {
             e.contains("sessions, block-size, temp-io, depth, batch"),
             "{e}"
         );
-        assert!(parse_param("rate=100").unwrap_err().contains("open-loop"));
+        let r = parse_param("rate=100,2000").unwrap();
+        assert_eq!((r.param, r.values), (Param::Rate, vec![100, 2000]));
         assert!(parse_param("sessions").is_err());
         assert!(
             parse_param("sessions=0")

@@ -237,8 +237,12 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         temp: cfg.temp.clone(),
         classes: Vec::new(),
     };
+    if !cfg.classes.is_empty() {
+        // Job files, and classic tests at a --rate.
+        return job_plan(cfg, files, file_size, block_size);
+    }
     match cfg.test {
-        Test::Job => return job_plan(cfg, files, file_size, block_size),
+        Test::Job => unreachable!("a job has classes"),
         Test::Redo => {
             plan.events = vec![Event::LogFileSync, Event::LogFileParallelWrite];
             plan.lgwr = true;
