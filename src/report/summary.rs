@@ -48,7 +48,7 @@ pub fn render(r: &RunResult) -> String {
         c.engine,
         c.engine_reason
     );
-    if c.request_bytes > 0 {
+    if c.request_bytes > 0 && r.classes.is_empty() {
         let _ = writeln!(
             o,
             "Request {}{}, seed {}",

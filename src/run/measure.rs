@@ -649,9 +649,14 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
         sh.plan.slot(Event::LogFileParallelWrite),
         &sh.inst.sessions_running,
     );
+    lgwr.stop = Some(sh.stop);
     let outcome = lgwr.run();
     if outcome.is_err() {
         sh.stop.store(true, Ordering::Relaxed);
+    }
+    if lgwr.abandoned {
+        // The kernel may still hold requests of this engine: never tear it down.
+        std::mem::forget(lgwr.engine.take());
     }
     ThreadEnd {
         failure: outcome.err(),

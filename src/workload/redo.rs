@@ -275,6 +275,11 @@ pub struct Lgwr<'a> {
     pub slot: EventSlot,
     pub sessions_running: &'a AtomicUsize,
     pub stats: LgwrStats,
+    /// The run is stopping: a redo write that does not complete within 2 s after this is
+    /// abandoned (a failed log device must not hang dbio).
+    pub stop: Option<&'a AtomicBool>,
+    /// A write was abandoned: its engine must be leaked, not dropped.
+    pub abandoned: bool,
     file: usize,
     file_off: u64,
     completions: Vec<Completion>,
@@ -304,6 +309,8 @@ impl<'a> Lgwr<'a> {
             slot,
             sessions_running,
             stats: LgwrStats::default(),
+            stop: None,
+            abandoned: false,
             file: 0,
             file_off: 0,
             completions: vec![Completion::default(); MAX_PIECES + 1],
@@ -414,7 +421,24 @@ impl<'a> Lgwr<'a> {
                     failure = Some((0, None, Some(format!("submit failed: {e}"))));
                 } else {
                     let mut left = n;
+                    let mut stop_seen: Option<u64> = None;
                     while left > 0 {
+                        if let Some(stop) = self.stop
+                            && stop.load(Relaxed)
+                        {
+                            let now = now_ns();
+                            if now - *stop_seen.get_or_insert(now) > 2_000_000_000 {
+                                self.abandoned = true;
+                                failure = Some((
+                                    0,
+                                    None,
+                                    Some(format!(
+                                        "{left} redo write piece(s) did not complete within 2 s of the stop; abandoned"
+                                    )),
+                                ));
+                                break;
+                            }
+                        }
                         let got = match engine.reap(1, &mut self.completions, REAP_TIMEOUT_MS) {
                             Ok(g) => g,
                             Err(e) => {
