@@ -150,8 +150,15 @@ pub const CLASS_EVENTS: [Event; 6] = [
 
 /// Reads and checks a job file.
 pub fn load(path: &Path) -> Result<Job> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::io("cannot read the job file", path, &e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::usage(format!("--job {}: no such file", path.display()))
+        }
+        std::io::ErrorKind::InvalidData => {
+            Error::usage(format!("--job {}: not a text (UTF-8) file", path.display()))
+        }
+        _ => Error::io("cannot read the job file", path, &e),
+    })?;
     parse(&text, &path.display().to_string())
 }
 

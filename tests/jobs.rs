@@ -274,6 +274,9 @@ fn bad_job_files_name_the_key_and_line() {
     }
     let out = env.output(&["run", "read-iops", "--job", "x.toml"]);
     assert_eq!(out.status.code(), Some(2), "a test and a job file");
+    let out = env.output(&["run", "--job", "missing.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--job missing.toml: no such file"));
 }
 
 #[test]
