@@ -40,6 +40,22 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+impl RunArgs {
+    /// `dbio run TEST` with every other option at its default: the start of each run of a
+    /// command made of runs (matrix, calibrate).
+    pub fn defaults(test: Test) -> RunArgs {
+        #[derive(Parser)]
+        #[command(no_binary_name = true)]
+        struct Defaults {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        Defaults::try_parse_from([test.name()])
+            .expect("dbio run's defaults parse")
+            .run
+    }
+}
+
 impl Cli {
     /// Parses the command line, remembering which `run` options were typed: a job file
     /// fills in only the others.

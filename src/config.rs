@@ -108,6 +108,13 @@ pub struct TempOptions {
     pub temp_io: u64,
 }
 
+impl TempOptions {
+    /// Bytes each session spills (and of its temp file): the spill in whole requests.
+    pub fn spill_bytes(&self) -> u64 {
+        self.spill_size / self.temp_io * self.temp_io
+    }
+}
+
 /// What the data set should look like.
 #[derive(Debug, Clone)]
 pub struct DataSetSpec {
@@ -208,54 +215,32 @@ pub struct RunConfig {
 
 /// Fills the options the user did not type from the job file.
 fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
-    let mut m = a.clone();
     let free = |id: &str| !a.typed.iter().any(|t| t == id);
     if !free("sessions") {
         return Err(Error::usage(
             "--sessions with --job: each class of the job file has its own `sessions`",
         ));
     }
-    if let Some(v) = &j.target
-        && free("target")
-    {
-        m.dataset.target = PathBuf::from(v);
+    /// Sets `slot` to the job file's value, if it has one and the option was not typed.
+    fn fill<T: Clone>(slot: &mut T, value: Option<T>, typed: bool) {
+        if let Some(v) = value.filter(|_| !typed) {
+            *slot = v;
+        }
     }
-    if j.size.is_some() && free("size") {
-        m.dataset.size = j.size;
-    }
-    if let Some(v) = j.block_size
-        && free("block_size")
-    {
-        m.dataset.block_size = v;
-    }
-    if let Some(v) = j.files
-        && free("files")
-    {
-        m.dataset.files = v;
-    }
-    if let Some(v) = j.duration
-        && free("duration")
-    {
-        m.duration = v;
-    }
-    if let Some(v) = j.warmup
-        && free("warmup")
-    {
-        m.warmup = v;
-    }
-    if let Some(v) = j.io_mode
-        && free("io_mode")
-    {
-        m.io_mode = v;
-    }
-    if let Some(v) = j.engine
-        && free("engine")
-    {
-        m.engine = v;
-    }
-    if j.seed.is_some() && free("seed") {
-        m.dataset.seed = j.seed;
-    }
+    let mut m = a.clone();
+    fill(
+        &mut m.dataset.target,
+        j.target.as_ref().map(PathBuf::from),
+        !free("target"),
+    );
+    fill(&mut m.dataset.size, j.size.map(Some), !free("size"));
+    fill(&mut m.dataset.block_size, j.block_size, !free("block_size"));
+    fill(&mut m.dataset.files, j.files, !free("files"));
+    fill(&mut m.duration, j.duration, !free("duration"));
+    fill(&mut m.warmup, j.warmup, !free("warmup"));
+    fill(&mut m.io_mode, j.io_mode, !free("io_mode"));
+    fill(&mut m.engine, j.engine, !free("engine"));
+    fill(&mut m.dataset.seed, j.seed.map(Some), !free("seed"));
     m.sessions = j
         .classes
         .iter()

@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::{Cli, Command, DataSetArgs};
+use crate::cli::{DataSetArgs, RunArgs};
 use crate::config::{RunConfig, Submission};
 use crate::error::{Error, ExitCode, Result};
 use crate::job::{ClassSpec, Limits};
@@ -229,12 +229,7 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
 
 /// A run configuration for one point, from `dbio run`'s defaults and the matrix options.
 fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<RunConfig> {
-    let Command::Run(mut run) = Cli::parse_with_sources(["dbio", "run", "read-iops"])
-        .expect("defaults parse")
-        .command
-    else {
-        unreachable!("a run command");
-    };
+    let mut run = RunArgs::defaults(Test::ReadIops);
     run.dataset = a.dataset.clone();
     run.duration = a.point_duration;
     run.warmup = a.warmup;
@@ -258,15 +253,13 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             size_label(a.dataset.block_size)
         )));
     }
-    let stamp = crate::sys::utc_now_rfc3339().replace(['-', ':'], "");
-    let dir = a.out.join(format!(
-        "{}_matrix_{}_{}_{}",
-        stamp.trim_end_matches('Z'),
+    let tail = format!(
+        "matrix_{}_{}_{}",
         format!("{:?}", a.shape).to_lowercase(),
         size_label(a.small_size),
         size_label(a.large_size)
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, &e))?;
+    );
+    let dir = crate::report::create_run_dir(&a.out, &crate::sys::utc_now_rfc3339(), &tail)?;
     let points_dir = dir.join("points");
     let grid = grid(a);
     eprintln!(

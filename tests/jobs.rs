@@ -129,15 +129,10 @@ min_iops = 95
 
 #[test]
 fn open_loop_classes_achieve_their_rates() {
-    if !std::path::Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm");
+    let Some(dir) = crate::util::shm_dir() else {
         return;
-    }
+    };
     let env = Env::new();
-    let dir = tempfile::Builder::new()
-        .prefix("dbio-test-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
     let job = write_job(&env, "two.toml", TWO_RATES);
     let target = dir.path().join("ds").display().to_string();
     let r = env.json(&[
@@ -389,15 +384,10 @@ fn a_classic_test_at_a_rate_runs_open_loop() {
 
 #[test]
 fn a_curve_loads_the_storage_at_shares_of_its_maximum() {
-    if !std::path::Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm");
+    let Some(dir) = crate::util::shm_dir() else {
         return;
-    }
+    };
     let env = Env::new();
-    let dir = tempfile::Builder::new()
-        .prefix("dbio-test-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
     let target = dir.path().join("ds").display().to_string();
     let s = env.json(&[
         "sweep",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{Env, f, files_under};
+use crate::util::{Env, f, files_under, shm_dir};
 
 /// The one directory under `<env>/dbio-runs` whose name contains `what`.
 fn only_dir(env: &Env, what: &str) -> PathBuf {
@@ -136,21 +136,6 @@ fn sweep_rejects_unknown_parameters_and_bad_values() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(!env.join("dbio-runs").exists(), "nothing ran");
-}
-
-/// A data set directory on /dev/shm (tmpfs) for this test, removed with it; `None` (the test
-/// is skipped) where there is no /dev/shm.
-fn shm_dir() -> Option<tempfile::TempDir> {
-    if !Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm");
-        return None;
-    }
-    Some(
-        tempfile::Builder::new()
-            .prefix("dbio-test-")
-            .tempdir_in("/dev/shm")
-            .expect("temp dir in /dev/shm"),
-    )
 }
 
 fn calibrate(env: &Env, target: &Path, extra: &[&str]) -> Value {

@@ -305,3 +305,18 @@ impl Drop for Loop {
         sh("losetup", &["-d", self.path()]);
     }
 }
+
+/// A data set directory on /dev/shm (tmpfs) for this test, removed with it; `None` (the test
+/// is skipped) where there is no /dev/shm.
+pub fn shm_dir() -> Option<tempfile::TempDir> {
+    if !std::path::Path::new("/dev/shm").is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return None;
+    }
+    Some(
+        tempfile::Builder::new()
+            .prefix("dbio-test-")
+            .tempdir_in("/dev/shm")
+            .expect("temp dir in /dev/shm"),
+    )
+}

@@ -539,6 +539,31 @@ fn buckets(counts: &Counts) -> Vec<BucketJson> {
         .collect()
 }
 
+impl RunResult {
+    /// The events, most wait time first: the order of Top Timed Events.
+    pub fn events_by_wait_time(&self) -> Vec<&EventResult> {
+        let mut v: Vec<&EventResult> = self.events.iter().collect();
+        v.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
+        v
+    }
+
+    /// The event sessions waited on most (top of Top Timed Events).
+    pub fn main_event(&self) -> Option<&EventResult> {
+        self.events
+            .iter()
+            .max_by(|a, b| a.wait_time_s.total_cmp(&b.wait_time_s))
+    }
+
+    /// Events whose waits each cover several requests (asynchronous ones): they get a
+    /// per-wait latency table of their own.
+    pub fn events_waiting_apart(&self) -> Vec<&EventResult> {
+        self.events
+            .iter()
+            .filter(|e| e.waits != e.requests && e.waits > 0)
+            .collect()
+    }
+}
+
 impl Totals {
     /// Totals of the I/O events (commits and free buffer waits are not I/O requests).
     pub fn from_events(events: &[(crate::workload::Event, &EventResult)], seconds: f64) -> Totals {

@@ -216,11 +216,7 @@ pub fn render(r: &RunResult) -> String {
             .iter()
             .map(|e| (e.name.as_str(), &e.latency_us, e.requests)),
     );
-    let async_waits: Vec<&EventResult> = r
-        .events
-        .iter()
-        .filter(|e| e.waits != e.requests && e.waits > 0)
-        .collect();
+    let async_waits = r.events_waiting_apart();
     if !async_waits.is_empty() {
         let _ = writeln!(o, "\nLatency per wait (µs)");
         latency_table(
@@ -381,8 +377,7 @@ impl<'a> DbTime<'a> {
 /// state's share of the samples (so the column sums to 100 %); ON CPU is a row of its own.
 /// Without ASH (an old result): % of session time.
 fn top_timed_events(o: &mut String, r: &RunResult) {
-    let mut by_time: Vec<&EventResult> = r.events.iter().collect();
-    by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
+    let by_time = r.events_by_wait_time();
     let avg_ms = |e: &EventResult| {
         if e.waits > 0 {
             e.wait_time_s * 1000.0 / e.waits as f64

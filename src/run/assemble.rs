@@ -24,9 +24,11 @@ pub struct Inputs<'a> {
     pub align: &'a DioAlignment,
     pub buffer_align: usize,
     pub m: &'a Measurement,
-    /// Blocks loaded into the buffer cache before the run, and the seconds it took.
-    pub warmed: Option<(u64, f64)>,
+    /// Blocks loaded into the buffer cache before the run.
+    pub warmed: Option<u64>,
     pub cache_buffers: Option<usize>,
+    /// The data set is in memory (tmpfs, ramfs), as the storage map found.
+    pub memory_backed: bool,
     pub started_at: String,
 }
 
@@ -62,20 +64,6 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
         f.expected,
         f.offset
     )
-}
-
-fn is_memory_backed(ds: &DataSet) -> bool {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let Ok(c) = std::ffi::CString::new(ds.path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    // SAFETY: zeroed statfs is valid; statfs fills it.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        return false;
-    }
-    matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC)
 }
 
 /// The ASH history as result.json shows it: per second, average active sessions per state.
@@ -284,7 +272,7 @@ fn oltp_json(i: &Inputs) -> rj::OltpJson {
         writers: i.plan.dbwr,
         think: i.cfg.redo.think.map(|t| t.label()),
         cache_buffers: i.cache_buffers,
-        cache_loaded_blocks: i.warmed.map(|w| w.0),
+        cache_loaded_blocks: i.warmed,
         transactions: db.transactions,
         commits: db.commits,
         logical_reads: db.logical_reads,
@@ -337,7 +325,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
                     "Linux AIO performs buffered I/O inside io_submit; use --io-mode setall (O_DIRECT) for asynchronous I/O"
                 } else if !i.data_flags.direct {
                     "buffered I/O is served from the page cache inside the submit call; use --io-mode setall (O_DIRECT) to measure the storage"
-                } else if is_memory_backed(ds) {
+                } else if i.memory_backed {
                     "the target is in memory (tmpfs), where requests complete inside the submit call"
                 } else {
                     "the file system or device completed the requests inside the submit call"
@@ -393,10 +381,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     }
     let size_bytes = match cfg.test {
         Test::Redo => u64::from(cfg.redo.files) * cfg.redo.file_size,
-        Test::Temp => {
-            cfg.sessions as u64
-                * crate::workload::temp::temp_file_size(cfg.temp.spill_size, cfg.temp.temp_io)
-        }
+        Test::Temp => cfg.sessions as u64 * cfg.temp.spill_bytes(),
         _ => ds.size_bytes(),
     };
     RunResult {
@@ -484,10 +469,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         classes: classes_json(plan, &events, m),
         verdict: verdict_json(plan, &events),
         temp: (cfg.test == Test::Temp).then(|| rj::TempJson {
-            spill_size_bytes: crate::workload::temp::temp_file_size(
-                cfg.temp.spill_size,
-                cfg.temp.temp_io,
-            ),
+            spill_size_bytes: cfg.temp.spill_bytes(),
             temp_io_bytes: cfg.temp.temp_io,
         }),
         events,

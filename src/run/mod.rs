@@ -136,7 +136,7 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
         dsync: true,
     };
     let temp = if cfg.test == Test::Temp {
-        let size = workload::temp::temp_file_size(cfg.temp.spill_size, cfg.temp.temp_io);
+        let size = cfg.temp.spill_bytes();
         ds.create_temp_files(cfg.sessions, size, data_flags)?
     } else {
         Vec::new()
@@ -234,10 +234,9 @@ fn run_on(
                     crate::error::io_advice(&e)
                 ))
             })?;
-        warmed = Some((blocks, t0.elapsed().as_secs_f64()));
+        warmed = Some(blocks);
         eprintln!(
-            "dbio: buffer cache loaded with {} blocks in {:.1} s",
-            blocks,
+            "dbio: buffer cache loaded with {blocks} blocks in {:.1} s",
             t0.elapsed().as_secs_f64()
         );
     }
@@ -278,6 +277,7 @@ fn run_on(
         m: &m,
         warmed,
         cache_buffers: inst.cache.as_ref().map(BufferCache::buffers),
+        memory_backed: survey.0.memory_backed,
         started_at,
     });
     let directions = plan

@@ -16,7 +16,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
-use crate::report::result::EventResult;
 use schema::{MIGRATIONS, MigrateError, Migration};
 
 /// How long a writer waits for another dbio process to finish its write.
@@ -166,7 +165,7 @@ impl Store {
 
     fn insert(&mut self, r: &RunResult, json: &str, run_dir: &Path) -> rusqlite::Result<i64> {
         let c = &r.config;
-        let main = main_event(r);
+        let main = r.main_event();
         // Immediate: take the write lock up front, so a busy database is waited for
         // (busy_timeout) instead of failing when a read would have to become a write.
         let tx = self
@@ -349,14 +348,6 @@ impl Store {
             ))
         })
     }
-}
-
-/// The run's headline event: the one sessions spent the most time waiting on, as at the
-/// top of the summary's Top Timed Events.
-pub fn main_event(r: &RunResult) -> Option<&EventResult> {
-    r.events
-        .iter()
-        .max_by(|a, b| a.wait_time_s.total_cmp(&b.wait_time_s))
 }
 
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {

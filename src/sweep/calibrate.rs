@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::Parser;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{CalibrateArgs, RunArgs};
@@ -37,6 +36,27 @@ const RISE: f64 = 0.05;
 /// A walk stops when this many points in a row did not rise by more than [`RISE`]: one
 /// flat point on a noisy device is not yet the top.
 const FLAT_POINTS: u32 = 2;
+
+/// Whether a walked figure has stopped rising: `FLAT_POINTS` points in a row gained no
+/// more than `RISE` over the best so far.
+#[derive(Default)]
+struct Plateau {
+    best: f64,
+    flat: u32,
+}
+
+impl Plateau {
+    /// Takes the next point's figure; true once the walk has flattened out.
+    fn reached(&mut self, value: f64) -> bool {
+        self.flat = if self.best > 0.0 && value <= self.best * (1.0 + RISE) {
+            self.flat + 1
+        } else {
+            0
+        };
+        self.best = self.best.max(value);
+        self.flat == FLAT_POINTS
+    }
+}
 /// Large reads are 1 MiB each: more outstanding than this only fills memory.
 const LARGE_OUTSTANDING_CAP: u32 = 256;
 
@@ -192,15 +212,6 @@ pub struct CalibrateOutcome {
     pub exit: ExitCode,
 }
 
-/// `dbio run`'s defaults for `test`, so calibration points differ from a plain run only
-/// where calibrate says so.
-#[derive(Parser)]
-#[command(no_binary_name = true)]
-struct Defaults {
-    #[command(flatten)]
-    run: RunArgs,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     SmallReads,
@@ -296,9 +307,8 @@ impl Calibrator<'_> {
             Kind::SmallReads => Test::ReadIops,
             Kind::LargeReads | Kind::SingleSession => Test::ReadMbps,
         };
-        let mut r = Defaults::try_parse_from([test.name()])
-            .map_err(|e| Error::other(format!("default run options: {e}")))?
-            .run;
+        // `dbio run`'s defaults: points differ from a plain run only where calibrate says so.
+        let mut r = RunArgs::defaults(test);
         r.dataset = self.a.dataset.clone();
         r.dataset.seed = Some(self.seed);
         r.dataset.fresh = self.fresh;
@@ -345,7 +355,7 @@ impl Calibrator<'_> {
             self.exit = outcome.exit;
         }
         let r = &outcome.result;
-        let main = crate::store::main_event(r);
+        let main = r.main_event();
         let latency_us = main.map(|e| e.latency_us).unwrap_or_default();
         let p = CurvePoint {
             outstanding: sessions * per_session,
@@ -394,8 +404,7 @@ impl Calibrator<'_> {
     fn walk_small_reads(&mut self) -> Result<()> {
         let limit = self.a.max_latency;
         let mut outstanding = 1u32;
-        let mut best = 0.0f64;
-        let mut flat = 0;
+        let mut plateau = Plateau::default();
         let mut crossed = false;
         let because = loop {
             let Some(p) = self.point(Kind::SmallReads, outstanding)? else {
@@ -413,13 +422,7 @@ impl Calibrator<'_> {
                     limit.label()
                 );
             }
-            flat = if best > 0.0 && p.iops <= best * (1.0 + RISE) {
-                flat + 1
-            } else {
-                0
-            };
-            best = best.max(p.iops);
-            if flat == FLAT_POINTS {
+            if plateau.reached(p.iops) {
                 break format!(
                     "IOPS rose by no more than {:.0} % over the last {FLAT_POINTS} points",
                     RISE * 100.0
@@ -459,8 +462,7 @@ impl Calibrator<'_> {
     fn walk_large_reads(&mut self) -> Result<()> {
         let cap = self.a.max_outstanding.min(LARGE_OUTSTANDING_CAP);
         let mut outstanding = 1u32;
-        let mut best = 0.0f64;
-        let mut flat = 0;
+        let mut plateau = Plateau::default();
         let because = loop {
             let Some(p) = self.point(Kind::LargeReads, outstanding)? else {
                 break self.interrupted();
@@ -468,13 +470,7 @@ impl Calibrator<'_> {
             if self.stopped() {
                 break self.interrupted();
             }
-            flat = if best > 0.0 && p.mib_per_s <= best * (1.0 + RISE) {
-                flat + 1
-            } else {
-                0
-            };
-            best = best.max(p.mib_per_s);
-            if flat == FLAT_POINTS {
+            if plateau.reached(p.mib_per_s) {
                 break format!(
                     "MiB/s rose by no more than {:.0} % over the last {FLAT_POINTS} points",
                     RISE * 100.0

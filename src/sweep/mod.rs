@@ -174,7 +174,7 @@ pub struct SweepPoint {
 
 impl SweepPoint {
     fn new(value: u64, label: String, run_dir: String, r: &RunResult) -> SweepPoint {
-        let main = crate::store::main_event(r);
+        let main = r.main_event();
         SweepPoint {
             value,
             label,

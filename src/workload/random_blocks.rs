@@ -129,38 +129,22 @@ pub fn submit_and_wait(
             }
         };
         for c in &comps[..got] {
-            let (file, offset) = targets[c.tag as usize];
-            if c.result == bytes as i64 {
-                let good = s.verify.is_none() || {
-                    let tag = c.tag as usize;
-                    let before = s.verify.as_ref().map(|v| v.before[tag]);
-                    let buf = reqs[tag].buf;
-                    // SAFETY: the request completed in full into its own buffer.
-                    let r = unsafe {
-                        s.verify_completed(slot, op, buf, bytes as usize, file, offset, before)
-                    };
-                    match r {
-                        Ok(good) => good,
-                        Err(f) => {
-                            outcome = outcome.and(Err(f));
-                            false
-                        }
-                    }
-                };
-                if good {
-                    s.rec
-                        .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
-                }
-            } else {
-                s.rec.error(slot);
-                if op == Op::Write {
-                    s.verify_write_failed(file, offset, bytes);
-                }
-                if outcome.is_ok() {
-                    let f = s.failure(op, file, offset, bytes, Some(c.result), None);
-                    outcome = s.on_error(f);
-                }
-            }
+            let tag = c.tag as usize;
+            let before = s.verify.as_ref().map(|v| v.before[tag]);
+            // SAFETY: a completed request's buffer holds what it transferred.
+            unsafe {
+                s.settle(
+                    slot,
+                    op,
+                    c,
+                    targets[tag],
+                    reqs[tag].buf,
+                    bytes,
+                    before,
+                    sched,
+                    &mut outcome,
+                )
+            };
             last = last.max(c.done_ns);
         }
         left -= got;

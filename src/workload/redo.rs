@@ -189,7 +189,7 @@ pub fn commit_loop(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     let mut now = now_ns();
     while !s.should_stop(now) {
         let size = plan.redo.per_commit.pick(&mut s.rng) as usize;
-        let end = generate(s, size);
+        let end = generate_at(s, 0, size);
         if let Some(think) = plan.redo.think {
             super::think(s, think);
         }
@@ -199,13 +199,8 @@ pub fn commit_loop(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     Ok(())
 }
 
-/// Copies `size` bytes of the session's redo (the start of its buffer) into the log buffer;
-/// returns the redo offset its commit waits for.
-pub fn generate(s: &mut Session, size: usize) -> u64 {
-    generate_at(s, 0, size)
-}
-
-/// Like [`generate`], with the session's redo at byte `at` of its buffer.
+/// Copies `size` bytes of the session's redo (at byte `at` of its buffer) into the log
+/// buffer; returns the redo offset its commit waits for.
 pub fn generate_at(s: &mut Session, at: usize, size: usize) -> u64 {
     let log = s.inst.redo.as_ref().expect("test has a log buffer");
     s.stamp(at, size);

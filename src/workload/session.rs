@@ -270,6 +270,56 @@ impl Session<'_> {
         }
     }
 
+    /// Settles one completion of an engine request of `bytes` to `target` (file, offset)
+    /// through `buf`: a full transfer is checked (`--verify`) and recorded — from `sched` in
+    /// an open loop — a short or failed one is counted as an error of event `slot`. The first
+    /// failure that stops the session is kept in `outcome`.
+    ///
+    /// # Safety
+    /// For a read, `buf` must point to the `bytes` the completed request filled.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub unsafe fn settle(
+        &mut self,
+        slot: usize,
+        op: Op,
+        c: &Completion,
+        (file, offset): (usize, u64),
+        buf: *const u8,
+        bytes: u64,
+        before: Option<u32>,
+        sched: Option<u64>,
+        outcome: &mut Result<(), IoFailure>,
+    ) {
+        if c.result == bytes as i64 {
+            // SAFETY: passed on from the caller.
+            let good = match unsafe {
+                self.verify_completed(slot, op, buf, bytes as usize, file, offset, before)
+            } {
+                Ok(good) => good,
+                Err(f) => {
+                    if outcome.is_ok() {
+                        *outcome = Err(f);
+                    }
+                    false
+                }
+            };
+            if good {
+                self.rec
+                    .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
+            }
+        } else {
+            self.rec.error(slot);
+            if op == Op::Write {
+                self.verify_write_failed(file, offset, bytes);
+            }
+            if outcome.is_ok() {
+                let f = self.failure(op, file, offset, bytes, Some(c.result), None);
+                *outcome = self.on_error(f);
+            }
+        }
+    }
+
     /// `--verify`: checks the blocks a vectored read put into `iov` (one block each).
     #[inline(never)]
     pub fn verify_read_iov(

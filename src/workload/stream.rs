@@ -128,37 +128,23 @@ pub fn pump(
         };
         let mut last = t0;
         for c in &comps[..got] {
-            let (file, offset) = targets[c.tag as usize];
-            if c.result == bytes as i64 {
-                let good = s.verify.is_none() || {
-                    let buf = s.buf_at(c.tag as usize * bytes as usize);
-                    // No test writes blocks a stream reads while it reads them: no race.
-                    // SAFETY: the request completed in full into its buffer slot.
-                    let r = unsafe {
-                        s.verify_completed(slot, op, buf, bytes as usize, file, offset, None)
-                    };
-                    match r {
-                        Ok(good) => good,
-                        Err(f) => {
-                            outcome = outcome.and(Err(f));
-                            false
-                        }
-                    }
-                };
-                if good {
-                    s.rec
-                        .request_from(slot, scheds[c.tag as usize], c.start_ns, c.done_ns, bytes);
-                }
-            } else {
-                s.rec.error(slot);
-                if op == Op::Write {
-                    s.verify_write_failed(file, offset, bytes);
-                }
-                if outcome.is_ok() {
-                    let f = s.failure(op, file, offset, bytes, Some(c.result), None);
-                    outcome = s.on_error(f);
-                }
-            }
+            let tag = c.tag as usize;
+            let buf = s.buf_at(tag * bytes as usize);
+            // No test writes blocks a stream reads while it reads them: no race to check.
+            // SAFETY: a completed request's buffer slot holds what it transferred.
+            unsafe {
+                s.settle(
+                    slot,
+                    op,
+                    c,
+                    targets[tag],
+                    buf,
+                    bytes,
+                    None,
+                    scheds[tag],
+                    &mut outcome,
+                )
+            };
             free.push(c.tag as usize);
             last = last.max(c.done_ns);
         }

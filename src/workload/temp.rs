@@ -35,8 +35,3 @@ pub fn spills(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
         }
     }
 }
-
-/// Bytes of each session's temp file: the spill, in whole requests.
-pub fn temp_file_size(plan_spill: u64, temp_io: u64) -> u64 {
-    plan_spill / temp_io * temp_io
-}

@@ -13,7 +13,7 @@ pub use compare::compare_html;
 
 use self::chart::{Bars, Layer, Line, Measure, Reference};
 use super::export::second_length_s;
-use super::result::{EventResult, LatencyJson, OsJson, RunResult};
+use super::result::{LatencyJson, OsJson, RunResult};
 pub(crate) use super::summary::thousands;
 use crate::units::{human_bytes, size_label};
 
@@ -223,9 +223,7 @@ fn top_timed_events(o: &mut String, r: &RunResult) {
             "% Session time"
         }
     );
-    let mut by_time: Vec<&EventResult> = r.events.iter().collect();
-    by_time.sort_by(|a, b| b.wait_time_s.total_cmp(&a.wait_time_s));
-    for e in by_time {
+    for e in r.events_by_wait_time() {
         let avg_ms = ratio(e.wait_time_s * 1000.0, e.waits as f64);
         let pct = match &db {
             Some(db) => db.pct(&e.name),
@@ -298,11 +296,7 @@ fn percentiles(o: &mut String, r: &RunResult) {
             .iter()
             .map(|e| (e.name.as_str(), &e.latency_us, e.requests)),
     );
-    let waits: Vec<&EventResult> = r
-        .events
-        .iter()
-        .filter(|e| e.waits != e.requests && e.waits > 0)
-        .collect();
+    let waits = r.events_waiting_apart();
     if !waits.is_empty() {
         o.push_str(
             "<h3>Per wait (µs)</h3><p class=\"note\">A wait is one period a session was \
