@@ -129,19 +129,25 @@ impl Store {
         let mut conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| sqlite_error(path, e))?;
-        // WAL: readers never block the writer and a crash mid-write cannot corrupt the file.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| sqlite_error(path, e))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::other(format!(
-                "results store {}: cannot switch to WAL mode (got {mode})",
-                path.display()
-            )));
+        // Several dbio processes opening a new store at once: switching it to WAL can be
+        // refused as busy without SQLite waiting for the lock, so try again until the busy
+        // timeout has passed.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match prepare(&mut conn, steps) {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(migrate_error(path, e)),
+                Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
+                    return Err(Error::other(format!(
+                        "results store {}: cannot switch to WAL mode (got {mode})",
+                        path.display()
+                    )));
+                }
+                Ok(_) => break,
+            }
         }
-        conn.execute_batch("PRAGMA foreign_keys = ON")
-            .map_err(|e| sqlite_error(path, e))?;
-        schema::migrate(&mut conn, steps).map_err(|e| migrate_error(path, e))?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -352,6 +358,23 @@ impl Store {
 
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
     Error::other(format!("results store {}: {e}", path.display()))
+}
+
+/// Sets the store's connection up: WAL (readers never block the writer and a crash
+/// mid-write cannot corrupt the file), foreign keys, migrations. Returns the journal mode.
+fn prepare(
+    conn: &mut Connection,
+    steps: &[Migration],
+) -> std::result::Result<String, MigrateError> {
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    schema::migrate(conn, steps)?;
+    Ok(mode)
+}
+
+/// SQLite said "database is locked".
+fn is_busy(e: &MigrateError) -> bool {
+    matches!(e, MigrateError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::DatabaseBusy)
 }
 
 fn migrate_error(path: &Path, e: MigrateError) -> Error {

@@ -131,7 +131,12 @@ pub enum MigrateError {
 /// second finds nothing left to do.
 pub fn migrate(conn: &mut Connection, steps: &[Migration]) -> Result<u32, MigrateError> {
     let known = steps.last().map_or(0, |m| m.version);
-    if check(conn, known)? == known {
+    // One snapshot for the version, the application id and the tables: read one by one,
+    // another process's migration could land in between and make the store look foreign.
+    let read = conn.transaction()?;
+    let current = check(&read, known)?;
+    read.commit()?;
+    if current == known {
         return Ok(known);
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
