@@ -56,6 +56,26 @@ impl RunArgs {
     }
 }
 
+impl RunArgs {
+    /// The defaults with one option set as typed (`flag value`, or a switch when `value` is
+    /// `None`): how a job file's option is checked by the very parser of the command line.
+    /// The error is clap's message without its `error:` prefix.
+    pub fn parse_option(flag: &str, value: Option<&str>) -> Result<RunArgs, String> {
+        #[derive(Parser)]
+        #[command(no_binary_name = true)]
+        struct One {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let mut argv = vec![Test::ReadIops.name(), flag];
+        argv.extend(value);
+        One::try_parse_from(argv).map(|o| o.run).map_err(|e| {
+            let line = one_line_error(&e);
+            line.trim_start_matches("error: ").to_string()
+        })
+    }
+}
+
 impl Cli {
     /// Parses the command line, remembering which `run` options were typed: a job file
     /// fills in only the others.
@@ -467,7 +487,7 @@ pub(crate) fn parse_block_size_arg(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-fn parse_redo_block(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_redo_block(s: &str) -> Result<u64, String> {
     match units::parse_size(s)? {
         v @ (512 | 4096) => Ok(v),
         _ => Err("must be 512 or 4K".into()),

@@ -216,7 +216,7 @@ pub struct RunConfig {
 /// Fills the options the user did not type from the job file.
 fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
     let free = |id: &str| !a.typed.iter().any(|t| t == id);
-    if !free("sessions") {
+    if j.test.is_none() && !free("sessions") {
         return Err(Error::usage(
             "--sessions with --job: each class of the job file has its own `sessions`",
         ));
@@ -241,40 +241,91 @@ fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
     fill(&mut m.io_mode, j.io_mode, !free("io_mode"));
     fill(&mut m.engine, j.engine, !free("engine"));
     fill(&mut m.dataset.seed, j.seed.map(Some), !free("seed"));
-    m.sessions = j
-        .classes
-        .iter()
-        .map(|c| c.sessions as u32)
-        .sum::<u32>()
-        .max(1);
+    for o in &j.options {
+        // --sync and --async are one choice: either typed keeps the job file's off.
+        let typed = !free(o.id) || (o.id == "sync" && !free("async_"));
+        if !typed {
+            o.apply(&mut m);
+        }
+    }
+    if j.test.is_none() {
+        m.sessions = j
+            .classes
+            .iter()
+            .map(|c| c.sessions as u32)
+            .sum::<u32>()
+            .max(1);
+    }
     Ok(m)
 }
 
-/// Checks each class against the data set: request sizes that fit, multiblock requests in
-/// whole blocks.
-fn check_classes(classes: &[crate::job::ClassSpec], d: &DataSetSpec) -> Result<()> {
+/// Checks each class against the data set and the redo logs: request sizes that fit,
+/// multiblock requests (and mixes of sizes) in whole blocks, spills that hold a request.
+fn check_classes(
+    classes: &mut [crate::job::ClassSpec],
+    d: &DataSetSpec,
+    redo: &RedoOptions,
+    temp: &TempOptions,
+) -> Result<()> {
+    use crate::units::size_label;
     use crate::workload::Event;
     for c in classes {
+        if crate::job::is_temp(c.event) {
+            let spill = c.spill.unwrap_or(temp.spill_size);
+            let io = c.sizes.max();
+            if spill < io {
+                return Err(Error::usage(format!(
+                    "class '{}': the spill ({}, temp.spill_size or the class's `spill`) is smaller than one request ({})",
+                    c.name,
+                    size_label(spill),
+                    size_label(io)
+                )));
+            }
+            // Whole requests of the largest size, as the temp test does.
+            c.spill = Some(spill / io * io);
+            continue;
+        }
+        if c.event == Event::LogFileParallelWrite {
+            let most = c.sizes.max().div_ceil(redo.block) * redo.block;
+            if most > redo.file_size {
+                return Err(Error::usage(format!(
+                    "class '{}': a redo write of {} does not fit in a redo log file of {} (redo.file_size)",
+                    c.name,
+                    size_label(most),
+                    size_label(redo.file_size)
+                )));
+            }
+            continue;
+        }
+        if c.event == Event::LogFileSync {
+            continue;
+        }
         let multiblock = matches!(
             c.event,
             Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite
         );
-        if c.size < 512 || c.size % 512 != 0 || c.size > d.file_size() || c.size > 64 << 20 {
-            return Err(Error::usage(format!(
-                "class '{}': size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
-                c.name,
-                crate::units::size_label(c.size),
-                crate::units::size_label(d.file_size())
-            )));
-        }
-        if multiblock && c.size % d.block_size != 0 {
-            return Err(Error::usage(format!(
-                "class '{}': \"{}\" reads or writes whole blocks: size {} is not a multiple of the block size {}",
-                c.name,
-                c.event.name(),
-                crate::units::size_label(c.size),
-                crate::units::size_label(d.block_size)
-            )));
+        for size in c.sizes.sizes() {
+            if size < 512 || size % 512 != 0 || size > d.file_size() {
+                return Err(Error::usage(format!(
+                    "class '{}': size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
+                    c.name,
+                    size_label(size),
+                    size_label(d.file_size())
+                )));
+            }
+            if (multiblock || !c.sizes.is_fixed()) && size % d.block_size != 0 {
+                let why = if multiblock {
+                    format!("\"{}\" reads or writes whole blocks", c.event.name())
+                } else {
+                    "weighted sizes are whole blocks".to_string()
+                };
+                return Err(Error::usage(format!(
+                    "class '{}': {why}: size {} is not a multiple of the block size {}",
+                    c.name,
+                    size_label(size),
+                    size_label(d.block_size)
+                )));
+            }
         }
     }
     Ok(())
@@ -292,7 +343,7 @@ impl RunConfig {
             None => a,
         };
         let test = match (a.test, &job) {
-            (_, Some(_)) => Test::Job,
+            (_, Some(j)) => j.test.unwrap_or(Test::Job),
             (Some(t), None) => t,
             (None, None) => {
                 return Err(Error::usage(
@@ -301,9 +352,6 @@ impl RunConfig {
             }
         };
         let dataset = DataSetSpec::from_args(&a.dataset)?;
-        if let Some(j) = &job {
-            check_classes(&j.classes, &dataset)?;
-        }
         let bs = dataset.block_size;
         let mbrc = match a.mbrc {
             Some(m) => m as usize,
@@ -431,6 +479,20 @@ impl RunConfig {
                 crate::units::size_label(temp.temp_io)
             )));
         }
+        let mut classes = job.as_ref().map(|j| j.classes.clone()).unwrap_or_default();
+        check_classes(&mut classes, &dataset, &redo, &temp)?;
+        if let Some(most) = classes
+            .iter()
+            .filter(|c| c.event == crate::workload::Event::LogFileSync)
+            .map(|c| c.sizes.max())
+            .max()
+            && most > 64 << 20
+        {
+            return Err(Error::usage(format!(
+                "a \"log file sync\" class's redo per commit ({}) is above 64M",
+                crate::units::size_label(most)
+            )));
+        }
         let mut cfg = RunConfig {
             test,
             dataset,
@@ -459,10 +521,29 @@ impl RunConfig {
             redo,
             oltp,
             temp,
-            classes: job.as_ref().map(|j| j.classes.clone()).unwrap_or_default(),
+            classes,
             job: job.map(|j| j.json),
             save_job: a.save_job.clone(),
         };
+        if cfg.dataset.verify && cfg.test == Test::Job && cfg.writes_data() {
+            let reader = cfg
+                .classes
+                .iter()
+                .find(|c| c.event.reads() && !crate::job::is_temp(c.event));
+            let writer = cfg.classes.iter().find(|c| {
+                matches!(
+                    c.event,
+                    crate::workload::Event::DbFileParallelWrite
+                        | crate::workload::Event::DirectPathWrite
+                )
+            });
+            if let (Some(r), Some(w)) = (reader, writer) {
+                return Err(Error::usage(format!(
+                    "--verify: class '{}' reads data blocks while class '{}' writes them, and a read that races a write cannot be told from a lost write; verify the writes and the reads in separate jobs (the data set keeps its write sequences between runs)",
+                    r.name, w.name
+                )));
+            }
+        }
         if let Some(rate) = a.rate {
             if cfg.job.is_some() {
                 return Err(Error::usage(
@@ -475,13 +556,81 @@ impl RunConfig {
                 ));
             }
             // A classic test at a rate is its one class, run open loop.
-            let mut class = crate::job::classic_class(&cfg)
-                .map_err(|e| Error::usage(format!("--rate: {e}")))?;
+            let Some(mut class) = crate::job::classic_class(&cfg) else {
+                return Err(Error::usage(format!(
+                    "--rate: the {} test's sessions do not issue one kind of request on a schedule; --rate takes read-iops, read-mbps, write-iops, write-mbps and redo (commits per second)",
+                    cfg.test.name()
+                )));
+            };
             class.rate = Some(rate);
             class.poisson = a.arrival == crate::cli::Arrival::Poisson;
             cfg.classes = vec![class];
         }
         Ok(cfg)
+    }
+
+    /// The events of the run's classes (job files, --rate); empty for a classic test.
+    fn class_events(&self) -> impl Iterator<Item = crate::workload::Event> + '_ {
+        self.classes.iter().map(|c| c.event)
+    }
+
+    /// Whether the run reads or writes the data files.
+    pub fn uses_data_files(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test.uses_data_files();
+        }
+        self.class_events().any(|e| {
+            !crate::job::is_temp(e)
+                && !matches!(
+                    e,
+                    crate::workload::Event::LogFileSync
+                        | crate::workload::Event::LogFileParallelWrite
+                )
+        })
+    }
+
+    /// Whether the run writes redo log files.
+    pub fn uses_redo(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test.uses_redo();
+        }
+        self.class_events().any(|e| {
+            matches!(
+                e,
+                crate::workload::Event::LogFileSync | crate::workload::Event::LogFileParallelWrite
+            )
+        })
+    }
+
+    /// Whether the run spills to temp files.
+    pub fn uses_temp(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test == Test::Temp;
+        }
+        self.class_events().any(crate::job::is_temp)
+    }
+
+    /// Whether the run writes anything (data, redo or temp files), and so needs a data set
+    /// directory dbio created.
+    pub fn writes(&self) -> bool {
+        if self.test != Test::Job {
+            return self.test.writes();
+        }
+        self.class_events().any(|e| e.writes()) || self.uses_temp() || self.uses_redo()
+    }
+
+    /// Whether the run writes data blocks (and so changes their verify sequences).
+    pub fn writes_data(&self) -> bool {
+        if self.test != Test::Job {
+            return crate::verify::writes_data(self.test);
+        }
+        self.class_events().any(|e| {
+            matches!(
+                e,
+                crate::workload::Event::DbFileParallelWrite
+                    | crate::workload::Event::DirectPathWrite
+            )
+        })
     }
 
     /// Bytes per multiblock request (MBRC × block size).

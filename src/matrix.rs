@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::cli::{DataSetArgs, RunArgs};
 use crate::config::{RunConfig, Submission};
 use crate::error::{Error, ExitCode, Result};
-use crate::job::{ClassSpec, Limits};
+use crate::job::ClassSpec;
 use crate::units::{duration_label, size_label};
 use crate::workload::{Event, Test};
 
@@ -161,17 +161,9 @@ pub fn grid(a: &MatrixArgs) -> Vec<(u32, u32)> {
 
 fn class(name: &str, event: Event, size: u64, sessions: u32, submission: Submission) -> ClassSpec {
     ClassSpec {
-        name: name.into(),
-        event,
-        size,
-        sessions: sessions as usize,
-        submission,
-        rate: None,
-        poisson: false,
-        think: None,
         batch: Some(1),
         depth: Some(1),
-        limits: Limits::default(),
+        ..ClassSpec::fixed(name, event, size, sessions as usize, submission)
     }
 }
 

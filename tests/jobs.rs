@@ -254,8 +254,16 @@ fn bad_job_files_name_the_key_and_line() {
             vec!["run.duration", "line 2"],
         ),
         (
-            "[[class]]\nevent = \"log file sync\"\nsize = \"8K\"\n",
-            vec!["class.event", "line 2"],
+            "[[class]]\nevent = \"free buffer waits\"\nsize = \"8K\"\n",
+            vec!["class.event", "line 2", "oltp"],
+        ),
+        (
+            "[[class]]\nevent = \"direct path read\"\nsize = { \"1M\" = 1, \"96K\" = \"x\" }\n",
+            vec!["class.size", "line 3", "96K"],
+        ),
+        (
+            "[run]\ntest = \"oltp\"\n[oltp]\nwork_unit = 0\n",
+            vec!["oltp.work_unit", "line 4"],
         ),
     ] {
         let job = write_job(&env, "bad.toml", text);
@@ -378,8 +386,20 @@ fn a_classic_test_at_a_rate_runs_open_loop() {
     assert!(c["service_us"].is_object());
     // Poisson arrivals over 2 s: about 1,000 requests, well within ±25 %.
     assert!((f(&c["rate_achieved"]) - 500.0).abs() < 125.0, "{c}");
-    let out = env.output(&crate::util::quick("redo", &["--rate", "100"]));
-    assert_eq!(out.status.code(), Some(2), "redo has no open-loop class");
+    // Commits on a schedule: the redo test at a rate is one "log file sync" class.
+    let r = env.json(&crate::util::quick("redo", &["--rate", "200"]));
+    assert_eq!(r["test"], "redo");
+    let c = &r["classes"][0];
+    assert_eq!(c["event"], "log file sync");
+    assert!((f(&c["rate_achieved"]) - 200.0).abs() < 20.0, "{c}");
+    assert_eq!(r["events"][1]["name"], "log file parallel write");
+    let out = env.output(&crate::util::quick("oltp", &["--rate", "100"]));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "oltp has no one kind of request"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rate"));
 }
 
 #[test]
@@ -438,4 +458,297 @@ fn a_curve_loads_the_storage_at_shares_of_its_maximum() {
         "10 % load achieved: {light}"
     );
     let _ = env.output(&["clean", &target]);
+}
+
+/// The event of class `name`.
+fn class_event<'a>(r: &'a Value, name: &str) -> &'a Value {
+    &r["events"][u(&class(r, name)["event_index"]) as usize]
+}
+
+#[test]
+fn redo_and_temp_classes_run_beside_data_classes() {
+    let env = Env::new();
+    let job = write_job(
+        &env,
+        "mix.toml",
+        r#"
+[dataset]
+size = "128M"
+[run]
+duration = "3s"
+warmup = "1s"
+[redo]
+file_size = "16M"
+[[class]]
+name = "commits"
+event = "log file sync"
+size = "512..3000"
+sessions = 4
+rate = 200
+[class.limits]
+p99 = "10s"
+[[class]]
+name = "reads"
+event = "db file sequential read"
+size = "8K"
+sessions = 1
+rate = 300
+[[class]]
+name = "sort writes"
+event = "direct path write temp"
+size = "256K"
+spill = "8M"
+rate = 50
+[[class]]
+name = "sort reads"
+event = "direct path read temp"
+size = "128K"
+spill = "4M"
+sessions = 2
+rate = 100
+"#,
+    );
+    let r = env.json(&["run", "--job", &job, "--json"]);
+    let names: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "log file sync",
+            "db file sequential read",
+            "direct path write temp",
+            "direct path read temp",
+            "log file parallel write"
+        ],
+        "the classes' events, then LGWR's"
+    );
+    for (name, rate) in [
+        ("commits", 200.0),
+        ("reads", 300.0),
+        ("sort writes", 50.0),
+        ("sort reads", 100.0),
+    ] {
+        let c = class(&r, name);
+        let got = f(&c["rate_achieved"]);
+        assert!(
+            (got - rate).abs() <= 0.1 * rate,
+            "{name}: {got} of {rate}/s"
+        );
+        assert!(c["service_us"].is_object(), "{c}");
+    }
+    // Each temp request carries its class's size; the reads read what was written first.
+    assert_eq!(u(&class_event(&r, "sort writes")["bytes"]) % (256 << 10), 0);
+    let reads = class_event(&r, "sort reads");
+    assert!(u(&reads["requests"]) > 0);
+    assert_eq!(u(&reads["bytes"]), u(&reads["requests"]) * (128 << 10));
+    // Commits and LGWR: every commit waited, every redo byte written.
+    let redo = &r["redo"];
+    assert_eq!(
+        u(&redo["commits"]),
+        u(&class_event(&r, "commits")["requests"])
+    );
+    assert_eq!(redo["redo_per_commit"], "512..3000");
+    let a = &redo["accounting"];
+    assert_eq!(
+        u(&a["bytes_written"]),
+        u(&a["redo_generated_bytes"]) + u(&a["wastage_bytes"])
+    );
+    assert!(u(&a["lgwr_writes"]) > 0);
+    assert!(assert_verdict_consistent(&r));
+    // Temp files are gone; the redo logs stay with the data set.
+    let files = crate::util::files_under(&env.join("dbio-data"));
+    assert!(!files.iter().any(|f| f.contains("dbio-temp-")), "{files:?}");
+    assert!(files.iter().any(|f| f.contains("dbio-redo-")), "{files:?}");
+}
+
+#[test]
+fn a_log_file_parallel_write_class_is_a_log_writer_at_its_rate() {
+    let env = Env::new();
+    let job = write_job(
+        &env,
+        "lgwr.toml",
+        r#"
+[dataset]
+size = "64M"
+[run]
+duration = "3s"
+warmup = "1s"
+[redo]
+block = "4K"
+file_size = "8M"
+[[class]]
+name = "redo writes"
+event = "log file parallel write"
+size = { "16K" = 3, "2M" = 1 }
+rate = 100
+arrival = "poisson"
+[class.limits]
+p99 = "10s"
+"#,
+    );
+    let r = env.json(&["run", "--job", &job, "--json"]);
+    let names: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["log file parallel write"],
+        "no commits, no LGWR beside it"
+    );
+    let c = class(&r, "redo writes");
+    let e = &r["events"][0];
+    let secs = f(&r["measured_seconds"]);
+    // The rate counts writes; writes above 1 MiB go out in pieces (requests).
+    assert!((f(&c["rate_achieved"]) - 100.0).abs() < 25.0, "{c}");
+    assert!((f(&c["rate_achieved"]) - f(&e["waits"]) / secs).abs() < 1e-6);
+    assert!(
+        u(&e["requests"]) > u(&e["waits"]),
+        "2M writes are split: {e}"
+    );
+    // Mean write: 3:1 of 16K and 2M.
+    let mean = f(&e["bytes"]) / f(&e["waits"]);
+    let expected = (3.0 * 16384.0 + 2097152.0) / 4.0;
+    assert!(
+        (mean - expected).abs() < 0.35 * expected,
+        "{mean} vs {expected}"
+    );
+    let a = &r["redo"]["accounting"];
+    assert_eq!(
+        u(&a["bytes_written"]),
+        u(&a["redo_generated_bytes"]) + u(&a["wastage_bytes"])
+    );
+    assert_eq!(u(&a["wastage_bytes"]), 0, "sizes are whole 4K redo blocks");
+    assert!(u(&a["log_switches"]) > 0, "8M logs fill up");
+    assert!(u(&a["largest_write_bytes"]) <= 2 << 20);
+    assert!(assert_verdict_consistent(&r));
+}
+
+#[test]
+fn weighted_sizes_are_drawn_per_request() {
+    let env = Env::new();
+    let job = write_job(
+        &env,
+        "sizes.toml",
+        r#"
+[dataset]
+size = "128M"
+[run]
+duration = "2s"
+warmup = "0s"
+[[class]]
+name = "scans"
+event = "direct path read"
+size = { "1M" = 3, "128K" = 1 }
+[[class]]
+name = "batches"
+event = "db file parallel read"
+size = { "8K" = 1, "64K" = 1 }
+batch = 8
+[[class]]
+name = "single"
+event = "db file sequential read"
+size = { "8K" = 1, "32K" = 1 }
+"#,
+    );
+    let r = env.json(&["run", "--job", &job, "--json"]);
+    for (name, expected) in [
+        ("scans", 0.75 * 1048576.0 + 0.25 * 131072.0),
+        ("batches", (8192.0 + 65536.0) / 2.0),
+        ("single", (8192.0 + 32768.0) / 2.0),
+    ] {
+        let c = class(&r, name);
+        let e = class_event(&r, name);
+        assert!(u(&e["requests"]) > 200, "{e}");
+        let mean = f(&e["bytes"]) / f(&e["requests"]);
+        assert!(
+            (mean - expected).abs() < 0.1 * expected,
+            "{name}: mean request {mean} vs {expected}"
+        );
+        assert!((f(&c["mean_request_bytes"]) - mean).abs() < 1.0);
+        assert_eq!(u(&c["size_bytes"]), expected.round() as u64);
+        assert_eq!(u(&e["bytes"]) % 8192, 0, "whole blocks");
+    }
+    assert_eq!(class(&r, "scans")["sizes"], "1M 75% + 128K 25%");
+    let summary = std::fs::read_to_string(
+        std::fs::read_dir(env.join("dbio-runs"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("summary.txt"),
+    )
+    .unwrap();
+    assert!(
+        summary.contains("scans: sizes 1M 75% + 128K 25%"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn save_job_covers_redo_oltp_and_temp() {
+    let env = Env::new();
+    for (test, extra, form) in [
+        (
+            "redo",
+            vec!["--redo-per-commit", "512..4K", "--redo-block", "4K"],
+            "event = \"log file sync\"",
+        ),
+        (
+            "oltp",
+            vec!["--update-pct", "60", "--cache-size", "16M"],
+            "test = \"oltp\"",
+        ),
+        (
+            "temp",
+            vec!["--spill-size", "8M", "--temp-io", "128K"],
+            "test = \"temp\"",
+        ),
+    ] {
+        let saved = env.join(&format!("{test}.toml")).display().to_string();
+        let mut args = extra.clone();
+        args.extend(["--save-job", &saved]);
+        let a = env.json(&crate::util::quick(test, &args));
+        let text = std::fs::read_to_string(&saved).unwrap();
+        assert!(text.contains(form), "{test}: {text}");
+        let b = env.json(&["run", "--job", &saved, "--json"]);
+        let events = |r: &Value| -> Vec<String> {
+            r["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(events(&b), events(&a), "{test}");
+        for key in ["sessions", "duration_s", "seed", "request_bytes"] {
+            assert_eq!(b["config"][key], a["config"][key], "{test}: {key}");
+        }
+        assert!(b["job"].is_object(), "{test}: the job is embedded");
+        match test {
+            "redo" => {
+                assert_eq!(b["redo"]["redo_per_commit"], "512..4K");
+                assert_eq!(b["redo"]["redo_block"], 4096);
+            }
+            "oltp" => {
+                assert_eq!(b["test"], "oltp");
+                assert_eq!(b["oltp"]["update_pct"], 60);
+                assert_eq!(b["oltp"]["cache_buffers"], a["oltp"]["cache_buffers"]);
+            }
+            _ => {
+                assert_eq!(b["test"], "temp");
+                assert_eq!(b["temp"], a["temp"]);
+            }
+        }
+        // A job file names a run; typed options still win over it.
+        let c = env.json(&["run", "--job", &saved, "--duration", "1s", "--json"]);
+        assert_eq!(f(&c["config"]["duration_s"]), 1.0, "{test}");
+    }
 }

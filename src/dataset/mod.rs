@@ -787,35 +787,30 @@ impl DataSet {
         files.iter().map(|f| open_checked(f, flags)).collect()
     }
 
-    /// Creates `count` temporary files of `size` bytes for this run (test temp). They are
+    /// Creates temporary files of `sizes` bytes for this run (test temp, temp classes). They are
     /// listed in the manifest before they exist, so a killed run's files are recognised and
     /// removed by the next `prepare` or `dbio clean`.
-    pub fn create_temp_files(
-        &mut self,
-        count: usize,
-        size: u64,
-        flags: OpenFlags,
-    ) -> Result<Vec<File>> {
+    pub fn create_temp_files(&mut self, sizes: &[u64], flags: OpenFlags) -> Result<Vec<File>> {
         let dir = self.path.clone();
         let Some(m) = self.manifest.as_mut() else {
             return Err(Error::usage(format!(
-                "{} was not created by dbio; the temp test writes only into data sets dbio created (give a directory as --target)",
+                "{} was not created by dbio; temp files are written only into data sets dbio created (give a directory as --target)",
                 dir.display()
             )));
         };
-        let total = size * count as u64;
+        let total: u64 = sizes.iter().sum();
         if let Ok(Some(free)) = sys::free_bytes(&dir)
             && free < total
         {
             return Err(Error::usage(format!(
-                "the temp spills ({}) do not fit in {}: only {} free; use a smaller --spill-size or fewer --sessions",
+                "the temp spills ({}) do not fit in {}: only {} free; use a smaller --spill-size (or class spill) or fewer sessions",
                 size_label(total),
                 dir.display(),
                 human_bytes(free)
             )));
         }
-        m.temp_files = (0..count)
-            .map(|i| FileEntry {
+        m.temp_files = (sizes.iter().enumerate())
+            .map(|(i, &size)| FileEntry {
                 name: format!("dbio-temp-{:03}.tmp", i + 1),
                 size_bytes: size,
                 dev: 0,
@@ -826,8 +821,9 @@ impl DataSet {
         m.write(&dir)?;
         // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
         crate::safety::cleanup::register(m.temp_files.iter().map(|e| dir.join(&e.name)));
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(sizes.len());
         for entry in m.temp_files.iter_mut() {
+            let size = entry.size_bytes;
             let path = dir.join(&entry.name);
             let mut custom = 0;
             if flags.direct {

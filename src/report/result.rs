@@ -155,14 +155,22 @@ pub struct ClassResultJson {
     pub name: String,
     pub event: String,
     pub event_index: usize,
+    /// Bytes per request; for weighted sizes or a redo range, the expected mean.
     pub size_bytes: u64,
+    /// Weighted sizes or a redo range as the job gave them (`1M 80% + 256K 20%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<String>,
+    /// Bytes per request measured (requests that carry bytes; not commits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_request_bytes: Option<f64>,
     pub sessions: usize,
     pub submission: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_target: Option<f64>,
     /// "fixed", "poisson", or "closed" (no rate: as fast as the sessions go).
     pub arrival: String,
-    /// Requests per second achieved.
+    /// Requests per second achieved (commits for "log file sync", LGWR writes for "log
+    /// file parallel write", whose writes above 1 MiB go out in pieces).
     pub rate_achieved: f64,
     /// How late requests were issued after their scheduled time (open loop).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -162,7 +162,11 @@ pub fn render(r: &RunResult) -> String {
                 "{:<24} {:<24} {:>7} {:>8} {:>11} {:>11.1} {:>11} {:>11}",
                 clip(&c.name, 24),
                 clip(&c.event, 24),
-                size_label(c.size_bytes),
+                match &c.sizes {
+                    // A mix or a range: its mean, listed in full below the table.
+                    Some(_) => format!("~{}K", (c.size_bytes + 512) / 1024),
+                    None => size_label(c.size_bytes),
+                },
                 c.sessions,
                 c.rate_target
                     .map_or("closed".to_string(), |r| format!("{r:.1}")),
@@ -174,6 +178,19 @@ pub fn render(r: &RunResult) -> String {
                     .map_or("-".to_string(), |l| format!("{:.3}", l.p99 / 1000.0)),
             );
         }
+    }
+    for c in r.classes.iter().filter(|c| c.sizes.is_some()) {
+        let _ = writeln!(
+            o,
+            "  {}: sizes {}; mean {} expected{}",
+            c.name,
+            c.sizes.as_deref().unwrap_or_default(),
+            human_bytes(c.size_bytes),
+            c.mean_request_bytes.map_or(String::new(), |b| format!(
+                ", {} measured",
+                human_bytes(b.round() as u64)
+            ))
+        );
     }
     if let Some(v) = &r.verdict {
         let _ = writeln!(

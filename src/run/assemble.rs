@@ -132,7 +132,10 @@ fn classes_json(
                 name: c.spec.name.clone(),
                 event: c.spec.event.name().into(),
                 event_index: c.slot,
-                size_bytes: c.spec.size,
+                size_bytes: c.spec.sizes.mean().round() as u64,
+                sizes: (!c.spec.sizes.is_fixed()).then(|| c.spec.sizes.label()),
+                mean_request_bytes: (e.requests > 0 && e.bytes > 0)
+                    .then(|| e.bytes as f64 / e.requests as f64),
                 sessions: c.spec.sessions,
                 submission: c.spec.submission.name().into(),
                 rate_target: c.spec.rate,
@@ -142,7 +145,11 @@ fn classes_json(
                     (true, true) => "poisson",
                 }
                 .into(),
-                rate_achieved: e.iops,
+                rate_achieved: if c.spec.event == Event::LogFileParallelWrite {
+                    per_s(e.waits as f64, m.measured_seconds)
+                } else {
+                    e.iops
+                },
                 lateness_mean_us: open.then(|| us(t.late_sum_ns, t.requests)),
                 lateness_max_us: open.then(|| t.late_max_ns as f64 / 1000.0),
                 service_us: open
@@ -226,9 +233,33 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
     let lfpw = ev(Event::LogFileParallelWrite)?;
     let commits = m.db.commits;
     let writes = lfpw.waits;
+    // A job's committing classes carry their own redo per commit (and think).
+    let commits_of: Vec<&crate::job::ClassSpec> = (cfg.classes.iter())
+        .filter(|c| c.event == Event::LogFileSync)
+        .collect();
+    let (per_commit, think) = if cfg.classes.is_empty() {
+        (
+            cfg.redo.per_commit.label(),
+            cfg.redo.think.map(|t| t.label()),
+        )
+    } else if commits_of.is_empty() {
+        (
+            "none: a log file parallel write class writes the redo".into(),
+            None,
+        )
+    } else {
+        let label = |f: &dyn Fn(&crate::job::ClassSpec) -> Option<String>| {
+            let v: Vec<String> = commits_of.iter().filter_map(|c| f(c)).collect();
+            (!v.is_empty()).then(|| v.join("; "))
+        };
+        (
+            label(&|c| Some(c.sizes.label())).unwrap_or_default(),
+            label(&|c| c.think.map(|t| t.label())),
+        )
+    };
     Some(rj::RedoJson {
-        redo_per_commit: cfg.redo.per_commit.label(),
-        think: cfg.redo.think.map(|t| t.label()),
+        redo_per_commit: per_commit,
+        think,
         redo_block: cfg.redo.block,
         redo_files: cfg.redo.files,
         redo_file_size: cfg.redo.file_size,
@@ -297,7 +328,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
         .collect();
     let pairs: Vec<_> = plan.events.iter().copied().zip(events.iter()).collect();
     let mut totals = rj::Totals::from_events(&pairs, secs);
-    if plan.lgwr {
+    let redo_writer = (plan.classes.iter()).any(|c| c.spec.event == Event::LogFileParallelWrite);
+    if plan.lgwr || redo_writer {
         totals.commits_per_s = Some(per_s(m.db.commits as f64, secs));
         totals.transactions_per_s = Some(per_s(m.db.transactions as f64, secs));
         totals.redo_mib_per_s = Some(per_s(m.db.redo_bytes as f64 / (1u64 << 20) as f64, secs));
@@ -379,10 +411,13 @@ pub fn assemble(i: &Inputs) -> RunResult {
     if plan.lgwr && cfg.redo.sync == crate::config::RedoSync::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
     }
-    let size_bytes = match cfg.test {
-        Test::Redo => u64::from(cfg.redo.files) * cfg.redo.file_size,
-        Test::Temp => cfg.sessions as u64 * cfg.temp.spill_bytes(),
-        _ => ds.size_bytes(),
+    // What the run works on: the data files, else the redo logs, else the temp files.
+    let size_bytes = if cfg.uses_data_files() {
+        ds.size_bytes()
+    } else if cfg.uses_redo() {
+        u64::from(cfg.redo.files) * cfg.redo.file_size
+    } else {
+        ds.temp_files.iter().map(|f| f.size).sum()
     };
     RunResult {
         schema: rj::SCHEMA.into(),

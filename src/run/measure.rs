@@ -431,7 +431,12 @@ fn noise(cpu: usize, stop: &AtomicBool) {
 fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
     match role {
         Role::Lgwr => lgwr_thread(sh, counters),
-        Role::Session(id) => session_thread(role, id, sh, counters),
+        Role::Session(id) => match sh.plan.class_of(id) {
+            Some((c, local)) if c.plan.pattern == workload::Pattern::RedoWrite => {
+                redo_writer_thread(id, c, local, sh, counters)
+            }
+            _ => session_thread(role, id, sh, counters),
+        },
         Role::Dbwr(k) => session_thread(role, sh.cfg.sessions + 1 + k, sh, counters),
     }
 }
@@ -514,33 +519,16 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         id,
         local_id: class.map_or(id, |(_, local)| local),
         slot: class.map_or(0, |(c, _)| c.slot),
-        pacer: class.and_then(|(c, local)| {
-            let spec = &c.spec;
-            // A batch event's arrival is a whole batch: arrivals/s = requests/s ÷ batch.
-            let per_arrival = match spec.event {
-                Event::DbFileParallelRead | Event::DbFileParallelWrite => c.plan.shape.batch as f64,
-                _ => 1.0,
-            };
-            spec.rate.map(|rate| {
-                // The schedule starts with the warm-up, so the window starts in steady state.
-                let start = window(sh)
-                    .start_ns
-                    .saturating_sub(cfg.warmup.as_nanos() as u64);
-                workload::session::Pacer::new(
-                    rate / per_arrival,
-                    spec.sessions,
-                    local,
-                    spec.poisson,
-                    start,
-                )
-            })
-        }),
+        pacer: class.and_then(|(c, local)| class_pacer(sh, c, local)),
         event: if is_dbwr {
             Event::DbFileParallelWrite
         } else {
             plan.events[0]
         },
-        think: class.and_then(|(c, _)| c.spec.think),
+        // A committing class thinks between its redo and its commit (redo.rs), not here.
+        think: class
+            .filter(|(c, _)| c.spec.event != Event::LogFileSync)
+            .and_then(|(c, _)| c.spec.think),
         shape: &plan.shape,
         fds,
         rec: Recorder::new(counters, window(sh)),
@@ -589,6 +577,136 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         continued,
         note,
         abandoned,
+        ..Default::default()
+    }
+}
+
+/// The open-loop schedule of session `local` of class `c`, if the class has a rate. It starts
+/// with the warm-up, so the window starts in steady state.
+fn class_pacer(
+    sh: &Shared,
+    c: &workload::ClassPlan,
+    local: usize,
+) -> Option<workload::session::Pacer> {
+    let spec = &c.spec;
+    // A batch event's arrival is a whole batch: arrivals/s = requests/s ÷ batch.
+    let per_arrival = match spec.event {
+        Event::DbFileParallelRead | Event::DbFileParallelWrite => c.plan.shape.batch as f64,
+        _ => 1.0,
+    };
+    spec.rate.map(|rate| {
+        let start = window(sh)
+            .start_ns
+            .saturating_sub(sh.cfg.warmup.as_nanos() as u64);
+        workload::session::Pacer::new(
+            rate / per_arrival,
+            spec.sessions,
+            local,
+            spec.poisson,
+            start,
+        )
+    })
+}
+
+/// A "log file parallel write" class: a log writer of its own, writing redo of the class's
+/// sizes at its rate into the redo log files. No session commits; its ASH slot is the
+/// class session's.
+fn redo_writer_thread(
+    id: usize,
+    c: &workload::ClassPlan,
+    local: usize,
+    sh: &Shared,
+    counters: Arc<SessionCounters>,
+) -> ThreadEnd {
+    let cfg = sh.cfg;
+    let sizes = c
+        .plan
+        .shape
+        .sizes
+        .expect("a redo write class has its sizes");
+    let most = sizes.max();
+    let setup = (|| -> std::io::Result<_> {
+        // The log buffer holds a few writes; the redo copied into it comes from `redo`.
+        let log = workload::redo::RedoLog::new(1, cfg.redo.block, most, sh.buffer_align)?;
+        let mut redo = vec![0u8; most as usize];
+        let state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        cfg.dataset.fill.write_buffer(&mut redo, state);
+        let engine = if c.plan.sync {
+            (None, None)
+        } else {
+            let (e, note) = engine::open(
+                sh.kind,
+                &sh.fds.redo,
+                MAX_PIECES + 1,
+                Some(log.ring_region()),
+            )?;
+            (Some(e), note)
+        };
+        Ok((log, redo, engine))
+    })();
+    let go = sh.gate.arrive(setup.is_ok());
+    let (log, mut redo, (engine, note)) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            return ThreadEnd {
+                setup_error: Some(format!(
+                    "session {id} (log writer of class '{}'): cannot set up: {}",
+                    c.spec.name,
+                    crate::error::io_advice(&e)
+                )),
+                ..Default::default()
+            };
+        }
+    };
+    if !go {
+        return ThreadEnd {
+            note,
+            ..Default::default()
+        };
+    }
+    let running = AtomicUsize::new(1);
+    let mut writer = Lgwr::new(
+        &log,
+        &sh.fds.redo,
+        cfg.redo.file_size,
+        cfg.redo.sync,
+        engine,
+        Recorder::new(counters, window(sh)),
+        sh.inst.session_ash(id),
+        c.slot,
+        &running,
+    );
+    writer.stop = Some(sh.stop);
+    let mut rng =
+        fastrand::Rng::with_seed(cfg.seed ^ (id as u64).wrapping_mul(0xd134_2543_de82_ef95));
+    sh.inst.session_ash(id).on_cpu();
+    let outcome = writer.paced_writes(
+        &mut redo,
+        &sizes,
+        class_pacer(sh, c, local),
+        c.spec.think,
+        &mut rng,
+    );
+    sh.inst.session_ash(id).idle();
+    if outcome.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    let abandoned = writer.abandoned;
+    if abandoned {
+        // The kernel may still hold requests of this engine (and write from its log
+        // buffer): never tear either down.
+        std::mem::forget(writer.engine.take());
+    }
+    let stats = writer.stats.clone();
+    drop(writer);
+    if abandoned {
+        std::mem::forget(log);
+    }
+    ThreadEnd {
+        failure: outcome.err(),
+        note,
+        abandoned,
+        lgwr: Some(stats),
         ..Default::default()
     }
 }

@@ -56,7 +56,7 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
             Ok(ds)
         }
         Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => {
-            if cfg.test.writes() {
+            if cfg.writes() {
                 let what = if kind == TargetKind::BlockDevice {
                     "on a block device only write-iops and write-mbps may write (with --destructive)"
                 } else {
@@ -80,9 +80,8 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
             };
             let prepare = Prepare {
                 target,
-                data: cfg.test.uses_data_files().then_some(&cfg.dataset),
+                data: cfg.uses_data_files().then_some(&cfg.dataset),
                 redo: cfg
-                    .test
                     .uses_redo()
                     .then_some((cfg.redo.files, cfg.redo.file_size)),
                 fresh: cfg.dataset.fresh,
@@ -131,13 +130,12 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     let selection =
         engine::select(cfg.engine, cfg.io_mode, cfg.submission).map_err(Error::usage)?;
     let data_flags = OpenFlags {
-        write: cfg.test.writes(),
+        write: cfg.writes(),
         direct: cfg.io_mode.direct(),
         dsync: true,
     };
-    let temp = if cfg.test == Test::Temp {
-        let size = cfg.temp.spill_bytes();
-        ds.create_temp_files(cfg.sessions, size, data_flags)?
+    let temp = if cfg.uses_temp() {
+        ds.create_temp_files(&temp_file_sizes(cfg), data_flags)?
     } else {
         Vec::new()
     };
@@ -170,6 +168,55 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     })
 }
 
+/// The size of each temp file: one per session of the temp test, or per session of each
+/// temp class of a job, in class order.
+fn temp_file_sizes(cfg: &RunConfig) -> Vec<u64> {
+    if cfg.classes.is_empty() {
+        return vec![cfg.temp.spill_bytes(); cfg.sessions];
+    }
+    (cfg.classes.iter())
+        .filter(|c| crate::job::is_temp(c.event))
+        .flat_map(|c| {
+            let spill = c.spill.unwrap_or(cfg.temp.spill_bytes());
+            std::iter::repeat_n(spill, c.sessions)
+        })
+        .collect()
+}
+
+/// A "direct path read temp" class reads a spill: its temp files are written before the run
+/// (unmeasured), as a sort writes its spill before reading it back — a fresh file's
+/// unwritten extents would be read as zeros without touching the device.
+fn write_read_temp_files(cfg: &RunConfig, temp: &[File], stop: &AtomicBool) -> Result<()> {
+    let mut first = 0;
+    for c in cfg.classes.iter().filter(|c| crate::job::is_temp(c.event)) {
+        let files = &temp[first..first + c.sessions];
+        first += c.sessions;
+        if c.event != crate::workload::Event::DirectPathReadTemp {
+            continue;
+        }
+        let spill = c.spill.unwrap_or(cfg.temp.spill_bytes());
+        let written = AtomicU64::new(0);
+        crate::dataset::fill::fill(
+            files,
+            spill,
+            cfg.dataset.fill,
+            2,
+            cfg.seed,
+            None,
+            &written,
+            stop,
+        )
+        .map_err(|e| {
+            Error::Io(format!(
+                "cannot write the spill class '{}' reads: {}",
+                c.name,
+                crate::error::io_advice(&e)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// Everything between an open data set and a result.
 fn run_on(
     cfg: &RunConfig,
@@ -181,12 +228,12 @@ fn run_on(
     started_at: String,
 ) -> Result<RunOutcome> {
     let files = RunFiles {
-        data: if cfg.test.uses_data_files() {
+        data: if cfg.uses_data_files() {
             ds.open(data_flags)?
         } else {
             Vec::new()
         },
-        redo_flags: cfg.test.uses_redo().then_some(OpenFlags {
+        redo_flags: cfg.uses_redo().then_some(OpenFlags {
             write: true,
             direct: cfg.io_mode.direct(),
             dsync: cfg.redo.sync == RedoSync::Dsync,
@@ -203,12 +250,13 @@ fn run_on(
         ..files
     };
     let align = check_alignment(cfg, ds, &files)?;
+    write_read_temp_files(cfg, &files.temp, stop)?;
     let buffer_align = (align.mem_align as usize).max(sys::page_size());
     let block_size = cfg.dataset.block_size;
     let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
     let mut inst = instance(cfg, &plan, buffer_align)?;
-    let verify_writes = crate::verify::writes_data(cfg.test);
+    let verify_writes = cfg.writes_data();
     if let Some(id) = ds.verify_id().filter(|_| cfg.dataset.verify) {
         inst.verify = Some(crate::verify::start(
             &ds.path,
@@ -326,7 +374,7 @@ fn run_on(
 /// headers: the data set stops being verifiable.
 fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
     if cfg.dataset.verify {
-        if !cfg.test.uses_data_files() {
+        if !cfg.uses_data_files() {
             return Err(Error::usage(format!(
                 "--verify checks data blocks, and {} does not use the data files; leave --verify out",
                 cfg.test.name()
@@ -338,7 +386,7 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
                 ds.path.display()
             )));
         }
-    } else if crate::verify::writes_data(cfg.test) && ds.verify_id().is_some() {
+    } else if cfg.writes_data() && ds.verify_id().is_some() {
         eprintln!(
             "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`dbio prepare --verify --fresh` to have them again)",
             cfg.test.name()
@@ -360,15 +408,24 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
         .unwrap_or_else(|| ds.path.clone());
     let align = sys::dio_alignment(&first);
     let need = u64::from(align.offset_align);
-    for c in &cfg.classes {
-        if files.data_flags.direct && c.size % need != 0 {
-            return Err(Error::usage(format!(
-                "class '{}': size {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {})",
-                c.name,
-                size_label(c.size),
-                first.display(),
-                align.source
-            )));
+    // Data and temp classes' requests (redo is written in whole redo blocks, checked below).
+    let requests = cfg.classes.iter().filter(|c| {
+        !matches!(
+            c.event,
+            crate::workload::Event::LogFileSync | crate::workload::Event::LogFileParallelWrite
+        )
+    });
+    for c in requests {
+        for size in c.sizes.sizes() {
+            if files.data_flags.direct && size % need != 0 {
+                return Err(Error::usage(format!(
+                    "class '{}': size {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {})",
+                    c.name,
+                    size_label(size),
+                    first.display(),
+                    align.source
+                )));
+            }
         }
     }
     let checks: [(bool, &str, u64, &str); 3] = [
@@ -385,7 +442,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
             "e.g. --redo-block 4K, or a buffered --io-mode (none, asynch)",
         ),
         (
-            !files.temp.is_empty(),
+            !files.temp.is_empty() && cfg.classes.is_empty(),
             "--temp-io",
             cfg.temp.temp_io,
             "or a buffered --io-mode (none, asynch)",
@@ -413,7 +470,7 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
     let mut inst = Instance::new(n, n + usize::from(plan.lgwr) + plan.dbwr);
     if plan.lgwr {
         inst.redo = Some(
-            RedoLog::new(n, cfg.redo.block, cfg.redo.per_commit.hi, buffer_align)
+            RedoLog::new(n, cfg.redo.block, plan.redo.per_commit.hi, buffer_align)
                 .map_err(|e| Error::Io(format!("cannot allocate the log buffer: {e}")))?,
         );
     }

@@ -20,6 +20,10 @@
 //! | oltp | [`Pattern::Oltp`] ([`oltp`]): read a work unit, maybe update it and commit | LGWR; DBWR ([`dbwr`]): db file parallel write |
 //! | temp | [`Pattern::Temp`] ([`temp`]): write a spill, read it back: direct path write/read temp | — |
 //!
+//! A job file's classes ([`ClassPlan`]) run these patterns side by side, each class with its
+//! own sessions, sizes ([`sizes`]) and event slot; a "log file parallel write" class is a
+//! log writer of its own ([`Pattern::RedoWrite`]).
+//!
 //! The memory they share — log buffer, dirty-block queue, buffer cache, ASH slots — is the
 //! [`Instance`].
 
@@ -32,6 +36,7 @@ pub mod oltp;
 pub mod random_blocks;
 pub mod redo;
 pub mod session;
+pub mod sizes;
 pub mod stream;
 pub mod temp;
 
@@ -119,8 +124,11 @@ pub enum Pattern {
     Commit,
     /// The OLTP transaction loop.
     Oltp,
-    /// Write a spill to the session's temp file, read it back.
+    /// Write a spill to the session's temp file, read it back (a job class: one of them).
     Temp,
+    /// A "log file parallel write" class: the one log writer, writing redo of the class's
+    /// sizes at its rate (or back to back) — no sessions commit.
+    RedoWrite,
 }
 
 /// A test made concrete for one run.
@@ -142,6 +150,9 @@ pub struct Plan {
     pub temp: TempOptions,
     /// Job files: the I/O classes, each with its own sessions (in order) and event slot.
     pub classes: Vec<ClassPlan>,
+    /// Temp file of the plan's first session (temp classes of a job share the run's temp
+    /// files in order; session `local_id` uses `temp_first_file + local_id`).
+    pub temp_first_file: usize,
 }
 
 /// One I/O class of a job: its sessions run `plan` (a classic test's plan for its event and
@@ -161,42 +172,87 @@ fn test_for(event: Event) -> Test {
         Event::DbFileSequentialRead | Event::DbFileParallelRead => Test::ReadIops,
         Event::DbFileScatteredRead | Event::DirectPathRead => Test::ReadMbps,
         Event::DbFileParallelWrite => Test::WriteIops,
+        Event::LogFileSync | Event::LogFileParallelWrite => Test::Redo,
+        Event::DirectPathWriteTemp | Event::DirectPathReadTemp => Test::Temp,
         _ => Test::WriteMbps,
     }
 }
 
-/// The plan of a job file's classes (`cfg.classes`).
+/// The plan one job class's sessions run: the classic test's plan for its event, with the
+/// class's request sizes, sessions, batch and depth.
+fn class_plan(
+    cfg: &RunConfig,
+    c: &crate::job::ClassSpec,
+    (files, file_size, block_size): (usize, u64, u64),
+    temp_first_file: usize,
+) -> Result<Plan> {
+    let mut ccfg = cfg.clone();
+    ccfg.classes.clear();
+    ccfg.test = test_for(c.event);
+    ccfg.submission = c.submission;
+    ccfg.sessions = c.sessions;
+    ccfg.keep_inflight = false;
+    ccfg.batch = c.batch.unwrap_or(cfg.batch);
+    // Open loop: one request (or batch) per arrival, so every request has its schedule.
+    ccfg.depth = if c.rate.is_some() {
+        1
+    } else {
+        c.depth.unwrap_or(cfg.depth)
+    };
+    let weighted = (!c.sizes.is_fixed()).then_some(c.sizes);
+    let mut shape_block = block_size;
+    match c.event {
+        Event::LogFileSync => {
+            // A commit's wait is synchronous; LGWR's pieces go out together in async modes.
+            ccfg.submission = Submission::Async;
+            ccfg.redo.per_commit = crate::units::SizeRange {
+                lo: c.sizes.min(),
+                hi: c.sizes.max(),
+            };
+            // Think between generating redo and committing, as the redo test does.
+            ccfg.redo.think = c.think;
+        }
+        Event::DirectPathWriteTemp | Event::DirectPathReadTemp => {
+            ccfg.temp.temp_io = c.sizes.max();
+            ccfg.temp.spill_size = c.spill.unwrap_or(cfg.temp.spill_size);
+        }
+        Event::LogFileParallelWrite => {}
+        Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite => {
+            ccfg.mbrc = (c.sizes.max() / block_size) as usize;
+        }
+        _ if weighted.is_none() => {
+            // One size: the class's "block" is its request (16K reads of an 8K data set).
+            ccfg.dataset.block_size = c.sizes.max();
+            shape_block = c.sizes.max();
+        }
+        _ => {} // weighted single-block requests: whole blocks of the data set
+    }
+    let mut p = plan(&ccfg, files, file_size, shape_block)?;
+    p.events = vec![c.event];
+    p.lgwr = false;
+    p.temp_first_file = temp_first_file;
+    // A redo write class always draws its sizes (they are not blocks of the data set).
+    p.shape.sizes = match c.event {
+        Event::LogFileParallelWrite => Some(c.sizes),
+        _ => weighted,
+    };
+    if c.event == Event::LogFileParallelWrite {
+        p.pattern = Pattern::RedoWrite;
+    }
+    Ok(p)
+}
+
+/// The plan of a job file's classes (`cfg.classes`): each class's sessions run its own plan
+/// and record into its own event slot; committing classes share one LGWR, whose writes are
+/// one more event after the classes'.
 fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
     let mut classes = Vec::with_capacity(cfg.classes.len());
-    let mut first_session = 0;
+    let (mut first_session, mut temp_first_file) = (0, 0);
     for (slot, c) in cfg.classes.iter().enumerate() {
-        let mut ccfg = cfg.clone();
-        ccfg.classes.clear();
-        ccfg.test = test_for(c.event);
-        ccfg.submission = c.submission;
-        ccfg.sessions = c.sessions;
-        ccfg.keep_inflight = false;
-        ccfg.batch = c.batch.unwrap_or(cfg.batch);
-        // Open loop: one request (or batch) per arrival, so every request has its schedule.
-        ccfg.depth = if c.rate.is_some() {
-            1
-        } else {
-            c.depth.unwrap_or(cfg.depth)
-        };
-        let multiblock = matches!(
-            c.event,
-            Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite
-        );
-        let shape_block = if multiblock {
-            ccfg.mbrc = (c.size / block_size) as usize;
-            block_size
-        } else {
-            ccfg.dataset.block_size = c.size;
-            c.size
-        };
-        let mut p = plan(&ccfg, files, file_size, shape_block)?;
-        debug_assert_eq!(p.events, vec![c.event]);
-        p.classes.clear();
+        let p = class_plan(cfg, c, (files, file_size, block_size), temp_first_file)?;
+        if p.pattern == Pattern::Temp {
+            temp_first_file += c.sessions;
+        }
         classes.push(ClassPlan {
             spec: c.clone(),
             plan: p,
@@ -205,11 +261,45 @@ fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         });
         first_session += c.sessions;
     }
+    let commits: Vec<&ClassPlan> = classes
+        .iter()
+        .filter(|c| c.spec.event == Event::LogFileSync)
+        .collect();
+    let lgwr = !commits.is_empty();
+    let mut redo = cfg.redo.clone();
+    if lgwr {
+        // The log buffer holds the largest commit of any class.
+        let hi = commits
+            .iter()
+            .map(|c| c.spec.sizes.max())
+            .max()
+            .unwrap_or(1);
+        let lo = commits
+            .iter()
+            .map(|c| c.spec.sizes.min())
+            .min()
+            .unwrap_or(1);
+        redo.per_commit = crate::units::SizeRange { lo, hi };
+    }
+    let mut events: Vec<Event> = cfg.classes.iter().map(|c| c.event).collect();
+    if lgwr {
+        events.push(Event::LogFileParallelWrite);
+    }
+    // LGWR writes its pieces together unless the io mode is synchronous.
+    let sync = if lgwr {
+        !cfg.io_mode.asynchronous()
+    } else {
+        classes.iter().all(|c| c.plan.sync)
+    };
     let first = classes.first().expect("a job has classes").plan.clone();
     Ok(Plan {
-        events: cfg.classes.iter().map(|c| c.event).collect(),
-        sync: classes.iter().all(|c| c.plan.sync),
+        events,
+        sync,
+        lgwr,
+        dbwr: 0,
+        redo,
         classes,
+        temp_first_file: 0,
         ..first
     })
 }
@@ -228,6 +318,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
             batch: cfg.batch,
             depth: if sync { 1 } else { cfg.depth },
             mbrc: 1,
+            sizes: None,
         },
         lgwr: false,
         dbwr: 0,
@@ -236,6 +327,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         oltp: cfg.oltp.clone(),
         temp: cfg.temp.clone(),
         classes: Vec::new(),
+        temp_first_file: 0,
     };
     if !cfg.classes.is_empty() {
         // Job files, and classic tests at a --rate.
@@ -316,6 +408,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         batch: cfg.batch,
         depth,
         mbrc: (multiblock / block_size) as usize,
+        sizes: None,
     };
     if pattern == Pattern::Stream(Op::Write, Access::Sequential) {
         // Each session writes its own region: it must hold at least one request.
@@ -341,6 +434,7 @@ impl Plan {
     pub fn capacity(&self) -> usize {
         match self.pattern {
             Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
+            Pattern::RedoWrite => redo::MAX_PIECES + 1,
             Pattern::Batch(_) => self.shape.batch,
             Pattern::Stream(_, _) | Pattern::Temp => self.shape.depth,
             Pattern::Oltp => self.oltp.work_unit,
@@ -351,9 +445,11 @@ impl Plan {
     pub fn buffer_bytes(&self) -> usize {
         let s = &self.shape;
         let bs = s.block_size as usize;
+        // Single-block patterns of a class with weighted sizes: room for the largest.
+        let one = s.sizes.map_or(bs, |m| m.max() as usize);
         match self.pattern {
-            Pattern::SequentialRead => bs,
-            Pattern::Batch(_) => s.batch * bs,
+            Pattern::SequentialRead => one,
+            Pattern::Batch(_) => s.batch * one,
             // Every other block buffer is used, so the MBRC buffers are not adjacent in
             // memory — as a buffer cache's are not.
             Pattern::ScatteredRead => 2 * s.mbrc * bs,
@@ -362,6 +458,8 @@ impl Plan {
             Pattern::Commit => self.redo.per_commit.hi as usize,
             Pattern::Oltp => self.oltp.work_unit * bs + self.redo.per_commit.hi as usize,
             Pattern::Temp => s.depth * self.temp.temp_io as usize,
+            // The redo a write carries is copied from here into the writer's log buffer.
+            Pattern::RedoWrite => s.sizes.map_or(1, |m| m.max() as usize),
         }
     }
 
@@ -400,6 +498,7 @@ impl Plan {
         match self.pattern {
             Pattern::Batch(_) | Pattern::Stream(_, _) | Pattern::Temp => true,
             Pattern::Oltp => self.oltp.async_reads,
+            // The log writer opens its engine over its log buffer itself.
             _ => false,
         }
     }
@@ -416,6 +515,7 @@ impl Plan {
             Pattern::Oltp => self.shape.block_size,
             Pattern::Temp => self.temp.temp_io,
             Pattern::Commit => 0,
+            Pattern::RedoWrite => self.shape.sizes.map_or(0, |m| m.mean() as u64),
         }
     }
 }
@@ -424,18 +524,23 @@ impl Plan {
 /// waking early when the run stops.
 pub fn think(s: &mut Session, range: crate::units::DurationRange) {
     let ns = range.pick_ns(&mut s.rng);
-    s.ash.idle();
+    idle_for(ns, s.ash, s.stop);
+}
+
+/// Idles (for ASH) for `ns`, waking early when `stop` is set.
+pub fn idle_for(ns: u64, ash: &crate::measure::ash::AshSlot, stop: &std::sync::atomic::AtomicBool) {
+    ash.idle();
     let until = crate::sys::now_ns() + ns;
     loop {
         let now = crate::sys::now_ns();
-        if now >= until || s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if now >= until || stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_nanos(
             (until - now).min(20_000_000),
         ));
     }
-    s.ash.on_cpu();
+    ash.on_cpu();
 }
 
 /// Runs one session's loop until the window ends or `stop` is set.
@@ -449,6 +554,9 @@ pub fn run_session(plan: &Plan, s: &mut Session) -> std::result::Result<(), IoFa
         Pattern::Commit => redo::commit_loop(plan, s),
         Pattern::Oltp => oltp::transactions(plan, s),
         Pattern::Temp => temp::spills(plan, s),
+        Pattern::RedoWrite => {
+            unreachable!("a log writer class runs as a log writer (run/measure.rs)")
+        }
     };
     s.ash.idle();
     r

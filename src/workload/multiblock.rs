@@ -63,14 +63,20 @@ impl Cursor {
     /// The next request: (file, offset).
     #[inline]
     pub fn advance(&mut self) -> (usize, u64) {
-        if self.offset + self.step > self.region_end {
+        self.advance_by(self.step)
+    }
+
+    /// The next request of `len` bytes (at most the cursor's step): (file, offset).
+    #[inline]
+    pub fn advance_by(&mut self, len: u64) -> (usize, u64) {
+        if self.offset + len > self.region_end {
             if self.wrap_files {
                 self.file = (self.file + 1) % self.files;
             }
             self.offset = self.region_start;
         }
         let at = (self.file, self.offset);
-        self.offset += self.step;
+        self.offset += len;
         at
     }
 }
@@ -80,7 +86,7 @@ impl Cursor {
 pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
     let bs = s.shape.block_size as usize;
     let mbrc = s.shape.mbrc;
-    let bytes = (bs * mbrc) as u64;
+    let most = (bs * mbrc) as u64;
     // Every other block of the region: separate, non-adjacent buffers.
     let iov: Vec<libc::iovec> = (0..mbrc)
         .map(|i| libc::iovec {
@@ -88,15 +94,17 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
             iov_len: bs,
         })
         .collect();
-    let mut cursor = Cursor::scan(s.shape, s.local_id, bytes);
+    let mut cursor = Cursor::scan(s.shape, s.local_id, most);
     let mut now = now_ns();
     while !s.should_stop(now) {
-        let (file, offset) = cursor.advance();
+        let bytes = s.request_len(most);
+        let blocks = bytes as usize / bs;
+        let (file, offset) = cursor.advance_by(bytes);
         let sched = s.pace();
         s.ash.wait(s.slot);
         let t0 = now_ns();
         // SAFETY: the iovecs point into the session's own buffer region.
-        let r = unsafe { sync::readv_at(s.fds[file], iov.as_ptr(), mbrc as u32, offset) };
+        let r = unsafe { sync::readv_at(s.fds[file], iov.as_ptr(), blocks as u32, offset) };
         now = now_ns();
         s.ash.on_cpu();
         if r != bytes as i64 {
@@ -105,7 +113,7 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
             s.on_error(f)?;
             continue;
         }
-        if s.verify.is_some() && !s.verify_read_iov(s.slot, &iov, file, offset)? {
+        if s.verify.is_some() && !s.verify_read_iov(s.slot, &iov[..blocks], file, offset)? {
             continue;
         }
         s.rec.request_from(s.slot, sched, t0, now, bytes);
@@ -126,6 +134,7 @@ mod tests {
             batch: 32,
             depth: 8,
             mbrc: 128,
+            sizes: None,
         }
     }
 

@@ -121,7 +121,7 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             mark_dirty(s, &blocks, &held);
             let size = plan.redo.per_commit.pick(&mut s.rng) as usize;
             let end = redo::generate_at(s, redo_at, size);
-            now = redo::commit(s, lfs, end, size as u64)?;
+            now = redo::commit(s, lfs, end, size as u64, None)?;
         } else if let Some(cache) = inst.cache.as_ref() {
             for h in &held {
                 if let Held::Buffer(b) = *h {

@@ -10,15 +10,16 @@ use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
 
 /// db file sequential read: pick a random block, `pread` it, wait, repeat.
 pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
-    let bs = s.shape.block_size;
+    let block = s.shape.block_size;
     let buf = s.buf_at(0);
     let mut now = now_ns();
     while !s.should_stop(now) {
-        let (file, offset) = s.random_block();
+        let bs = s.request_len(block);
+        let (file, offset) = s.random_extent(bs);
         let sched = s.pace();
         s.ash.wait(s.slot);
         let t0 = now_ns();
-        // SAFETY: `buf` is the session's own region of at least one block.
+        // SAFETY: `buf` is the session's own region of at least one request.
         let r = unsafe { sync::read_at(s.fds[file], buf, bs as usize, offset) };
         now = now_ns();
         s.ash.on_cpu();
@@ -45,7 +46,9 @@ pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
 /// wait for all. Each request is timed from the submit to its own completion; the wait from
 /// the submit to the last completion.
 pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
-    let bs = s.shape.block_size;
+    let block = s.shape.block_size;
+    // Each request has its own buffer slot, as large as the largest request.
+    let stride = s.shape.sizes.map_or(block, |m| m.max()) as usize;
     let n = s.shape.batch;
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(n);
     let mut targets: Vec<(usize, u64)> = vec![(0, 0); n];
@@ -53,15 +56,15 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
     while !s.should_stop(now) {
         reqs.clear();
         for (slot, target) in targets.iter_mut().enumerate() {
-            let (mut file, mut offset) = s.random_block();
+            let bs = s.request_len(block);
+            let (mut file, mut offset) = s.random_extent(bs);
             // With --verify, a block being written by another session is not written again
             // at the same time: pick another.
-            while op == Op::Write && !s.prepare_write(slot * bs as usize, bs as usize, file, offset)
-            {
-                (file, offset) = s.random_block();
+            while op == Op::Write && !s.prepare_write(slot * stride, bs as usize, file, offset) {
+                (file, offset) = s.random_extent(bs);
             }
             *target = (file, offset);
-            let buf = s.buf_at(slot * bs as usize);
+            let buf = s.buf_at(slot * stride);
             reqs.push(IoRequest::contiguous(
                 op,
                 file as u32,
@@ -94,7 +97,7 @@ pub fn submit_and_wait(
     let Some(first) = reqs.first() else {
         return Ok(Some(now_ns()));
     };
-    let (op, bytes) = (first.op, first.bytes());
+    let (op, bytes) = (first.op, first.bytes()); // sizes differ only in weighted classes
     let fail = |s: &Session, detail: String| {
         s.failure(op, targets[0].0, targets[0].1, bytes, None, Some(detail))
     };
@@ -139,7 +142,7 @@ pub fn submit_and_wait(
                     c,
                     targets[tag],
                     reqs[tag].buf,
-                    bytes,
+                    reqs[tag].bytes(),
                     before,
                     sched,
                     &mut outcome,
@@ -156,7 +159,8 @@ pub fn submit_and_wait(
     s.ash.on_cpu();
     if left > 0 {
         // Stopped while requests were still out: wait for them before buffers go away.
-        s.drain(slot, left, bytes, 2_000, (op, targets));
+        let lens: Vec<u64> = reqs.iter().map(|r| r.bytes()).collect();
+        s.drain(slot, left, 2_000, (op, targets, &lens));
         return outcome.map(|()| None);
     }
     s.rec.wait(slot, sched.map_or(t0, |at| at.min(t0)), last);

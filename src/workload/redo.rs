@@ -22,8 +22,10 @@ use crate::measure::ash::AshSlot;
 use crate::measure::{EventSlot, Recorder};
 use crate::sys::{AlignedBuf, now_ns};
 
-use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
+use super::session::{IoFailure, Pacer, REAP_TIMEOUT_MS, Session, stamp_unique};
+use super::sizes::RequestSizes;
 use super::{Event, Plan};
+use crate::units::DurationRange;
 
 /// Writes larger than this are split into pieces submitted together.
 pub const PIECE_THRESHOLD: u64 = 1 << 20;
@@ -184,16 +186,24 @@ impl RedoLog {
 
 /// The redo test's session loop: generate `--redo-per-commit` bytes of redo, optionally
 /// think, commit ("log file sync"). Each loop is one transaction.
+///
+/// A "log file sync" class of a job does the same, with its own redo sizes (weighted ones
+/// drawn per commit) and, at a `rate`, commits on a schedule: each commit's wait is then
+/// timed from its scheduled time.
 pub fn commit_loop(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
-    let lfs = plan.slot(Event::LogFileSync);
+    let lfs = s.slot;
     let mut now = now_ns();
     while !s.should_stop(now) {
-        let size = plan.redo.per_commit.pick(&mut s.rng) as usize;
+        let sched = s.pace();
+        let size = match s.shape.sizes {
+            Some(sizes) => sizes.pick(&mut s.rng),
+            None => plan.redo.per_commit.pick(&mut s.rng),
+        } as usize;
         let end = generate_at(s, 0, size);
         if let Some(think) = plan.redo.think {
             super::think(s, think);
         }
-        now = commit(s, lfs, end, size as u64)?;
+        now = commit(s, lfs, end, size as u64, sched)?;
         s.rec.transaction(now);
     }
     Ok(())
@@ -210,8 +220,15 @@ pub fn generate_at(s: &mut Session, at: usize, size: usize) -> u64 {
 }
 
 /// Commits: waits ("log file sync", recorded in `slot`) until LGWR has written the redo up to
-/// `end`. Returns the time the commit completed.
-pub fn commit(s: &mut Session, slot: usize, end: u64, size: u64) -> Result<u64, IoFailure> {
+/// `end`; in an open loop the wait is timed from `sched`. Returns the time the commit
+/// completed.
+pub fn commit(
+    s: &mut Session,
+    slot: usize,
+    end: u64,
+    size: u64,
+    sched: Option<u64>,
+) -> Result<u64, IoFailure> {
     let log = s.inst.redo.as_ref().expect("test has a log buffer");
     s.ash.wait(slot);
     let t0 = now_ns();
@@ -230,7 +247,7 @@ pub fn commit(s: &mut Session, slot: usize, end: u64, size: u64) -> Result<u64, 
             detail: Some("the log writer stopped (see its error) or did not answer; the commit could not complete".into()),
         });
     }
-    s.rec.request(slot, t0, t1, 0);
+    s.rec.request_from(slot, sched, t0, t1, 0);
     s.rec.commit(t1);
     Ok(t1)
 }
@@ -343,39 +360,96 @@ impl<'a> Lgwr<'a> {
             }
             last_write = now_ns();
             self.ash.on_cpu();
-            // Close the write on a redo block boundary; later redo starts in a new block.
-            let mut g = pending;
-            let end = loop {
-                let rounded = g.div_ceil(log.block) * log.block;
-                if rounded == g {
-                    break g;
-                }
-                match log.generated.compare_exchange(g, rounded, SeqCst, SeqCst) {
-                    Ok(_) => break rounded,
-                    Err(now) => g = now,
-                }
-            };
-            self.stats.wastage += end - g;
-            // Log switch when the current file cannot take the write.
-            let mut size = end - written;
-            if self.file_off + size > self.file_size && self.file_off > 0 {
-                self.file = (self.file + 1) % self.files.len();
-                self.file_off = 0;
-                self.stats.log_switches += 1;
-            }
-            size = size.min(self.file_size - self.file_off);
-            if let Err(f) = self.write(written, size) {
-                log.fail();
-                return Err(f);
-            }
-            written += size;
-            self.file_off += size;
-            log.publish_written(written);
+            written = self.write_through(written, pending, None)?;
         }
     }
 
-    /// One LGWR write of `size` bytes of the redo stream starting at `from`, in pieces.
-    fn write(&mut self, from: u64, size: u64) -> Result<(), IoFailure> {
+    /// A "log file parallel write" class: the log writer without sessions. At each arrival
+    /// (on the pacer's schedule, or back to back after `think`) it generates redo of a size
+    /// drawn from `sizes` (from `redo`, stamped unique) and writes it at once: one LGWR write
+    /// per arrival, rounded up to the redo block, timed from the arrival in an open loop.
+    pub fn paced_writes(
+        &mut self,
+        redo: &mut [u8],
+        sizes: &RequestSizes,
+        mut pacer: Option<Pacer>,
+        think: Option<DurationRange>,
+        rng: &mut fastrand::Rng,
+    ) -> Result<(), IoFailure> {
+        let stop = self
+            .stop
+            .expect("a paced log writer has the run's stop flag");
+        let mut written = 0u64;
+        let mut seq = 0u64;
+        let ash = self.ash;
+        loop {
+            let now = now_ns();
+            if self.rec.window_over(now) || stop.load(Relaxed) {
+                return Ok(());
+            }
+            let sched = match pacer.as_mut() {
+                Some(p) => {
+                    let rec = &self.rec;
+                    Some(p.wait(rng, ash, |now| rec.window_over(now) || stop.load(Relaxed)))
+                }
+                None => {
+                    if let Some(t) = think {
+                        super::idle_for(t.pick_ns(rng), ash, stop);
+                    }
+                    None
+                }
+            };
+            let size = sizes.pick(rng) as usize;
+            seq += 1;
+            stamp_unique(&mut redo[..size], seq);
+            let end = self.log.generate(&redo[..size]);
+            self.rec.redo(now_ns(), size as u64);
+            written = self.write_through(written, end, sched)?;
+        }
+    }
+
+    /// Writes the redo stream from `written` up to `pending`, closed on a redo block boundary
+    /// (later redo starts in a new block), to the current log file — switching to the next
+    /// when it cannot take the write. Returns how far the log is written now.
+    fn write_through(
+        &mut self,
+        written: u64,
+        pending: u64,
+        sched: Option<u64>,
+    ) -> Result<u64, IoFailure> {
+        let log = self.log;
+        let mut g = pending;
+        let end = loop {
+            let rounded = g.div_ceil(log.block) * log.block;
+            if rounded == g {
+                break g;
+            }
+            match log.generated.compare_exchange(g, rounded, SeqCst, SeqCst) {
+                Ok(_) => break rounded,
+                Err(now) => g = now,
+            }
+        };
+        self.stats.wastage += end - g;
+        // Log switch when the current file cannot take the write.
+        let mut size = end - written;
+        if self.file_off + size > self.file_size && self.file_off > 0 {
+            self.file = (self.file + 1) % self.files.len();
+            self.file_off = 0;
+            self.stats.log_switches += 1;
+        }
+        size = size.min(self.file_size - self.file_off);
+        if let Err(f) = self.write(written, size, sched) {
+            log.fail();
+            return Err(f);
+        }
+        self.file_off += size;
+        log.publish_written(written + size);
+        Ok(written + size)
+    }
+
+    /// One LGWR write of `size` bytes of the redo stream starting at `from`, in pieces;
+    /// timed from `sched` in an open loop.
+    fn write(&mut self, from: u64, size: u64, sched: Option<u64>) -> Result<(), IoFailure> {
         let block = self.log.block;
         let pieces = if size > PIECE_THRESHOLD {
             size.div_ceil(PIECE_THRESHOLD).min(MAX_PIECES as u64)
@@ -444,8 +518,9 @@ impl<'a> Lgwr<'a> {
                         for c in &self.completions[..got] {
                             let r = reqs[c.tag as usize];
                             if c.result == i64::from(r.len) {
-                                self.rec.request(
+                                self.rec.request_from(
                                     self.slot,
+                                    sched,
                                     c.start_ns,
                                     c.done_ns,
                                     u64::from(r.len),
@@ -470,7 +545,8 @@ impl<'a> Lgwr<'a> {
                         failure = Some((r.offset, Some(res), None));
                         break;
                     }
-                    self.rec.request(self.slot, s0, s1, u64::from(r.len));
+                    self.rec
+                        .request_from(self.slot, sched, s0, s1, u64::from(r.len));
                 }
             }
         }
@@ -499,7 +575,8 @@ impl<'a> Lgwr<'a> {
                 detail,
             });
         }
-        self.rec.wait(self.slot, t0, t1);
+        self.rec
+            .wait(self.slot, sched.map_or(t0, |at| at.min(t0)), t1);
         self.stats.writes += 1;
         self.stats.pieces += n as u64;
         self.stats.bytes_written += size;

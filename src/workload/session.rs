@@ -23,6 +23,9 @@ pub struct SessionShape {
     pub depth: usize,
     /// Blocks per multiblock request.
     pub mbrc: usize,
+    /// A job class with weighted sizes: each request's size is drawn from these (at most
+    /// the pattern's usual size, in whole blocks). `None`: every request has that size.
+    pub sizes: Option<super::sizes::RequestSizes>,
 }
 
 impl SessionShape {
@@ -83,6 +86,40 @@ impl Pacer {
         }
     }
 
+    /// Waits for the next arrival and returns its time; returns at once when `should_stop`
+    /// says so or the arrival is already past. The wait for an arrival is idle time, not
+    /// database time, for ASH.
+    pub fn wait(
+        &mut self,
+        rng: &mut fastrand::Rng,
+        ash: &AshSlot,
+        should_stop: impl Fn(u64) -> bool,
+    ) -> u64 {
+        let at = self.advance(rng);
+        let mut idle = false;
+        loop {
+            let now = now_ns();
+            if now >= at || should_stop(now) {
+                if idle {
+                    ash.on_cpu();
+                }
+                return at;
+            }
+            if !idle {
+                ash.idle();
+                idle = true;
+            }
+            let left = at - now;
+            if left > 200_000 {
+                std::thread::sleep(std::time::Duration::from_nanos(
+                    (left - 100_000).min(20_000_000),
+                ));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
     /// Takes the next arrival time and schedules the one after.
     fn advance(&mut self, rng: &mut fastrand::Rng) -> u64 {
         let at = self.next_ns;
@@ -94,6 +131,18 @@ impl Pacer {
         };
         self.next_ns = at + gap as u64;
         at
+    }
+}
+
+/// Makes `region` unique before it is written: `tag` and the chunk number in the first 16
+/// bytes of every 4 KiB.
+#[inline]
+pub fn stamp_unique(region: &mut [u8], tag: u64) {
+    for (i, chunk) in region.chunks_mut(4096).enumerate() {
+        if chunk.len() >= 16 {
+            chunk[..8].copy_from_slice(&tag.to_le_bytes());
+            chunk[8..16].copy_from_slice(&(i as u64).to_le_bytes());
+        }
     }
 }
 
@@ -150,30 +199,10 @@ impl Session<'_> {
             }
             return None;
         };
-        let at = pacer.advance(&mut self.rng);
-        let mut idle = false;
-        loop {
-            let now = now_ns();
-            if now >= at || self.should_stop(now) {
-                if idle {
-                    self.ash.on_cpu();
-                }
-                return Some(at);
-            }
-            if !idle {
-                // Waiting for the next arrival is not database time.
-                self.ash.idle();
-                idle = true;
-            }
-            let left = at - now;
-            if left > 200_000 {
-                std::thread::sleep(std::time::Duration::from_nanos(
-                    (left - 100_000).min(20_000_000),
-                ));
-            } else {
-                std::hint::spin_loop();
-            }
-        }
+        let (rec, stop) = (&self.rec, self.stop);
+        Some(pacer.wait(&mut self.rng, self.ash, |now| {
+            rec.window_over(now) || stop.load(Relaxed)
+        }))
     }
 
     /// True when the session should stop issuing new requests.
@@ -187,6 +216,29 @@ impl Session<'_> {
     pub fn random_block(&mut self) -> (usize, u64) {
         let b = self.rng.u64(..self.shape.data_blocks());
         self.shape.locate(b)
+    }
+
+    /// The size of the next request: `fixed`, or drawn from a class's weighted sizes.
+    #[inline]
+    pub fn request_len(&mut self, fixed: u64) -> u64 {
+        match &self.shape.sizes {
+            None => fixed,
+            Some(sizes) => sizes.pick(&mut self.rng),
+        }
+    }
+
+    /// A uniformly random place for a request of `len` bytes (whole blocks) that stays
+    /// inside one data file: (file index, byte offset).
+    #[inline]
+    pub fn random_extent(&mut self, len: u64) -> (usize, u64) {
+        let bs = self.shape.block_size;
+        if len == bs {
+            return self.random_block();
+        }
+        let per_file = self.shape.file_size / bs;
+        let file = self.rng.usize(..self.shape.files);
+        let block = self.rng.u64(..=per_file - len.div_ceil(bs));
+        (file, block * bs)
     }
 
     /// Pointer to byte `offset` of the session's buffer region.
@@ -203,13 +255,7 @@ impl Session<'_> {
     pub fn stamp(&mut self, offset: usize, len: usize) {
         self.write_seq += 1;
         let tag = ((self.id as u64) << 48) ^ self.write_seq;
-        let region = &mut self.buffers.as_mut_slice()[offset..offset + len];
-        for (i, chunk) in region.chunks_mut(4096).enumerate() {
-            if chunk.len() >= 16 {
-                chunk[..8].copy_from_slice(&tag.to_le_bytes());
-                chunk[8..16].copy_from_slice(&(i as u64).to_le_bytes());
-            }
-        }
+        stamp_unique(&mut self.buffers.as_mut_slice()[offset..offset + len], tag);
     }
 
     /// Before a write of the `len` bytes at `offset` of the session's buffers to data file
@@ -415,14 +461,13 @@ impl Session<'_> {
     /// Waits for `inflight` outstanding requests so their buffers can be released, recording
     /// those that still complete inside the window. Gives up after `limit_ms` (a device that
     /// never answers must not hang dbio); returns how many are still outstanding.
-    /// `targets[tag]` is where the request with that tag went.
+    /// `targets[tag]` is where the request with that tag went, `lens[tag]` its size.
     pub fn drain(
         &mut self,
         slot: usize,
         mut inflight: usize,
-        bytes: u64,
         limit_ms: u64,
-        (op, targets): (Op, &[(usize, u64)]),
+        (op, targets, lens): (Op, &[(usize, u64)], &[u64]),
     ) -> usize {
         let deadline = now_ns() + limit_ms * 1_000_000;
         let mut comps = std::mem::take(&mut self.completions);
@@ -432,6 +477,7 @@ impl Session<'_> {
                 Err(_) => break,
             };
             for c in &comps[..n] {
+                let bytes = lens[c.tag as usize];
                 let ok = c.result == bytes as i64;
                 if ok {
                     self.rec.request(slot, c.start_ns, c.done_ns, bytes);

@@ -29,28 +29,31 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         Op::Read => Cursor::scan(s.shape, s.local_id, bytes),
         Op::Write => Cursor::region(s.shape, s.local_id, bytes),
     };
-    pump(s, op, s.slot, bytes, |s| {
+    pump(s, op, s.slot, bytes, |s, len| {
         Some(match access {
-            Access::Sequential => cursor.advance(),
-            Access::Random => s.random_block(),
+            Access::Sequential => cursor.advance_by(len),
+            Access::Random => s.random_extent(len),
         })
     })
     .map(|_| ())
 }
 
-/// Keeps up to `shape.depth` requests of `bytes` in flight, each to the (file, offset) `next`
-/// gives, recording into event `slot`, until `next` runs out (returns Ok(true)), or the
-/// window ends or `stop` is set (Ok(false)). Allocates only its slot tables, once.
+/// Keeps up to `shape.depth` requests in flight, each of `bytes` (or, for a class with
+/// weighted sizes, of a size drawn per request, at most `bytes`) to the (file, offset)
+/// `next(session, len)` gives, recording into event `slot`, until `next` runs out (returns
+/// Ok(true)), or the window ends or `stop` is set (Ok(false)). Allocates only its slot
+/// tables, once.
 pub fn pump(
     s: &mut Session,
     op: Op,
     slot: usize,
     bytes: u64,
-    mut next: impl FnMut(&mut Session) -> Option<(usize, u64)>,
+    mut next: impl FnMut(&mut Session, u64) -> Option<(usize, u64)>,
 ) -> Result<bool, IoFailure> {
     let depth = s.shape.depth;
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut targets: Vec<(usize, u64)> = vec![(0, 0); depth];
+    let mut lens: Vec<u64> = vec![bytes; depth];
     // Open loop (the plan gives rate classes a depth of 1): each request's scheduled time.
     let mut scheds: Vec<Option<u64>> = vec![None; depth];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(depth);
@@ -62,15 +65,17 @@ pub fn pump(
     while !s.should_stop(now) {
         reqs.clear();
         while !exhausted && let Some(buf_slot) = free.pop() {
-            let Some((file, offset)) = next(s) else {
+            let len = s.request_len(bytes);
+            let Some((file, offset)) = next(s, len) else {
                 free.push(buf_slot);
                 exhausted = true;
                 break;
             };
             targets[buf_slot] = (file, offset);
+            lens[buf_slot] = len;
             scheds[buf_slot] = s.pace();
             let at = buf_slot * bytes as usize;
-            if op == Op::Write && !s.prepare_write(at, bytes as usize, file, offset) {
+            if op == Op::Write && !s.prepare_write(at, len as usize, file, offset) {
                 // --verify: being written by another request; somewhere else next round.
                 free.push(buf_slot);
                 break;
@@ -80,7 +85,7 @@ pub fn pump(
                 file as u32,
                 offset,
                 s.buf_at(at),
-                bytes as u32,
+                len as u32,
                 buf_slot as u64,
             ));
         }
@@ -139,7 +144,7 @@ pub fn pump(
                     c,
                     targets[tag],
                     buf,
-                    bytes,
+                    lens[tag],
                     None,
                     scheds[tag],
                     &mut outcome,
@@ -161,7 +166,7 @@ pub fn pump(
     }
     s.completions = comps;
     if inflight > 0 {
-        s.drain(slot, inflight, bytes, 2_000, (op, &targets));
+        s.drain(slot, inflight, 2_000, (op, &targets, &lens));
     }
     outcome.map(|()| exhausted && inflight == 0)
 }

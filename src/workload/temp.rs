@@ -10,24 +10,37 @@ use super::session::{IoFailure, Session};
 use super::stream::pump;
 use super::{Event, Plan};
 
-/// The spill loop of one session; session `id` uses temp file `id`.
+/// The spill loop of one session: its temp file is number `plan.temp_first_file +
+/// local_id`. A job class issues only its own event: a "direct path write temp" class
+/// writes its spill over and over, a "direct path read temp" class reads it (written before
+/// the run) over and over.
 pub fn spills(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     let io = plan.temp.temp_io;
-    let requests = plan.temp.spill_size / io;
-    let file = s.id;
+    let spill = plan.temp.spill_bytes();
+    let file = plan.temp_first_file + s.local_id;
+    let class = plan.events.len() == 1;
     let passes = [
         (Op::Write, Event::DirectPathWriteTemp),
         (Op::Read, Event::DirectPathReadTemp),
     ];
     loop {
         for (op, event) in passes {
+            if !plan.events.contains(&event) {
+                continue;
+            }
             s.event = event;
-            let mut next = 0u64;
-            let done = pump(s, op, plan.slot(event), io, |_| {
-                (next < requests).then(|| {
-                    next += 1;
-                    (file, (next - 1) * io)
-                })
+            let slot = if class { s.slot } else { plan.slot(event) };
+            let mut pos = 0u64;
+            let done = pump(s, op, slot, io, |_, len| {
+                if pos + len > spill {
+                    if !class {
+                        return None; // the pass is over
+                    }
+                    // A class goes round its spill: no drawn size is dropped at the end.
+                    pos = 0;
+                }
+                pos += len;
+                Some((file, pos - len))
             })?;
             if !done {
                 return Ok(());
