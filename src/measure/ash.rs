@@ -92,8 +92,9 @@ pub fn sample(
         samples: 0,
         seconds: Vec::new(),
     };
-    // First tick half a period into the window, so samples sit inside their second.
-    let mut next = start_ns + period / 2;
+    let mut rng = fastrand::Rng::with_seed(start_ns);
+    let mut tick = 0u64;
+    let mut next = tick_time(start_ns, period, tick, &mut rng);
     loop {
         let now = now_ns();
         if done.load(Relaxed) || next >= end_ns {
@@ -123,14 +124,35 @@ pub fn sample(
             }
         }
         h.samples += 1;
-        next += period;
+        tick += 1;
+        next = tick_time(start_ns, period, tick, &mut rng);
     }
     h
+}
+
+/// When tick `k` samples: at a random point of its period. Ticks at a fixed phase would lock
+/// onto an open loop's arrivals (40 arrivals/s and 10 samples/s share every tick), and see
+/// each session just after it issued — busy in every sample, however short its waits.
+fn tick_time(start_ns: u64, period: u64, k: u64, rng: &mut fastrand::Rng) -> u64 {
+    start_ns + k * period + rng.u64(..period.max(1))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_fall_anywhere_in_their_period() {
+        let (start, period) = (1_000_000_000u64, 100_000_000u64);
+        let mut rng = fastrand::Rng::with_seed(3);
+        let mut deciles = [0u32; 10];
+        for k in 0..1000 {
+            let t = tick_time(start, period, k, &mut rng);
+            assert!((start + k * period..start + (k + 1) * period).contains(&t));
+            deciles[((t - start) % period * 10 / period) as usize] += 1;
+        }
+        assert!(deciles.iter().all(|&n| n > 50), "{deciles:?}");
+    }
 
     #[test]
     fn samples_count_states_per_second() {
