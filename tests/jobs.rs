@@ -752,3 +752,116 @@ fn save_job_covers_redo_oltp_and_temp() {
         assert_eq!(f(&c["config"]["duration_s"]), 1.0, "{test}");
     }
 }
+
+#[test]
+fn a_job_that_only_reads_may_read_an_existing_file() {
+    let env = Env::new();
+    let image = env.join("existing.img");
+    let data: Vec<u8> = (0..32u32 << 20)
+        .map(|i| i.wrapping_mul(2_654_435_761) as u8)
+        .collect();
+    std::fs::write(&image, &data).unwrap();
+    let target = image.display().to_string();
+    let reads = write_job(
+        &env,
+        "reads.toml",
+        "[run]\nduration = \"1s\"\nwarmup = \"0s\"\n[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n[[class]]\nevent = \"direct path read\"\nsize = { \"1M\" = 1, \"128K\" = 1 }\n",
+    );
+    let r = env.json(&["run", "--job", &reads, "--target", &target, "--json"]);
+    assert_eq!(r["config"]["open_flags"][0], "O_RDONLY");
+    assert!(
+        r["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| u(&e["requests"]) > 0)
+    );
+    assert!(
+        std::fs::read(&image).unwrap() == data,
+        "the file is unchanged"
+    );
+    // A job that writes wants a data set dbio created.
+    let writes = write_job(
+        &env,
+        "writes.toml",
+        "[[class]]\nevent = \"direct path write\"\nsize = \"1M\"\n",
+    );
+    let out = env.output(&["run", "--job", &writes, "--target", &target]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(std::fs::read(&image).unwrap() == data);
+}
+
+#[test]
+fn verify_refuses_a_job_whose_reads_race_its_writes() {
+    let env = Env::new();
+    let job = write_job(
+        &env,
+        "race.toml",
+        "[[class]]\nname = \"scan\"\nevent = \"direct path read\"\nsize = \"1M\"\n[[class]]\nname = \"writer\"\nevent = \"direct path write\"\nsize = \"1M\"\n",
+    );
+    let out = env.output(&["run", "--job", &job, "--verify", "--size", "64M"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'scan'") && err.contains("'writer'") && err.contains("separate jobs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_oltp_example_runs_every_kind_of_class() {
+    let env = Env::new();
+    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/oltp-peak.toml");
+    let target = env.join("oltp").display().to_string();
+    let out = env.output(&[
+        "run",
+        "--job",
+        job,
+        "--target",
+        &target,
+        "--size",
+        "256M",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--json",
+    ]);
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(3)),
+        "{code:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "log file sync",
+            "db file sequential read",
+            "db file parallel write",
+            "direct path write temp",
+            "direct path read temp",
+            "log file parallel write"
+        ]
+    );
+    assert!(
+        r["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| u(&e["requests"]) > 0)
+    );
+    assert_eq!(
+        class(&r, "index and table reads")["sizes"],
+        "8K 90% + 16K 10%"
+    );
+    let pass = assert_verdict_consistent(&r);
+    assert_eq!(code, Some(if pass { 0 } else { 3 }));
+}
