@@ -1258,4 +1258,61 @@ size = "784K"
         .unwrap();
         assert_eq!(j.options.len(), 2);
     }
+
+    #[test]
+    fn every_option_a_job_file_may_set_parses() {
+        let j = parse(
+            r#"
+[dataset]
+fill = "compress=2"
+[run]
+test = "oltp"
+sessions = 3
+batch = 8
+depth = 4
+mbrc = 16
+keep_inflight = true
+[redo]
+per_commit = "1K..4K"
+think = "1ms"
+block = "4K"
+files = 4
+file_size = "64M"
+sync = "fdatasync"
+lgwr_cpu = 0
+noise_cpu = 0
+writers = 2
+[oltp]
+work_unit = 8
+update_pct = 10
+hotspot_pct = 50
+hotspot_size = "16M"
+async_reads = true
+cache_size = "32M"
+cold_cache = true
+[temp]
+spill_size = "16M"
+temp_io = "128K"
+"#,
+            "j.toml",
+        )
+        .unwrap();
+        assert_eq!(j.options.len(), RUN_OPTIONS.len());
+        let mut a = RunArgs::defaults(Test::ReadIops);
+        for o in &j.options {
+            o.apply(&mut a);
+        }
+        assert_eq!((a.sessions, a.batch, a.depth, a.mbrc), (3, 8, 4, Some(16)));
+        assert!(a.keep_inflight && a.oltp.async_reads && a.oltp.cold_cache);
+        assert_eq!(a.redo.redo_file_size, 64 << 20);
+        assert_eq!(a.redo.redo_sync, crate::config::RedoSync::Fdatasync);
+        assert_eq!(
+            (a.redo.lgwr_cpu, a.redo.noise_cpu, a.redo.writers),
+            (Some(0), Some(0), 2)
+        );
+        assert_eq!((a.oltp.work_unit, a.oltp.hotspot_pct), (8, 50));
+        assert_eq!(a.oltp.hotspot_size, Some(16 << 20));
+        assert_eq!((a.temp.spill_size, a.temp.temp_io), (16 << 20, 128 << 10));
+        assert_eq!(a.dataset.fill.name(), "compress=2");
+    }
 }

@@ -43,21 +43,20 @@ fn assert_verdict_consistent(r: &Value) -> bool {
     all
 }
 
-#[test]
-fn the_data_warehouse_example_runs_and_its_verdict_matches_the_numbers() {
-    let env = Env::new();
-    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/dw-peak.toml");
-    let target = env.join("dw").display().to_string();
+/// Runs example job `name` (examples/) on a small data set; its exit status and result.
+fn run_example(env: &Env, name: &str, size: &str, duration: &str) -> (Option<i32>, Value) {
+    let job = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let target = env.join("ds").display().to_string();
     let out = env.output(&[
         "run",
         "--job",
-        job,
+        &job,
         "--target",
         &target,
         "--size",
-        "512M",
+        size,
         "--duration",
-        "3s",
+        duration,
         "--warmup",
         "1s",
         "--json",
@@ -68,7 +67,23 @@ fn the_data_warehouse_example_runs_and_its_verdict_matches_the_numbers() {
         "{code:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The names of a result's events, in order.
+fn event_names(r: &Value) -> Vec<&str> {
+    r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_data_warehouse_example_runs_and_its_verdict_matches_the_numbers() {
+    let env = Env::new();
+    let (code, r) = run_example(&env, "dw-peak.toml", "512M", "3s");
     assert_eq!(r["test"], "job");
     assert_eq!(r["config"]["block_size"], 16384);
     let names: Vec<&str> = r["classes"]
@@ -509,12 +524,7 @@ rate = 100
 "#,
     );
     let r = env.json(&["run", "--job", &job, "--json"]);
-    let names: Vec<&str> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names = event_names(&r);
     assert_eq!(
         names,
         [
@@ -591,12 +601,7 @@ p99 = "10s"
 "#,
     );
     let r = env.json(&["run", "--job", &job, "--json"]);
-    let names: Vec<&str> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names = event_names(&r);
     assert_eq!(
         names,
         ["log file parallel write"],
@@ -719,15 +724,7 @@ fn save_job_covers_redo_oltp_and_temp() {
         let text = std::fs::read_to_string(&saved).unwrap();
         assert!(text.contains(form), "{test}: {text}");
         let b = env.json(&["run", "--job", &saved, "--json"]);
-        let events = |r: &Value| -> Vec<String> {
-            r["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["name"].as_str().unwrap().to_string())
-                .collect()
-        };
-        assert_eq!(events(&b), events(&a), "{test}");
+        assert_eq!(event_names(&b), event_names(&a), "{test}");
         for key in ["sessions", "duration_s", "seed", "request_bytes"] {
             assert_eq!(b["config"][key], a["config"][key], "{test}: {key}");
         }
@@ -811,35 +808,8 @@ fn verify_refuses_a_job_whose_reads_race_its_writes() {
 #[test]
 fn the_oltp_example_runs_every_kind_of_class() {
     let env = Env::new();
-    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/oltp-peak.toml");
-    let target = env.join("oltp").display().to_string();
-    let out = env.output(&[
-        "run",
-        "--job",
-        job,
-        "--target",
-        &target,
-        "--size",
-        "256M",
-        "--duration",
-        "2s",
-        "--warmup",
-        "1s",
-        "--json",
-    ]);
-    let code = out.status.code();
-    assert!(
-        matches!(code, Some(0) | Some(3)),
-        "{code:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let events: Vec<&str> = r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let (code, r) = run_example(&env, "oltp-peak.toml", "256M", "2s");
+    let events = event_names(&r);
     assert_eq!(
         events,
         [

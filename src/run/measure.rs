@@ -126,6 +126,16 @@ struct ThreadEnd {
     lgwr: Option<LgwrStats>,
 }
 
+impl ThreadEnd {
+    /// A thread that could not be set up; `why` names it and says what failed.
+    fn setup_failed(why: String) -> ThreadEnd {
+        ThreadEnd {
+            setup_error: Some(why),
+            ..Default::default()
+        }
+    }
+}
+
 /// What every thread shares.
 struct Shared<'a> {
     cfg: &'a RunConfig,
@@ -494,15 +504,12 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
     let (buffers, engine, note) = match setup {
         Ok(s) => s,
         Err(e) => {
-            return ThreadEnd {
-                setup_error: Some(format!(
-                    "{}: cannot set up its {} engine: {}",
-                    role.name(),
-                    sh.kind.name(),
-                    crate::error::io_advice(&e)
-                )),
-                ..Default::default()
-            };
+            return ThreadEnd::setup_failed(format!(
+                "{}: cannot set up its {} engine: {}",
+                role.name(),
+                sh.kind.name(),
+                crate::error::io_advice(&e)
+            ));
         }
     };
     if !go {
@@ -648,14 +655,11 @@ fn redo_writer_thread(
     let (log, mut redo, (engine, note)) = match setup {
         Ok(s) => s,
         Err(e) => {
-            return ThreadEnd {
-                setup_error: Some(format!(
-                    "session {id} (log writer of class '{}'): cannot set up: {}",
-                    c.spec.name,
-                    crate::error::io_advice(&e)
-                )),
-                ..Default::default()
-            };
+            return ThreadEnd::setup_failed(format!(
+                "session {id} (log writer of class '{}'): cannot set up: {}",
+                c.spec.name,
+                crate::error::io_advice(&e)
+            ));
         }
     };
     if !go {
@@ -742,14 +746,11 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
     let (engine, note) = match setup {
         Ok(s) => s,
         Err(e) => {
-            return ThreadEnd {
-                setup_error: Some(format!(
-                    "LGWR: cannot set up its {} engine: {}",
-                    sh.kind.name(),
-                    crate::error::io_advice(&e)
-                )),
-                ..Default::default()
-            };
+            return ThreadEnd::setup_failed(format!(
+                "LGWR: cannot set up its {} engine: {}",
+                sh.kind.name(),
+                crate::error::io_advice(&e)
+            ));
         }
     };
     notes.extend(note);
