@@ -300,6 +300,10 @@ pub struct RedoArgs {
     /// Database writer threads (oltp).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub writers: u32,
+    /// How LGWR submits the pieces of one write, set by a job file's `[redo] submission`
+    /// (on the command line, the redo test's --sync / --async say it).
+    #[arg(skip)]
+    pub lgwr_submission: Option<crate::config::Submission>,
 }
 
 /// The OLTP mix (test `oltp`).

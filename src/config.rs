@@ -87,6 +87,9 @@ pub struct RedoOptions {
     pub lgwr_cpu: Option<usize>,
     pub noise_cpu: Option<usize>,
     pub writers: usize,
+    /// How LGWR submits the pieces of a write over 1 MiB: together (async) or one after
+    /// another (sync). Synchronous io modes always write them one after another.
+    pub submission: Submission,
 }
 
 /// The OLTP mix.
@@ -221,6 +224,11 @@ fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
             "--sessions with --job: each class of the job file has its own `sessions`",
         ));
     }
+    if j.test.is_none() && (!free("sync") || !free("async_")) {
+        return Err(Error::usage(
+            "--sync/--async with --job: each class of the job file has its own `submission` (and [redo] submission says how LGWR writes the pieces of a commit's write)",
+        ));
+    }
     /// Sets `slot` to the job file's value, if it has one and the option was not typed.
     fn fill<T: Clone>(slot: &mut T, value: Option<T>, typed: bool) {
         if let Some(v) = value.filter(|_| !typed) {
@@ -274,12 +282,14 @@ fn check_classes(
             let spill = c.spill.unwrap_or(temp.spill_size);
             let io = c.sizes.max();
             if spill < io {
-                return Err(Error::usage(format!(
-                    "class '{}': the spill ({}, temp.spill_size or the class's `spill`) is smaller than one request ({})",
-                    c.name,
-                    size_label(spill),
-                    size_label(io)
-                )));
+                return Err(c.bad_value(
+                    "spill",
+                    format!(
+                        "the spill ({}, temp.spill_size or the class's `spill`) is smaller than one request ({})",
+                        size_label(spill),
+                        size_label(io)
+                    ),
+                ));
             }
             // Whole requests of the largest size, as the temp test does.
             c.spill = Some(spill / io * io);
@@ -288,12 +298,14 @@ fn check_classes(
         if c.event == Event::LogFileParallelWrite {
             let most = c.sizes.max().div_ceil(redo.block) * redo.block;
             if most > redo.file_size {
-                return Err(Error::usage(format!(
-                    "class '{}': a redo write of {} does not fit in a redo log file of {} (redo.file_size)",
-                    c.name,
-                    size_label(most),
-                    size_label(redo.file_size)
-                )));
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "a redo write of {} does not fit in a redo log file of {} (redo.file_size)",
+                        size_label(most),
+                        size_label(redo.file_size)
+                    ),
+                ));
             }
             continue;
         }
@@ -306,12 +318,14 @@ fn check_classes(
         );
         for size in c.sizes.sizes() {
             if size < 512 || size % 512 != 0 || size > d.file_size() {
-                return Err(Error::usage(format!(
-                    "class '{}': size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
-                    c.name,
-                    size_label(size),
-                    size_label(d.file_size())
-                )));
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
+                        size_label(size),
+                        size_label(d.file_size())
+                    ),
+                ));
             }
             if (multiblock || !c.sizes.is_fixed()) && size % d.block_size != 0 {
                 let why = if multiblock {
@@ -319,12 +333,14 @@ fn check_classes(
                 } else {
                     "weighted sizes are whole blocks".to_string()
                 };
-                return Err(Error::usage(format!(
-                    "class '{}': {why}: size {} is not a multiple of the block size {}",
-                    c.name,
-                    size_label(size),
-                    size_label(d.block_size)
-                )));
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "{why}: size {} is not a multiple of the block size {}",
+                        size_label(size),
+                        size_label(d.block_size)
+                    ),
+                ));
             }
         }
     }
@@ -387,6 +403,11 @@ impl RunConfig {
             lgwr_cpu: a.redo.lgwr_cpu,
             noise_cpu: a.redo.noise_cpu,
             writers: a.redo.writers as usize,
+            submission: a.redo.lgwr_submission.unwrap_or(if a.sync {
+                Submission::Sync
+            } else {
+                Submission::Async
+            }),
         };
         if redo.per_commit.lo == 0 {
             return Err(Error::usage(
@@ -562,6 +583,18 @@ impl RunConfig {
                     cfg.test.name()
                 )));
             };
+            // As in a job file's class: the schedule sets when requests start.
+            if class.think.is_some() {
+                return Err(Error::usage(
+                    "--think with --rate: at a rate each commit starts on its schedule; think is for runs without a rate (closed loop)",
+                ));
+            }
+            if a.typed.iter().any(|t| t == "depth") {
+                return Err(Error::usage(
+                    "--depth with --rate: at a rate each arrival is one request and --sessions sets how many can be in flight; leave out one of them",
+                ));
+            }
+            class.depth = None;
             class.rate = Some(rate);
             class.poisson = a.arrival == crate::cli::Arrival::Poisson;
             cfg.classes = vec![class];

@@ -95,6 +95,8 @@ struct JobRedo {
     lgwr_cpu: Option<Value>,
     noise_cpu: Option<Value>,
     writers: Option<Value>,
+    /// How LGWR writes the pieces of one write beside "log file sync" classes.
+    submission: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -181,6 +183,33 @@ pub struct ClassSpec {
     /// Temp classes: bytes of each session's temp file (default `--spill-size`).
     pub spill: Option<u64>,
     pub limits: Limits,
+    /// Where a job file wrote the class, for what is checked later against the data set.
+    pub source: Option<ClassSource>,
+}
+
+/// Where in its job file a class's keys are: "FILE (line N)".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassSource {
+    pub size_at: String,
+    pub spill_at: Option<String>,
+}
+
+impl ClassSpec {
+    /// A usage error about the class's `key` ("size" or "spill"), at its line in the job
+    /// file when the class came from one.
+    pub fn bad_value(&self, key: &str, why: String) -> Error {
+        let at = self.source.as_ref().and_then(|s| match key {
+            "spill" => s.spill_at.as_ref(),
+            _ => Some(&s.size_at),
+        });
+        match at {
+            Some(at) => Error::usage(format!(
+                "{at}: invalid value for 'class.{key}': class '{}': {why}",
+                self.name
+            )),
+            None => Error::usage(format!("class '{}': {why}", self.name)),
+        }
+    }
 }
 
 impl ClassSpec {
@@ -205,6 +234,7 @@ impl ClassSpec {
             depth: None,
             spill: None,
             limits: Limits::default(),
+            source: None,
         }
     }
 }
@@ -415,11 +445,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
             .unwrap_or_default();
         Error::usage(format!("{origin}{at}: {}", e.message()))
     })?;
+    let at =
+        |span: std::ops::Range<usize>| format!("{origin} (line {})", line_of(text, span.start));
     let bad = |key: &str, span: std::ops::Range<usize>, why: String| {
-        Error::usage(format!(
-            "{origin} (line {}): invalid value for '{key}': {why}",
-            line_of(text, span.start)
-        ))
+        Error::usage(format!("{}: invalid value for '{key}': {why}", at(span)))
     };
     let size = |key: &str, v: &Spanned<String>| {
         units::parse_size(v.get_ref()).map_err(|e| bad(key, v.span(), e))
@@ -546,7 +575,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
             toml::Value::Integer(i) => Some(i.to_string()),
             toml::Value::Float(f) => Some(f.to_string()),
             toml::Value::Boolean(true) => None,
-            toml::Value::Boolean(false) => continue, // a switch left off: the default
+            toml::Value::Boolean(false) => {
+                // A switch left off is its default; any other option needs a value.
+                RunArgs::parse_option(o.flag, None).map_err(|_| {
+                    bad(
+                        key,
+                        v.span(),
+                        format!("false is for switches; {} takes a value", o.flag),
+                    )
+                })?;
+                continue;
+            }
             _ => {
                 return Err(bad(
                     key,
@@ -577,24 +616,94 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
         _ => {}
     }
     for (i, c) in file.class.iter().enumerate() {
-        job.classes.push(parse_class(i, c, &bad)?);
+        let mut class = parse_class(i, c, &bad)?;
+        class.source = Some(ClassSource {
+            size_at: at(c.size.span()),
+            spill_at: c.spill.as_ref().map(|v| at(v.span())),
+        });
+        job.classes.push(class);
     }
-    check_log_writers(&job.classes).map_err(|e| Error::usage(format!("{origin}: {e}")))?;
+    if let Some(v) = file.redo.as_ref().and_then(|r| r.submission.as_ref()) {
+        if !job.classes.iter().any(|c| c.event == Event::LogFileSync) {
+            return Err(bad(
+                "redo.submission",
+                v.span(),
+                "says how the LGWR of \"log file sync\" classes writes its pieces; a \"log file parallel write\" class sets its own submission, and run.test uses run.submission".into(),
+            ));
+        }
+        let copy: fn(&mut RunArgs, &RunArgs) = match v.get_ref().as_str() {
+            "sync" => |to, _| to.redo.lgwr_submission = Some(Submission::Sync),
+            "async" => |to, _| to.redo.lgwr_submission = Some(Submission::Async),
+            other => {
+                return Err(bad(
+                    "redo.submission",
+                    v.span(),
+                    format!(
+                        "'{other}'; accepted: sync (pieces one after another), async (together)"
+                    ),
+                ));
+            }
+        };
+        job.options.push(JobOption {
+            id: "lgwr_submission",
+            copy,
+            parsed: Box::new(RunArgs::defaults(Test::Redo)),
+        });
+    }
+    // Beside classes, [redo] and [temp] shape only redo and temp classes: without one,
+    // their values would be read and then ignored.
+    if job.test.is_none() {
+        for (key, v) in option_values(&file) {
+            let (used, what) = if key.starts_with("redo.") {
+                (
+                    job.classes.iter().any(|c| is_redo(c.event)),
+                    "redo (log file sync, log file parallel write)",
+                )
+            } else if key.starts_with("temp.") {
+                (
+                    job.classes.iter().any(|c| is_temp(c.event)),
+                    "temp (direct path write temp, direct path read temp)",
+                )
+            } else {
+                (true, "")
+            };
+            if !used {
+                return Err(bad(
+                    key,
+                    v.span(),
+                    format!("no class of this job issues {what}, so nothing would use it"),
+                ));
+            }
+        }
+    }
+    if let Some(second) = second_log_writer(&job.classes) {
+        return Err(bad(
+            "class.event",
+            file.class[second].event.span(),
+            "a job has one log writer: either \"log file sync\" classes (commits; their LGWR's writes are reported as \"log file parallel write\") or one \"log file parallel write\" class (redo writes of a set size and rate)".into(),
+        ));
+    }
     Ok(job)
 }
 
 /// A job has one log writer: committing sessions' LGWR, or one class writing redo at a set
-/// size and rate — not both.
-fn check_log_writers(classes: &[ClassSpec]) -> std::result::Result<(), String> {
-    let writers = classes
-        .iter()
-        .filter(|c| c.event == Event::LogFileParallelWrite)
-        .count();
-    let commits = classes.iter().any(|c| c.event == Event::LogFileSync);
-    if writers > 1 || (writers == 1 && commits) {
-        return Err("a job has one log writer: either \"log file sync\" classes (commits; their LGWR's writes are reported as \"log file parallel write\") or one \"log file parallel write\" class (redo writes of a set size and rate)".into());
+/// size and rate — not both. The index of the first class that makes a second one.
+fn second_log_writer(classes: &[ClassSpec]) -> Option<usize> {
+    let mut writer = None;
+    for (i, c) in classes.iter().enumerate() {
+        let kind = match c.event {
+            Event::LogFileParallelWrite => 1,
+            Event::LogFileSync => 2,
+            _ => continue,
+        };
+        match writer {
+            None => writer = Some(kind),
+            // Committing classes share their LGWR; anything else is a second writer.
+            Some(2) if kind == 2 => {}
+            Some(_) => return Some(i),
+        }
     }
-    Ok(())
+    None
 }
 
 /// Parses one `[[class]]` (the `i`th).
@@ -708,6 +817,24 @@ fn parse_class(
             units::parse_duration_range(v.get_ref()).map_err(|e| bad("class.think", v.span(), e))
         })
         .transpose()?;
+    // An open loop's schedule sets when requests start: a think time or a queue depth
+    // beside it would be ignored, so it is refused instead.
+    if rate.is_some() {
+        if let Some(v) = &c.think {
+            return Err(bad(
+                "class.think",
+                v.span(),
+                "a class with a rate starts each request on its schedule; think is for classes without a rate (closed loop)".into(),
+            ));
+        }
+        if let Some(v) = &c.depth {
+            return Err(bad(
+                "class.depth",
+                v.span(),
+                "a class with a rate issues one request per arrival and its sessions set how many can be in flight; leave out depth, or the rate".into(),
+            ));
+        }
+    }
     let limited =
         |key: &str, v: &Option<Spanned<u32>>, events: &[Event]| -> Result<Option<usize>> {
             match v {
@@ -785,8 +912,22 @@ fn parse_class(
                 limits.latency.push((stat, d));
             }
         }
-        limits.min_iops = l.min_iops.as_ref().map(|v| *v.get_ref());
-        limits.min_mib_per_s = l.min_mib_per_s.as_ref().map(|v| *v.get_ref());
+        let minimum = |key: &str, v: &Option<Spanned<f64>>| -> Result<Option<f64>> {
+            match v {
+                None => Ok(None),
+                Some(v) if v.get_ref().is_finite() && *v.get_ref() >= 0.0 => Ok(Some(*v.get_ref())),
+                Some(v) => Err(bad(key, v.span(), "a number, 0 or more".into())),
+            }
+        };
+        limits.min_iops = minimum("class.limits.min_iops", &l.min_iops)?;
+        limits.min_mib_per_s = minimum("class.limits.min_mib_per_s", &l.min_mib_per_s)?;
+        if let (Event::LogFileSync, Some(v)) = (event, &l.min_mib_per_s) {
+            return Err(bad(
+                "class.limits.min_mib_per_s",
+                v.span(),
+                "a commit's wait moves no bytes of its own (its redo is LGWR's write); limit commits per second with min_iops".into(),
+            ));
+        }
     }
     Ok(ClassSpec {
         name: c
@@ -804,6 +945,7 @@ fn parse_class(
         depth,
         spill,
         limits,
+        source: None,
     })
 }
 
@@ -960,6 +1102,9 @@ pub fn equivalent(cfg: &RunConfig) -> Result<String> {
                 o.push_str(&format!("think = \"{}\"\n", t.label()));
             }
             o.push_str(&format!("writers = {}\n", r.writers));
+        } else if r.submission == Submission::Sync {
+            // The redo test's --sync: LGWR writes the pieces of a write one by one.
+            o.push_str("submission = \"sync\"\n");
         }
         o.push_str(&format!(
             "block = \"{}\"\nfiles = {}\nfile_size = \"{}\"\nsync = \"{}\"\n",

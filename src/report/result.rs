@@ -94,6 +94,11 @@ pub struct RedoJson {
     pub redo_file_size: u64,
     /// dsync (O_DSYNC writes) or fdatasync.
     pub sync: String,
+    /// How LGWR submitted the pieces of a write over 1 MiB: "async" (together, through the
+    /// run's engine) or "sync" (one after another: --sync, `[redo] submission`, or a
+    /// synchronous io mode).
+    #[serde(default)]
+    pub pieces: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lgwr_cpu: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -632,6 +632,7 @@ fn redo_writer_thread(
         .sizes
         .expect("a redo write class has its sizes");
     let most = sizes.max();
+    let pinned = pin_log_writer(cfg);
     let setup = (|| -> std::io::Result<_> {
         // The log buffer holds a few writes; the redo copied into it comes from `redo`.
         let log = workload::redo::RedoLog::new(1, cfg.redo.block, most, sh.buffer_align)?;
@@ -706,13 +707,23 @@ fn redo_writer_thread(
     if abandoned {
         std::mem::forget(log);
     }
+    let notes: Vec<String> = pinned.into_iter().chain(note).collect();
     ThreadEnd {
         failure: outcome.err(),
-        note,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
         abandoned,
         lgwr: Some(stats),
         ..Default::default()
     }
+}
+
+/// Pins the calling log writer to `--lgwr-cpu` / `[redo] lgwr_cpu`, if set; a note when
+/// that failed.
+fn pin_log_writer(cfg: &RunConfig) -> Option<String> {
+    let cpu = cfg.redo.lgwr_cpu?;
+    sys::pin_to_cpu(cpu)
+        .err()
+        .map(|e| format!("LGWR could not be pinned to CPU {cpu}: {e}"))
 }
 
 /// The log writer.
@@ -722,12 +733,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
         .redo
         .as_ref()
         .expect("plan with LGWR has a log buffer");
-    let mut notes = Vec::new();
-    if let Some(cpu) = sh.cfg.redo.lgwr_cpu
-        && let Err(e) = sys::pin_to_cpu(cpu)
-    {
-        notes.push(format!("LGWR could not be pinned to CPU {cpu}: {e}"));
-    }
+    let mut notes: Vec<String> = pin_log_writer(sh.cfg).into_iter().collect();
     log.register_lgwr();
     // Multi-piece writes go out together through an asynchronous engine; synchronous modes
     // write the pieces one after another.

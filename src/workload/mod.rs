@@ -186,6 +186,24 @@ fn class_plan(
     (files, file_size, block_size): (usize, u64, u64),
     temp_first_file: usize,
 ) -> Result<Plan> {
+    let data = !matches!(
+        c.event,
+        Event::LogFileSync
+            | Event::LogFileParallelWrite
+            | Event::DirectPathWriteTemp
+            | Event::DirectPathReadTemp
+    );
+    // Sizes were checked against the planned data set; an existing file may be smaller.
+    if data && c.sizes.max() > file_size {
+        return Err(c.bad_value(
+            "size",
+            format!(
+                "a request of {} does not fit in the data files (the smallest holds {}); give smaller sizes or a larger target",
+                crate::units::size_label(c.sizes.max()),
+                crate::units::size_label(file_size)
+            ),
+        ));
+    }
     let mut ccfg = cfg.clone();
     ccfg.classes.clear();
     ccfg.test = test_for(c.event);
@@ -285,9 +303,9 @@ fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     if lgwr {
         events.push(Event::LogFileParallelWrite);
     }
-    // LGWR writes its pieces together unless the io mode is synchronous.
+    // LGWR writes its pieces together unless told otherwise or the io mode is synchronous.
     let sync = if lgwr {
-        !cfg.io_mode.asynchronous()
+        cfg.redo.submission == Submission::Sync || !cfg.io_mode.asynchronous()
     } else {
         classes.iter().all(|c| c.plan.sync)
     };

@@ -200,7 +200,8 @@ pub fn commit_loop(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             None => plan.redo.per_commit.pick(&mut s.rng),
         } as usize;
         let end = generate_at(s, 0, size);
-        if let Some(think) = plan.redo.think {
+        // Closed loop only: at a rate the schedule sets the pace (config refuses both).
+        if let (Some(think), None) = (plan.redo.think, &s.pacer) {
             super::think(s, think);
         }
         now = commit(s, lfs, end, size as u64, sched)?;

@@ -55,6 +55,9 @@ impl WeightedSizes {
             w.sizes[i] = size;
             w.cum[i] = total;
         }
+        if !total.is_finite() {
+            return Err("the weights add up to more than a number can hold; use smaller weights (shares or percentages)".into());
+        }
         Ok(w)
     }
 
@@ -181,6 +184,8 @@ mod tests {
         assert!(WeightedSizes::new(&[(8192, f64::NAN)]).is_err());
         let nine: Vec<(u64, f64)> = (1..=9).map(|i| (i * 8192, 1.0)).collect();
         assert!(WeightedSizes::new(&nine).is_err());
+        let huge = WeightedSizes::new(&[(8192, 1e308), (16384, 1e308)]);
+        assert!(huge.unwrap_err().contains("add up"));
     }
 
     #[test]
