@@ -349,6 +349,8 @@ fn check_classes(
 
 impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig> {
+        // The test engine's stall, checked before anything is created.
+        crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
         let job = a.job.as_deref().map(crate::job::load).transpose()?;
         let merged;
         let a = match &job {

@@ -216,6 +216,65 @@ rate = 5000000
     assert!(f(&e["latency_us"]["mean"]) > f(&c["service_us"]["mean"]));
 }
 
+/// The test engine stalls the device 100 ms in every 500 ms. Closed loop, each session
+/// waits out one stalled request and issues nothing meanwhile, so the stall hides in the
+/// max (coordinated omission). Open loop, the arrivals due during the stall wait too and
+/// their latency from the schedule shows it, while their service time stays small.
+#[test]
+fn a_stalling_device_shows_in_latency_from_the_schedule_not_in_service_time() {
+    let Some(dir) = crate::util::shm_dir() else {
+        return;
+    };
+    let target = dir.path().join("ds").display().to_string();
+    let env = Env::new();
+    let run = |rate: Option<&str>| {
+        let mut text = String::from(
+            "[dataset]\nsize = \"64M\"\n[run]\nduration = \"3s\"\nwarmup = \"0s\"\n[[class]]\nname = \"reads\"\nevent = \"db file parallel read\"\nsize = \"8K\"\nbatch = 1\nsessions = 4\n",
+        );
+        if let Some(rate) = rate {
+            text.push_str(&format!("rate = {rate}\n"));
+        }
+        let job = write_job(&env, "stall.toml", &text);
+        let out = env
+            .dbio()
+            .env("DBIO_FAULT_STALL", "500ms:100ms")
+            .args(["run", "--job", &job, "--target", &target, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let open = run(Some("1000"));
+    assert!(
+        open["config"]["engine_notes"]
+            .to_string()
+            .contains("DBIO_FAULT_STALL"),
+        "the result says the device was a test engine"
+    );
+    let (c, e) = (class(&open, "reads"), &open["events"][0]);
+    assert!((f(&c["rate_achieved"]) - 1000.0).abs() < 50.0, "{c}");
+    // A fifth of the time is stalled: a tenth of the arrivals wait 50 ms or more.
+    let (latency_p90, service_p90) = (f(&e["latency_us"]["p90"]), f(&c["service_us"]["p90"]));
+    assert!(latency_p90 > 20_000.0, "latency p90 {latency_p90} µs: {e}");
+    assert!(service_p90 < 5_000.0, "service p90 {service_p90} µs: {c}");
+    assert!(
+        f(&c["service_us"]["max"]) > 50_000.0,
+        "the stalled requests themselves took the stall: {c}"
+    );
+    // The same device closed loop: the stall is in the max only.
+    let closed = run(None);
+    let e = &closed["events"][0];
+    assert!(f(&e["latency_us"]["max"]) > 50_000.0, "{e}");
+    assert!(
+        f(&e["latency_us"]["p90"]) < 5_000.0,
+        "closed loop hides the stall below the max: {e}"
+    );
+}
+
 #[test]
 fn a_failed_limit_exits_3_and_says_so() {
     let env = Env::new();

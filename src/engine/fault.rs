@@ -1,29 +1,95 @@
-//! A test engine: wraps a real one and fails completions with EIO after a number of good
-//! ones, so dbio's handling of a device that starts failing mid-run can be tested for real
-//! (SPEC §7.4). Enabled only by the environment variable `DBIO_FAULT_EIO_AFTER=N`.
+//! A test engine: wraps a real one and makes the device misbehave, so dbio's handling of it
+//! can be tested for real. Enabled only by environment variables:
+//!
+//! - `DBIO_FAULT_EIO_AFTER=N`: completions after the first N fail with EIO (a device that
+//!   starts failing mid-run, SPEC §7.4);
+//! - `DBIO_FAULT_STALL=EVERY:LENGTH` (durations, e.g. `500ms:100ms`): the device stalls for
+//!   LENGTH at the start of every EVERY of the clock; a request that would complete during a
+//!   stall completes when it ends. What an open loop must show (SPEC §5.5): the arrivals due
+//!   during a stall wait, and their latency from the schedule says so.
 
 use std::io;
 
 use super::{Completion, Engine, EngineKind, IoRequest};
+use crate::sys::now_ns;
 
-/// The variable that turns fault injection on: completions after the first N fail with EIO.
+/// The variable that fails completions after the first N with EIO.
 pub const ENV: &str = "DBIO_FAULT_EIO_AFTER";
+/// The variable that makes the device stall periodically.
+pub const STALL_ENV: &str = "DBIO_FAULT_STALL";
 
-/// How many completions pass before failures start, if fault injection is on.
+/// How many completions pass before failures start, if EIO injection is on.
 pub fn eio_after() -> Option<u64> {
     std::env::var(ENV).ok()?.parse().ok()
 }
 
+/// A periodic stall: `length_ns` at the start of every `every_ns` of the monotonic clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub every_ns: u64,
+    pub length_ns: u64,
+}
+
+impl Stall {
+    /// Parses `EVERY:LENGTH`, e.g. `500ms:100ms` (LENGTH shorter than EVERY).
+    pub fn parse(text: &str) -> Result<Stall, String> {
+        let (every, length) = text.split_once(':').ok_or_else(|| {
+            format!("{STALL_ENV}={text}: expected EVERY:LENGTH, e.g. 500ms:100ms")
+        })?;
+        let ns = |t: &str| {
+            crate::units::parse_duration(t.trim())
+                .map(|d| d.as_nanos() as u64)
+                .map_err(|e| format!("{STALL_ENV}={text}: {e}"))
+        };
+        let (every_ns, length_ns) = (ns(every)?, ns(length)?);
+        // At most 1 s, so that a stop still ends the run within 2 s (SPEC §7.3).
+        if length_ns == 0 || length_ns >= every_ns || length_ns > 1_000_000_000 {
+            return Err(format!(
+                "{STALL_ENV}={text}: the stall must be longer than 0, shorter than its period and at most 1s"
+            ));
+        }
+        Ok(Stall {
+            every_ns,
+            length_ns,
+        })
+    }
+
+    /// From the environment: None when unset; an error when set but not understood.
+    pub fn from_env() -> Result<Option<Stall>, String> {
+        match std::env::var(STALL_ENV) {
+            Ok(text) => Stall::parse(&text).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// When a completion at `t_ns` happens: at once, or at the end of the stall it falls in.
+    pub fn completes_at(&self, t_ns: u64) -> u64 {
+        let phase = t_ns % self.every_ns;
+        if phase < self.length_ns {
+            t_ns - phase + self.length_ns
+        } else {
+            t_ns
+        }
+    }
+}
+
 pub struct FaultEngine {
     inner: Box<dyn Engine>,
-    good_left: u64,
+    /// Completions that still pass before EIO; None: no EIO injection.
+    good_left: Option<u64>,
+    stall: Option<Stall>,
 }
 
 impl FaultEngine {
-    pub fn new(inner: Box<dyn Engine>, good: u64) -> FaultEngine {
+    pub fn new(
+        inner: Box<dyn Engine>,
+        eio_after: Option<u64>,
+        stall: Option<Stall>,
+    ) -> FaultEngine {
         FaultEngine {
             inner,
-            good_left: good,
+            good_left: eio_after,
+            stall,
         }
     }
 }
@@ -39,13 +105,55 @@ impl Engine for FaultEngine {
 
     fn reap(&mut self, min: usize, out: &mut [Completion], timeout_ms: u32) -> io::Result<usize> {
         let n = self.inner.reap(min, out, timeout_ms)?;
-        for c in &mut out[..n] {
-            if self.good_left > 0 {
-                self.good_left -= 1;
-            } else {
-                c.result = -i64::from(libc::EIO);
+        if let Some(stall) = self.stall {
+            // Hold the completions until the stall they fell in is over, as a device would.
+            let mut until = 0;
+            for c in &mut out[..n] {
+                c.done_ns = stall.completes_at(c.done_ns);
+                until = until.max(c.done_ns);
+            }
+            let now = now_ns();
+            if until > now {
+                std::thread::sleep(std::time::Duration::from_nanos(until - now));
+            }
+        }
+        if let Some(good_left) = self.good_left.as_mut() {
+            for c in &mut out[..n] {
+                if *good_left > 0 {
+                    *good_left -= 1;
+                } else {
+                    c.result = -i64::from(libc::EIO);
+                }
             }
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_holds_what_completes_inside_it() {
+        let s = Stall::parse("500ms:100ms").unwrap();
+        assert_eq!(
+            s,
+            Stall {
+                every_ns: 500_000_000,
+                length_ns: 100_000_000
+            }
+        );
+        assert_eq!(
+            s.completes_at(1_000_000_000),
+            1_100_000_000,
+            "start of a stall"
+        );
+        assert_eq!(s.completes_at(1_099_999_999), 1_100_000_000);
+        assert_eq!(s.completes_at(1_100_000_000), 1_100_000_000, "just after");
+        assert_eq!(s.completes_at(1_300_000_000), 1_300_000_000);
+        for bad in ["100ms", "100ms:100ms", "1s:0s", "x:1ms", "10s:2s"] {
+            assert!(Stall::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -219,14 +219,29 @@ pub fn open(
             (Box::new(e), note)
         }
     };
-    match fault::eio_after() {
-        Some(good) => Ok((
-            Box::new(fault::FaultEngine::new(engine, good)),
-            Some(format!(
-                "{}: completions after the first {good} fail with EIO (testing)",
-                fault::ENV
-            )),
-        )),
-        None => Ok((engine, note)),
+    let eio_after = fault::eio_after();
+    let stall =
+        fault::Stall::from_env().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    if eio_after.is_none() && stall.is_none() {
+        return Ok((engine, note));
     }
+    let mut notes: Vec<String> = note.into_iter().collect();
+    if let Some(good) = eio_after {
+        notes.push(format!(
+            "{}: completions after the first {good} fail with EIO (testing)",
+            fault::ENV
+        ));
+    }
+    if let Some(s) = stall {
+        notes.push(format!(
+            "{}: the device stalls {} ms every {} ms (testing)",
+            fault::STALL_ENV,
+            s.length_ns / 1_000_000,
+            s.every_ns / 1_000_000
+        ));
+    }
+    Ok((
+        Box::new(fault::FaultEngine::new(engine, eio_after, stall)),
+        Some(notes.join("; ")),
+    ))
 }
