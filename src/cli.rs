@@ -87,12 +87,17 @@ impl Cli {
         use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
         let matches = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&matches)?;
-        if let (Command::Run(a), Some(("run", sub))) = (&mut cli.command, matches.subcommand()) {
-            a.typed = sub
-                .ids()
+        let typed = |sub: &clap::ArgMatches| -> Vec<String> {
+            sub.ids()
                 .filter(|id| sub.value_source(id.as_str()) == Some(ValueSource::CommandLine))
                 .map(|id| id.to_string())
-                .collect();
+                .collect()
+        };
+        match (&mut cli.command, matches.subcommand()) {
+            (Command::Run(a), Some(("run", sub))) => a.typed = typed(sub),
+            // A sweep's points are runs: the same rules for what was typed.
+            (Command::Sweep(s), Some(("sweep", sub))) => s.run.typed = typed(sub),
+            _ => {}
         }
         Ok(cli)
     }

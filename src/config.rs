@@ -224,6 +224,13 @@ fn apply_job(a: &RunArgs, j: &crate::job::Job) -> Result<RunArgs> {
             "--sessions with --job: each class of the job file has its own `sessions`",
         ));
     }
+    if j.test.is_none()
+        && let Some(flag) = crate::job::ignored_beside_classes(&a.typed)
+    {
+        return Err(Error::usage(format!(
+            "{flag} with --job: the job's classes set this themselves (or it shapes a test, which a job names with run.test), so it would be ignored"
+        )));
+    }
     if j.test.is_none() && (!free("sync") || !free("async_")) {
         return Err(Error::usage(
             "--sync/--async with --job: each class of the job file has its own `submission` (and [redo] submission says how LGWR writes the pieces of a commit's write)",

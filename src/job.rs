@@ -377,6 +377,15 @@ const RUN_OPTIONS: &[RunOption] = &[
     run_option!("temp.temp_io", "--temp-io", false, temp.temp_io),
 ];
 
+/// The first option typed on the command line that a job of classes would ignore (each
+/// class sets it, or only a test uses it), as its flag.
+pub fn ignored_beside_classes(typed: &[String]) -> Option<&'static str> {
+    RUN_OPTIONS
+        .iter()
+        .find(|o| !o.with_classes && typed.iter().any(|t| t == o.id))
+        .map(|o| o.flag)
+}
+
 /// Reads and checks a job file.
 pub fn load(path: &Path) -> Result<Job> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
@@ -654,7 +663,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
     // their values would be read and then ignored.
     if job.test.is_none() {
         for (key, v) in option_values(&file) {
-            let (used, what) = if key.starts_with("redo.") {
+            // The noise thread runs beside any run (it competes with whatever runs there).
+            let (used, what) = if key == "redo.noise_cpu" {
+                (true, "")
+            } else if key.starts_with("redo.") {
                 (
                     job.classes.iter().any(|c| is_redo(c.event)),
                     "redo (log file sync, log file parallel write)",

@@ -430,6 +430,34 @@ fn bad_job_files_name_the_key_and_line() {
             vec!["run", "--job", &classes, "--sync"],
             "--sync/--async with --job",
         ),
+        (
+            vec!["run", "--job", &classes, "--depth", "4"],
+            "--depth with --job",
+        ),
+        (
+            vec!["run", "--job", &classes, "--think", "1ms"],
+            "--think with --job",
+        ),
+        // A sweep's points follow the same rules, checked before the first point runs.
+        (
+            vec!["sweep", "--job", &classes, "--param", "sessions=1,2"],
+            "--sessions with --job",
+        ),
+        (
+            vec![
+                "sweep",
+                "read-mbps",
+                "--param",
+                "rate=10,20",
+                "--depth",
+                "4",
+            ],
+            "--depth with --rate",
+        ),
+        (
+            vec!["sweep", "read-mbps", "--curve", "--depth", "4"],
+            "--curve with --depth",
+        ),
     ] {
         let out = env.output(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -440,6 +468,19 @@ fn bad_job_files_name_the_key_and_line() {
         !env.join("dbio-data").exists(),
         "refused before any data set was made"
     );
+    // The noise thread runs beside any job, so [redo] noise_cpu needs no redo class.
+    let noise = write_job(
+        &env,
+        "noise.toml",
+        "[dataset]\nsize = \"32M\"\n[run]\nduration = \"1s\"\nwarmup = \"0s\"\n[redo]\nnoise_cpu = 0\n[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n",
+    );
+    let out = env.output(&["run", "--job", &noise, "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = env.output(&["clean", "./dbio-data"]);
     let out = env.output(&["run", "read-iops", "--job", "x.toml"]);
     assert_eq!(out.status.code(), Some(2), "a test and a job file");
     let out = env.output(&["run", "--job", "missing.toml"]);

@@ -1,5 +1,6 @@
 //! A test engine: wraps a real one and makes the device misbehave, so dbio's handling of it
-//! can be tested for real. Enabled only by environment variables:
+//! can be tested for real. Enabled only by environment variables, and only for requests
+//! that go through an engine (the sync patterns' preads and pwrites call the kernel directly):
 //!
 //! - `DBIO_FAULT_EIO_AFTER=N`: completions after the first N fail with EIO (a device that
 //!   starts failing mid-run, SPEC §7.4);

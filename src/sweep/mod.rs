@@ -99,8 +99,24 @@ impl Param {
         }
     }
 
-    /// Sets the value in the arguments of one point.
+    /// The option's id among `RunArgs::typed`.
+    fn id(self) -> &'static str {
+        match self {
+            Param::Sessions => "sessions",
+            Param::BlockSize => "block_size",
+            Param::TempIo => "temp_io",
+            Param::Depth => "depth",
+            Param::Batch => "batch",
+            Param::Rate => "rate",
+        }
+    }
+
+    /// Sets the value in the arguments of one point, as if typed: it wins over a job file,
+    /// and what a typed option may not be combined with is refused.
     fn apply(self, a: &mut RunArgs, v: u64) {
+        if !a.typed.iter().any(|t| t == self.id()) {
+            a.typed.push(self.id().into());
+        }
         match self {
             Param::Sessions => a.sessions = v as u32,
             Param::BlockSize => a.dataset.block_size = v,
@@ -277,6 +293,11 @@ pub fn run(
     let sp = swept(a);
     let base = base_args(a);
     let mut points = if a.curve {
+        if a.run.typed.iter().any(|t| t == "depth") {
+            return Err(Error::usage(
+                "--curve with --depth: the curve's points run open loop, where each arrival is one request and --sessions sets how many can be in flight; leave out --depth",
+            ));
+        }
         // First the closed-loop maximum, as an ordinary point of its own.
         let cfg = RunConfig::from_args(&RunArgs {
             rate: None,
