@@ -292,7 +292,7 @@ pub const CLASS_EVENTS: [Event; 10] = [
 ];
 
 /// Whether an event's class issues redo (bytes of any count, so sizes may be a range).
-fn is_redo(e: Event) -> bool {
+pub fn is_redo(e: Event) -> bool {
     matches!(e, Event::LogFileSync | Event::LogFileParallelWrite)
 }
 

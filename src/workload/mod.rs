@@ -186,13 +186,7 @@ fn class_plan(
     (files, file_size, block_size): (usize, u64, u64),
     temp_first_file: usize,
 ) -> Result<Plan> {
-    let data = !matches!(
-        c.event,
-        Event::LogFileSync
-            | Event::LogFileParallelWrite
-            | Event::DirectPathWriteTemp
-            | Event::DirectPathReadTemp
-    );
+    let data = !crate::job::is_redo(c.event) && !crate::job::is_temp(c.event);
     // Sizes were checked against the planned data set; an existing file may be smaller.
     if data && c.sizes.max() > file_size {
         return Err(c.bad_value(
