@@ -663,23 +663,19 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
     // their values would be read and then ignored.
     if job.test.is_none() {
         for (key, v) in option_values(&file) {
-            // The noise thread runs beside any run (it competes with whatever runs there).
-            let (used, what) = if key == "redo.noise_cpu" {
-                (true, "")
-            } else if key.starts_with("redo.") {
-                (
-                    job.classes.iter().any(|c| is_redo(c.event)),
-                    "redo (log file sync, log file parallel write)",
-                )
-            } else if key.starts_with("temp.") {
-                (
-                    job.classes.iter().any(|c| is_temp(c.event)),
+            let (uses, what): (fn(Event) -> bool, &str) = match key {
+                // The noise thread runs beside any run (it competes with whatever runs there).
+                "redo.noise_cpu" => continue,
+                k if k.starts_with("redo.") => {
+                    (is_redo, "redo (log file sync, log file parallel write)")
+                }
+                k if k.starts_with("temp.") => (
+                    is_temp,
                     "temp (direct path write temp, direct path read temp)",
-                )
-            } else {
-                (true, "")
+                ),
+                _ => continue,
             };
-            if !used {
+            if !job.classes.iter().any(|c| uses(c.event)) {
                 return Err(bad(
                     key,
                     v.span(),

@@ -99,23 +99,13 @@ impl Param {
         }
     }
 
-    /// The option's id among `RunArgs::typed`.
-    fn id(self) -> &'static str {
-        match self {
-            Param::Sessions => "sessions",
-            Param::BlockSize => "block_size",
-            Param::TempIo => "temp_io",
-            Param::Depth => "depth",
-            Param::Batch => "batch",
-            Param::Rate => "rate",
-        }
-    }
-
-    /// Sets the value in the arguments of one point, as if typed: it wins over a job file,
-    /// and what a typed option may not be combined with is refused.
+    /// Sets the value in the arguments of one point, as if typed (`RunArgs::typed` names
+    /// options by clap id: the name with `_` for `-`): it wins over a job file, and what a
+    /// typed option may not be combined with is refused.
     fn apply(self, a: &mut RunArgs, v: u64) {
-        if !a.typed.iter().any(|t| t == self.id()) {
-            a.typed.push(self.id().into());
+        let id = self.name().replace('-', "_");
+        if !a.typed.contains(&id) {
+            a.typed.push(id);
         }
         match self {
             Param::Sessions => a.sessions = v as u32,
