@@ -22,16 +22,18 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let stop = install_signal_handlers()?;
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
-        Command::Prepare(a) => prepare(&a, &stop),
-        Command::Clean(a) if a.stale => crate::doctor::clean_stale(&a.paths),
-        Command::Clean(a) => clean(&a),
+        Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
+        Command::Clean(a) if a.stale => {
+            crate::doctor::clean_stale(&a.paths, &known(cli.db.as_deref()))
+        }
+        Command::Clean(a) => clean(&a, cli.db.as_deref()),
         Command::Report(a) => report(&a),
         Command::Runs(a) => runs(&a, cli.db.as_deref()),
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
         Command::Map(a) => map(&a),
         Command::Matrix(a) => crate::matrix::matrix(&a, &stop),
-        Command::Doctor(a) => crate::doctor::doctor(&a.paths),
+        Command::Doctor(a) => crate::doctor::doctor(&a.paths, &known(cli.db.as_deref())),
         Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
         Command::Verify(a) => verify(&a.path, &stop),
@@ -82,10 +84,10 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCod
     let cfg = RunConfig::from_args(a)?;
     if let Some(path) = &cfg.save_job {
         let text = crate::job::equivalent(&cfg)?;
-        std::fs::write(path, text).map_err(|e| Error::io("cannot write the job file", path, &e))?;
+        write_user_file(path, text.as_bytes(), "--save-job")?;
         eprintln!("dbio: wrote the equivalent job file {}", path.display());
     }
-    let outcome = crate::run::run(&cfg, stop)?;
+    let outcome = crate::run::run(&cfg, stop, &|ds| register(db, ds, cfg.test.name()))?;
     let mut out = std::io::stdout().lock();
     if cfg.json {
         let json = serde_json::to_string_pretty(&outcome.result)
@@ -101,7 +103,10 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCod
 
 /// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
 fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let s = crate::sweep::run(a, stop, &mut |o| record(db, o))?;
+    let test = a.run.test.map_or("job", |t| t.name());
+    let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &mut |o| {
+        record(db, o)
+    })?;
     let mut out = std::io::stdout().lock();
     if a.run.json {
         let json =
@@ -119,7 +124,9 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
 
 /// `dbio calibrate`: every point is recorded like a run; the curves and answers at the end.
 fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let c = crate::sweep::calibrate::run(a, stop, &mut |o| record(db, o))?;
+    let c = crate::sweep::calibrate::run(a, stop, &|ds| register(db, ds, "calibrate"), &mut |o| {
+        record(db, o)
+    })?;
     let mut out = std::io::stdout().lock();
     if a.json {
         let json =
@@ -132,17 +139,108 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     Ok(c.exit)
 }
 
+/// Writes a file the user named (`--save-job`, `compare --html`): created new and whole,
+/// never over an existing file.
+fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
+    crate::safety::fs::write_new_file(path, bytes).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::usage(format!(
+                "{option} {}: the file exists; dbio does not overwrite it — choose another name or remove it",
+                path.display()
+            ))
+        } else {
+            Error::io(&format!("{option}: cannot write"), path, &e)
+        }
+    })
+}
+
+/// Notes in the results store's registry that a run of `test` uses the data set `ds`, so
+/// that `dbio doctor` finds it from anywhere, even if the run is killed. A store that
+/// cannot be written costs one warning line.
+fn register(db: Option<&Path>, ds: &crate::dataset::DataSet, test: &str) {
+    if ds.kind != crate::dataset::TargetKind::Directory {
+        return;
+    }
+    let now = crate::sys::utc_now_rfc3339();
+    let path = std::fs::canonicalize(&ds.path).unwrap_or_else(|_| ds.path.clone());
+    let noted = store_path(db).and_then(|p| {
+        Store::open(&p)?.note_data_set(&crate::store::DataSetRecord {
+            path: path.display().to_string(),
+            created_at: now.clone(),
+            last_used_at: now,
+            last_test: test.to_string(),
+            last_run_id: None,
+            disk_bytes: ds.disk_bytes(),
+            data_files: ds.files.len() as u64,
+            redo_files: ds.redo_files.len() as u64,
+        })
+    });
+    if noted.is_err() {
+        // Said once, with the run's own record (see `record`).
+        UNREGISTERED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A data set could not be registered in the results store.
+static UNREGISTERED: AtomicBool = AtomicBool::new(false);
+
+/// What the results store knows of data sets and run directories, for `dbio doctor` and
+/// `dbio clean`. A store that cannot be read is a note, not an error.
+fn known(db: Option<&Path>) -> crate::doctor::Known {
+    let read = || -> Result<crate::doctor::Known> {
+        let path = store_path(db)?;
+        if !path.exists() {
+            return Ok(crate::doctor::Known::default());
+        }
+        let store = Store::open_existing(&path)?;
+        let mut parents: Vec<PathBuf> = store
+            .runs(&RunFilter::default())?
+            .iter()
+            .filter_map(|r| Path::new(&r.run_dir).parent().map(Path::to_path_buf))
+            .collect();
+        parents.sort();
+        parents.dedup();
+        Ok(crate::doctor::Known {
+            data_sets: store.data_sets()?,
+            run_parents: parents,
+        })
+    };
+    read().unwrap_or_else(|e| {
+        eprintln!("dbio: note: the results store cannot be read ({e}); only the paths given and the default places are looked at");
+        crate::doctor::Known::default()
+    })
+}
+
 /// Records a finished run in the results store. Its run directory is already written, so a
 /// store that cannot be written costs one warning line, never the run.
 fn record(db: Option<&Path>, outcome: &RunOutcome) {
     let recorded = store_path(db).and_then(|path| {
-        let id = Store::open(&path)?.record(&outcome.result, &outcome.run_dir)?;
+        let mut store = Store::open(&path)?;
+        let id = store.record(&outcome.result, &outcome.run_dir)?;
+        if outcome.result.dataset.kind == "directory" {
+            let ds = std::fs::canonicalize(&outcome.result.dataset.path)
+                .unwrap_or_else(|_| PathBuf::from(&outcome.result.dataset.path));
+            store.link_data_set_run(&ds.display().to_string(), id)?;
+        }
         Ok((id, path))
     });
+    let unregistered = UNREGISTERED.swap(false, Ordering::Relaxed);
     match recorded {
-        Ok((id, path)) => eprintln!("dbio: recorded as run {id} in {}", path.display()),
+        Ok((id, path)) => {
+            eprintln!("dbio: recorded as run {id} in {}", path.display());
+            if unregistered {
+                eprintln!(
+                    "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
+                );
+            }
+        }
         Err(e) => eprintln!(
-            "dbio: warning: the run was not recorded ({e}); its results are in {}",
+            "dbio: warning: the run was not recorded ({e}){}; its results are in {}",
+            if unregistered {
+                ", nor its data set registered"
+            } else {
+                ""
+            },
             outcome.run_dir.display()
         ),
     }
@@ -256,8 +354,11 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         .map(|s| (format!("run {}", s.id), &s.result))
         .collect();
     if let Some(file) = &a.html {
-        std::fs::write(file, crate::report::html::compare_html(&runs))
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", file.display())))?;
+        write_user_file(
+            file,
+            crate::report::html::compare_html(&runs).as_bytes(),
+            "--html",
+        )?;
         eprintln!("dbio: comparison written to {}", file.display());
     }
     let _ = write!(
@@ -268,7 +369,7 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
-fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
+fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let spec = DataSetSpec::from_args(&a.dataset)?;
     let written = AtomicU64::new(0);
     let seed = a.dataset.seed.unwrap_or_else(rand_seed);
@@ -289,10 +390,13 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
                 data: Some(&spec),
                 redo: None,
                 fresh: spec.fresh,
+                writes: true,
+                space: Default::default(),
                 fill: &fill,
             })
         },
     )?;
+    register(db, &ds, "prepare");
     if !ds.reused && ds.prepare_seconds > 0.0 {
         println!(
             "prepared {} in {:.1} s ({:.0} MiB/s, {})",
@@ -337,7 +441,7 @@ fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
     })
 }
 
-fn clean(a: &CleanArgs) -> Result<ExitCode> {
+fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     let path = match a.paths.as_slice() {
         [] => std::path::PathBuf::from("./dbio-data"),
         [p] => p.clone(),
@@ -347,9 +451,32 @@ fn clean(a: &CleanArgs) -> Result<ExitCode> {
             ));
         }
     };
+    let registered = std::fs::canonicalize(&path).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(&path))
+            .unwrap_or_else(|_| path.clone())
+    });
+    let forget = || -> bool {
+        store_path(db)
+            .and_then(|p| {
+                if p.exists() {
+                    Store::open(&p)?.forget_data_set(&registered.display().to_string())
+                } else {
+                    Ok(false)
+                }
+            })
+            .unwrap_or(false)
+    };
+    if !path.exists() && forget() {
+        println!(
+            "{} is gone (moved or deleted by hand); forgotten by the results store",
+            path.display()
+        );
+        return Ok(ExitCode::Ok);
+    }
     let r = dataset::clean(&path)?;
     println!(
-        "removed {} data file(s), {} from {}{}",
+        "removed {} file(s), {} from {}{}",
         r.files,
         human_bytes(r.bytes),
         path.display(),
@@ -359,18 +486,35 @@ fn clean(a: &CleanArgs) -> Result<ExitCode> {
             ""
         }
     );
-    for p in &r.skipped {
-        eprintln!(
-            "dbio: left {} alone: it changed since dbio created it",
-            p.display()
-        );
+    for (p, why) in &r.left_alone {
+        eprintln!("dbio: left {} alone: {why}", p.display());
     }
-    Ok(ExitCode::Ok)
+    for (p, why) in &r.remaining {
+        eprintln!("dbio: could not remove {}: {why}", p.display());
+    }
+    if r.remaining.is_empty() {
+        forget();
+    }
+    Ok(if !r.remaining.is_empty() {
+        eprintln!(
+            "dbio: the data set in {} is not removed: {} of its files remain; run `dbio clean {}` as a user allowed to remove them",
+            path.display(),
+            r.remaining.len(),
+            crate::units::shell_word(&path.display().to_string())
+        );
+        ExitCode::IoError
+    } else if !r.left_alone.is_empty() {
+        ExitCode::Failure
+    } else {
+        ExitCode::Ok
+    })
 }
 
 fn report(a: &ReportArgs) -> Result<ExitCode> {
     let r = crate::report::read_run(&a.run_dir)?;
-    for p in crate::report::write_derived(&a.run_dir, &r)? {
+    let dir = crate::safety::fs::Dir::open(&a.run_dir)
+        .map_err(|e| Error::io("cannot open", &a.run_dir, &e))?;
+    for p in crate::report::write_derived(&dir, &r)? {
         println!("wrote {}", p.display());
     }
     Ok(ExitCode::Ok)

@@ -354,6 +354,31 @@ fn check_classes(
     Ok(())
 }
 
+/// Refuses a rate so low that a class's sessions would not all get one request into the
+/// measured window: nothing would be measured (and the schedule's arithmetic would run
+/// out of range). Says the least rate that works.
+fn check_rates(cfg: &RunConfig) -> Result<()> {
+    let window = cfg.duration.as_secs_f64();
+    for c in &cfg.classes {
+        let Some(rate) = c.rate else { continue };
+        let least = c.sessions.max(1) as f64 / window;
+        if rate >= least {
+            continue;
+        }
+        let why = format!(
+            "{rate}/s gives its {} session(s) fewer than one request each in the measured window of {}; the least rate is {least:.4}/s (or a longer --duration, or fewer sessions)",
+            c.sessions,
+            crate::units::duration_label(cfg.duration)
+        );
+        return Err(if cfg.job.is_some() {
+            c.bad_value("rate", why)
+        } else {
+            Error::usage(format!("invalid value '{rate}' for '--rate': {why}"))
+        });
+    }
+    Ok(())
+}
+
 impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig> {
         // The test engine's stall, checked before anything is created.
@@ -608,6 +633,7 @@ impl RunConfig {
             class.poisson = a.arrival == crate::cli::Arrival::Poisson;
             cfg.classes = vec![class];
         }
+        check_rates(&cfg)?;
         Ok(cfg)
     }
 

@@ -1,10 +1,12 @@
 //! `dbio doctor` and `dbio clean --stale`: what dbio has left on this machine.
 //!
-//! Looked at: other dbio processes running now; the data sets and run directories in the
-//! default places (`./dbio-data`, `./dbio-runs`) or in the paths given — each path may be a
-//! data set, a run directory (holding run directories) or a directory holding either, one
-//! level down; and data sets a killed run left marked in use or with temporary files.
-//! Doctor exits 1 when something needs attention (a stale data set) and says what to do.
+//! Looked at: other dbio processes running now; every data set in the results store's
+//! registry, wherever it is (present, gone, in use, or left with something to repair), and
+//! the run directories the store knows; plus the default places (`./dbio-data`,
+//! `./dbio-runs`) — or only the paths given, each a data set, a directory of runs, or a
+//! directory holding them one level down. Whether a run is using a data set is told by its
+//! lock, never by a PID in a file. Doctor exits 1 when something needs attention and says
+//! what to do.
 
 use std::path::{Path, PathBuf};
 
@@ -12,13 +14,26 @@ use crate::dataset::State;
 use crate::dataset::stale::{self, Health};
 use crate::error::{ExitCode, Result};
 use crate::report::summary::thousands;
-use crate::units::human_bytes;
+use crate::store::DataSetRecord;
+use crate::units::{human_bytes, shell_word};
 
 /// One other dbio process.
 #[derive(Debug, Clone)]
 pub struct Process {
     pub pid: u32,
     pub cmdline: String,
+}
+
+/// Whether `pid` is a running (not zombie) process named dbio.
+fn is_running_dbio(pid: u32) -> bool {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the parenthesised command name: "1234 (dbio) S ...".
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("");
+    comm.trim() == "dbio" && !matches!(state, "Z" | "X" | "")
 }
 
 /// Running dbio processes other than this one.
@@ -28,18 +43,10 @@ pub fn other_dbio_processes() -> Vec<Process> {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-                .filter(|&pid| pid != me && stale::is_running_dbio(pid))
+                .filter(|&pid| pid != me && is_running_dbio(pid))
                 .map(|pid| Process {
                     pid,
-                    cmdline: std::fs::read(format!("/proc/{pid}/cmdline"))
-                        .map(|b| {
-                            b.split(|&c| c == 0)
-                                .filter(|a| !a.is_empty())
-                                .map(|a| String::from_utf8_lossy(a).into_owned())
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .unwrap_or_default(),
+                    cmdline: crate::safety::lock::cmdline(pid),
                 })
                 .collect()
         })
@@ -56,24 +63,23 @@ pub struct Runs {
     pub bytes: u64,
 }
 
-/// What was found under the paths.
+/// One data set found.
+#[derive(Debug)]
+pub struct Found {
+    pub health: Health,
+    /// What the registry knows of it.
+    pub record: Option<DataSetRecord>,
+}
+
+/// What was found.
 #[derive(Debug, Default)]
 pub struct Findings {
-    pub data_sets: Vec<Health>,
+    pub data_sets: Vec<Found>,
+    /// Data sets in the registry whose directory (or manifest) is gone.
+    pub gone: Vec<DataSetRecord>,
     pub runs: Vec<Runs>,
     /// Paths that were given but hold nothing of dbio's, or could not be read.
     pub notes: Vec<String>,
-}
-
-fn default_paths(paths: &[PathBuf]) -> (Vec<PathBuf>, bool) {
-    if paths.is_empty() {
-        (
-            vec![PathBuf::from("./dbio-data"), PathBuf::from("./dbio-runs")],
-            true,
-        )
-    } else {
-        (paths.to_vec(), false)
-    }
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
@@ -90,61 +96,114 @@ fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// Looks at `path`: a data set, a directory of runs, or (at depth 0) a directory holding them.
-fn look(path: &Path, depth: usize, f: &mut Findings) -> bool {
-    match stale::inspect(path) {
-        Ok(Some(h)) => {
-            f.data_sets.push(h);
-            return true;
-        }
-        Ok(None) => {}
-        Err(e) => {
-            f.notes.push(format!("{}: {e}", path.display()));
-            return true;
-        }
-    }
-    let Ok(rd) = std::fs::read_dir(path) else {
-        return false;
-    };
-    let mut children: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    children.sort();
-    let runs = children
-        .iter()
-        .filter(|c| c.join("result.json").is_file())
-        .count();
-    if runs > 0 {
-        f.runs.push(Runs {
-            dir: path.to_path_buf(),
-            runs,
-            bytes: dir_bytes(path),
-        });
-        return true;
-    }
-    let mut found = false;
-    if depth == 0 {
-        for c in &children {
-            found |= look(c, 1, f);
-        }
-    }
-    found
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// Finds data sets and run directories under `paths` (default ./dbio-data, ./dbio-runs).
-pub fn survey(paths: &[PathBuf]) -> Findings {
-    let (paths, defaults) = default_paths(paths);
-    let mut f = Findings::default();
-    for p in &paths {
-        if !p.exists() {
-            if !defaults {
-                f.notes.push(format!("{} does not exist", p.display()));
+impl Findings {
+    fn has_data_set(&self, p: &Path) -> bool {
+        let c = canonical(p);
+        self.data_sets.iter().any(|f| canonical(&f.health.dir) == c)
+    }
+
+    fn has_runs(&self, p: &Path) -> bool {
+        let c = canonical(p);
+        self.runs.iter().any(|r| canonical(&r.dir) == c)
+    }
+
+    /// Looks at `path`: a data set, a directory of runs, or (at depth 0) a directory
+    /// holding them. Returns whether it found anything of dbio's.
+    fn look(&mut self, path: &Path, depth: usize, record: Option<DataSetRecord>) -> bool {
+        if self.has_data_set(path) || self.has_runs(path) {
+            return true;
+        }
+        match stale::inspect(path) {
+            Ok(Some(health)) => {
+                self.data_sets.push(Found { health, record });
+                return true;
             }
+            Ok(None) => {}
+            Err(e) => {
+                self.notes.push(format!("{}: {e}", path.display()));
+                return true;
+            }
+        }
+        let Ok(rd) = std::fs::read_dir(path) else {
+            return false;
+        };
+        let mut children: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        children.sort();
+        let runs = children
+            .iter()
+            .filter(|c| c.join("result.json").is_file())
+            .count();
+        if runs > 0 {
+            self.runs.push(Runs {
+                dir: path.to_path_buf(),
+                runs,
+                bytes: dir_bytes(path),
+            });
+            return true;
+        }
+        let mut found = false;
+        if depth == 0 {
+            for c in &children {
+                found |= self.look(c, 1, None);
+            }
+        }
+        found
+    }
+}
+
+/// What the results store knows: its registry of data sets and the directories its runs
+/// were written to.
+#[derive(Debug, Default)]
+pub struct Known {
+    pub data_sets: Vec<DataSetRecord>,
+    pub run_parents: Vec<PathBuf>,
+}
+
+/// Finds data sets and run directories: those the store knows and the default places, or
+/// only `paths` when given.
+pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
+    let mut f = Findings::default();
+    if paths.is_empty() {
+        for r in &known.data_sets {
+            let p = PathBuf::from(&r.path);
+            let manifest = p.join(crate::dataset::manifest::MANIFEST_NAME);
+            if std::fs::symlink_metadata(&manifest).is_ok() {
+                f.look(&p, 1, Some(r.clone()));
+            } else {
+                f.gone.push(r.clone());
+            }
+        }
+        for p in [PathBuf::from("./dbio-data"), PathBuf::from("./dbio-runs")] {
+            if p.exists() {
+                f.look(&p, 0, None);
+            }
+        }
+        for p in &known.run_parents {
+            if p.is_dir() {
+                f.look(p, 1, None);
+            }
+        }
+        return f;
+    }
+    for p in paths {
+        if !p.exists() {
+            f.notes.push(format!("{} does not exist", p.display()));
             continue;
         }
-        if !look(p, 0, &mut f) {
+        let record = known
+            .data_sets
+            .iter()
+            .find(|r| Path::new(&r.path) == canonical(p))
+            .cloned();
+        if !f.look(p, 0, record) {
             f.notes.push(format!(
                 "{} holds no dbio data set or run directory",
                 p.display()
@@ -155,7 +214,7 @@ pub fn survey(paths: &[PathBuf]) -> Findings {
 }
 
 /// `dbio doctor [PATH...]`.
-pub fn doctor(paths: &[PathBuf]) -> Result<ExitCode> {
+pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     let procs = other_dbio_processes();
     if procs.is_empty() {
         println!("Other dbio processes: none");
@@ -168,24 +227,42 @@ pub fn doctor(paths: &[PathBuf]) -> Result<ExitCode> {
             println!("  pid {}: {}", p.pid, p.cmdline);
         }
     }
-    let f = survey(paths);
+    let f = survey(paths, known);
     println!("\nData sets");
-    if f.data_sets.is_empty() {
+    if f.data_sets.is_empty() && f.gone.is_empty() {
         println!("  none found");
     }
-    for h in &f.data_sets {
-        println!("  {}", describe(h));
-        if h.stale_in_use
-            && let Some(u) = &h.in_use
-        {
+    let mut total = 0;
+    for found in &f.data_sets {
+        let h = &found.health;
+        total += h.bytes;
+        println!("  {}", describe(found));
+        for t in &h.stray_temp_files {
+            println!("    STALE: temporary file of a killed run: {}", t.display());
+        }
+        for r in &h.rejected {
             println!(
-                "    STALE: marked in use by pid {} ({}, since {}), which is no longer running: that run was killed",
-                u.pid, u.test, u.since
+                "    CHANGED: the manifest's {r}; dbio does not act on this data set (remove its files yourself)"
             );
         }
-        for t in &h.stray_temp_files {
-            println!("    STRAY temporary file of a killed run: {}", t.display());
+        for p in &h.foreign {
+            println!(
+                "    NOT DBIO'S: {} is listed, but is no longer the file dbio created; left alone",
+                p.display()
+            );
         }
+    }
+    for g in &f.gone {
+        println!(
+            "  {}: gone (moved or deleted by hand); it held {} when last used on {} — `dbio clean {}` forgets it",
+            g.path,
+            human_bytes(g.disk_bytes),
+            g.last_used_at,
+            shell_word(&g.path)
+        );
+    }
+    if f.data_sets.len() > 1 {
+        println!("  in all: {} on disk", human_bytes(total));
     }
     println!("\nRun directories");
     if f.runs.is_empty() {
@@ -202,53 +279,98 @@ pub fn doctor(paths: &[PathBuf]) -> Result<ExitCode> {
     for n in &f.notes {
         println!("  note: {n}");
     }
-    let stale: Vec<&Health> = f.data_sets.iter().filter(|h| h.is_stale()).collect();
-    if stale.is_empty() {
+    let stale: Vec<&Health> = (f.data_sets.iter())
+        .map(|x| &x.health)
+        .filter(|h| h.is_stale())
+        .collect();
+    let changed = f
+        .data_sets
+        .iter()
+        .filter(|x| x.health.needs_attention() && !x.health.is_stale())
+        .count();
+    if stale.is_empty() && changed == 0 {
         println!("\nNothing needs attention.");
         return Ok(ExitCode::Ok);
     }
-    let dirs: Vec<String> = stale.iter().map(|h| h.dir.display().to_string()).collect();
-    println!(
-        "\nNeeds attention: {} data set(s) left behind by killed runs. Run `dbio clean --stale {}` to clear the in-use mark and remove their temporary files (data files stay; `dbio clean PATH` removes a whole data set).",
-        stale.len(),
-        dirs.join(" ")
-    );
+    let mut advice = Vec::new();
+    if !stale.is_empty() {
+        let dirs: Vec<String> = stale
+            .iter()
+            .map(|h| shell_word(&h.dir.display().to_string()))
+            .collect();
+        advice.push(format!(
+            "{} data set(s) hold temporary files of killed runs: `dbio clean --stale {}` removes them (data files stay; `dbio clean PATH` removes a whole data set)",
+            stale.len(),
+            dirs.join(" ")
+        ));
+    }
+    if changed > 0 {
+        advice.push(format!(
+            "{changed} data set(s) list files that are not dbio's (a changed manifest or replaced files): dbio leaves them alone; look at them and remove them yourself"
+        ));
+    }
+    println!("\nNeeds attention: {}.", advice.join("; "));
     Ok(ExitCode::Failure)
 }
 
-fn describe(h: &Health) -> String {
+fn describe(found: &Found) -> String {
+    let h = &found.health;
     let mut parts = vec![format!("{} data file(s)", h.data_files)];
     if h.redo_files > 0 {
         parts.push(format!("{} redo log(s)", h.redo_files));
     }
-    let state = match (&h.state, &h.in_use, h.stale_in_use) {
-        (State::Preparing, _, _) => {
-            "incomplete (its preparation was interrupted; the next run recreates it)".to_string()
-        }
-        (_, Some(u), false) => format!("in use by pid {} ({})", u.pid, u.test),
-        _ => "ready".to_string(),
+    let holders = || {
+        h.holders
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let state = if h.busy {
+        format!("in use by a run that writes: {}", holders())
+    } else if !h.holders.is_empty() {
+        format!("in use by a run that reads: {}", holders())
+    } else if h.state == State::Preparing {
+        "incomplete (its preparation was interrupted; the next run recreates it)".to_string()
+    } else if h.missing > 0 {
+        format!(
+            "{} listed file(s) missing (the next run recreates them)",
+            h.missing
+        )
+    } else {
+        "ready, not in use".to_string()
+    };
+    let known = match &found.record {
+        Some(r) => format!(
+            "; last used {} by {}{}",
+            r.last_used_at,
+            r.last_test,
+            r.last_run_id.map_or_else(
+                || " (that run did not end)".to_string(),
+                |id| format!(" (run {id})")
+            )
+        ),
+        None => String::new(),
     };
     format!(
-        "{}: {} in {}, {}",
+        "{}: {} on disk in {}, {state}{known}",
         h.dir.display(),
         human_bytes(h.bytes),
         parts.join(", "),
-        state
     )
 }
 
-/// `dbio clean --stale [PATH...]`: repairs what doctor reports as stale.
-pub fn clean_stale(paths: &[PathBuf]) -> Result<ExitCode> {
-    let f = survey(paths);
+/// `dbio clean --stale [PATH...]`: removes what doctor reports as stale.
+pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
+    let f = survey(paths, known);
     let mut repaired = 0;
-    for h in f.data_sets.iter().filter(|h| h.is_stale()) {
+    for h in f
+        .data_sets
+        .iter()
+        .map(|x| &x.health)
+        .filter(|h| h.is_stale())
+    {
         let r = stale::clear_stale(&h.dir)?;
-        if let Some(pid) = r.cleared_pid {
-            println!(
-                "{}: cleared the in-use mark of pid {pid} (no longer running)",
-                h.dir.display()
-            );
-        }
         for p in &r.removed {
             println!(
                 "{}: removed temporary file {}",

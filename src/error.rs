@@ -47,8 +47,13 @@ impl Error {
         Error::Other(msg.to_string())
     }
 
-    /// An I/O error while doing `what` on `path`, with advice chosen by errno.
+    /// An I/O error while doing `what` on `path`, with advice chosen by errno. A refusal
+    /// of [`crate::safety::fs`] (something at a name is not dbio's to touch) is a usage
+    /// error that already names the path.
     pub fn io(what: &str, path: &Path, err: &io::Error) -> Self {
+        if err.raw_os_error().is_none() && err.kind() == io::ErrorKind::PermissionDenied {
+            return Error::Usage(err.to_string());
+        }
         Error::Io(format!("{what} {}: {}", path.display(), io_advice(err)))
     }
 

@@ -192,6 +192,7 @@ pub struct ClassSpec {
 pub struct ClassSource {
     pub size_at: String,
     pub spill_at: Option<String>,
+    pub rate_at: Option<String>,
 }
 
 impl ClassSpec {
@@ -200,6 +201,7 @@ impl ClassSpec {
     pub fn bad_value(&self, key: &str, why: String) -> Error {
         let at = self.source.as_ref().and_then(|s| match key {
             "spill" => s.spill_at.as_ref(),
+            "rate" => s.rate_at.as_ref(),
             _ => Some(&s.size_at),
         });
         match at {
@@ -629,6 +631,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
         class.source = Some(ClassSource {
             size_at: at(c.size.span()),
             spill_at: c.spill.as_ref().map(|v| at(v.span())),
+            rate_at: c.rate.as_ref().map(|v| at(v.span())),
         });
         job.classes.push(class);
     }

@@ -251,7 +251,9 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         size_label(a.small_size),
         size_label(a.large_size)
     );
-    let dir = crate::report::create_run_dir(&a.out, &crate::sys::utc_now_rfc3339(), &tail)?;
+    let out = crate::report::open_out(&a.out)?;
+    let held = crate::report::create_run_dir(&out, &crate::sys::utc_now_rfc3339(), &tail)?;
+    let dir = held.path().to_path_buf();
     let points_dir = dir.join("points");
     let grid = grid(a);
     eprintln!(
@@ -273,7 +275,7 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             grid.len()
         );
         let cfg = point_config(a, point_classes(a, small, large), &points_dir)?;
-        let outcome = crate::run::run(&cfg, stop)?;
+        let outcome = crate::run::run(&cfg, stop, &|_| {})?;
         let r = &outcome.result;
         let kind = |prefix: &'static str| -> Vec<&crate::report::result::EventResult> {
             r.classes
@@ -336,7 +338,7 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         min_small_latency: best(&|p| p.small_mean_us, false),
         points,
     };
-    write_outputs(&dir, &result)?;
+    write_outputs(&held, &result)?;
     if a.json {
         println!(
             "{}",
@@ -393,11 +395,8 @@ fn grid_csv(r: &MatrixResult, of_small: bool, value: impl Fn(&Point) -> Option<f
     o
 }
 
-fn write_outputs(dir: &Path, r: &MatrixResult) -> Result<()> {
-    let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| Error::io("cannot write", &p, &e))
-    };
+fn write_outputs(dir: &crate::safety::fs::Dir, r: &MatrixResult) -> Result<()> {
+    let write = |name: &str, text: String| crate::report::write_file(dir, name, &text, true);
     write(
         "iops.csv",
         grid_csv(r, true, |p| (p.small > 0).then_some(p.small_iops)),

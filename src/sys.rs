@@ -59,19 +59,44 @@ pub fn dio_alignment(path: &Path) -> DioAlignment {
     }
 }
 
+/// [`dio_alignment`] of an open file (`path` names it, for the device fallback): an
+/// unnamed file has no path to ask about.
+pub fn dio_alignment_of(file: &File, path: &Path) -> DioAlignment {
+    if let Some((mem, off)) = statx_dio_at(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+        && mem > 0
+        && off > 0
+    {
+        return DioAlignment {
+            mem_align: mem,
+            offset_align: off,
+            source: "statx",
+        };
+    }
+    let parent = path.parent().unwrap_or(path);
+    let lbs = logical_block_size(path).or_else(|| logical_block_size(parent));
+    match lbs {
+        Some(lbs) => DioAlignment {
+            mem_align: lbs,
+            offset_align: lbs,
+            source: "logical_block_size",
+        },
+        None => DioAlignment {
+            mem_align: 512,
+            offset_align: 512,
+            source: "default",
+        },
+    }
+}
+
 fn statx_dio(path: &Path) -> Option<(u32, u32)> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    statx_dio_at(libc::AT_FDCWD, &c, 0)
+}
+
+fn statx_dio_at(dirfd: libc::c_int, c: &std::ffi::CStr, flags: libc::c_int) -> Option<(u32, u32)> {
     // SAFETY: zeroed statx is a valid value; pointers are valid for the call.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
+    let rc = unsafe { libc::statx(dirfd, c.as_ptr(), flags, libc::STATX_DIOALIGN, &mut stx) };
     if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
         return None;
     }
@@ -100,7 +125,9 @@ pub fn logical_block_size(path: &Path) -> Option<u32> {
 }
 
 /// Who a file is: device, inode and birth time. A file deleted and created again may get
-/// the same inode number, but not the same birth time.
+/// the same inode number, but not the same birth time — unless both happened within one
+/// tick of the file system's clock (a few ms). Such a file belongs to whoever replaced
+/// it, and dbio writes only into files of its own user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileId {
     pub dev: u64,

@@ -101,6 +101,19 @@ pub fn duration_label(d: Duration) -> String {
     }
 }
 
+/// `s` as one shell word: as is when it holds only characters no shell treats specially,
+/// else in single quotes — so a path in a hint can be pasted as printed.
+pub fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Human-readable binary size with one decimal: `1.0 GiB`, `8.0 KiB`, `512 B`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];

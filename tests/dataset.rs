@@ -80,9 +80,12 @@ fn prepare_then_runs_reuse_it() {
         &std::fs::read_to_string(env.join("dbio-data/dbio-manifest.json")).unwrap(),
     )
     .unwrap();
-    assert!(m["in_use"].is_null(), "the run clears its in-use mark");
+    assert!(
+        m["in_use"].is_null(),
+        "no PID marks: a lock holds a data set in use"
+    );
 
-    // --fresh recreates; a different shape recreates too.
+    // --fresh recreates; a different shape asks for --fresh and changes nothing first.
     let r = env.json(&[
         "run",
         "read-iops",
@@ -100,7 +103,8 @@ fn prepare_then_runs_reuse_it() {
         "--json",
     ]);
     assert_eq!(r["dataset"]["reused"], false);
-    let r = env.json(&[
+    let before = inode(&env.join("dbio-data/dbio-data-001.dbf"));
+    let reshape = [
         "run",
         "read-iops",
         "--size",
@@ -112,7 +116,19 @@ fn prepare_then_runs_reuse_it() {
         "--warmup",
         "0s",
         "--json",
-    ]);
+    ];
+    let out = env.output(&reshape);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it holds 64M in 2 file(s) of block size 4K") && err.contains("--fresh"),
+        "{err}"
+    );
+    assert_eq!(before, inode(&env.join("dbio-data/dbio-data-001.dbf")));
+    assert_eq!(files_under(&env.join("dbio-data")).len(), 3);
+    let mut fresh = reshape.to_vec();
+    fresh.push("--fresh");
+    let r = env.json(&fresh);
     assert_eq!(r["dataset"]["reused"], false);
     assert_eq!(u(&r["dataset"]["size_bytes"]), 96 << 20);
     assert_eq!(

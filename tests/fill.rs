@@ -54,14 +54,18 @@ fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
     assert_eq!(r["dataset"]["reused"], true);
     assert_eq!(r["dataset"]["fill"], "compress=2");
     assert_eq!(r["config"]["fill"], "compress=2");
+    // Another fill asks for --fresh before anything changes.
     let out = env.output(&short(&["--fill", "dedupe=4"]));
-    assert!(out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("filled with compress=2, this run wants --fill dedupe=4"),
+            .contains("filled with compress=2, this run wants --fill dedupe=4; add --fresh"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_eq!(manifest_fill(&env), "compress=2");
+    let out = env.output(&short(&["--fill", "dedupe=4", "--fresh"]));
+    assert!(out.status.success());
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["dataset"]["reused"], false);
     assert_eq!(r["dataset"]["fill"], "dedupe=4");
@@ -75,14 +79,14 @@ fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
     let ratio = all.chunks(4096).count() as f64 / unique.len() as f64;
     assert!((ratio - 4.0).abs() < 0.05, "dedupe ratio {ratio}");
 
-    // Without --fill: random, so the data set is recreated once more.
-    let r = env.json(&short(&[]));
+    // Without --fill: random, so the data set is recreated once more (with --fresh).
+    let r = env.json(&short(&["--fresh"]));
     assert_eq!(r["dataset"]["fill"], "random");
     assert_eq!(r["dataset"]["reused"], false);
     // Random bytes are zero 1 time in 256: about 64K of a 16 MiB file.
     assert!(data_file(&env).iter().filter(|&&b| b == 0).count() < 80 << 10);
 
-    let out = env.output(&["prepare", "--size", "64M", "--fill", "zero"]);
+    let out = env.output(&["prepare", "--size", "64M", "--fill", "zero", "--fresh"]);
     assert!(out.status.success());
     assert!(data_file(&env).iter().all(|&b| b == 0));
 }

@@ -1,15 +1,23 @@
 //! SPEC §7.3: SIGINT, SIGTERM and SIGHUP stop a run within 2 s with a partial result; a
-//! second signal exits at once and still removes the run's temporary files; after SIGKILL
-//! the manifest says which run was using the data set, and the next run carries on.
+//! second signal exits at once and leaves no temporary file; after SIGKILL the data set's
+//! lock is gone with the process, and the next run starts at once, without clean-up.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, files_under, u};
+use crate::util::{Env, files_under, u, unnamed_open_files, wait_locked};
 
 fn spawn(env: &Env, args: &[&str]) -> Child {
+    spawn_with(env, args, &[])
+}
+
+/// `dbio args...` in the background, in `env` (its own results store), with `vars` set.
+fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("dbio"))
         .current_dir(env.path())
+        .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
+        .envs(vars.iter().copied())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -67,67 +75,12 @@ fn sigterm_and_sighup_stop_within_2s_with_a_partial_result() {
     }
 }
 
+/// The temp test's spills: unnamed (they vanish with the process whatever ends it), or —
+/// as on a file system without O_TMPFILE — named, and removed by the second signal.
 #[test]
-fn a_second_signal_exits_at_once_and_removes_temporary_files() {
+fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
     let env = Env::new();
-    let mut fast_path_seen = false;
-    // The second signal must land before the first one's orderly stop finishes (tens of
-    // ms); a few tries make that certain without making the test slow.
-    for _ in 0..3 {
-        let child = spawn(
-            &env,
-            &[
-                "run",
-                "temp",
-                "--spill-size",
-                "16M",
-                "--sessions",
-                "2",
-                "--duration",
-                "60s",
-                "--warmup",
-                "0s",
-                "--json",
-            ],
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !files_under(&env.join("dbio-data"))
-            .iter()
-            .any(|f| f.starts_with("dbio-temp-"))
-        {
-            assert!(Instant::now() < deadline, "no temp files appeared");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        std::thread::sleep(Duration::from_millis(500));
-        let sent = Instant::now();
-        signal(&child, libc::SIGINT);
-        std::thread::sleep(Duration::from_millis(2));
-        signal(&child, libc::SIGINT);
-        let out = child.wait_with_output().unwrap();
-        assert!(sent.elapsed() < Duration::from_secs(2));
-        assert_eq!(out.status.code(), Some(130));
-        let left: Vec<String> = files_under(&env.join("dbio-data"))
-            .into_iter()
-            .filter(|f| f.starts_with("dbio-temp-"))
-            .collect();
-        assert!(left.is_empty(), "temporary files left: {left:?}");
-        if out.stdout.is_empty() {
-            // Exited at once: no result, but the files are gone and it said so.
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                err.contains("stopped at once; removed 2 temporary file(s)"),
-                "{err}"
-            );
-            fast_path_seen = true;
-            break;
-        }
-    }
-    assert!(
-        fast_path_seen,
-        "the second signal never arrived before the orderly stop"
-    );
-    // The next run cleans up after the abrupt one and works.
-    let out = env.output(&[
+    let temp_run = [
         "run",
         "temp",
         "--spill-size",
@@ -135,34 +88,100 @@ fn a_second_signal_exits_at_once_and_removes_temporary_files() {
         "--sessions",
         "2",
         "--duration",
-        "1s",
+        "60s",
         "--warmup",
         "0s",
         "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ];
+    for named in [false, true] {
+        let vars: &[(&str, &str)] = if named {
+            &[("DBIO_TEST_NO_TMPFILE", "1")]
+        } else {
+            &[]
+        };
+        let mut fast_path_seen = false;
+        // The second signal must land before the first one's orderly stop finishes (tens of
+        // ms); a few tries make that certain without making the test slow.
+        for _ in 0..3 {
+            let child = spawn_with(&env, &temp_run, vars);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let temp_files = || {
+                if named {
+                    files_under(&env.join("dbio-data"))
+                        .iter()
+                        .filter(|f| f.starts_with("dbio-temp-"))
+                        .count()
+                } else {
+                    unnamed_open_files(child.id())
+                }
+            };
+            while temp_files() < 2 {
+                assert!(Instant::now() < deadline, "no temp files appeared");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            let sent = Instant::now();
+            signal(&child, libc::SIGINT);
+            std::thread::sleep(Duration::from_millis(2));
+            signal(&child, libc::SIGINT);
+            let out = child.wait_with_output().unwrap();
+            assert!(sent.elapsed() < Duration::from_secs(2));
+            assert_eq!(out.status.code(), Some(130));
+            let left: Vec<String> = files_under(&env.join("dbio-data"))
+                .into_iter()
+                .filter(|f| !f.ends_with(".dbf") && f != "dbio-manifest.json")
+                .collect();
+            assert!(left.is_empty(), "temporary files left: {left:?}");
+            if out.stdout.is_empty() {
+                // Exited at once: no result, and nothing left behind.
+                let err = String::from_utf8_lossy(&out.stderr);
+                if named {
+                    assert!(
+                        err.contains("stopped at once; removed 2 temporary file(s)"),
+                        "{err}"
+                    );
+                }
+                fast_path_seen = true;
+                break;
+            }
+        }
+        assert!(
+            fast_path_seen,
+            "the second signal never arrived before the orderly stop"
+        );
+        // The next run works.
+        let mut short = temp_run.to_vec();
+        short[7] = "1s";
+        let out = env.output(&short);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
-fn after_sigkill_the_manifest_names_the_run_and_the_next_run_carries_on() {
+fn after_sigkill_the_next_run_starts_at_once_without_clean_up() {
     let env = Env::new();
     assert!(env.output(&["prepare", "--size", "64M"]).status.success());
     let mut child = spawn(&env, &LONG_READ);
-    std::thread::sleep(Duration::from_millis(2000));
+    wait_locked(&env.join("dbio-data"), child.id());
+    std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGKILL);
     child.wait().unwrap();
+    // Nothing was written to mark the run: the kernel released its lock with the process.
     let m = manifest(&env);
-    assert_eq!(m["in_use"]["pid"], child.id(), "{m}");
-    assert_eq!(m["in_use"]["test"], "read-iops");
-    // The kernel released the lock with the process: the data set is usable again.
+    assert!(m["in_use"].is_null(), "{m}");
+    let out = env.output(&["doctor", "dbio-data"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("ready, not in use"), "{stdout}");
+    // A write test, which needs the data set to itself, starts at once too.
     let mut args = LONG_READ.to_vec();
+    args[1] = "write-iops";
     args[7] = "1s";
     args[9] = "0s";
     let r = env.json(&args);
     assert_eq!(r["dataset"]["reused"], true);
-    assert!(manifest(&env)["in_use"].is_null());
 }

@@ -43,8 +43,13 @@ fn three_runs_are_listed_and_filtered() {
     let db = env.db("three.db");
     let results = [
         run(&env, &db, "read-iops", &["--sync"]),
-        run(&env, &db, "read-iops", &["--sync", "--block-size", "4K"]),
-        run(&env, &db, "write-iops", &[]),
+        run(
+            &env,
+            &db,
+            "read-iops",
+            &["--sync", "--block-size", "4K", "--fresh"],
+        ),
+        run(&env, &db, "write-iops", &["--fresh"]),
     ];
 
     let listed = runs(&env, &db, &[]);
@@ -111,7 +116,12 @@ fn compare_prints_both_runs_and_the_ratio_to_the_first() {
     let env = Env::new();
     let db = env.db("compare.db");
     let first = run(&env, &db, "read-iops", &["--sync"]);
-    let second = run(&env, &db, "read-iops", &["--sync", "--block-size", "4K"]);
+    let second = run(
+        &env,
+        &db,
+        "read-iops",
+        &["--sync", "--block-size", "4K", "--fresh"],
+    );
     let listed = ids(&runs(&env, &db, &[]));
     let (a, b) = (listed[0].to_string(), listed[1].to_string());
 

@@ -320,3 +320,44 @@ pub fn shm_dir() -> Option<tempfile::TempDir> {
             .expect("temp dir in /dev/shm"),
     )
 }
+
+/// Waits (up to 60 s) until process `pid` holds a flock on the directory `dir`, as
+/// /proc/locks shows it: a run has its data set by then.
+pub fn wait_locked(dir: &Path, pid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Ok(md) = std::fs::metadata(dir) {
+            let (major, minor) = (libc::major(md.dev()), libc::minor(md.dev()));
+            let want = format!("{major:02x}:{minor:02x}:{}", md.ino());
+            let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+            if locks.lines().any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.get(1) == Some(&"FLOCK")
+                    && f.get(4) == Some(&pid.to_string().as_str())
+                    && f.get(5) == Some(&want.as_str())
+            }) {
+                return;
+            }
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "pid {pid} never locked {}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Files process `pid` holds open that have no name (O_TMPFILE, or deleted), as
+/// /proc/PID/fd shows them.
+pub fn unnamed_open_files(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|t| t.to_string_lossy().ends_with(" (deleted)"))
+                .count()
+        })
+        .unwrap_or(0)
+}

@@ -236,9 +236,17 @@ fn a_write_without_verify_leaves_the_data_set_unverifiable() {
     assert!(err.contains("--verify --fresh"), "{err}");
     assert!(!env.join("dbio-data/dbio-verify.seq").exists());
 
-    // A --verify run recreates the data set with headers.
+    // A --verify run asks for --fresh before it recreates the data set with headers.
     let mut args = quick("read-iops", &SMALL);
     args.push("--verify");
+    let out = env.output(&args);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("carry no verify headers") && err.contains("--fresh"),
+        "{err}"
+    );
+    args.push("--fresh");
     let r = env.json(&args);
     assert_eq!(u(&r["verify"]["blocks_bad"]), 0);
     assert!(env.output(&["verify", "dbio-data"]).status.success());

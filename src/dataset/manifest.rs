@@ -1,15 +1,23 @@
 //! The manifest beside a data set: the record of which files dbio created (SPEC §7.1).
-//! dbio writes only into files listed here whose inode still matches.
-
-use std::path::{Path, PathBuf};
+//!
+//! The manifest is untrusted input: anyone who can write the directory can edit it. So every
+//! entry is checked when it is read ([`Manifest::read`]): its name must be one of dbio's
+//! own file names (`dbio-data-001.dbf`, `dbio-redo-01.log`, `dbio-temp-001.tmp`,
+//! `dbio-verify.seq` — never a path) and it must carry a real identity (device, inode,
+//! birth time). An entry that fails is set aside as [`Rejected`]: reported by `dbio doctor`,
+//! never written, truncated or removed. An entry that passes still only names a file;
+//! [`crate::safety::fs`] acts on the file only when its identity matches.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::safety::fs::Dir;
 use crate::sys::FileId;
 
 pub const MANIFEST_NAME: &str = "dbio-manifest.json";
 pub const SCHEMA: &str = "dbio.dataset.v1";
+/// A manifest larger than this is not dbio's (4096 files take about 1 MiB).
+const MAX_BYTES: usize = 16 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -20,10 +28,10 @@ pub enum State {
     Ready,
 }
 
-/// One data file dbio created.
+/// One file dbio created.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileEntry {
-    /// File name, relative to the data set directory.
+    /// File name in the data set directory.
     pub name: String,
     pub size_bytes: u64,
     /// Device, inode and birth time at creation: a file replaced behind dbio's back is not
@@ -35,17 +43,29 @@ pub struct FileEntry {
 }
 
 impl FileEntry {
-    /// The identity recorded at creation (None until the file was created).
-    pub fn id(&self) -> Option<FileId> {
-        (self.ino != 0).then_some(FileId {
+    /// An entry for a file dbio just created, with its identity.
+    pub fn new(name: impl Into<String>, size_bytes: u64, id: FileId) -> FileEntry {
+        FileEntry {
+            name: name.into(),
+            size_bytes,
+            dev: id.dev,
+            ino: id.ino,
+            btime_ns: id.btime_ns,
+        }
+    }
+
+    /// The identity recorded at creation.
+    pub fn id(&self) -> FileId {
+        FileId {
             dev: self.dev,
             ino: self.ino,
             btime_ns: self.btime_ns,
-        })
+        }
     }
 }
 
-/// The run currently using the data set (cleared when it ends; left behind if it was killed).
+/// A run marked in use by an older dbio (PID marks are no longer written or trusted: a data
+/// set in use is held by a lock). Read so that old manifests still parse.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InUse {
     pub pid: u32,
@@ -72,35 +92,84 @@ pub struct Manifest {
     pub redo_files: Vec<FileEntry>,
     #[serde(default)]
     pub redo_file_size: u64,
-    /// Temporary files of a run in progress (test temp); removed when it ends. Any listed
-    /// here while no run holds the data set are left over from a killed run.
+    /// Named temporary files of a run in progress (only on file systems without
+    /// `O_TMPFILE`; elsewhere a run's temp files have no name and vanish with it).
     #[serde(default)]
     pub temp_files: Vec<FileEntry>,
-    /// How the data set was filled and how fast.
     #[serde(default)]
     pub prepare_seconds: f64,
-    #[serde(default)]
+    /// Never written any more; see [`InUse`].
+    #[serde(default, skip_serializing)]
     pub in_use: Option<InUse>,
     /// Every data block carries a verify header (`--verify`); its write sequences are in
     /// `dbio-verify.seq`. Cleared when a run writes without `--verify`.
     #[serde(default)]
     pub verify: bool,
+    /// `dbio-verify.seq`, with its identity.
+    #[serde(default)]
+    pub verify_seq: Option<FileEntry>,
+}
+
+/// A manifest entry dbio will not act on, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    /// Which list it was in: "files", "redo_files", "temp_files" or "verify_seq".
+    pub list: &'static str,
+    pub name: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} entry '{}' {}", self.list, self.name, self.why)
+    }
+}
+
+/// Whether `name` is `prefix` + at least `digits` digits + `suffix`.
+fn numbered(name: &str, prefix: &str, digits: usize, suffix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .and_then(|r| r.strip_suffix(suffix))
+        .is_some_and(|n| n.len() >= digits && n.len() <= 6 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `name` is a name dbio gives files of `list`.
+pub fn is_dbio_name(list: &str, name: &str) -> bool {
+    match list {
+        "files" => numbered(name, "dbio-data-", 3, ".dbf"),
+        "redo_files" => numbered(name, "dbio-redo-", 2, ".log"),
+        "temp_files" => numbered(name, "dbio-temp-", 3, ".tmp"),
+        "verify_seq" => name == crate::verify::seq::SEQ_NAME,
+        _ => false,
+    }
 }
 
 impl Manifest {
-    pub fn path_in(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST_NAME)
-    }
-
-    /// Reads the manifest in `dir`; `Ok(None)` when there is none.
-    pub fn read(dir: &Path) -> Result<Option<Manifest>> {
-        let path = Self::path_in(dir);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    /// Reads and checks the manifest in `dir` (not through a symlink); `Ok(None)` when
+    /// there is none. Entries that fail the checks are taken out of the lists and
+    /// returned as [`Rejected`].
+    pub fn read(dir: &Dir) -> Result<Option<(Manifest, Vec<Rejected>)>> {
+        let path = dir.join(MANIFEST_NAME);
+        let bytes = match dir.read(MANIFEST_NAME) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::PermissionDenied
+                    && e.raw_os_error().is_none() =>
+            {
+                return Err(Error::usage(format!(
+                    "{e}; dbio will not touch this directory — move it away or choose another --target"
+                )));
+            }
             Err(e) => return Err(Error::io("cannot read", &path, &e)),
         };
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+        if bytes.len() > MAX_BYTES {
+            return Err(Error::usage(format!(
+                "{} is {} bytes, too large to be a dbio manifest; dbio will not touch this directory — move the file away or choose another --target",
+                path.display(),
+                bytes.len()
+            )));
+        }
+        let mut m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
             Error::usage(format!(
                 "{} is not a valid dbio manifest ({e}); dbio will not touch this directory — move the file away or choose another --target",
                 path.display()
@@ -108,30 +177,65 @@ impl Manifest {
         })?;
         if m.schema != SCHEMA {
             return Err(Error::usage(format!(
-                "{} has schema '{}', this dbio understands '{SCHEMA}'; use the matching dbio version or `dbio clean` it",
+                "{} has schema '{}', this dbio understands '{SCHEMA}'; use the matching dbio version, or move the directory away",
                 path.display(),
                 m.schema
             )));
         }
-        Ok(Some(m))
+        let rejected = m.check();
+        Ok(Some((m, rejected)))
     }
 
-    /// Writes the manifest atomically (temporary file + rename), then syncs it.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let path = Self::path_in(dir);
-        let tmp = dir.join(format!(".{MANIFEST_NAME}.tmp"));
-        let text = serde_json::to_string_pretty(self).expect("manifest serializes");
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
+    /// Takes every entry that is not a dbio file name with a real identity out of its list.
+    fn check(&mut self) -> Vec<Rejected> {
+        let mut rejected = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut keep = |list: &'static str, e: &FileEntry, rejected: &mut Vec<Rejected>| {
+            let why = if !is_dbio_name(list, &e.name) {
+                Some(if e.name.contains('/') || e.name == ".." || e.name == "." {
+                    "is a path, not one of dbio's file names".to_string()
+                } else {
+                    "is not one of dbio's file names".to_string()
+                })
+            } else if e.ino == 0 {
+                Some("has no identity (inode 0): dbio cannot tell it is the file it created".into())
+            } else if !seen.insert(e.name.clone()) {
+                Some("is listed twice".into())
+            } else {
+                None
+            };
+            match why {
+                Some(why) => {
+                    rejected.push(Rejected {
+                        list,
+                        name: e.name.clone(),
+                        why,
+                    });
+                    false
+                }
+                None => true,
+            }
         };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io("cannot write", &path, &e)
-        })
+        for (list, entries) in [
+            ("files", &mut self.files),
+            ("redo_files", &mut self.redo_files),
+            ("temp_files", &mut self.temp_files),
+        ] {
+            entries.retain(|e| keep(list, e, &mut rejected));
+        }
+        if let Some(e) = self.verify_seq.take()
+            && keep("verify_seq", &e, &mut rejected)
+        {
+            self.verify_seq = Some(e);
+        }
+        rejected
+    }
+
+    /// Writes the manifest whole (see [`crate::safety::fs`]).
+    pub fn write(&self, dir: &Dir) -> Result<()> {
+        let text = serde_json::to_string_pretty(self).expect("manifest serializes");
+        dir.replace(MANIFEST_NAME, text.as_bytes())
+            .map_err(|e| Error::io("cannot write", &dir.join(MANIFEST_NAME), &e))
     }
 
     /// Whether this data set can serve a run that wants `size`, `block_size` and `files`.
@@ -153,5 +257,68 @@ impl Manifest {
             .iter()
             .chain(&self.redo_files)
             .chain(&self.temp_files)
+            .chain(&self.verify_seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, ino: u64) -> FileEntry {
+        FileEntry {
+            name: name.into(),
+            size_bytes: 1,
+            dev: 1,
+            ino,
+            btime_ns: None,
+        }
+    }
+
+    #[test]
+    fn only_dbio_names_with_an_identity_are_kept() {
+        let mut m = Manifest {
+            schema: SCHEMA.into(),
+            created_by: String::new(),
+            id: "1".into(),
+            created_at: String::new(),
+            state: State::Ready,
+            size_bytes: 0,
+            block_size: 8192,
+            fill: "random".into(),
+            created_dir: false,
+            files: vec![
+                entry("dbio-data-001.dbf", 5),
+                entry("../victim", 6),
+                entry("/etc/passwd", 7),
+                entry("dbio-data-002.dbf", 0),
+                entry("notes.txt", 8),
+                entry("dbio-data-001.dbf", 9),
+            ],
+            redo_files: vec![
+                entry("dbio-redo-01.log", 10),
+                entry("dbio-data-003.dbf", 11),
+            ],
+            redo_file_size: 0,
+            temp_files: vec![entry("dbio-temp-001.tmp", 12)],
+            prepare_seconds: 0.0,
+            in_use: None,
+            verify: false,
+            verify_seq: Some(entry("dbio-verify.seq/..", 13)),
+        };
+        let rejected = m.check();
+        let names: Vec<&str> = m.all_files().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["dbio-data-001.dbf", "dbio-redo-01.log", "dbio-temp-001.tmp"]
+        );
+        assert_eq!(rejected.len(), 7, "{rejected:?}");
+        assert!(
+            rejected
+                .iter()
+                .any(|r| r.name == "../victim" && r.why.contains("path"))
+        );
+        assert!(rejected.iter().any(|r| r.why.contains("inode 0")));
+        assert!(rejected.iter().any(|r| r.why.contains("twice")));
     }
 }

@@ -1,18 +1,31 @@
-//! The data set: the files dbio reads and writes (SPEC §2, §7.1, §7.5).
+//! The data set: the files dbio reads and writes (SPEC §2, §7).
 //!
-//! A data set is a directory holding `--files` data files and a manifest that records what
-//! dbio created. It is created once (`dbio prepare`, or automatically by `dbio run`), reused
-//! by later runs with the same size, block size and file count, and removed by `dbio clean`,
-//! which deletes only what the manifest lists. Read tests may instead use an existing file
-//! or block device, which is opened read-only.
+//! A data set is a directory holding `--files` data files (and redo logs for the write
+//! side) and a manifest that records what dbio created. It is created once (`dbio prepare`,
+//! or by the first `dbio run`), reused by later runs, and removed by `dbio clean`, which
+//! deletes only what the manifest lists and only while each file is still the one dbio
+//! created. Read tests may instead use an existing file or block device, opened read-only.
+//!
+//! The rules of [`crate::safety`] hold here:
+//! - every file is created, opened for writing and removed through the data set's
+//!   [`Dir`] (never through a symlink; only with the identity dbio recorded);
+//! - the manifest is untrusted input ([`manifest`]): a data set whose manifest lists
+//!   something that is not dbio's is refused, and `dbio doctor` shows why;
+//! - the directory is locked while in use: shared by runs that only read (they open nothing
+//!   for writing and change nothing, so they work on a read-only mount or a full file
+//!   system), exclusive to prepare or write;
+//! - nothing is removed before everything is checked: a complete data set is replaced only
+//!   with `--fresh`, and only after the new one is known to fit;
+//! - new files are filled unnamed (`O_TMPFILE`) and linked into their names only when
+//!   complete: a preparation that is killed leaves nothing behind.
 
 pub mod fill;
 pub mod manifest;
 pub mod stale;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
@@ -20,9 +33,12 @@ use serde::Serialize;
 
 use crate::config::DataSetSpec;
 use crate::error::{Error, Result};
+use crate::safety::fs::Dir;
+use crate::safety::limits::SpaceNeeds;
+use crate::safety::lock::{self, Mode};
 use crate::sys::{self, FileId};
 use crate::units::{human_bytes, size_label};
-pub use manifest::{FileEntry, InUse, Manifest, State};
+pub use manifest::{FileEntry, Manifest, Rejected, State};
 
 /// What kind of thing the target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -36,17 +52,21 @@ pub enum TargetKind {
     BlockDevice,
 }
 
-/// One data file of a data set.
+/// One file of a data set.
 #[derive(Debug, Clone)]
 pub struct DataFile {
+    /// Where it is (for messages); unnamed temp files have a descriptive path.
     pub path: PathBuf,
+    /// Its name in the data set directory (empty for targets dbio did not create and for
+    /// unnamed temp files).
+    pub name: String,
     pub size: u64,
     /// Identity recorded when dbio created it (None for targets dbio did not create).
     pub id: Option<FileId>,
 }
 
-/// A data set ready for a run. Holds an exclusive lock on its directory while alive, so two
-/// dbio processes never use the same data set at once.
+/// A data set ready for a run. Holds its directory locked while alive (shared for a run
+/// that only reads, exclusive for one that writes), so a run that writes never shares it.
 #[derive(Debug)]
 pub struct DataSet {
     /// The data set directory, or the file/device itself.
@@ -55,7 +75,7 @@ pub struct DataSet {
     pub files: Vec<DataFile>,
     /// Redo log files (tests redo and oltp), written in turn by LGWR.
     pub redo_files: Vec<DataFile>,
-    /// Temporary files of this run (test temp), removed when the run ends.
+    /// Temporary files of this run (test temp), gone when the run ends.
     pub temp_files: Vec<DataFile>,
     pub block_size: u64,
     /// True when a matching data set was found and reused.
@@ -64,13 +84,16 @@ pub struct DataSet {
     pub prepare_seconds: f64,
     /// How the data set was filled, e.g. "O_DIRECT, 4 writers".
     pub fill_method: Option<String>,
-    /// What the data files hold (`--fill`: random, zero, compress=R, dedupe=R); None for
-    /// targets dbio did not create.
+    /// What the data files hold (`--fill`); None for targets dbio did not create.
     pub fill: Option<String>,
     /// A block device claimed for a write test with `--destructive` (see [`claimed_device`]).
     pub destructive: bool,
+    /// The data set directory, locked (None for a file or device target).
+    dir: Option<Dir>,
+    mode: Mode,
     manifest: Option<Manifest>,
-    _lock: Option<File>,
+    /// A claimed block device, held open with O_EXCL for the run.
+    _claim: Option<File>,
 }
 
 /// How to fill a new data set.
@@ -102,11 +125,34 @@ impl OpenFlags {
         }
         v
     }
+
+    fn bits(&self) -> libc::c_int {
+        let mut f = if self.write {
+            libc::O_RDWR
+        } else {
+            libc::O_RDONLY
+        };
+        if self.direct {
+            f |= libc::O_DIRECT;
+        }
+        if self.dsync {
+            f |= libc::O_DSYNC;
+        }
+        f
+    }
 }
 
 /// The name of data file `i` (from 0) of a data set.
 pub fn data_file_name(i: u32) -> String {
     format!("dbio-data-{:03}.dbf", i + 1)
+}
+
+fn redo_file_name(i: u32) -> String {
+    format!("dbio-redo-{:02}.log", i + 1)
+}
+
+fn temp_file_name(i: usize) -> String {
+    format!("dbio-temp-{:03}.tmp", i + 1)
 }
 
 /// What `--target` names.
@@ -124,79 +170,168 @@ pub fn target_kind(path: &Path) -> Result<Option<TargetKind>> {
     }
 }
 
-/// The directory for a data set: `target` itself, created when its parent exists.
-fn data_set_dir(target: &Path) -> Result<(PathBuf, bool)> {
+/// The parent directory `target` would be created in.
+fn parent_of(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks that a data set directory can be made at `target` (it exists, or its parent
+/// does), without creating anything.
+pub fn check_target_dir(target: &Path) -> Result<()> {
     match target_kind(target)? {
-        Some(TargetKind::Directory) => Ok((target.to_path_buf(), false)),
+        Some(TargetKind::Directory) => Ok(()),
         Some(_) => Err(Error::usage(format!(
             "--target {} is not a directory; dbio creates its data set in a directory (only read tests accept an existing file or device)",
             target.display()
         ))),
-        None => {
-            let parent = match target.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            if !parent.is_dir() {
-                return Err(Error::usage(format!(
-                    "--target {} does not exist and neither does {}; create it or choose another --target",
-                    target.display(),
-                    parent.display()
-                )));
+        None if parent_of(target).is_dir() => Ok(()),
+        None => Err(Error::usage(format!(
+            "--target {} does not exist and neither does {}; create it or choose another --target",
+            target.display(),
+            parent_of(target).display()
+        ))),
+    }
+}
+
+/// An existing path on the file system the data set lives on: `target`, or the parent it
+/// will be created in (for free-space checks before anything is created).
+pub fn space_path(target: &Path) -> PathBuf {
+    if target.exists() {
+        target.to_path_buf()
+    } else {
+        parent_of(target)
+    }
+}
+
+/// Opens the data set directory `target`, creating it when its parent exists. Returns it
+/// and whether it was created now.
+fn open_dir(target: &Path) -> Result<(Dir, bool)> {
+    check_target_dir(target)?;
+    let created = match std::fs::create_dir(target) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => {
+            return Err(Error::io(
+                "cannot create the data set directory",
+                target,
+                &e,
+            ));
+        }
+    };
+    let dir = Dir::open(target).map_err(|e| Error::io("cannot open", target, &e))?;
+    Ok((dir, created))
+}
+
+/// Locks `dir` in `mode`, or says who holds it.
+fn lock_dir(dir: &Dir, mode: Mode) -> Result<()> {
+    match lock::try_lock(dir, mode) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(in_use(dir)),
+        Err(e) => Err(Error::io("cannot lock", dir.path(), &e)),
+    }
+}
+
+/// The error for a data set another process holds, naming it.
+fn in_use(dir: &Dir) -> Error {
+    let holders = dir.id().map(|id| lock::holders(&id)).unwrap_or_default();
+    let who = match holders.as_slice() {
+        [] => "another process".to_string(),
+        [h] => format!("{h}"),
+        hs => hs
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Error::usage(format!(
+        "the data set in {} is in use by {who}; wait for it to finish or use another --target",
+        dir.path().display()
+    ))
+}
+
+/// Reads the manifest in `dir`, refusing a data set whose manifest lists anything that is
+/// not dbio's.
+fn read_manifest(dir: &Dir) -> Result<Option<Manifest>> {
+    match Manifest::read(dir)? {
+        None => Ok(None),
+        Some((m, rejected)) => match rejected.first() {
+            None => Ok(Some(m)),
+            Some(r) => Err(Error::usage(format!(
+                "the manifest in {} lists {r}; dbio does not act on a data set whose manifest was changed — see `dbio doctor {}`, then move the directory away or remove its files yourself",
+                dir.path().display(),
+                dir.path().display()
+            ))),
+        },
+    }
+}
+
+/// What the files of one list of the manifest are like on disk.
+#[derive(Debug, Default)]
+struct Audit {
+    /// Listed files that are not there.
+    missing: usize,
+    /// Listed names where something else is now, and why it is not dbio's.
+    foreign: Vec<(String, &'static str)>,
+    /// Bytes of the listed files that are dbio's (what replacing them frees).
+    ours_bytes: u64,
+    /// Listed files shorter than recorded.
+    short: usize,
+}
+
+impl Audit {
+    fn intact(&self) -> bool {
+        self.missing == 0 && self.foreign.is_empty() && self.short == 0
+    }
+}
+
+fn audit(dir: &Dir, entries: &[FileEntry]) -> Result<Audit> {
+    let mut a = Audit::default();
+    for f in entries {
+        match dir
+            .entry(&f.name)
+            .map_err(|e| Error::io("cannot look at", &dir.join(&f.name), &e))?
+        {
+            None => a.missing += 1,
+            Some(e) if e.is_ours(&f.id()) => {
+                a.ours_bytes += e.size;
+                if e.size < f.size_bytes {
+                    a.short += 1;
+                }
             }
-            std::fs::create_dir(target)
-                .map_err(|e| Error::io("cannot create the data set directory", target, &e))?;
-            Ok((target.to_path_buf(), true))
+            Some(e) => a.foreign.push((
+                f.name.clone(),
+                match e.kind {
+                    crate::safety::fs::Kind::Symlink => "a symbolic link is there now",
+                    crate::safety::fs::Kind::File if e.nlink != 1 => {
+                        "it is hard-linked to another name"
+                    }
+                    _ => "another file is there now (it was replaced)",
+                },
+            )),
         }
     }
+    Ok(a)
 }
 
-fn lock_dir(dir: &Path) -> Result<File> {
-    let f = File::open(dir).map_err(|e| Error::io("cannot open", dir, &e))?;
-    match sys::try_lock_exclusive(&f) {
-        Ok(true) => Ok(f),
-        Ok(false) => {
-            let who = Manifest::read(dir)
-                .ok()
-                .flatten()
-                .and_then(|m| m.in_use)
-                .map(|u| format!(" (pid {}, {})", u.pid, u.test))
-                .unwrap_or_default();
-            Err(Error::usage(format!(
-                "the data set in {} is in use by another dbio{who}; wait for it to finish or use another --target",
-                dir.display()
-            )))
-        }
-        Err(e) => Err(Error::io("cannot lock", dir, &e)),
+/// The error for listed files dbio will not touch because they are no longer its own.
+fn foreign_error(dir: &Dir, foreign: &[(String, &str)]) -> Error {
+    let (name, why) = &foreign[0];
+    Error::usage(format!(
+        "{} is listed in the data set's manifest, but {why}; dbio never writes or removes files it did not create — remove it yourself or choose another --target",
+        dir.join(name).display()
+    ))
+}
+
+/// Removes the files of one list, each only if it is still the file dbio created.
+fn remove_group(dir: &Dir, entries: &[FileEntry]) -> Result<()> {
+    for f in entries {
+        dir.remove_file(&f.name, &f.id())
+            .map_err(|e| Error::io("cannot remove", &dir.join(&f.name), &e))?;
     }
-}
-
-/// Removes the files `m` lists that are still the files dbio created (same device, inode
-/// and birth time). Returns (files removed, bytes removed, files skipped because they changed).
-fn remove_listed(dir: &Path, m: &Manifest) -> (usize, u64, Vec<PathBuf>) {
-    let (mut n, mut bytes, mut skipped) = (0, 0, Vec::new());
-    for f in m.all_files() {
-        let path = dir.join(&f.name);
-        let Ok((id, len)) = sys::file_id(&path) else {
-            continue;
-        };
-        // A file whose creation was not recorded yet (interrupted prepare) is still ours:
-        // the manifest was written before it was created with O_EXCL.
-        let ours = f.id().is_none_or(|recorded| recorded.same_file(&id));
-        if !ours {
-            skipped.push(path);
-        } else if std::fs::remove_file(&path).is_ok() {
-            n += 1;
-            bytes += len;
-        }
-    }
-    (n, bytes, skipped)
-}
-
-fn remove_manifest_files(dir: &Path) {
-    crate::verify::seq::remove(dir);
-    let _ = std::fs::remove_file(Manifest::path_in(dir));
-    let _ = std::fs::remove_file(dir.join(format!(".{}.tmp", manifest::MANIFEST_NAME)));
+    Ok(())
 }
 
 /// What a run (or `dbio prepare`) needs from the data set directory.
@@ -206,21 +341,16 @@ pub struct Prepare<'a> {
     pub data: Option<&'a DataSetSpec>,
     /// Redo log files wanted: (count, size of each).
     pub redo: Option<(u32, u64)>,
-    /// Recreate what is wanted even if it matches.
+    /// Replace what is there even if it matches (`--fresh`).
     pub fresh: bool,
+    /// Whether the run writes into the data set (data, redo or temp files): it then holds
+    /// the data set exclusively. A run that only reads holds it shared and changes nothing.
+    pub writes: bool,
+    /// Other space the run will need: temp files in the data set directory, its run
+    /// directory. Checked with the data set's, on the same file systems, before anything
+    /// is created or removed.
+    pub space: SpaceNeeds,
     pub fill: &'a FillOptions<'a>,
-}
-
-/// Opens or creates the data set (the `prepare` step): reuses data files and redo logs that
-/// match, recreates those that do not, and removes temporary files a killed run left.
-pub fn prepare(p: &Prepare) -> Result<DataSet> {
-    let (dir, created_now) = data_set_dir(p.target)?;
-    let result = prepare_in(p, &dir, created_now);
-    if result.is_err() && created_now {
-        // Leave no empty directory behind (remove_dir fails if anything is in it).
-        let _ = std::fs::remove_dir(&dir);
-    }
-    result
 }
 
 fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
@@ -241,159 +371,301 @@ fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
         prepare_seconds: 0.0,
         in_use: None,
         verify: false,
+        verify_seq: None,
     }
 }
 
-fn prepare_in(p: &Prepare, dir: &Path, created_now: bool) -> Result<DataSet> {
-    let dir = dir.to_path_buf();
-    let lock = lock_dir(&dir)?;
-    let existing = Manifest::read(&dir)?;
+/// Opens or creates the data set (the `prepare` step). Everything is checked first — the
+/// manifest, the files it lists, what the run wants, the free space — and only then is
+/// anything removed or created.
+pub fn prepare(p: &Prepare) -> Result<DataSet> {
+    let (dir, created_now) = open_dir(p.target)?;
+    let result = prepare_in(p, dir, created_now);
+    if result.is_err() && created_now {
+        // Leave no empty directory behind (rmdir fails if anything is in it).
+        let _ = std::fs::remove_dir(p.target);
+    }
+    result
+}
+
+/// What preparing will change, decided before anything is changed.
+struct Changes {
+    /// Why the data files are (re)built; None keeps them.
+    data: Option<String>,
+    redo: bool,
+    /// Named temp files a killed run left (only on file systems without O_TMPFILE).
+    stray_temp: bool,
+    /// Data files of an interrupted preparation, removed for a redo-only test.
+    drop_data: bool,
+}
+
+impl Changes {
+    fn any(&self) -> bool {
+        self.data.is_some() || self.redo || self.stray_temp || self.drop_data
+    }
+}
+
+fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
+    let wanted = if p.writes || created_now {
+        Mode::Exclusive
+    } else {
+        Mode::Shared
+    };
+    lock_dir(&dir, wanted)?;
+    let existing = read_manifest(&dir)?;
     let had_manifest = existing.is_some();
     let mut m = existing.unwrap_or_else(|| new_manifest(created_now, p.fill.seed));
-    if !m.temp_files.is_empty() {
+    let incomplete = m.state != State::Ready;
+    let data_audit = audit(&dir, &m.files)?;
+    let redo_audit = audit(&dir, &m.redo_files)?;
+    let temp_audit = audit(&dir, &m.temp_files)?;
+    for a in [&data_audit, &redo_audit, &temp_audit] {
+        if !a.foreign.is_empty() {
+            return Err(foreign_error(&dir, &a.foreign));
+        }
+    }
+
+    let changes = Changes {
+        data: match p.data {
+            Some(spec) => data_change(p, &dir, &m, spec, &data_audit, incomplete)?,
+            None => None,
+        },
+        redo: match p.redo {
+            Some((count, size)) => redo_change(p, &dir, &m, count, size, &redo_audit, incomplete)?,
+            None => false,
+        },
+        stray_temp: !m.temp_files.is_empty() && p.writes,
+        drop_data: p.data.is_none() && incomplete && !m.files.is_empty(),
+    };
+
+    // Space for everything new, counting what is removed first, before anything changes.
+    let mut space = SpaceNeeds::default();
+    let on = |e: std::io::Error| Error::io("cannot read the free space of", dir.path(), &e);
+    if let (Some(_), Some(spec)) = (&changes.data, p.data) {
+        space
+            .add(
+                dir.path(),
+                spec.size,
+                data_audit.ours_bytes,
+                "the data set",
+                "use a smaller --size or another --target",
+            )
+            .map_err(on)?;
+    }
+    if let (true, Some((count, size))) = (changes.redo, p.redo) {
+        let bytes = u64::from(count).checked_mul(size).ok_or_else(|| {
+            Error::usage("--redo-files × --redo-file-size is more bytes than can be counted")
+        })?;
+        space
+            .add(
+                dir.path(),
+                bytes,
+                redo_audit.ours_bytes,
+                "the redo logs",
+                "use a smaller --redo-file-size or fewer --redo-files, or another --target",
+            )
+            .map_err(on)?;
+    }
+    if changes.stray_temp {
+        space
+            .add(dir.path(), 0, temp_audit.ours_bytes, "", "")
+            .map_err(on)?;
+    }
+    space.merge(&p.space);
+    space.check().map_err(Error::usage)?;
+
+    if !changes.any() {
+        // Nothing to change: a run that only reads writes nothing at all.
+        if !had_manifest && p.writes {
+            m.write(&dir)?;
+        }
+        return Ok(from_manifest(dir, wanted, m, true));
+    }
+    if wanted == Mode::Shared {
+        // A run that reads needs the data set made first: exclusively, then back to shared.
+        lock_dir(&dir, Mode::Exclusive)?;
+    }
+    let started = std::time::Instant::now();
+    let mut methods = Vec::new();
+    if changes.stray_temp {
         remove_group(&dir, &m.temp_files)?;
         m.temp_files.clear();
         m.write(&dir)?;
     }
-    let incomplete = m.state != State::Ready;
-    let started = std::time::Instant::now();
-    let mut methods = Vec::new();
-
-    // With --verify, the blocks must carry headers and the last write of each be known.
-    let verify_unusable = |m: &Manifest, spec: &DataSetSpec| -> Option<String> {
-        if !spec.verify {
-            None
-        } else if !m.verify {
-            Some("its blocks carry no verify headers, this run wants --verify".into())
-        } else {
-            crate::verify::seq::unusable(
-                &dir,
-                crate::verify::dataset_number(&m.id),
-                spec.size / spec.block_size,
-            )
-        }
-    };
-    let data_ok = |m: &Manifest, spec: &DataSetSpec| {
-        !p.fresh
-            && m.matches(spec.size, spec.block_size, spec.files)
-            && m.fill == spec.fill.name()
-            && intact(&dir, &m.files)
-            && verify_unusable(m, spec).is_none()
-    };
-    match p.data {
-        Some(spec) if !data_ok(&m, spec) => {
-            if !m.files.is_empty() {
-                let why = if p.fresh {
-                    "--fresh".to_string()
-                } else if incomplete {
-                    "its preparation did not finish".to_string()
-                } else if !intact(&dir, &m.files) {
-                    "some of its files are missing or changed".to_string()
-                } else if let Some(why) = m
-                    .matches(spec.size, spec.block_size, spec.files)
-                    .then(|| verify_unusable(&m, spec))
-                    .flatten()
-                {
-                    why
-                } else if m.matches(spec.size, spec.block_size, spec.files) {
-                    format!(
-                        "it was filled with {}, this run wants --fill {}",
-                        m.fill,
-                        spec.fill.name()
-                    )
-                } else {
-                    format!(
-                        "it has {} in {} files of block size {}, this run wants {} in {} files of {}",
-                        size_label(m.size_bytes),
-                        m.files.len(),
-                        size_label(m.block_size),
-                        size_label(spec.size),
-                        spec.files,
-                        size_label(spec.block_size)
-                    )
-                };
-                eprintln!(
-                    "dbio: recreating the data files in {} ({why})",
-                    dir.display()
-                );
-                remove_group(&dir, &m.files)?;
-                m.files.clear();
-            }
-            // Headers go away with the old files; the new ones get them if asked for.
-            m.verify = false;
-            crate::verify::seq::remove(&dir);
-            let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
-            let seal = spec
-                .verify
-                .then(|| (crate::verify::dataset_number(&m.id), spec.block_size));
-            let method = build_group(
-                &dir,
-                &mut m,
-                Group::Data,
-                &names,
-                spec.file_size(),
-                spec.fill,
-                p.fill,
-                seal,
-            )?;
-            if let Some((id, bs)) = seal {
-                crate::verify::seq::write_new(&dir, id, spec.size / bs).map_err(|e| {
-                    Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
-                })?;
-                m.verify = true;
-            }
-            m.fill = spec.fill.name();
-            m.size_bytes = spec.size;
-            m.block_size = spec.block_size;
-            methods.push(format!("data files: {method}"));
-        }
-        Some(_) => {}
-        None if incomplete && !m.files.is_empty() => {
-            remove_group(&dir, &m.files)?;
-            m.files.clear();
-            m.size_bytes = 0;
-        }
-        None => {}
-    }
-    if let Some((count, size)) = p.redo {
-        let ok =
-            !p.fresh && !incomplete && m.redo_matches(count, size) && intact(&dir, &m.redo_files);
-        if !ok {
-            if !m.redo_files.is_empty() {
-                eprintln!("dbio: recreating the redo logs in {}", dir.display());
-                remove_group(&dir, &m.redo_files)?;
-                m.redo_files.clear();
-            }
-            let names: Vec<String> = (0..count)
-                .map(|i| format!("dbio-redo-{:02}.log", i + 1))
-                .collect();
-            let method = build_group(
-                &dir,
-                &mut m,
-                Group::Redo,
-                &names,
-                size,
-                fill::Content::Random,
-                p.fill,
-                None,
-            )?;
-            m.redo_file_size = size;
-            methods.push(format!("redo logs: {method}"));
-        }
-    }
-    let created = !methods.is_empty();
-    m.state = State::Ready;
-    if created {
-        m.prepare_seconds = started.elapsed().as_secs_f64();
-    }
-    if created || !had_manifest || incomplete {
+    if changes.drop_data {
+        remove_group(&dir, &m.files)?;
+        m.files.clear();
+        m.size_bytes = 0;
         m.write(&dir)?;
     }
-    let mut ds = from_manifest(dir, m, lock, !created);
-    if created {
+    if let (Some(why), Some(spec)) = (&changes.data, p.data) {
+        if !m.files.is_empty() {
+            eprintln!(
+                "dbio: recreating the data files in {} ({why})",
+                dir.path().display()
+            );
+            remove_group(&dir, &m.files)?;
+            m.files.clear();
+        }
+        // Headers go away with the old files; the new ones get them if asked for.
+        let had_headers = m.verify;
+        m.verify = false;
+        if let Some(seq) = m.verify_seq.take() {
+            remove_group(&dir, std::slice::from_ref(&seq))?;
+        }
+        if had_headers {
+            m.write(&dir)?;
+        }
+        let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
+        let seal = spec
+            .verify
+            .then(|| (crate::verify::dataset_number(&m.id), spec.block_size));
+        let method = build_group(
+            &dir,
+            &mut m,
+            Group::Data,
+            &names,
+            spec.file_size(),
+            spec.fill,
+            p.fill,
+            seal,
+        )?;
+        if let Some((id, bs)) = seal {
+            let seq = crate::verify::seq::write_new(&dir, id, spec.size / bs).map_err(|e| {
+                Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
+            })?;
+            m.verify_seq = Some(seq);
+            m.verify = true;
+        }
+        m.fill = spec.fill.name();
+        m.size_bytes = spec.size;
+        m.block_size = spec.block_size;
+        methods.push(format!("data files: {method}"));
+    }
+    if let (true, Some((count, size))) = (changes.redo, p.redo) {
+        if !m.redo_files.is_empty() {
+            eprintln!("dbio: recreating the redo logs in {}", dir.path().display());
+            remove_group(&dir, &m.redo_files)?;
+            m.redo_files.clear();
+            m.write(&dir)?;
+        }
+        let names: Vec<String> = (0..count).map(redo_file_name).collect();
+        let method = build_group(
+            &dir,
+            &mut m,
+            Group::Redo,
+            &names,
+            size,
+            fill::Content::Random,
+            p.fill,
+            None,
+        )?;
+        m.redo_file_size = size;
+        methods.push(format!("redo logs: {method}"));
+    }
+    m.state = State::Ready;
+    let built = !methods.is_empty();
+    if built {
+        m.prepare_seconds = started.elapsed().as_secs_f64();
+    }
+    m.write(&dir)?;
+    if wanted == Mode::Shared {
+        lock_dir(&dir, Mode::Shared)?;
+    }
+    let mut ds = from_manifest(dir, wanted, m, !built);
+    if built {
         ds.fill_method = Some(methods.join("; "));
     }
     Ok(ds)
+}
+
+/// Why the data files must be (re)built for `spec`, or None when they serve as they are.
+/// A complete data set that does not fit the run is replaced only with `--fresh`.
+fn data_change(
+    p: &Prepare,
+    dir: &Dir,
+    m: &Manifest,
+    spec: &DataSetSpec,
+    a: &Audit,
+    incomplete: bool,
+) -> Result<Option<String>> {
+    if m.files.is_empty() {
+        return Ok(Some("new".into()));
+    }
+    if p.fresh {
+        return Ok(Some("--fresh".into()));
+    }
+    if incomplete {
+        return Ok(Some("its preparation did not finish".into()));
+    }
+    if !a.intact() {
+        return Ok(Some(
+            "some of its files are missing or shorter than recorded".into(),
+        ));
+    }
+    let shape = m.matches(spec.size, spec.block_size, spec.files);
+    let differs = if !shape {
+        Some(format!(
+            "it holds {} in {} file(s) of block size {}, this run wants {} in {} file(s) of {}",
+            size_label(m.size_bytes),
+            m.files.len(),
+            size_label(m.block_size),
+            size_label(spec.size),
+            spec.files,
+            size_label(spec.block_size)
+        ))
+    } else if m.fill != spec.fill.name() {
+        Some(format!(
+            "it was filled with {}, this run wants --fill {}",
+            m.fill,
+            spec.fill.name()
+        ))
+    } else if spec.verify && !m.verify {
+        Some("its blocks carry no verify headers, this run wants --verify".into())
+    } else if spec.verify {
+        crate::verify::seq::unusable(
+            dir,
+            m.verify_seq.as_ref(),
+            crate::verify::dataset_number(&m.id),
+            spec.size / spec.block_size,
+        )
+    } else {
+        None
+    };
+    match differs {
+        None => Ok(None),
+        Some(why) => Err(Error::usage(format!(
+            "the data set in {}: {why}; add --fresh to replace it (its {} of data files are removed first), or choose another --target",
+            dir.path().display(),
+            human_bytes(a.ours_bytes)
+        ))),
+    }
+}
+
+/// Whether the redo logs must be (re)built: they are new, or missing, or `--fresh`; logs of
+/// another count or size are replaced only with `--fresh`.
+fn redo_change(
+    p: &Prepare,
+    dir: &Dir,
+    m: &Manifest,
+    count: u32,
+    size: u64,
+    a: &Audit,
+    incomplete: bool,
+) -> Result<bool> {
+    if m.redo_files.is_empty() || p.fresh || incomplete || !a.intact() {
+        return Ok(true);
+    }
+    if m.redo_matches(count, size) {
+        return Ok(false);
+    }
+    Err(Error::usage(format!(
+        "the data set in {} has {} redo log(s) of {}, this run wants {count} of {}; add --fresh to replace them, or choose another --target",
+        dir.path().display(),
+        m.redo_files.len(),
+        size_label(m.redo_file_size),
+        size_label(size)
+    )))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -409,13 +681,61 @@ fn group_mut(m: &mut Manifest, g: Group) -> &mut Vec<FileEntry> {
     }
 }
 
-/// Creates and fills the files `names` of `size` bytes as group `g` of the manifest. The
-/// manifest lists them before they exist, so an interrupted prepare is still recognised as
-/// dbio's. On failure or interruption the group's files are removed again. `seal`: (data set
-/// number, block size) to give every block a verify header.
+/// A file being created: unnamed until complete, or (where the file system has no
+/// `O_TMPFILE`) named and recorded at once.
+struct NewFile {
+    file: File,
+    name: String,
+    id: FileId,
+    named: bool,
+}
+
+/// Creates `name` in `dir` for filling: unnamed when possible. O_DIRECT when asked and
+/// the file system takes it. Returns the file and whether O_DIRECT was used.
+fn create_for_fill(dir: &Dir, name: &str, direct: bool) -> Result<(NewFile, bool)> {
+    let path = dir.join(name);
+    let flags = if direct { libc::O_DIRECT } else { 0 };
+    let (file, named, direct) = match dir.create_unnamed(flags) {
+        Ok(f) => (f, false, direct),
+        Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            return create_for_fill(dir, name, false);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => match dir.create_file(name, flags)
+        {
+            Ok(f) => (f, true, direct),
+            Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                // The create may have happened before the flag was refused.
+                if let Ok(Some(entry)) = dir.entry(name) {
+                    let _ = dir.remove_file(name, &entry.id);
+                }
+                return create_for_fill(dir, name, false);
+            }
+            Err(e) => return Err(Error::io("cannot create", &path, &e)),
+        },
+        Err(e) => return Err(Error::io("cannot create", &path, &e)),
+    };
+    let id = crate::safety::fs::entry_of(&file)
+        .map_err(|e| Error::io("cannot stat", &path, &e))?
+        .id;
+    Ok((
+        NewFile {
+            file,
+            name: name.to_string(),
+            id,
+            named,
+        },
+        direct,
+    ))
+}
+
+/// Creates and fills the files `names` of `size` bytes as group `g` of the manifest.
+/// Files are filled unnamed and linked into their names only when complete (a killed or
+/// failed preparation leaves nothing); where the file system cannot do that, they are
+/// named and recorded at once, and removed again on failure. `seal`: (data set number,
+/// block size) to give every block a verify header.
 #[allow(clippy::too_many_arguments)]
 fn build_group(
-    dir: &Path,
+    dir: &Dir,
     m: &mut Manifest,
     g: Group,
     names: &[String],
@@ -425,170 +745,97 @@ fn build_group(
     seal: Option<(u64, u64)>,
 ) -> Result<String> {
     for name in names {
-        let p = dir.join(name);
-        if p.exists() {
+        if dir
+            .entry(name)
+            .map_err(|e| Error::io("cannot look at", &dir.join(name), &e))?
+            .is_some()
+        {
             return Err(Error::usage(format!(
                 "{} exists and was not created by dbio; dbio never overwrites files it did not create — remove it yourself or choose another --target",
-                p.display()
+                dir.join(name).display()
             )));
         }
     }
-    let total = size * names.len() as u64;
-    let free = sys::free_bytes(dir).map_err(|e| Error::io("cannot read free space of", dir, &e))?;
-    if let Some(free) = free
-        && free < total
-    {
-        return Err(Error::usage(format!(
-            "{} of {} does not fit in {}: only {} free; use a smaller --size or another --target",
-            if g == Group::Data {
-                "the data set"
-            } else {
-                "the redo logs"
-            },
-            size_label(total),
-            dir.display(),
-            human_bytes(free)
-        )));
-    }
-    m.state = State::Preparing;
-    *group_mut(m, g) = names
-        .iter()
-        .map(|n| FileEntry {
-            name: n.clone(),
-            size_bytes: size,
-            dev: 0,
-            ino: 0,
-            btime_ns: None,
-        })
-        .collect();
-    m.write(dir)?;
-    // Partial files go even when a second Ctrl-C ends dbio at once (safety::cleanup).
-    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
-    crate::safety::cleanup::register(paths.iter().cloned());
-    let filled = create_and_fill(dir, m, g, size, content, fill, seal);
-    crate::safety::cleanup::forget(&paths);
-    match filled {
-        Ok(method) => Ok(method),
-        Err(e) => {
-            let listed = std::mem::take(group_mut(m, g));
-            let _ = remove_group(dir, &listed);
-            m.state = State::Ready;
-            if m.all_files().next().is_none() {
-                remove_manifest_files(dir);
-            } else {
-                let _ = m.write(dir);
+    let mut direct = !fill.buffered;
+    let mut new = Vec::with_capacity(names.len());
+    let created = (|| -> Result<()> {
+        for name in names {
+            let (f, d) = create_for_fill(dir, name, direct)?;
+            direct = d;
+            if f.named {
+                // Recorded before a byte is written; removed by a second Ctrl-C.
+                group_mut(m, g).push(FileEntry::new(name, size, f.id));
+                m.state = State::Preparing;
+                crate::safety::cleanup::register(dir.join(name), f.id);
             }
-            Err(e)
+            new.push(f);
+        }
+        if new.iter().any(|f| f.named) {
+            m.write(dir)?;
+        }
+        Ok(())
+    })();
+    let filled = created.and_then(|()| fill_files(dir, &new, size, content, fill, seal, direct, g));
+    for f in new.iter().filter(|f| f.named) {
+        crate::safety::cleanup::forget(&dir.join(&f.name));
+    }
+    let linked = filled.and_then(|method| {
+        // Recorded with their identities, then linked: a run killed in between finds
+        // them missing (and rebuilds), never unrecorded files with dbio's names.
+        m.state = State::Preparing;
+        for f in new.iter().filter(|f| !f.named) {
+            group_mut(m, g).push(FileEntry::new(&f.name, size, f.id));
+        }
+        m.write(dir)?;
+        for f in new.iter().filter(|f| !f.named) {
+            dir.link(&f.file, &f.name)
+                .map_err(|e| Error::io("cannot name the new file", &dir.join(&f.name), &e))?;
+        }
+        Ok(method)
+    });
+    if linked.is_err() {
+        let listed = std::mem::take(group_mut(m, g));
+        let _ = remove_group(dir, &listed);
+        m.state = State::Ready;
+        // The manifest is rewritten if there is one; none is left where there was none.
+        if matches!(dir.entry(manifest::MANIFEST_NAME), Ok(Some(_))) {
+            if m.all_files().next().is_some() {
+                let _ = m.write(dir);
+            } else if let Ok(Some(e)) = dir.entry(manifest::MANIFEST_NAME) {
+                let _ = dir.remove_file(manifest::MANIFEST_NAME, &e.id);
+            }
         }
     }
+    linked
 }
 
-/// Removes the files of one group, only those still the files dbio created.
-fn remove_group(dir: &Path, entries: &[FileEntry]) -> Result<()> {
-    for f in entries {
-        let path = dir.join(&f.name);
-        let Ok((id, _)) = sys::file_id(&path) else {
-            continue;
-        };
-        if f.id().is_some_and(|recorded| !recorded.same_file(&id)) {
-            return Err(Error::usage(format!(
-                "{} was replaced since dbio created it; dbio never writes to files it did not create — remove it yourself or choose another --target",
-                path.display()
-            )));
-        }
-        std::fs::remove_file(&path).map_err(|e| Error::io("cannot remove", &path, &e))?;
-    }
-    Ok(())
-}
-
-/// Whether every file listed exists with its recorded identity and size.
-fn intact(dir: &Path, entries: &[FileEntry]) -> bool {
-    entries
-        .iter()
-        .all(|f| match (f.id(), sys::file_id(&dir.join(&f.name))) {
-            (Some(recorded), Ok((id, len))) => recorded.same_file(&id) && len >= f.size_bytes,
-            _ => false,
-        })
-}
-
-fn data_files(dir: &Path, entries: &[FileEntry]) -> Vec<DataFile> {
-    entries
-        .iter()
-        .map(|f| DataFile {
-            path: dir.join(&f.name),
-            size: f.size_bytes,
-            id: f.id(),
-        })
-        .collect()
-}
-
-fn from_manifest(dir: PathBuf, m: Manifest, lock: File, reused: bool) -> DataSet {
-    DataSet {
-        files: data_files(&dir, &m.files),
-        redo_files: data_files(&dir, &m.redo_files),
-        temp_files: Vec::new(),
-        kind: TargetKind::Directory,
-        block_size: m.block_size,
-        reused,
-        prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
-        fill_method: None,
-        fill: (!m.files.is_empty()).then(|| m.fill.clone()),
-        destructive: false,
-        path: dir,
-        manifest: Some(m),
-        _lock: Some(lock),
-    }
-}
-
-fn create_and_fill(
-    dir: &Path,
-    m: &mut Manifest,
-    g: Group,
+#[allow(clippy::too_many_arguments)]
+fn fill_files(
+    dir: &Dir,
+    new: &[NewFile],
     file_size: u64,
     content: fill::Content,
     fill: &FillOptions,
     seal: Option<(u64, u64)>,
+    direct: bool,
+    g: Group,
 ) -> Result<String> {
-    let mut direct = !fill.buffered;
-    let mut files = Vec::new();
-    for entry in group_mut(m, g).iter_mut() {
-        let path = dir.join(&entry.name);
-        let open = |direct: bool| {
-            OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-                .open(&path)
-        };
-        let f = match open(direct) {
-            Ok(f) => f,
-            Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                // No O_DIRECT here: the create may have happened before the flag was refused.
-                let _ = std::fs::remove_file(&path);
-                direct = false;
-                open(false).map_err(|e| Error::io("cannot create", &path, &e))?
-            }
-            Err(e) => return Err(Error::io("cannot create", &path, &e)),
-        };
-        let (id, _) = sys::file_id_of(&f).map_err(|e| Error::io("cannot stat", &path, &e))?;
-        entry.dev = id.dev;
-        entry.ino = id.ino;
-        entry.btime_ns = id.btime_ns;
-        files.push(f);
-    }
-    // Identities recorded before any byte is written.
-    m.write(dir)?;
-    for (f, entry) in files.iter().zip(group_mut(m, g).iter()) {
+    for f in new {
         // Reserve the space up front: ENOSPC shows now, not halfway through.
         // SAFETY: fallocate on a valid fd.
-        let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, file_size as libc::off_t) };
+        let rc = unsafe { libc::fallocate(f.file.as_raw_fd(), 0, 0, file_size as libc::off_t) };
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::ENOSPC) {
-                return Err(Error::io("cannot allocate", &dir.join(&entry.name), &e));
+                return Err(Error::io("cannot allocate", &dir.join(&f.name), &e));
             }
         }
     }
+    let files: Vec<File> = new
+        .iter()
+        .map(|f| f.file.try_clone())
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::io("cannot use", dir.path(), &e))?;
     let writers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -607,18 +854,19 @@ fn create_and_fill(
     .map_err(|e| {
         Error::Io(format!(
             "cannot fill the data set in {}: {}",
-            dir.display(),
+            dir.path().display(),
             crate::error::io_advice(&e)
         ))
     })?;
     if !complete {
         return Err(Error::Interrupted(
-            "interrupted while preparing the data set; partial files removed".into(),
+            "interrupted while preparing the data set; nothing of it is left".into(),
         ));
     }
-    for (f, entry) in files.iter().zip(group_mut(m, g).iter()) {
-        f.sync_all()
-            .map_err(|e| Error::io("cannot sync", &dir.join(&entry.name), &e))?;
+    for f in new {
+        f.file
+            .sync_all()
+            .map_err(|e| Error::io("cannot sync", &dir.join(&f.name), &e))?;
     }
     Ok(format!(
         "{}, {writers} writers",
@@ -628,6 +876,38 @@ fn create_and_fill(
             "buffered + fsync"
         }
     ))
+}
+
+fn data_files(dir: &Dir, entries: &[FileEntry]) -> Vec<DataFile> {
+    entries
+        .iter()
+        .map(|f| DataFile {
+            path: dir.join(&f.name),
+            name: f.name.clone(),
+            size: f.size_bytes,
+            id: Some(f.id()),
+        })
+        .collect()
+}
+
+fn from_manifest(dir: Dir, mode: Mode, m: Manifest, reused: bool) -> DataSet {
+    DataSet {
+        files: data_files(&dir, &m.files),
+        redo_files: data_files(&dir, &m.redo_files),
+        temp_files: Vec::new(),
+        kind: TargetKind::Directory,
+        block_size: m.block_size,
+        reused,
+        prepare_seconds: if reused { 0.0 } else { m.prepare_seconds },
+        fill_method: None,
+        fill: (!m.files.is_empty()).then(|| m.fill.clone()),
+        destructive: false,
+        path: dir.path().to_path_buf(),
+        dir: Some(dir),
+        mode,
+        manifest: Some(m),
+        _claim: None,
+    }
 }
 
 /// Uses an existing file or block device as a read-only data set of one file: all of it,
@@ -697,6 +977,7 @@ fn one_file_data_set(
         kind,
         files: vec![DataFile {
             path: path.to_path_buf(),
+            name: String::new(),
             size: usable,
             id,
         }],
@@ -708,50 +989,41 @@ fn one_file_data_set(
         fill_method: None,
         fill: None,
         destructive: claim.is_some(),
+        dir: None,
+        mode: Mode::Shared,
         manifest: None,
-        _lock: claim,
+        _claim: claim,
     })
 }
 
-/// Opens one file with `flags`; for writing, checks it is still the file dbio created.
-fn open_checked(f: &DataFile, flags: OpenFlags) -> Result<File> {
-    let mut custom = 0;
-    if flags.direct {
-        custom |= libc::O_DIRECT;
+/// The error for O_DIRECT refused by the file system.
+fn open_error(path: &Path, flags: OpenFlags, e: &std::io::Error) -> Error {
+    if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
+        Error::Io(format!(
+            "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
+            path.display()
+        ))
+    } else if e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none() {
+        Error::usage(e.to_string())
+    } else {
+        Error::io("cannot open", path, e)
     }
-    if flags.dsync {
-        custom |= libc::O_DSYNC;
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(flags.write)
-        .custom_flags(custom)
-        .open(&f.path)
-        .map_err(|e| {
-            if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
-                Error::Io(format!(
-                    "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
-                    f.path.display()
-                ))
-            } else {
-                Error::io("cannot open", &f.path, &e)
-            }
-        })?;
-    if flags.write {
-        let (id, _) = sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
-        if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
-            return Err(Error::usage(format!(
-                "{} is no longer the file dbio created (it was replaced); dbio never writes to files it did not create — remove it yourself or run `dbio clean`",
-                f.path.display()
-            )));
-        }
-    }
-    Ok(file)
 }
 
 impl DataSet {
     pub fn size_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Bytes on disk of everything in the data set: data files, redo logs and this run's
+    /// temp files.
+    pub fn disk_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .chain(&self.redo_files)
+            .chain(&self.temp_files)
+            .map(|f| f.size)
+            .sum()
     }
 
     /// Whether dbio created this data set, or was allowed to overwrite it (and so may
@@ -760,8 +1032,8 @@ impl DataSet {
         self.manifest.is_some() || self.destructive
     }
 
-    /// Opens every data file with `flags`. Writing requires a data set dbio created, and each
-    /// file is checked to still be the one dbio created.
+    /// Opens every data file with `flags`. Writing requires a data set dbio created, held
+    /// exclusively, and each file is checked to still be the one dbio created.
     pub fn open(&self, flags: OpenFlags) -> Result<Vec<File>> {
         self.open_files(&self.files, flags)
     }
@@ -784,93 +1056,123 @@ impl DataSet {
                 self.path.display()
             )));
         }
-        files.iter().map(|f| open_checked(f, flags)).collect()
+        if flags.write && self.dir.is_some() && self.mode != Mode::Exclusive {
+            return Err(Error::other(
+                "internal: a data set held for reading was opened for writing",
+            ));
+        }
+        files
+            .iter()
+            .map(|f| match &self.dir {
+                Some(dir) => dir
+                    .open_file(&f.name, flags.bits(), f.id.as_ref().filter(|_| flags.write))
+                    .map_err(|e| open_error(&f.path, flags, &e)),
+                None => self.open_device_or_file(f, flags),
+            })
+            .collect()
     }
 
-    /// Creates temporary files of `sizes` bytes for this run (test temp, temp classes). They are
-    /// listed in the manifest before they exist, so a killed run's files are recognised and
-    /// removed by the next `prepare` or `dbio clean`.
+    /// Opens the file or device given as `--target`; for writing (a claimed device), checks
+    /// it is still the device that was checked.
+    fn open_device_or_file(&self, f: &DataFile, flags: OpenFlags) -> Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let custom = flags.bits() & !libc::O_ACCMODE;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(flags.write)
+            .custom_flags(custom)
+            .open(&f.path)
+            .map_err(|e| open_error(&f.path, flags, &e))?;
+        if flags.write {
+            let (id, _) =
+                sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
+            if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
+                return Err(Error::usage(format!(
+                    "{} is no longer the device dbio checked; nothing written",
+                    f.path.display()
+                )));
+            }
+        }
+        Ok(file)
+    }
+
+    /// Creates the temporary files of `sizes` bytes for this run (test temp, temp classes),
+    /// with space reserved. They have no name where the file system allows (they vanish
+    /// with the run, even after SIGKILL); elsewhere they are named, recorded in the
+    /// manifest, and removed when the run ends (or by the next run that writes, or
+    /// `dbio clean --stale`, if it was killed).
     pub fn create_temp_files(&mut self, sizes: &[u64], flags: OpenFlags) -> Result<Vec<File>> {
-        let dir = self.path.clone();
-        let Some(m) = self.manifest.as_mut() else {
+        let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Err(Error::usage(format!(
                 "{} was not created by dbio; temp files are written only into data sets dbio created (give a directory as --target)",
-                dir.display()
+                self.path.display()
             )));
         };
-        let total: u64 = sizes.iter().sum();
-        if let Ok(Some(free)) = sys::free_bytes(&dir)
-            && free < total
-        {
-            return Err(Error::usage(format!(
-                "the temp spills ({}) do not fit in {}: only {} free; use a smaller --spill-size (or class spill) or fewer sessions",
-                size_label(total),
-                dir.display(),
-                human_bytes(free)
-            )));
-        }
-        m.temp_files = (sizes.iter().enumerate())
-            .map(|(i, &size)| FileEntry {
-                name: format!("dbio-temp-{:03}.tmp", i + 1),
-                size_bytes: size,
-                dev: 0,
-                ino: 0,
-                btime_ns: None,
-            })
-            .collect();
-        m.write(&dir)?;
-        // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
-        crate::safety::cleanup::register(m.temp_files.iter().map(|e| dir.join(&e.name)));
+        let custom = if flags.direct { libc::O_DIRECT } else { 0 };
         let mut out = Vec::with_capacity(sizes.len());
-        for entry in m.temp_files.iter_mut() {
-            let size = entry.size_bytes;
-            let path = dir.join(&entry.name);
-            let mut custom = 0;
-            if flags.direct {
-                custom |= libc::O_DIRECT;
-            }
-            let f = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .custom_flags(custom)
-                .open(&path)
-                .map_err(|e| Error::io("cannot create", &path, &e))?;
-            let (id, _) = sys::file_id_of(&f).map_err(|e| Error::io("cannot stat", &path, &e))?;
-            (entry.dev, entry.ino, entry.btime_ns) = (id.dev, id.ino, id.btime_ns);
+        for (i, &size) in sizes.iter().enumerate() {
+            let (file, name) = match dir.create_unnamed(custom) {
+                Ok(f) => (f, String::new()),
+                Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                    let name = temp_file_name(i);
+                    let f = dir
+                        .create_file(&name, custom)
+                        .map_err(|e| Error::io("cannot create", &dir.join(&name), &e))?;
+                    (f, name)
+                }
+                Err(e) => return Err(Error::io("cannot create a temp file in", dir.path(), &e)),
+            };
+            let id = crate::safety::fs::entry_of(&file)
+                .map_err(|e| Error::io("cannot stat a temp file in", dir.path(), &e))?
+                .id;
+            let path = if name.is_empty() {
+                dir.join(&format!("(temp file {}, unnamed)", i + 1))
+            } else {
+                m.temp_files.push(FileEntry::new(&name, size, id));
+                m.write(dir)?;
+                // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
+                crate::safety::cleanup::register(dir.join(&name), id);
+                dir.join(&name)
+            };
             // SAFETY: fallocate on a valid fd. Space reserved now, so ENOSPC shows before the run.
-            let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, size as libc::off_t) };
+            let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
             if rc != 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::ENOSPC) {
                     return Err(Error::io("cannot allocate", &path, &e));
                 }
             }
-            out.push(f);
+            self.temp_files.push(DataFile {
+                path,
+                name,
+                size,
+                id: Some(id),
+            });
+            out.push(file);
         }
-        m.write(&dir)?;
-        self.temp_files = data_files(&dir, &m.temp_files);
         Ok(out)
     }
 
-    /// Removes this run's temporary files (those still dbio's) and forgets them.
+    /// Removes this run's named temporary files (those still dbio's) and forgets them;
+    /// unnamed ones vanish when closed.
     pub fn remove_temp_files(&mut self) -> Result<()> {
-        let Some(m) = self.manifest.as_mut() else {
+        let named: Vec<DataFile> = self
+            .temp_files
+            .drain(..)
+            .filter(|f| !f.name.is_empty())
+            .collect();
+        let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Ok(());
         };
-        if m.temp_files.is_empty() {
+        if named.is_empty() {
             return Ok(());
         }
-        let r = remove_group(&self.path, &m.temp_files);
-        let paths: Vec<PathBuf> = m
-            .temp_files
-            .iter()
-            .map(|e| self.path.join(&e.name))
-            .collect();
-        crate::safety::cleanup::forget(&paths);
+        let r = remove_group(dir, &m.temp_files);
+        for f in &named {
+            crate::safety::cleanup::forget(&f.path);
+        }
         m.temp_files.clear();
-        self.temp_files.clear();
-        m.write(&self.path)?;
+        m.write(dir)?;
         r
     }
 
@@ -882,40 +1184,53 @@ impl DataSet {
             .map(|m| crate::verify::dataset_number(&m.id))
     }
 
+    /// The directory and the sequence table's entry of a `--verify` data set.
+    pub fn verify_table(&self) -> Option<(&Dir, Option<&FileEntry>)> {
+        let m = self.manifest.as_ref().filter(|m| m.verify)?;
+        Some((self.dir.as_ref()?, m.verify_seq.as_ref()))
+    }
+
+    /// A run that wrote saves the write sequences it kept: the table is replaced whole and
+    /// the manifest records its new identity.
+    pub fn save_verify(
+        &mut self,
+        write: impl FnOnce(&Dir) -> std::io::Result<FileEntry>,
+    ) -> Result<()> {
+        let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
+            return Ok(());
+        };
+        let path = dir.join(crate::verify::seq::SEQ_NAME);
+        let entry = write(dir).map_err(|e| Error::io("cannot write", &path, &e))?;
+        m.verify_seq = Some(entry);
+        m.write(dir)
+    }
+
     /// A run is about to write without `--verify`: the blocks will no longer all carry
     /// headers, so the data set stops being one `dbio verify` can check.
     pub fn drop_verify(&mut self) -> Result<()> {
-        let Some(m) = self.manifest.as_mut().filter(|m| m.verify) else {
+        let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Ok(());
         };
+        if !m.verify {
+            return Ok(());
+        }
         m.verify = false;
-        m.write(&self.path)?;
-        crate::verify::seq::remove(&self.path);
+        let seq = m.verify_seq.take();
+        m.write(dir)?;
+        if let Some(seq) = seq {
+            remove_group(dir, std::slice::from_ref(&seq))?;
+        }
         Ok(())
     }
 
-    /// Records in the manifest that a run is using the data set (so a killed run can be
-    /// recognised later), or clears it with `None`.
-    pub fn set_in_use(&mut self, test: Option<&str>) -> Result<()> {
-        let Some(m) = self.manifest.as_mut() else {
-            return Ok(());
-        };
-        m.in_use = test.map(|t| InUse {
-            pid: std::process::id(),
-            test: t.to_string(),
-            since: sys::utc_now_rfc3339(),
-        });
-        m.write(&self.path)
-    }
-
-    /// One line saying where the data set lives and how big it is (SPEC §7.5).
+    /// One line saying where the data set lives and how much it takes on disk (SPEC §7.5).
     pub fn describe(&self) -> String {
         match self.kind {
             TargetKind::Directory => {
                 let mut parts = Vec::new();
                 if !self.files.is_empty() {
                     parts.push(format!(
-                        "{} in {} files, block {}",
+                        "{} of data in {} file(s), block {}",
                         human_bytes(self.size_bytes()),
                         self.files.len(),
                         size_label(self.block_size)
@@ -926,17 +1241,18 @@ impl DataSet {
                 }
                 if let Some(r) = self.redo_files.first() {
                     parts.push(format!(
-                        "{} redo logs of {}",
+                        "{} redo log(s) of {}",
                         self.redo_files.len(),
                         human_bytes(r.size)
                     ));
                 }
                 format!(
-                    "data set: {} ({}, {}; remove with `dbio clean {}`)",
+                    "data set: {} ({}; {} on disk, {}; remove with `dbio clean {}`)",
                     self.path.display(),
                     parts.join(", "),
+                    human_bytes(self.disk_bytes()),
                     if self.reused { "reused" } else { "created now" },
-                    self.path.display()
+                    crate::units::shell_word(&self.path.display().to_string())
                 )
             }
             TargetKind::BlockDevice if self.destructive => format!(
@@ -953,76 +1269,112 @@ impl DataSet {
     }
 }
 
-/// Locks the data set in `dir` (so no run changes it meanwhile) and reads its manifest, for
-/// `dbio verify`. Nothing is written.
-pub fn lock_existing(dir: &Path) -> Result<(Manifest, File)> {
-    if target_kind(dir)? != Some(TargetKind::Directory) {
+/// The data set in `dir`, held shared (so no run writes it meanwhile) with its manifest,
+/// for `dbio verify`. Nothing is written.
+pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir)> {
+    if target_kind(path)? != Some(TargetKind::Directory) {
         return Err(Error::usage(format!(
             "{} is not a data set directory",
-            dir.display()
+            path.display()
         )));
     }
-    let lock = lock_dir(dir)?;
-    let m = Manifest::read(dir)?.ok_or_else(|| {
+    let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    lock_dir(&dir, Mode::Shared)?;
+    let m = read_manifest(&dir)?.ok_or_else(|| {
         Error::usage(format!(
             "{} holds no dbio data set (no {})",
-            dir.display(),
+            path.display(),
             manifest::MANIFEST_NAME
         ))
     })?;
     if m.state != State::Ready || m.files.is_empty() {
         return Err(Error::usage(format!(
             "the data set in {} has no complete data files; run `dbio prepare --verify --target {}`",
-            dir.display(),
-            dir.display()
+            path.display(),
+            path.display()
         )));
     }
-    Ok((m, lock))
+    Ok((m, dir))
 }
 
-/// What `dbio clean` did.
-#[derive(Debug)]
+/// What `dbio clean` did, and what it could not do.
+#[derive(Debug, Default)]
 pub struct CleanReport {
     pub files: usize,
     pub bytes: u64,
     pub removed_dir: bool,
-    pub skipped: Vec<PathBuf>,
+    /// Files dbio created that are still there, and why (permission, I/O error).
+    pub remaining: Vec<(PathBuf, String)>,
+    /// Names listed whose file is no longer dbio's, and manifest entries that were never
+    /// dbio's (tampered): left alone.
+    pub left_alone: Vec<(PathBuf, String)>,
 }
 
-/// Removes the data set in `dir`: the files its manifest lists (if unchanged), the manifest,
-/// and the directory if dbio created it and it is now empty. Nothing else.
-pub fn clean(dir: &Path) -> Result<CleanReport> {
-    match target_kind(dir)? {
+/// Removes the data set in `path`: the files its manifest lists (each only if still the
+/// file dbio created), then the manifest, then the directory if dbio created it and it is
+/// now empty. Nothing else. The manifest stays while any file dbio created remains, so
+/// that a `dbio clean` by someone allowed to can finish the job.
+pub fn clean(path: &Path) -> Result<CleanReport> {
+    match target_kind(path)? {
         None => {
             return Err(Error::usage(format!(
                 "nothing to clean: {} does not exist",
-                dir.display()
+                path.display()
             )));
         }
         Some(TargetKind::Directory) => {}
         Some(_) => {
             return Err(Error::usage(format!(
                 "{} is not a data set directory; dbio clean only removes data sets dbio created",
-                dir.display()
+                path.display()
             )));
         }
     }
-    let lock = lock_dir(dir)?;
-    let Some(m) = Manifest::read(dir)? else {
+    let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    lock_dir(&dir, Mode::Exclusive)?;
+    let manifest_entry = dir
+        .entry(manifest::MANIFEST_NAME)
+        .map_err(|e| Error::io("cannot look at", &dir.join(manifest::MANIFEST_NAME), &e))?;
+    let Some((m, rejected)) = Manifest::read(&dir)? else {
         return Err(Error::usage(format!(
             "{} holds no dbio data set (no {}); nothing removed",
-            dir.display(),
+            path.display(),
             manifest::MANIFEST_NAME
         )));
     };
-    let (files, bytes, skipped) = remove_listed(dir, &m);
-    remove_manifest_files(dir);
-    drop(lock);
-    let removed_dir = m.created_dir && std::fs::remove_dir(dir).is_ok();
-    Ok(CleanReport {
-        files,
-        bytes,
-        removed_dir,
-        skipped,
-    })
+    let mut r = CleanReport::default();
+    for x in rejected {
+        r.left_alone
+            .push((dir.join(&x.name), format!("its manifest entry {}", x.why)));
+    }
+    for f in m.all_files() {
+        let p = dir.join(&f.name);
+        match dir.entry(&f.name) {
+            Ok(None) => {}
+            Ok(Some(e)) if !e.is_ours(&f.id()) => {
+                r.left_alone
+                    .push((p, "it is no longer the file dbio created".into()));
+            }
+            Ok(Some(e)) => match dir.remove_file(&f.name, &f.id()) {
+                Ok(_) => {
+                    r.files += 1;
+                    r.bytes += e.size;
+                }
+                Err(err) => r.remaining.push((p, crate::error::io_advice(&err))),
+            },
+            Err(err) => r.remaining.push((p, crate::error::io_advice(&err))),
+        }
+    }
+    if r.remaining.is_empty()
+        && let Some(me) = manifest_entry
+        && let Err(err) = dir.remove_file(manifest::MANIFEST_NAME, &me.id)
+    {
+        r.remaining.push((
+            dir.join(manifest::MANIFEST_NAME),
+            crate::error::io_advice(&err),
+        ));
+    }
+    drop(dir);
+    r.removed_dir = r.remaining.is_empty() && m.created_dir && std::fs::remove_dir(path).is_ok();
+    Ok(r)
 }

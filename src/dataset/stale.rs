@@ -1,12 +1,18 @@
-//! What a killed run leaves in a data set: the manifest's in-use mark naming a process that
-//! no longer runs, and temporary files still listed (SPEC §7.5). `dbio doctor` reports them;
-//! `dbio clean --stale` repairs them — only what the manifest lists, never data files.
+//! The health of a data set, as `dbio doctor` reports it, and `dbio clean --stale`.
+//!
+//! Whether a run is using a data set is told by trying its lock, never by a PID written
+//! into a file: a killed run's lock went away with it. What a killed run can leave is
+//! named temporary files (only on file systems without `O_TMPFILE`) and an unfinished
+//! preparation; a changed manifest or a listed file that is no longer dbio's is reported
+//! and left alone.
 
 use std::path::{Path, PathBuf};
 
-use super::manifest::{InUse, Manifest, State};
-use super::{lock_dir, remove_group};
-use crate::error::Result;
+use super::manifest::{Manifest, Rejected, State};
+use super::remove_group;
+use crate::error::{Error, Result};
+use crate::safety::fs::Dir;
+use crate::safety::lock::{self, Holder, Mode};
 
 /// The state of one data set directory.
 #[derive(Debug, Clone)]
@@ -15,102 +21,105 @@ pub struct Health {
     pub state: State,
     pub data_files: usize,
     pub redo_files: usize,
-    /// Bytes of the listed files that exist now.
+    /// Bytes on disk of the listed files that are dbio's (data, redo, temp, verify).
     pub bytes: u64,
-    pub in_use: Option<InUse>,
-    /// The in-use mark names a process that is no longer a running dbio.
-    pub stale_in_use: bool,
-    /// Temporary files listed in the manifest that exist while no run holds the data set.
+    /// A run that writes holds the data set now (its lock is held exclusively).
+    pub busy: bool,
+    /// The processes holding its lock now.
+    pub holders: Vec<Holder>,
+    /// Named temporary files listed in the manifest while no run holds the data set.
     pub stray_temp_files: Vec<PathBuf>,
+    /// Listed files that are missing.
+    pub missing: usize,
+    /// Manifest entries that are not dbio's (a changed manifest): never acted on.
+    pub rejected: Vec<Rejected>,
+    /// Listed names where a file that is not dbio's is now: left alone.
+    pub foreign: Vec<PathBuf>,
 }
 
 impl Health {
-    /// Whether a killed run left something to repair.
+    /// Whether a killed run left something `dbio clean --stale` removes.
     pub fn is_stale(&self) -> bool {
-        self.stale_in_use || !self.stray_temp_files.is_empty()
+        !self.stray_temp_files.is_empty()
+    }
+
+    /// Whether something needs the user: stale files, or a manifest or files that are not
+    /// what dbio wrote.
+    pub fn needs_attention(&self) -> bool {
+        self.is_stale() || !self.rejected.is_empty() || !self.foreign.is_empty()
     }
 }
 
-/// Whether `pid` is a running (not zombie) process named dbio.
-pub fn is_running_dbio(pid: u32) -> bool {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state follows the parenthesised command name: "1234 (dbio) S ...".
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        .unwrap_or("");
-    comm.trim() == "dbio" && !matches!(state, "Z" | "X" | "")
-}
-
-/// The health of the data set in `dir`; None when `dir` holds no manifest.
-pub fn inspect(dir: &Path) -> Result<Option<Health>> {
-    let Some(m) = Manifest::read(dir)? else {
+/// The health of the data set in `path`; None when it holds no manifest. Takes the lock
+/// shared for a moment to tell whether a run that writes holds it; changes nothing.
+pub fn inspect(path: &Path) -> Result<Option<Health>> {
+    let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    let Some((m, rejected)) = Manifest::read(&dir)? else {
         return Ok(None);
     };
-    let stale_in_use = m.in_use.as_ref().is_some_and(|u| !is_running_dbio(u.pid));
-    let held = m.in_use.is_some() && !stale_in_use;
-    let bytes = m
-        .all_files()
-        .filter_map(|f| std::fs::symlink_metadata(dir.join(&f.name)).ok())
-        .filter(|md| md.is_file())
-        .map(|md| md.len())
-        .sum();
-    let stray_temp_files = if held {
+    let busy = !lock::try_lock(&dir, Mode::Shared).unwrap_or(true);
+    let holders = dir.id().map(|id| lock::holders(&id)).unwrap_or_default();
+    let (mut bytes, mut missing, mut foreign) = (0, 0, Vec::new());
+    for f in m.all_files() {
+        match dir.entry(&f.name) {
+            Ok(Some(e)) if e.is_ours(&f.id()) => bytes += e.size,
+            Ok(Some(_)) => foreign.push(dir.join(&f.name)),
+            _ => missing += 1,
+        }
+    }
+    let stray_temp_files = if busy {
         Vec::new()
     } else {
         m.temp_files
             .iter()
+            .filter(|f| matches!(dir.entry(&f.name), Ok(Some(e)) if e.is_ours(&f.id())))
             .map(|f| dir.join(&f.name))
-            .filter(|p| p.is_file())
             .collect()
     };
     Ok(Some(Health {
-        dir: dir.to_path_buf(),
+        dir: path.to_path_buf(),
         state: m.state,
         data_files: m.files.len(),
         redo_files: m.redo_files.len(),
         bytes,
-        in_use: m.in_use,
-        stale_in_use,
+        busy,
+        holders,
         stray_temp_files,
+        missing,
+        rejected,
+        foreign,
     }))
 }
 
 /// What [`clear_stale`] did.
 #[derive(Debug, Default)]
 pub struct Repair {
-    /// The pid whose in-use mark was cleared.
-    pub cleared_pid: Option<u32>,
     /// Temporary files removed.
     pub removed: Vec<PathBuf>,
 }
 
-/// Clears what a killed run left in `dir`: the in-use mark and the temporary files the
-/// manifest lists (only those still the files dbio created). Takes the data set's lock, so a
-/// data set in use by a running dbio is refused rather than touched.
-pub fn clear_stale(dir: &Path) -> Result<Repair> {
-    let _lock = lock_dir(dir)?;
-    let Some(mut m) = Manifest::read(dir)? else {
+/// Removes the temporary files a killed run left in `path` (only those the manifest lists
+/// that are still the files dbio created). Takes the data set's lock exclusively, so a
+/// data set in use is refused rather than touched.
+pub fn clear_stale(path: &Path) -> Result<Repair> {
+    let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    if !lock::try_lock(&dir, Mode::Exclusive).map_err(|e| Error::io("cannot lock", path, &e))? {
+        return Err(super::in_use(&dir));
+    }
+    let Some(mut m) = super::read_manifest(&dir)? else {
         return Ok(Repair::default());
     };
-    // With the lock held, no run is using the data set: any in-use mark is stale.
-    let mut repair = Repair {
-        cleared_pid: m.in_use.take().map(|u| u.pid),
-        ..Default::default()
-    };
+    let mut repair = Repair::default();
     if !m.temp_files.is_empty() {
         repair.removed = m
             .temp_files
             .iter()
+            .filter(|f| matches!(dir.entry(&f.name), Ok(Some(e)) if e.is_ours(&f.id())))
             .map(|f| dir.join(&f.name))
-            .filter(|p| p.is_file())
             .collect();
-        remove_group(dir, &m.temp_files)?;
+        remove_group(&dir, &m.temp_files)?;
         m.temp_files.clear();
-    }
-    if repair.cleared_pid.is_some() || !repair.removed.is_empty() {
-        m.write(dir)?;
+        m.write(&dir)?;
     }
     Ok(repair)
 }

@@ -14,13 +14,17 @@ pub mod summary;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::safety::fs::Dir;
 pub use result::RunResult;
 
-/// Creates `<out>/<yyyymmddThhmmss>_<test>_<sync|async>_<N>s_<size>_<duration>/` (SPEC §6),
-/// adding `-2`, `-3`, ... if a run in the same second took the name.
-pub fn create_run_dir(out: &Path, started_at: &str, name_tail: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(out)
-        .map_err(|e| Error::io("cannot create the output directory", out, &e))?;
+/// Opens `--out`, creating it (and its missing parents) if needed.
+pub fn open_out(out: &Path) -> Result<Dir> {
+    Dir::create_all(out).map_err(|e| Error::io("cannot create the output directory", out, &e))
+}
+
+/// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (SPEC §6), adding `-2`, `-3`, ... if a
+/// run in the same second took the name. Returns it open.
+pub fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {
     let stamp: String = started_at
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
@@ -33,31 +37,41 @@ pub fn create_run_dir(out: &Path, started_at: &str, name_tail: &str) -> Result<P
         } else {
             format!("{base}-{n}")
         };
-        let dir = out.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
+        match out.create_dir(&name) {
+            Ok(dir) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(Error::io("cannot create the run directory", &dir, &e)),
+            Err(e) => {
+                return Err(Error::io(
+                    "cannot create the run directory",
+                    &out.join(&name),
+                    &e,
+                ));
+            }
         }
     }
     unreachable!()
 }
 
-/// Writes `result.json`, `summary.txt` and the files [`write_derived`] makes into `dir`.
-/// Returns the summary text.
-pub fn write_run(dir: &Path, r: &RunResult) -> Result<String> {
+/// Writes `result.json`, `summary.txt` and the files [`write_derived`] makes into the new
+/// run directory `dir`, each whole (a full disk leaves no half-written file). Returns the
+/// summary text.
+pub fn write_run(dir: &Dir, r: &RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the result: {e}")))?;
-    write_file(&dir.join("result.json"), &(json + "\n"))?;
+    write_file(dir, "result.json", &(json + "\n"), false)?;
     let summary = summary::render(r);
-    write_file(&dir.join("summary.txt"), &summary)?;
-    write_derived(dir, r)?;
+    write_file(dir, "summary.txt", &summary, false)?;
+    derived(dir, r, false)?;
     Ok(summary)
 }
 
-/// The files made from `result.json` alone, which `dbio report` can make again:
-/// `report.html`, `timeseries.csv` and `histograms.csv`. Returns their paths.
-pub fn write_derived(dir: &Path, r: &RunResult) -> Result<Vec<PathBuf>> {
+/// The files made from `result.json` alone, which `dbio report` makes again (replacing
+/// them): `report.html`, `timeseries.csv` and `histograms.csv`. Returns their paths.
+pub fn write_derived(dir: &Dir, r: &RunResult) -> Result<Vec<PathBuf>> {
+    derived(dir, r, true)
+}
+
+fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
     let files = [
         ("report.html", html::render(r)),
         ("timeseries.csv", export::timeseries_csv(r)),
@@ -65,9 +79,8 @@ pub fn write_derived(dir: &Path, r: &RunResult) -> Result<Vec<PathBuf>> {
     ];
     let mut written = Vec::with_capacity(files.len());
     for (name, text) in files {
-        let p = dir.join(name);
-        write_file(&p, &text)?;
-        written.push(p);
+        write_file(dir, name, &text, replace)?;
+        written.push(dir.join(name));
     }
     Ok(written)
 }
@@ -110,6 +123,12 @@ pub fn read_run(dir: &Path) -> Result<RunResult> {
     })
 }
 
-fn write_file(p: &Path, text: &str) -> Result<()> {
-    std::fs::write(p, text).map_err(|e| Error::io("cannot write", p, &e))
+/// Writes one file of a run directory whole: new, or replacing dbio's own.
+pub fn write_file(dir: &Dir, name: &str, text: &str, replace: bool) -> Result<()> {
+    let r = if replace {
+        dir.replace(name, text.as_bytes())
+    } else {
+        dir.write_new(name, text.as_bytes())
+    };
+    r.map_err(|e| Error::io("cannot write", &dir.join(name), &e))
 }

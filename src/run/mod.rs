@@ -24,6 +24,7 @@ use crate::engine::{self, Selection};
 use crate::error::{Error, ExitCode, Result};
 use crate::progress::{self, Progress};
 use crate::report::{self, RunResult};
+use crate::safety::limits::SpaceNeeds;
 use crate::sys::{self, DioAlignment};
 use crate::units::{duration_label, size_label};
 use crate::workload::cache::{BufferCache, DirtyQueue};
@@ -39,11 +40,13 @@ pub struct RunOutcome {
 }
 
 /// Opens (or creates) the data set a run needs: data files for tests that read or write
-/// them, redo logs for redo and oltp.
-pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
+/// them, redo logs for redo and oltp. `space`: what else the run will write (temp files,
+/// its run directory), checked with the data set's before anything is created.
+pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> Result<DataSet> {
     let target = &cfg.dataset.target;
     match dataset::target_kind(target)? {
         Some(TargetKind::BlockDevice) if matches!(cfg.test, Test::WriteIops | Test::WriteMbps) => {
+            space.check().map_err(Error::usage)?;
             // Checked (mounted, holders, O_EXCL, signatures), then --destructive, then asked.
             let consent = crate::safety::device::Consent {
                 destructive: cfg.destructive,
@@ -56,18 +59,8 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
             Ok(ds)
         }
         Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => {
-            if cfg.writes() {
-                let what = if kind == TargetKind::BlockDevice {
-                    "on a block device only write-iops and write-mbps may write (with --destructive)"
-                } else {
-                    "dbio writes only into data sets it created"
-                };
-                return Err(Error::usage(format!(
-                    "--target {}: {} writes, and {what}; give a directory as --target",
-                    target.display(),
-                    cfg.test.name()
-                )));
-            }
+            refuse_writes_to(cfg, kind)?;
+            space.check().map_err(Error::usage)?;
             dataset::existing_target(target, kind, &cfg.dataset)
         }
         _ => {
@@ -85,6 +78,8 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
                     .uses_redo()
                     .then_some((cfg.redo.files, cfg.redo.file_size)),
                 fresh: cfg.dataset.fresh,
+                writes: cfg.writes(),
+                space,
                 fill: &fill,
             };
             let total = prepare.data.map_or(0, |d| d.size)
@@ -98,6 +93,25 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool) -> Result<DataSet> {
             )
         }
     }
+}
+
+/// A run that writes may not use an existing file, nor a block device unless it is
+/// write-iops or write-mbps (which then go through the device checks).
+fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
+    let device_test = matches!(cfg.test, Test::WriteIops | Test::WriteMbps);
+    if !cfg.writes() || (kind == TargetKind::BlockDevice && device_test) {
+        return Ok(());
+    }
+    let what = if kind == TargetKind::BlockDevice {
+        "on a block device only write-iops and write-mbps may write (with --destructive)"
+    } else {
+        "dbio writes only into data sets it created"
+    };
+    Err(Error::usage(format!(
+        "--target {}: {} writes, and {what}; give a directory as --target",
+        cfg.dataset.target.display(),
+        cfg.test.name()
+    )))
 }
 
 /// The files a run's threads use, open.
@@ -116,10 +130,88 @@ impl RunFiles {
 }
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
-pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+///
+/// Everything is checked before anything is created, deleted or measured: what the
+/// machine allows ([`preflight`]), then `--out` (the run directory is created first, so
+/// that results cannot be lost at the end), then the data set and the space everything
+/// needs. `on_data_set` hears of the data set as soon as it is ready (the results store's
+/// registry of data sets), so a run killed later still leaves it known.
+pub fn run(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&DataSet),
+) -> Result<RunOutcome> {
     let started_at = sys::utc_now_rfc3339();
     crate::clock::calibrate();
-    let mut ds = open_data_set(cfg, stop)?;
+    let checked = preflight(cfg)?;
+    let out = report::open_out(&cfg.out)?;
+    let tail = format!(
+        "{}_{}_{}s_{}_{}",
+        cfg.test.name(),
+        cfg.submission.name(),
+        cfg.sessions,
+        size_label(checked.size_bytes),
+        duration_label(cfg.duration)
+    );
+    let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
+    let result = run_in(
+        cfg,
+        stop,
+        on_data_set,
+        &out,
+        &run_dir,
+        &checked.selection,
+        started_at,
+    );
+    if result.is_err() {
+        // Nothing was measured: the empty run directory goes.
+        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
+            let _ = out.remove_empty_dir(name);
+        }
+    }
+    result
+}
+
+fn run_in(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&DataSet),
+    out: &crate::safety::fs::Dir,
+    run_dir: &crate::safety::fs::Dir,
+    selection: &Selection,
+    started_at: String,
+) -> Result<RunOutcome> {
+    let mut space = SpaceNeeds::default();
+    let on = |e: std::io::Error| Error::io("cannot read the free space of", out.path(), &e);
+    space
+        .add(
+            out.path(),
+            run_dir_bytes(cfg),
+            0,
+            "the run directory",
+            "choose an --out with free space",
+        )
+        .map_err(on)?;
+    if cfg.uses_temp() {
+        let spills = temp_file_sizes(cfg)
+            .iter()
+            .try_fold(0u64, |sum, &s| sum.checked_add(s))
+            .ok_or_else(|| {
+                Error::usage("the temp spills add up to more bytes than can be counted; use a smaller --spill-size or fewer sessions")
+            })?;
+        let at = dataset::space_path(&cfg.dataset.target);
+        space
+            .add(
+                &at,
+                spills,
+                0,
+                "the temp spills",
+                "use a smaller --spill-size (or class spill) or fewer sessions",
+            )
+            .map_err(|e| Error::io("cannot read the free space of", &at, &e))?;
+    }
+    let mut ds = open_data_set(cfg, stop, space)?;
+    on_data_set(&ds);
     eprintln!("dbio: {}", ds.describe());
     check_verify(cfg, &mut ds)?;
     if stop.load(Ordering::Relaxed) {
@@ -127,8 +219,6 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
             "interrupted before the run started; nothing measured".into(),
         ));
     }
-    let selection =
-        engine::select(cfg.engine, cfg.io_mode, cfg.submission).map_err(Error::usage)?;
     let data_flags = OpenFlags {
         write: cfg.writes(),
         direct: cfg.io_mode.direct(),
@@ -139,33 +229,161 @@ pub fn run(cfg: &RunConfig, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     } else {
         Vec::new()
     };
-    ds.set_in_use(Some(cfg.test.name()))?;
-    let outcome = run_on(cfg, &mut ds, temp, data_flags, &selection, stop, started_at);
-    // Whatever happened: temp files go, and the data set is no longer in use.
+    let outcome = run_on(cfg, &mut ds, temp, data_flags, selection, stop, started_at);
+    // Whatever happened: this run's named temp files go (unnamed ones went with their
+    // descriptors).
     let removed = ds.remove_temp_files();
-    let cleared = ds.set_in_use(None);
     let mut outcome = outcome?;
-    for e in [removed.err(), cleared.err()].into_iter().flatten() {
+    if let Err(e) = removed {
         outcome
             .result
             .warnings
-            .push(format!("could not update the data set: {e}"));
+            .push(format!("could not remove the run's temp files: {e}"));
     }
-    let tail = format!(
-        "{}_{}_{}s_{}_{}",
-        cfg.test.name(),
-        cfg.submission.name(),
-        cfg.sessions,
-        size_label(outcome.result.config.size_bytes),
-        duration_label(cfg.duration)
-    );
-    let run_dir = report::create_run_dir(&cfg.out, &outcome.result.started_at, &tail)?;
-    let summary = report::write_run(&run_dir, &outcome.result)?;
+    let summary = report::write_run(run_dir, &outcome.result)?;
     Ok(RunOutcome {
-        run_dir,
+        run_dir: run_dir.path().to_path_buf(),
         summary,
         ..outcome
     })
+}
+
+/// What [`preflight`] found.
+struct Preflight {
+    /// The size the run works on, for the run directory's name.
+    size_bytes: u64,
+    /// The engine, chosen and checked.
+    selection: Selection,
+}
+
+/// Checks what needs the machine rather than the command line, before anything is
+/// created: the target can be used, and the machine can run this many sessions (threads,
+/// memory maps, process limits, memory for their buffers and histograms).
+fn preflight(cfg: &RunConfig) -> Result<Preflight> {
+    let target = &cfg.dataset.target;
+    let existing = match dataset::target_kind(target)? {
+        Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => Some(kind),
+        _ => {
+            dataset::check_target_dir(target)?;
+            None
+        }
+    };
+    if let Some(kind) = existing {
+        refuse_writes_to(cfg, kind)?;
+    }
+    let (files, file_size) = match existing {
+        Some(kind) => {
+            let f =
+                File::open(target).map_err(|e| Error::io("cannot open --target", target, &e))?;
+            let size = if kind == TargetKind::BlockDevice {
+                sys::block_device_size(&f)
+                    .map_err(|e| Error::io("cannot read the size of", target, &e))?
+            } else {
+                f.metadata()
+                    .map_err(|e| Error::io("cannot stat", target, &e))?
+                    .len()
+            };
+            (1, cfg.dataset.size_given.map_or(size, |s| s.min(size)))
+        }
+        None => (cfg.dataset.files as usize, cfg.dataset.file_size()),
+    };
+    let bs = cfg.dataset.block_size;
+    let file_size = file_size / bs * bs;
+    let selection =
+        engine::select(cfg.engine, cfg.io_mode, cfg.submission).map_err(Error::usage)?;
+    check_aio_contexts(cfg, &selection)?;
+    if file_size >= bs {
+        let plan = workload::plan(cfg, files, file_size, bs)?;
+        check_sessions(cfg, &plan, &selection)?;
+    }
+    let size_bytes = if cfg.uses_data_files() {
+        file_size * files as u64
+    } else if cfg.uses_redo() {
+        u64::from(cfg.redo.files).saturating_mul(cfg.redo.file_size)
+    } else {
+        temp_file_sizes(cfg)
+            .iter()
+            .fold(0u64, |s, &b| s.saturating_add(b))
+    };
+    Ok(Preflight {
+        size_bytes,
+        selection,
+    })
+}
+
+/// Threads besides the sessions: LGWR, DBWR, noise, the ASH sampler, progress, signals.
+const OTHER_THREADS: u64 = 16;
+
+/// Refuses more sessions than the machine can run, naming the limit that binds.
+fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result<()> {
+    let uring = selection.kind == engine::EngineKind::Uring;
+    let per = crate::safety::limits::PerSession {
+        threads: if uring { 2 } else { 1 },
+        maps: if uring { 8 } else { 5 },
+        bytes: per_session_bytes(plan),
+    };
+    let limits = crate::safety::limits::ThreadLimits::read();
+    let (most, why) = limits.max_sessions(per, OTHER_THREADS + plan.dbwr as u64);
+    if cfg.sessions as u64 <= most {
+        return Ok(());
+    }
+    let what = if cfg.classes.is_empty() || cfg.job.is_none() {
+        format!("--sessions {}", cfg.sessions)
+    } else {
+        format!(
+            "the job's classes have {} sessions in all, and",
+            cfg.sessions
+        )
+    };
+    Err(Error::usage(format!(
+        "{what}: this machine can run at most {most} sessions of this test, limited by {why}; use fewer sessions"
+    )))
+}
+
+/// Memory one session takes: its I/O buffer (the largest of the run's classes) and its
+/// histograms (three per event).
+fn per_session_bytes(plan: &Plan) -> u64 {
+    let buffer = plan
+        .classes
+        .iter()
+        .map(|c| c.plan.buffer_bytes())
+        .chain(std::iter::once(plan.buffer_bytes()))
+        .max()
+        .unwrap_or(0) as u64;
+    let histograms = plan.events.len() as u64 * 3 * crate::measure::histogram::LEN as u64 * 8;
+    buffer + histograms + (64 << 10)
+}
+
+/// Linux AIO contexts are limited system-wide (`fs.aio-max-nr`): refuse a run that would
+/// run out of them half-way through setting up its sessions.
+fn check_aio_contexts(cfg: &RunConfig, selection: &Selection) -> Result<()> {
+    if selection.kind != engine::EngineKind::Aio {
+        return Ok(());
+    }
+    let read = |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let (Some(max), Some(now)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr"))
+    else {
+        return Ok(());
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    // The kernel reserves at least 4 per CPU, doubled, per context (ioctx_alloc).
+    let per = (cfg.batch.max(cfg.depth).max(32) as u64).max(4 * cpus) * 2;
+    let need = (cfg.sessions as u64 + 2).saturating_mul(per);
+    if now.saturating_add(need) > max {
+        return Err(Error::usage(format!(
+            "--engine aio: {} sessions need about {need} AIO events, and fs.aio-max-nr leaves {}; raise it (`sysctl -w fs.aio-max-nr={}`), use fewer --sessions, or --engine uring",
+            cfg.sessions,
+            max.saturating_sub(now),
+            now.saturating_add(need).next_power_of_two()
+        )));
+    }
+    Ok(())
+}
+
+/// Space a run directory may take: summary, report and exports, growing with the measured
+/// seconds (per-second history, OS samples).
+fn run_dir_bytes(cfg: &RunConfig) -> u64 {
+    (2 << 20) + cfg.duration.as_secs().saturating_mul(8 << 10)
 }
 
 /// The size of each temp file: one per session of the temp test, or per session of each
@@ -257,9 +475,13 @@ fn run_on(
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
     let mut inst = instance(cfg, &plan, buffer_align)?;
     let verify_writes = cfg.writes_data();
-    if let Some(id) = ds.verify_id().filter(|_| cfg.dataset.verify) {
+    if let (Some(id), Some((dir, seq))) = (
+        ds.verify_id().filter(|_| cfg.dataset.verify),
+        ds.verify_table(),
+    ) {
         inst.verify = Some(crate::verify::start(
-            &ds.path,
+            dir,
+            seq,
             id,
             block_size,
             file_size / block_size,
@@ -347,7 +569,8 @@ fn run_on(
                     .into_owned()
             })
             .collect();
-        let (json, warning) = crate::verify::finish(v, &ds.path, verify_writes, &names);
+        let saved = verify_writes.then(|| ds.save_verify(|d| v.save(d)).map_err(|e| e.to_string()));
+        let (json, warning) = crate::verify::finish(v, saved, &names);
         result.warnings.extend(warning);
         result.verify = Some(json);
     }
@@ -398,15 +621,18 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
 
 /// The direct-I/O alignment of the files the test uses, checked against its request sizes.
 fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<DioAlignment> {
-    let first = ds
-        .files
-        .first()
-        .filter(|_| !files.data.is_empty())
-        .or(ds.redo_files.first())
-        .or(ds.temp_files.first())
-        .map(|f| f.path.clone())
-        .unwrap_or_else(|| ds.path.clone());
-    let align = sys::dio_alignment(&first);
+    let (first, open) = [
+        (ds.files.first(), files.data.first()),
+        (ds.redo_files.first(), files.redo.first()),
+        (ds.temp_files.first(), files.temp.first()),
+    ]
+    .into_iter()
+    .find_map(|(f, open)| Some((f?.path.clone(), open?)))
+    .map_or((ds.path.clone(), None), |(p, f)| (p, Some(f)));
+    let align = match open {
+        Some(f) => sys::dio_alignment_of(f, &first),
+        None => sys::dio_alignment(&first),
+    };
     let need = u64::from(align.offset_align);
     // Data and temp classes' requests (redo is written in whole redo blocks, checked below).
     let requests = cfg.classes.iter().filter(|c| {

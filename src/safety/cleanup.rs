@@ -1,42 +1,56 @@
-//! Files that must not outlive the process, even when a second Ctrl-C ends it at once:
-//! a run's temporary files, and the data files of a preparation still being filled.
+//! Files that must not outlive the process, even when a second Ctrl-C ends it at once: the
+//! named files of a run or a preparation on a file system without `O_TMPFILE` (elsewhere
+//! such files have no name until they are complete, and vanish by themselves).
 //!
-//! Whoever creates such files registers them here and forgets them once they are removed
-//! (or complete); the signal thread in `app.rs` removes whatever is registered before it
-//! exits. Registering is rare (once per file per run), so a mutex is fine.
+//! Whoever creates such files registers them here with their identity and forgets them
+//! once they are removed (or complete); the signal thread in `app.rs` removes whatever is
+//! registered — each only if it is still that file — before it exits. Registering is rare
+//! (once per file per run), so a mutex is fine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+use crate::sys::FileId;
 
-fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+static PATHS: Mutex<Vec<(PathBuf, FileId)>> = Mutex::new(Vec::new());
+
+fn paths() -> std::sync::MutexGuard<'static, Vec<(PathBuf, FileId)>> {
     PATHS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Remember `files` for removal on an abrupt exit.
-pub fn register(files: impl IntoIterator<Item = PathBuf>) {
-    paths().extend(files);
+/// Remember the file at `path` with identity `id` for removal on an abrupt exit.
+pub fn register(path: PathBuf, id: FileId) {
+    paths().push((path, id));
 }
 
-/// `files` were removed or are complete: no longer remove them on exit.
-pub fn forget<'a>(files: impl IntoIterator<Item = &'a PathBuf>) {
-    let mut p = paths();
-    for f in files {
-        p.retain(|q| q != f);
-    }
+/// The file at `path` was removed or is complete: no longer remove it on exit.
+pub fn forget(path: &Path) {
+    paths().retain(|(p, _)| p != path);
 }
 
 /// The files registered now.
 pub fn registered() -> Vec<PathBuf> {
-    paths().clone()
+    paths().iter().map(|(p, _)| p.clone()).collect()
 }
 
-/// Removes every registered file (those already gone are skipped) and forgets them.
-/// Returns how many were removed.
+/// Removes every registered file that is still the file registered (a regular file with
+/// one link and the same identity; anything else at the name is left alone) and forgets
+/// them all. Returns how many were removed.
 pub fn remove_registered() -> usize {
     let mut p = paths();
-    let n = p.iter().filter(|f| std::fs::remove_file(f).is_ok()).count();
+    let n = p
+        .iter()
+        .filter(|(path, id)| {
+            let Ok(md) = std::fs::symlink_metadata(path) else {
+                return false;
+            };
+            use std::os::unix::fs::MetadataExt;
+            md.file_type().is_file()
+                && md.nlink() == 1
+                && crate::sys::file_id(path).is_ok_and(|(now, _)| id.same_file(&now))
+                && std::fs::remove_file(path).is_ok()
+        })
+        .count();
     p.clear();
     n
 }
@@ -46,16 +60,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn registered_files_are_removed_and_forgotten_ones_kept() {
+    fn registered_files_are_removed_only_if_still_theirs() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a.tmp"), dir.path().join("b.tmp"));
-        std::fs::write(&a, b"a").unwrap();
-        std::fs::write(&b, b"b").unwrap();
-        register([a.clone(), b.clone(), dir.path().join("never-created")]);
-        forget([&b]);
+        let (a, b, c) = (
+            dir.path().join("a.tmp"),
+            dir.path().join("b.tmp"),
+            dir.path().join("c.tmp"),
+        );
+        for p in [&a, &b, &c] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        let id = |p: &Path| crate::sys::file_id(p).unwrap().0;
+        register(a.clone(), id(&a));
+        register(b.clone(), id(&b));
+        register(c.clone(), id(&c));
+        forget(&b);
+        // c is replaced by another file after it was registered: left alone.
+        std::fs::write(dir.path().join("other"), b"foreign").unwrap();
+        std::fs::rename(dir.path().join("other"), &c).unwrap();
         assert!(registered().contains(&a) && !registered().contains(&b));
         assert!(remove_registered() >= 1);
         assert!(!a.exists() && b.exists());
+        assert_eq!(std::fs::read(&c).unwrap(), b"foreign");
         assert!(!registered().contains(&a));
     }
 }

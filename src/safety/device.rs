@@ -2,10 +2,11 @@
 //!
 //! A write test on a block device needs `--destructive`, and even then only a device that
 //! is not mounted (itself or any partition), has no holders (device mapper, md, ...), can be
-//! opened exclusively (O_EXCL: nothing else has claimed it), and carries none of the
-//! signatures below. The magic bytes are checked here rather than by asking `blkid`, so
-//! that the check cannot be skipped because a tool is missing. The exclusive descriptor is
-//! kept for the whole run, so nothing can mount the device while dbio writes to it.
+//! opened exclusively (O_EXCL: nothing else has claimed it), and carries no signature: none
+//! of those whose magic bytes are checked here, and none that util-linux's libblkid knows
+//! ([`super::blkid`]: oracleasm, zfs_member, ceph, bcache, drbd, VMFS, ... — the database
+//! `wipefs` uses). Without a probe there is no write. The exclusive descriptor is kept for
+//! the whole run, so nothing can mount the device while dbio writes to it.
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -284,6 +285,26 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             what.join(" and "),
             path.display()
         )));
+    }
+    // The system's own signature database, beside dbio's checks: no probe, no write.
+    match super::blkid::probe(&file, path) {
+        Err(why) => {
+            return Err(refuse(format!(
+                "it cannot be checked for signatures: {why}"
+            )));
+        }
+        Ok((types, prober)) if !types.is_empty() => {
+            return Err(refuse(format!(
+                "{prober} finds {} on it — erase that yourself (e.g. `wipefs -a {}`) if it really is unused",
+                types
+                    .iter()
+                    .map(|t| format!("a {t} signature"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                path.display()
+            )));
+        }
+        Ok(_) => {}
     }
     let info = DeviceInfo {
         path: path.to_path_buf(),

@@ -1,8 +1,23 @@
-//! What keeps dbio from destroying data (SPEC §7).
+//! What keeps dbio from destroying data (SPEC §7). One place for each rule:
 //!
-//! - [`device`]: before a write test touches a block device — not mounted, not in use, no
-//!   file system, partition table, LVM, RAID, swap or LUKS signature, and confirmed;
+//! - [`fs`]: every file dbio creates, replaces, writes into or removes — relative to its
+//!   directory's descriptor, never through a symlink, created exclusively, published whole
+//!   (synced, then renamed into place), and written or removed only with the identity dbio
+//!   recorded;
+//! - [`lock`]: a data set in use is held by `flock` (shared to read, exclusive to prepare
+//!   or write); who holds it is read from `/proc/locks`, never from a file;
+//! - [`device`] and [`blkid`]: before a write test touches a block device — not mounted,
+//!   not in use, no signature (libblkid's database and dbio's own checks), and confirmed;
+//! - [`limits`]: what the machine allows (threads, memory maps, memory, free space), so
+//!   that every input is checked before anything is created, deleted or measured;
 //! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once.
+//!
+//! The data set's manifest is untrusted input: [`crate::dataset::manifest`] checks every
+//! entry (a plain dbio file name and a real identity) before anything acts on it.
 
+pub mod blkid;
 pub mod cleanup;
 pub mod device;
+pub mod fs;
+pub mod limits;
+pub mod lock;

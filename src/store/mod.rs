@@ -70,6 +70,24 @@ pub struct StoredRun {
     pub result: RunResult,
 }
 
+/// A data set as the registry knows it (SPEC §7.5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataSetRecord {
+    /// The data set directory, absolute.
+    pub path: String,
+    /// When this store first saw it.
+    pub created_at: String,
+    pub last_used_at: String,
+    /// The test of the last run that used it.
+    pub last_test: String,
+    /// The last recorded run on it (None while that run has not ended).
+    pub last_run_id: Option<i64>,
+    /// Data, redo and temp bytes on disk when it was last used.
+    pub disk_bytes: u64,
+    pub data_files: u64,
+    pub redo_files: u64,
+}
+
 /// Where the store lives unless `--db` or `DBIO_DB` say otherwise:
 /// `$XDG_DATA_HOME/dbio/dbio.db`, else `~/.local/share/dbio/dbio.db`.
 pub fn default_path() -> Result<PathBuf> {
@@ -267,6 +285,76 @@ impl Store {
         }
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Notes that a run (of `r.last_test`) is using the data set at `r.path`: added to the
+    /// registry, or brought up to date (its first `created_at` kept).
+    pub fn note_data_set(&mut self, r: &DataSetRecord) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO data_sets (path, created_at, last_used_at, last_test, last_run_id,
+                    disk_bytes, data_files, redo_files)
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7)
+                 ON CONFLICT (path) DO UPDATE SET last_used_at = excluded.last_used_at,
+                    last_test = excluded.last_test, last_run_id = NULL,
+                    disk_bytes = excluded.disk_bytes, data_files = excluded.data_files,
+                    redo_files = excluded.redo_files",
+                params![
+                    r.path,
+                    r.created_at,
+                    r.last_used_at,
+                    r.last_test,
+                    r.disk_bytes as i64,
+                    r.data_files as i64,
+                    r.redo_files as i64
+                ],
+            )
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Records that run `id` was the last run on the data set at `path`.
+    pub fn link_data_set_run(&mut self, path: &str, id: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE data_sets SET last_run_id = ?2 WHERE path = ?1",
+                params![path, id],
+            )
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Forgets the data set at `path` (removed by `dbio clean`). Returns whether it was known.
+    pub fn forget_data_set(&mut self, path: &str) -> Result<bool> {
+        self.conn
+            .execute("DELETE FROM data_sets WHERE path = ?1", [path])
+            .map(|n| n > 0)
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Every data set in the registry, by path.
+    pub fn data_sets(&self) -> Result<Vec<DataSetRecord>> {
+        let query = || -> rusqlite::Result<Vec<DataSetRecord>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT path, created_at, last_used_at, last_test, last_run_id, disk_bytes,
+                        data_files, redo_files
+                 FROM data_sets ORDER BY path",
+            )?;
+            stmt.query_map([], |row| {
+                Ok(DataSetRecord {
+                    path: row.get(0)?,
+                    created_at: row.get(1)?,
+                    last_used_at: row.get(2)?,
+                    last_test: row.get(3)?,
+                    last_run_id: row.get(4)?,
+                    disk_bytes: row.get::<_, i64>(5)? as u64,
+                    data_files: row.get::<_, i64>(6)? as u64,
+                    redo_files: row.get::<_, i64>(7)? as u64,
+                })
+            })?
+            .collect()
+        };
+        query().map_err(|e| sqlite_error(&self.path, e))
     }
 
     /// The runs `filter` selects, oldest first.

@@ -19,15 +19,36 @@ pub struct Migration {
 }
 
 /// Every schema step, oldest first. Version numbers count up from 1 without gaps.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: V1_RUNS_AND_EVENTS,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: V1_RUNS_AND_EVENTS,
+    },
+    Migration {
+        version: 2,
+        sql: V2_DATA_SETS,
+    },
+];
 
 /// The schema version this dbio writes.
 pub fn current_version() -> u32 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
+
+/// The registry of data sets: every data set directory dbio created or used, wherever it
+/// is, so that `dbio doctor` run from anywhere finds what a killed run left.
+const V2_DATA_SETS: &str = "
+CREATE TABLE data_sets (
+    path          TEXT    PRIMARY KEY,
+    created_at    TEXT    NOT NULL,
+    last_used_at  TEXT    NOT NULL,
+    last_test     TEXT    NOT NULL,
+    last_run_id   INTEGER,
+    disk_bytes    INTEGER NOT NULL,
+    data_files    INTEGER NOT NULL,
+    redo_files    INTEGER NOT NULL
+);
+";
 
 /// Runs and their events. `runs` keeps the whole result.json so that a run can be shown
 /// after its directory is deleted; the columns beside it are what lists and comparisons

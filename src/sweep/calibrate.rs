@@ -15,7 +15,7 @@
 //! Every point is an ordinary run (its own run directory inside the calibration's).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -222,9 +222,12 @@ enum Kind {
 struct Calibrator<'a> {
     a: &'a CalibrateArgs,
     dir: PathBuf,
+    /// The calibration directory, once created.
+    held: Option<crate::safety::fs::Dir>,
     seed: u64,
     fresh: bool,
     stop: &'a Arc<AtomicBool>,
+    on_data_set: &'a dyn Fn(&crate::dataset::DataSet),
     on_point: &'a mut dyn FnMut(&RunOutcome),
     exit: ExitCode,
     result: CalibrateResult,
@@ -234,6 +237,7 @@ struct Calibrator<'a> {
 pub fn run(
     a: &CalibrateArgs,
     stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
 ) -> Result<CalibrateOutcome> {
     let started_at = crate::sys::utc_now_rfc3339();
@@ -241,9 +245,11 @@ pub fn run(
     let mut c = Calibrator {
         a,
         dir: PathBuf::new(),
+        held: None,
         seed,
         fresh: a.dataset.fresh,
         stop,
+        on_data_set,
         on_point,
         exit: ExitCode::Ok,
         result: CalibrateResult {
@@ -269,7 +275,10 @@ pub fn run(
     for kind in [Kind::SmallReads, Kind::LargeReads, Kind::SingleSession] {
         c.config(kind, 1, 1)?;
     }
-    c.dir = crate::report::create_run_dir(&a.out, &c.result.started_at, "calibrate")?;
+    let out = crate::report::open_out(&a.out)?;
+    let held = crate::report::create_run_dir(&out, &c.result.started_at, "calibrate")?;
+    c.dir = held.path().to_path_buf();
+    c.held = Some(held);
     c.walk_small_reads()?;
     c.walk_large_reads()?;
     c.single_session()?;
@@ -348,7 +357,7 @@ impl Calibrator<'_> {
             "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
             cfg.test.name()
         );
-        let outcome = crate::run::run(&cfg, self.stop)?;
+        let outcome = crate::run::run(&cfg, self.stop, self.on_data_set)?;
         self.fresh = false;
         (self.on_point)(&outcome);
         if outcome.exit != ExitCode::Ok {
@@ -506,18 +515,17 @@ impl Calibrator<'_> {
     }
 
     fn write(&self) -> Result<()> {
-        write_json(&self.dir, &self.result)
+        match &self.held {
+            Some(dir) => write_json(dir, &self.result),
+            None => Ok(()),
+        }
     }
 }
 
-fn write_json(dir: &Path, r: &CalibrateResult) -> Result<()> {
-    if dir.as_os_str().is_empty() {
-        return Ok(());
-    }
+fn write_json(dir: &crate::safety::fs::Dir, r: &CalibrateResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the calibration: {e}")))?;
-    let path = dir.join("calibrate.json");
-    std::fs::write(&path, json + "\n").map_err(|e| Error::io("cannot write", &path, &e))
+    crate::report::write_file(dir, "calibrate.json", &(json + "\n"), true)
 }
 
 /// The curves walked and the three answers, as printed.

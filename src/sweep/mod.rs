@@ -278,6 +278,7 @@ fn plan_values(
 pub fn run(
     a: &SweepArgs,
     stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
 ) -> Result<SweepOutcome> {
     let sp = swept(a);
@@ -313,7 +314,9 @@ pub fn run(
     // The test as the points run it (`job` with --job).
     let test = points.first().map_or("job", |(_, cfg)| cfg.test.name());
     let tail = format!("sweep_{}_{}", test, p.name());
-    let dir = report::create_run_dir(&a.run.out, &started_at, &tail)?;
+    let out = report::open_out(&a.run.out)?;
+    let held = report::create_run_dir(&out, &started_at, &tail)?;
+    let dir = held.path().to_path_buf();
     let mut result = SweepResult {
         schema: SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
@@ -346,7 +349,7 @@ pub fn run(
         };
         eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
-        let outcome = crate::run::run(&cfg, stop)?;
+        let outcome = crate::run::run(&cfg, stop, on_data_set)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
@@ -367,7 +370,7 @@ pub fn run(
             n = points.len();
         }
         result.points.push(point);
-        write_files(&dir, &result)?;
+        write_files(&held, &result)?;
         if outcome.exit != ExitCode::Ok {
             exit = outcome.exit;
             break;
@@ -375,7 +378,7 @@ pub fn run(
         i += 1;
     }
     result.complete = result.points.len() == n && result.points.iter().all(|p| !p.partial);
-    write_files(&dir, &result)?;
+    write_files(&held, &result)?;
     Ok(SweepOutcome {
         table: table(&result),
         result,
@@ -393,7 +396,7 @@ fn relative(child: &Path, base: &Path) -> String {
         .to_string()
 }
 
-fn write_files(dir: &Path, r: &SweepResult) -> Result<()> {
+fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the sweep: {e}")))?;
     for (name, text) in [
@@ -401,8 +404,7 @@ fn write_files(dir: &Path, r: &SweepResult) -> Result<()> {
         ("sweep.csv", csv(r)),
         ("sweep.html", page::render(r)),
     ] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| Error::io("cannot write", &path, &e))?;
+        report::write_file(dir, name, &text, true)?;
     }
     Ok(())
 }

@@ -245,10 +245,12 @@ pub fn writes_data(test: crate::workload::Test) -> bool {
 }
 
 /// The verification state of a run on the data set in `dir` (number `dataset`): the last
-/// write sequence of every block from `dbio-verify.seq`. A run that writes marks that file
-/// `running` first, so a run that never ends is not mistaken for a complete record.
+/// write sequence of every block from `dbio-verify.seq` (`recorded` in the manifest). A run
+/// that writes marks that file `running` first, so a run that never ends is not mistaken
+/// for a complete record.
 pub fn start(
-    dir: &std::path::Path,
+    dir: &crate::safety::fs::Dir,
+    recorded: Option<&crate::dataset::FileEntry>,
     dataset: u64,
     block_size: u64,
     blocks_per_file: u64,
@@ -257,18 +259,23 @@ pub fn start(
 ) -> crate::error::Result<Verifier> {
     let path = dir.join(seq::SEQ_NAME);
     let blocks = blocks_per_file * files as u64;
-    let stored = seq::read(dir)
+    let mismatch = || {
+        crate::error::Error::usage(format!(
+            "{} does not match the data set; recreate it with `dbio prepare --verify --fresh --target {}`",
+            path.display(),
+            crate::units::shell_word(&dir.path().display().to_string())
+        ))
+    };
+    let recorded = recorded.ok_or_else(mismatch)?;
+    let stored = seq::read(dir, Some(recorded))
         .map_err(|e| crate::error::Error::io("cannot read", &path, &e))?
-        .filter(|s| s.dataset == dataset && s.entries.len() as u64 == blocks && s.state == seq::State::Clean)
-        .ok_or_else(|| {
-            crate::error::Error::usage(format!(
-                "{} does not match the data set; recreate it with `dbio prepare --verify --fresh --target {}`",
-                path.display(),
-                dir.display()
-            ))
-        })?;
+        .filter(|s| {
+            s.dataset == dataset && s.entries.len() as u64 == blocks && s.state == seq::State::Clean
+        })
+        .ok_or_else(mismatch)?;
     if writes {
-        seq::mark_running(dir).map_err(|e| crate::error::Error::io("cannot update", &path, &e))?;
+        seq::mark_running(dir, recorded)
+            .map_err(|e| crate::error::Error::io("cannot update", &path, &e))?;
     }
     Ok(Verifier::new(
         dataset,
@@ -278,23 +285,26 @@ pub fn start(
     ))
 }
 
-/// The end of a run: saves the sequences (if it wrote) and says what was found, with bad
-/// blocks named by their file in `file_names`.
+impl Verifier {
+    /// Writes the sequences as they stand (the end of a run that wrote) to `dir`, whole;
+    /// returns the table's manifest entry.
+    pub fn save(&self, dir: &crate::safety::fs::Dir) -> std::io::Result<crate::dataset::FileEntry> {
+        seq::write(dir, self.dataset, &self.table)
+    }
+}
+
+/// The end of a run: what was found, with bad blocks named by their file in `file_names`,
+/// and whether the sequences were saved (`saved`: the error saving them, if any).
 pub fn finish(
     v: &Verifier,
-    dir: &std::path::Path,
-    writes: bool,
+    saved: Option<std::result::Result<(), String>>,
     file_names: &[String],
 ) -> (crate::report::result::VerifyJson, Option<String>) {
-    let saved = if writes {
-        seq::write(dir, v.dataset, &v.table).map_err(|e| {
-            format!(
-                "--verify: could not save the write sequences to {}: {e}; `dbio verify` will not find lost writes of this run",
-                dir.join(seq::SEQ_NAME).display()
-            )
-        })
-    } else {
-        Err(String::new())
+    let warning = match &saved {
+        Some(Err(e)) => Some(format!(
+            "--verify: could not save the write sequences ({e}); `dbio verify` will not find lost writes of this run"
+        )),
+        _ => None,
     };
     let t = v.tally();
     let json = crate::report::result::VerifyJson {
@@ -309,7 +319,7 @@ pub fn finish(
             }
             lines
         }),
-        sequences_saved: saved.is_ok(),
+        sequences_saved: matches!(saved, Some(Ok(()))),
     };
-    (json, saved.err().filter(|e| !e.is_empty()))
+    (json, warning)
 }

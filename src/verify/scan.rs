@@ -2,8 +2,8 @@
 //! per file (up to the CPUs) — and checks every block's header, checksum and, from
 //! `dbio-verify.seq`, its last write sequence.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -44,7 +44,7 @@ pub struct ScanReport {
 
 /// Checks every block of the data set in `dir`.
 pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
-    let (m, _lock) = crate::dataset::lock_existing(dir)?;
+    let (m, held) = crate::dataset::lock_existing(dir)?;
     if !m.verify {
         return Err(Error::usage(format!(
             "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `dbio prepare --verify --fresh --target {}`",
@@ -56,7 +56,7 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
     let bs = m.block_size;
     let per_file = m.files.first().map_or(0, |f| f.size_bytes / bs);
     let blocks = per_file * m.files.len() as u64;
-    let (entries, seq_check) = match seq::read(dir) {
+    let (entries, seq_check) = match seq::read(&held, m.verify_seq.as_ref()) {
         Ok(Some(s)) if s.dataset == dataset && s.entries.len() as u64 == blocks => {
             let how = match s.state {
                 State::Clean => SeqCheck::Exact,
@@ -105,7 +105,9 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(entry) = m.files.get(i) else { return };
                     let path = dir.join(&entry.name);
-                    let r = check_file(&path, i, per_file, bs, dataset, &ctx, &mut buf, stop);
+                    let r = open(&held, &entry.name).and_then(|f| {
+                        check_file(&f, i, per_file, bs, dataset, &ctx, &mut buf, stop)
+                    });
                     match r {
                         Ok((n, bad)) => {
                             checked.fetch_add(n, Relaxed);
@@ -146,7 +148,7 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
 /// Reads file `index` front to back; returns the blocks checked and the bad ones.
 #[allow(clippy::too_many_arguments)]
 fn check_file(
-    path: &Path,
+    f: &File,
     index: usize,
     blocks: u64,
     bs: u64,
@@ -156,7 +158,6 @@ fn check_file(
     stop: &AtomicBool,
 ) -> std::io::Result<(u64, Vec<BadBlock>)> {
     let (entries, how) = ctx;
-    let f = open(path)?;
     let mut bad = Vec::new();
     let per_read = (READ as u64 / bs).max(1);
     let mut block = 0;
@@ -197,15 +198,13 @@ fn check_file(
     Ok((block, bad))
 }
 
-/// Opens `path` for reading with O_DIRECT (what is on the device, not in the page cache),
-/// or buffered where the file system has no direct I/O.
-fn open(path: &Path) -> std::io::Result<File> {
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-    {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => File::open(path),
+/// Opens data file `name` for reading with O_DIRECT (what is on the device, not in the
+/// page cache), or buffered where the file system has no direct I/O.
+fn open(dir: &crate::safety::fs::Dir, name: &str) -> std::io::Result<File> {
+    match dir.open_file(name, libc::O_RDONLY | libc::O_DIRECT, None) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            dir.open_file(name, libc::O_RDONLY, None)
+        }
         r => r,
     }
 }

@@ -16,7 +16,9 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+
+use crate::dataset::FileEntry;
+use crate::safety::fs::Dir;
 use std::sync::atomic::{AtomicU32, Ordering::AcqRel, Ordering::Acquire, Ordering::Release};
 
 use super::header::Problem;
@@ -175,12 +177,30 @@ pub struct Stored {
     pub entries: Vec<u32>,
 }
 
-/// Reads `dir/dbio-verify.seq`; `Ok(None)` when there is none.
-pub fn read(dir: &Path) -> std::io::Result<Option<Stored>> {
-    let mut f = match File::open(dir.join(SEQ_NAME)) {
+/// Opens `dir/dbio-verify.seq` for reading (never through a symlink), checking it is the
+/// file the manifest recorded (`recorded`) when there is a record. `Ok(None)` when there
+/// is none.
+fn open(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<File>> {
+    let f = match dir.open_file(SEQ_NAME, libc::O_RDONLY, None) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
+    };
+    if let Some(r) = recorded {
+        let now = crate::safety::fs::entry_of(&f)?;
+        if !now.is_ours(&r.id()) {
+            return Err(std::io::Error::other(format!(
+                "{SEQ_NAME} is not the file dbio wrote (it was replaced)"
+            )));
+        }
+    }
+    Ok(Some(f))
+}
+
+/// Reads `dir/dbio-verify.seq`; `Ok(None)` when there is none.
+pub fn read(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<Stored>> {
+    let Some(mut f) = open(dir, recorded)? else {
+        return Ok(None);
     };
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)?;
@@ -195,7 +215,7 @@ pub fn read(dir: &Path) -> std::io::Result<Option<Stored>> {
         2 => State::Running,
         _ => return Err(bad()),
     };
-    if (bytes.len() - HEAD) as u64 != blocks * 4 {
+    if (bytes.len() - HEAD) as u64 != blocks.saturating_mul(4) {
         return Err(bad());
     }
     let entries = bytes[HEAD..]
@@ -211,11 +231,12 @@ pub fn read(dir: &Path) -> std::io::Result<Option<Stored>> {
 
 /// Reads only the head of `dir/dbio-verify.seq`: (data set, blocks, state), checking that
 /// the file is as long as it says.
-fn read_head(dir: &Path) -> std::io::Result<Option<(u64, u64, State)>> {
-    let f = match File::open(dir.join(SEQ_NAME)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+fn read_head(
+    dir: &Dir,
+    recorded: Option<&FileEntry>,
+) -> std::io::Result<Option<(u64, u64, State)>> {
+    let Some(f) = open(dir, recorded)? else {
+        return Ok(None);
     };
     let mut head = [0u8; HEAD];
     let bad = || std::io::Error::other(format!("{SEQ_NAME} is damaged"));
@@ -226,24 +247,25 @@ fn read_head(dir: &Path) -> std::io::Result<Option<(u64, u64, State)>> {
         2 => State::Running,
         _ => return Err(bad()),
     };
-    if &head[..8] != MAGIC || f.metadata()?.len() != HEAD as u64 + word(16) * 4 {
+    if &head[..8] != MAGIC
+        || f.metadata()?.len() != (HEAD as u64).saturating_add(word(16).saturating_mul(4))
+    {
         return Err(bad());
     }
     Ok(Some((word(8), word(16), state)))
 }
 
-/// Writes the table (clean) to `dir/dbio-verify.seq`, atomically: temporary file, sync,
-/// rename.
+/// Writes the table (clean) to `dir/dbio-verify.seq`, whole (see [`crate::safety::fs`]).
+/// Returns its manifest entry.
 fn write_entries(
-    dir: &Path,
+    dir: &Dir,
     dataset: u64,
     blocks: u64,
     entries: impl Iterator<Item = u32>,
-) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{SEQ_NAME}.tmp"));
-    let result = (|| {
-        let f = File::create(&tmp)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
+) -> std::io::Result<FileEntry> {
+    let mut id = None;
+    dir.replace_with(SEQ_NAME, |f| {
+        let mut w = BufWriter::with_capacity(1 << 20, &*f);
         let mut head = [0u8; HEAD];
         head[..8].copy_from_slice(MAGIC);
         head[8..16].copy_from_slice(&dataset.to_le_bytes());
@@ -253,46 +275,46 @@ fn write_entries(
         for e in entries {
             w.write_all(&e.to_le_bytes())?;
         }
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, dir.join(SEQ_NAME))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+        w.flush()?;
+        drop(w);
+        id = Some(crate::safety::fs::entry_of(&*f)?.id);
+        Ok(())
+    })?;
+    let id = id.expect("written");
+    Ok(FileEntry::new(SEQ_NAME, HEAD as u64 + blocks * 4, id))
 }
 
 /// Writes the table of a newly filled data set: every block at sequence 0.
-pub fn write_new(dir: &Path, dataset: u64, blocks: u64) -> std::io::Result<()> {
+pub fn write_new(dir: &Dir, dataset: u64, blocks: u64) -> std::io::Result<FileEntry> {
     write_entries(dir, dataset, blocks, (0..blocks).map(|_| 0))
 }
 
 /// Writes `table` as it stands at the end of a run.
-pub fn write(dir: &Path, dataset: u64, table: &SeqTable) -> std::io::Result<()> {
+pub fn write(dir: &Dir, dataset: u64, table: &SeqTable) -> std::io::Result<FileEntry> {
     write_entries(dir, dataset, table.len(), table.snapshot())
 }
 
 /// Marks the table on disk `running` before a run's first write: if the run never ends
-/// cleanly, the table is known to be behind.
-pub fn mark_running(dir: &Path) -> std::io::Result<()> {
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(dir.join(SEQ_NAME))?;
+/// cleanly, the table is known to be behind. Written in place, into the file the
+/// manifest recorded only.
+pub fn mark_running(dir: &Dir, recorded: &FileEntry) -> std::io::Result<()> {
+    let f = dir.open_file(SEQ_NAME, libc::O_WRONLY, Some(&recorded.id()))?;
     f.write_all_at(&2u32.to_le_bytes(), STATE_AT)?;
     f.sync_data()
 }
 
-/// Removes the table (the data set's blocks no longer all carry headers).
-pub fn remove(dir: &Path) {
-    let _ = std::fs::remove_file(dir.join(SEQ_NAME));
-    let _ = std::fs::remove_file(dir.join(format!(".{SEQ_NAME}.tmp")));
-}
-
 /// Why the table in `dir` cannot serve a run on data set `dataset` of `blocks` blocks, or
 /// None when it can.
-pub fn unusable(dir: &Path, dataset: u64, blocks: u64) -> Option<String> {
-    match read_head(dir) {
+pub fn unusable(
+    dir: &Dir,
+    recorded: Option<&FileEntry>,
+    dataset: u64,
+    blocks: u64,
+) -> Option<String> {
+    if recorded.is_none() {
+        return Some(format!("its {SEQ_NAME} is not recorded in its manifest"));
+    }
+    match read_head(dir, recorded) {
         Ok(Some((d, b, state))) if d == dataset && b == blocks => {
             (state == State::Running).then(|| {
                 format!("its {SEQ_NAME} is from a run that did not end (killed?), so the last write of each block is not known")
@@ -372,20 +394,39 @@ mod tests {
 
     #[test]
     fn the_table_survives_a_round_trip_and_marks_unfinished_writes_uncertain() {
-        let dir = tempfile::tempdir().unwrap();
-        write_new(dir.path(), 42, 3).unwrap();
-        assert_eq!(unusable(dir.path(), 42, 3), None);
-        assert!(unusable(dir.path(), 43, 3).unwrap().contains("another"));
-        let t = SeqTable::from_entries(read(dir.path()).unwrap().unwrap().entries);
-        t.claim(0).unwrap();
-        t.written(0, true);
-        t.claim(2).unwrap(); // never completes
-        mark_running(dir.path()).unwrap();
-        assert!(unusable(dir.path(), 42, 3).unwrap().contains("did not end"));
-        write(dir.path(), 42, &t).unwrap();
-        let s = read(dir.path()).unwrap().unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let dir = Dir::open(t.path()).unwrap();
+        let e = write_new(&dir, 42, 3).unwrap();
+        assert_eq!(unusable(&dir, Some(&e), 42, 3), None);
+        assert!(unusable(&dir, Some(&e), 43, 3).unwrap().contains("another"));
+        assert!(
+            unusable(&dir, None, 42, 3)
+                .unwrap()
+                .contains("not recorded")
+        );
+        let table = SeqTable::from_entries(read(&dir, Some(&e)).unwrap().unwrap().entries);
+        table.claim(0).unwrap();
+        table.written(0, true);
+        table.claim(2).unwrap(); // never completes
+        mark_running(&dir, &e).unwrap();
+        assert!(
+            unusable(&dir, Some(&e), 42, 3)
+                .unwrap()
+                .contains("did not end")
+        );
+        let e2 = write(&dir, 42, &table).unwrap();
+        assert!(
+            read(&dir, Some(&e)).is_err(),
+            "the old record no longer matches"
+        );
+        let s = read(&dir, Some(&e2)).unwrap().unwrap();
         assert_eq!(s.state, State::Clean);
         assert_eq!(seq_of(s.entries[0]), 1);
         assert_eq!(s.entries[2] & (IN_FLIGHT | UNCERTAIN), UNCERTAIN);
+        // A table put in place behind dbio's back is never written into.
+        std::fs::remove_file(t.path().join(SEQ_NAME)).unwrap();
+        std::fs::write(t.path().join(SEQ_NAME), b"foreign").unwrap();
+        assert!(mark_running(&dir, &e2).is_err());
+        assert_eq!(std::fs::read(t.path().join(SEQ_NAME)).unwrap(), b"foreign");
     }
 }

@@ -80,7 +80,7 @@ impl Pacer {
         let interval_ns = 1e9 * sessions as f64 / rate;
         let offset = interval_ns * index as f64 / sessions as f64;
         Pacer {
-            next_ns: start_ns + offset as u64,
+            next_ns: start_ns.saturating_add(offset as u64),
             interval_ns,
             poisson,
         }
@@ -129,7 +129,8 @@ impl Pacer {
         } else {
             self.interval_ns
         };
-        self.next_ns = at + gap as u64;
+        // Saturating: a schedule cannot wrap around into "overdue" (and run flat out).
+        self.next_ns = at.saturating_add(gap as u64);
         at
     }
 }

@@ -1,0 +1,760 @@
+//! The one way dbio creates, replaces, opens for writing and removes files (SPEC §7.6).
+//!
+//! Everything dbio writes — data files, redo logs, temp files, the manifest, the verify
+//! sequence table, result.json, summaries, reports, CSV exports, job files — goes through a
+//! [`Dir`]: a directory held open by its file descriptor. Names below it are single path
+//! components, resolved relative to that descriptor and never through a symlink
+//! (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or `O_NOFOLLOW` where the kernel
+//! has no `openat2`).
+//!
+//! - New files are created exclusively: a symlink, hard link or file planted at the name
+//!   makes the creation fail, it is never followed or truncated.
+//! - Whole files ([`Dir::write_new`], [`Dir::replace`]) are written to an unnamed file
+//!   (`O_TMPFILE`, or an exclusive temporary name), synced, and only then linked or renamed
+//!   into place: a reader, a full disk or SIGKILL sees the old file or the new one, never
+//!   half of one.
+//! - An existing file is opened for writing ([`Dir::open_file`]) or removed
+//!   ([`Dir::remove_file`]) only when it is a regular file with one link, owned by the
+//!   user dbio runs as, whose identity (device, inode, birth time) is the one dbio recorded
+//!   when it created it.
+//!
+//! The directory itself is the one the user named (or the default in the current
+//! directory): its path is resolved as any program resolves a path.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::sys::FileId;
+
+/// A directory dbio writes into, held open by its descriptor.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// What is at a name in a [`Dir`] (not following a symlink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    pub id: FileId,
+    pub size: u64,
+    pub nlink: u32,
+    pub uid: u32,
+}
+
+/// The file type of an [`Entry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device node.
+    Other,
+}
+
+impl Entry {
+    /// Whether this is the file dbio created with the identity it recorded: a regular file
+    /// with one link and that identity. Such a file may be removed.
+    pub fn is_ours(&self, recorded: &FileId) -> bool {
+        self.kind == Kind::File && self.nlink == 1 && recorded.same_file(&self.id)
+    }
+
+    /// Whether dbio may write into this file: [`Entry::is_ours`], and owned by the user dbio
+    /// runs as (a file moved in from elsewhere keeps its owner, and its content is not
+    /// dbio's to change).
+    pub fn is_writable_ours(&self, recorded: &FileId) -> bool {
+        self.is_ours(recorded) && self.uid == effective_uid()
+    }
+
+    /// Why this entry is not a plain file dbio may replace, or None when it is one.
+    fn not_plain(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Symlink => Some("it is a symbolic link"),
+            Kind::Dir => Some("it is a directory"),
+            Kind::Other => Some("it is not a regular file"),
+            Kind::File if self.nlink != 1 => Some("it is a hard link to another file"),
+            Kind::File => None,
+        }
+    }
+}
+
+/// The user dbio runs as.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// An error saying `name` in `dir` is not dbio's to write, and why.
+fn refused(dir: &Path, name: &str, why: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{}: {why}, and dbio never writes through or over what it did not create",
+            dir.join(name).display()
+        ),
+    )
+}
+
+/// Checks that `name` is one plain path component and makes it a C string.
+fn component(name: &str) -> io::Result<CString> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("'{name}' is not a plain file name"),
+        ));
+    }
+    CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn cstr(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Whether the kernel has `openat2`: 0 unknown, 1 yes, 2 no.
+static OPENAT2: AtomicU8 = AtomicU8::new(0);
+
+/// Opens `name` below `dirfd` without following any symlink: `openat2` with
+/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, else `openat` with
+/// `O_NOFOLLOW` (enough for a single component).
+fn open_beneath(
+    dirfd: RawFd,
+    name: &CString,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    if OPENAT2.load(Ordering::Relaxed) != 2 {
+        // SAFETY: a zeroed open_how is valid; we set every field we use.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = flags as u64;
+        how.mode = if creates { u64::from(mode) } else { 0 };
+        how.resolve =
+            libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+        // SAFETY: the pointers are valid for the call; the size is open_how's.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dirfd,
+                name.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if rc >= 0 {
+            OPENAT2.store(1, Ordering::Relaxed);
+            // SAFETY: the kernel returned a new descriptor we now own.
+            return Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) });
+        }
+        let e = io::Error::last_os_error();
+        // ENOSYS: no openat2 (before 5.6); EPERM can be a seccomp filter that denies it.
+        if !matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) {
+            return Err(e);
+        }
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            OPENAT2.store(2, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: valid descriptor and C string; mode is only read with O_CREAT/O_TMPFILE.
+    let fd = check(unsafe { libc::openat(dirfd, name.as_ptr(), flags, mode) })?;
+    // SAFETY: the kernel returned a new descriptor we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn statx_entry(dirfd: RawFd, name: &CString, flags: libc::c_int) -> io::Result<Entry> {
+    // SAFETY: zeroed statx is valid; pointers are valid for the call.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let mask = libc::STATX_TYPE
+        | libc::STATX_INO
+        | libc::STATX_SIZE
+        | libc::STATX_BTIME
+        | libc::STATX_NLINK
+        | libc::STATX_UID;
+    check(unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut stx) })?;
+    let kind = match u32::from(stx.stx_mode) & libc::S_IFMT {
+        libc::S_IFREG => Kind::File,
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFLNK => Kind::Symlink,
+        _ => Kind::Other,
+    };
+    let btime_ns = (stx.stx_mask & libc::STATX_BTIME != 0)
+        .then(|| stx.stx_btime.tv_sec as u64 * 1_000_000_000 + u64::from(stx.stx_btime.tv_nsec));
+    Ok(Entry {
+        kind,
+        id: FileId {
+            dev: libc::makedev(stx.stx_dev_major, stx.stx_dev_minor),
+            ino: stx.stx_ino,
+            btime_ns,
+        },
+        size: stx.stx_size,
+        nlink: stx.stx_nlink,
+        uid: stx.stx_uid,
+    })
+}
+
+/// The [`Entry`] of an open file.
+pub fn entry_of(file: &impl AsRawFd) -> io::Result<Entry> {
+    statx_entry(file.as_raw_fd(), &CString::default(), libc::AT_EMPTY_PATH)
+}
+
+/// A testing aid: `DBIO_TEST_NO_TMPFILE=1` makes dbio behave as on a file system without
+/// `O_TMPFILE` (NFS, some FUSE file systems), so that the named-file path is tested too.
+fn no_tmpfile() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var_os("DBIO_TEST_NO_TMPFILE").is_some_and(|v| v == "1"))
+}
+
+/// How [`Dir::publish`] puts a finished file at its name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Publish {
+    /// The name must be free.
+    New,
+    /// The name may hold a plain file of dbio's, which is replaced.
+    Replace,
+}
+
+impl Dir {
+    /// Opens the directory at `path` (the user's path, resolved as usual).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = cstr(path)?;
+        // SAFETY: valid C string.
+        let fd = check(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC,
+            )
+        })?;
+        Ok(Dir {
+            // SAFETY: a new descriptor we own.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens `path`, creating it and its missing parents first (`--out`).
+    pub fn create_all(path: &Path) -> io::Result<Dir> {
+        std::fs::create_dir_all(path)?;
+        Dir::open(path)
+    }
+
+    /// The directory's path, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `path()/name`, for messages and for readers that open by path.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// What is at `name`, not following a symlink; None when nothing is.
+    pub fn entry(&self, name: &str) -> io::Result<Option<Entry>> {
+        let c = component(name)?;
+        match statx_entry(self.fd.as_raw_fd(), &c, libc::AT_SYMLINK_NOFOLLOW) {
+            Ok(e) => Ok(Some(e)),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The identity of this directory.
+    pub fn id(&self) -> io::Result<FileId> {
+        entry_of(&self.fd).map(|e| e.id)
+    }
+
+    /// Creates the directory `name` (it must not exist) and opens it.
+    pub fn create_dir(&self, name: &str) -> io::Result<Dir> {
+        let c = component(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::mkdirat(self.fd.as_raw_fd(), c.as_ptr(), 0o755) })?;
+        self.open_dir(name)
+    }
+
+    /// Opens the directory `name` below this one (not through a symlink).
+    pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
+        let c = component(name)?;
+        let fd = open_beneath(
+            self.fd.as_raw_fd(),
+            &c,
+            libc::O_DIRECTORY | libc::O_RDONLY,
+            0,
+        )?;
+        Ok(Dir {
+            fd,
+            path: self.join(name),
+        })
+    }
+
+    /// Reads the whole file `name` (not through a symlink; a FIFO is refused, not waited
+    /// on). None when nothing is there.
+    pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        let c = component(name)?;
+        let fd = match open_beneath(
+            self.fd.as_raw_fd(),
+            &c,
+            libc::O_RDONLY | libc::O_NONBLOCK,
+            0,
+        ) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(refused(&self.path, name, "it is a symbolic link"));
+            }
+            Err(e) => return Err(e),
+        };
+        let file = File::from(fd);
+        if entry_of(&file)?.kind != Kind::File {
+            return Err(refused(&self.path, name, "it is not a regular file"));
+        }
+        let mut buf = Vec::new();
+        use std::io::Read;
+        (&file).read_to_end(&mut buf)?;
+        Ok(Some(buf))
+    }
+
+    /// Creates the file `name` exclusively (nothing may be at the name) with `flags`
+    /// (`O_DIRECT`, ...) and opens it for reading and writing.
+    pub fn create_file(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+        let c = component(name)?;
+        let fd = open_beneath(
+            self.fd.as_raw_fd(),
+            &c,
+            flags | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+            0o644,
+        )?;
+        Ok(File::from(fd))
+    }
+
+    /// Creates an unnamed file in this directory (`O_TMPFILE`) with `flags`, open for
+    /// reading and writing: it vanishes by itself when closed, even after SIGKILL, unless
+    /// [`Dir::link`] gives it a name. `Unsupported` where the file system has no
+    /// `O_TMPFILE` (NFS, some FUSE file systems).
+    pub fn create_unnamed(&self, flags: libc::c_int) -> io::Result<File> {
+        if no_tmpfile() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "O_TMPFILE turned off (DBIO_TEST_NO_TMPFILE)",
+            ));
+        }
+        let c = CString::new(".").expect("no NUL");
+        match open_beneath(
+            self.fd.as_raw_fd(),
+            &c,
+            flags | libc::O_RDWR | libc::O_TMPFILE,
+            0o644,
+        ) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP) | Some(libc::EISDIR)
+                ) =>
+            {
+                Err(io::Error::new(io::ErrorKind::Unsupported, e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Gives the unnamed file `file` (from [`Dir::create_unnamed`]) the name `name`, which
+    /// must be free (`EEXIST` otherwise: nothing at the name is touched).
+    pub fn link(&self, file: &File, name: &str) -> io::Result<()> {
+        let c = component(name)?;
+        let proc_path =
+            CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL");
+        // SAFETY: valid descriptors and C strings.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc_path.as_ptr(),
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) {
+            return Err(e);
+        }
+        // No /proc: AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH.
+        let empty = CString::default();
+        // SAFETY: as above.
+        check(unsafe {
+            libc::linkat(
+                file.as_raw_fd(),
+                empty.as_ptr(),
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        })
+        .map(|_| ())
+    }
+
+    /// Opens the existing file `name` with `flags` (`O_RDONLY`, or `O_RDWR` and more). For
+    /// writing, it must be [`Entry::is_ours`] with identity `recorded`. A symlink is never
+    /// followed and a FIFO never waited on.
+    pub fn open_file(
+        &self,
+        name: &str,
+        flags: libc::c_int,
+        recorded: Option<&FileId>,
+    ) -> io::Result<File> {
+        let c = component(name)?;
+        let fd = open_beneath(self.fd.as_raw_fd(), &c, flags | libc::O_NONBLOCK, 0).map_err(
+            |e| match e.raw_os_error() {
+                Some(libc::ELOOP) => refused(&self.path, name, "it is a symbolic link"),
+                _ => e,
+            },
+        )?;
+        let file = File::from(fd);
+        let entry = entry_of(&file)?;
+        let writes = flags & libc::O_ACCMODE != libc::O_RDONLY;
+        if entry.kind != Kind::File {
+            return Err(refused(&self.path, name, "it is not a regular file"));
+        }
+        if writes {
+            match recorded {
+                Some(id) if entry.is_writable_ours(id) => {}
+                Some(id) => {
+                    let why = entry.not_plain().unwrap_or(if entry.is_ours(id) {
+                        "it belongs to another user (run dbio as the user who created the data set)"
+                    } else {
+                        "it is not the file dbio created (it was replaced)"
+                    });
+                    return Err(refused(&self.path, name, why));
+                }
+                None => {
+                    return Err(refused(
+                        &self.path,
+                        name,
+                        "dbio has no record of creating it",
+                    ));
+                }
+            }
+        }
+        // Back to blocking I/O (O_NONBLOCK only kept the open from waiting on a FIFO).
+        // SAFETY: fcntl on a valid descriptor.
+        let fl = check(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) })?;
+        check(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK) })?;
+        Ok(file)
+    }
+
+    /// Removes the file `name` if it is still the file dbio created (`recorded`). Returns
+    /// false when nothing is there; an error (nothing removed) when something else is.
+    pub fn remove_file(&self, name: &str, recorded: &FileId) -> io::Result<bool> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(false);
+        };
+        if !entry.is_ours(recorded) {
+            let why = entry
+                .not_plain()
+                .unwrap_or("it is not the file dbio created (it was replaced)");
+            return Err(refused(&self.path, name, why));
+        }
+        self.unlink(name)?;
+        Ok(true)
+    }
+
+    /// Removes the empty directory `name` (a run directory dbio created and emptied).
+    pub fn remove_empty_dir(&self, name: &str) -> io::Result<()> {
+        let c = component(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) })
+            .map(|_| ())
+    }
+
+    fn unlink(&self, name: &str) -> io::Result<()> {
+        let c = component(name)?;
+        // SAFETY: valid descriptor and C string.
+        check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) }).map(|_| ())
+    }
+
+    /// Writes the new file `name` whole (see the module's rules); `EEXIST` if anything is
+    /// at the name already.
+    pub fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::New, |f| f.write_all(bytes))
+    }
+
+    /// Writes the file `name` whole, replacing the plain file of dbio's at the name, if
+    /// any; a symlink, hard link, directory or another user's file there is refused.
+    pub fn replace(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::Replace, |f| f.write_all(bytes))
+    }
+
+    /// [`Dir::replace`] with the content written by `write` (large files).
+    pub fn replace_with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.publish(name, Publish::Replace, write)
+    }
+
+    /// Writes a whole file: unnamed (or under an exclusive temporary name), synced, then
+    /// put at `name` in one step.
+    fn publish(
+        &self,
+        name: &str,
+        how: Publish,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<()> {
+        component(name)?;
+        let existing = self.entry(name)?;
+        match (how, existing) {
+            (Publish::New, Some(_)) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} exists already", self.join(name).display()),
+                ));
+            }
+            (Publish::Replace, Some(e)) => {
+                if let Some(why) = e.not_plain() {
+                    return Err(refused(&self.path, name, why));
+                }
+            }
+            _ => {}
+        }
+        match self.create_unnamed(0) {
+            Ok(mut f) => {
+                write(&mut f)?;
+                f.sync_all()?;
+                match how {
+                    Publish::New => self.link(&f, name)?,
+                    Publish::Replace => {
+                        let tmp = self.free_temp_name(name, |t| self.link(&f, t))?;
+                        self.rename_over(&tmp, name)?;
+                    }
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                let mut made = None;
+                let tmp = self.free_temp_name(name, |t| {
+                    made = Some(self.create_file(t, 0)?);
+                    Ok(())
+                })?;
+                let mut f = made.expect("created");
+                let written = write(&mut f)
+                    .and_then(|()| f.sync_all())
+                    .and_then(|()| match how {
+                        Publish::New => self.rename_no_replace(&tmp, name),
+                        Publish::Replace => self.rename_over(&tmp, name),
+                    });
+                if let Err(e) = written {
+                    let _ = self.unlink(&tmp);
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        self.sync()
+    }
+
+    /// Tries `make` at `.NAME.PID-RANDOM.tmp` names until one is free; returns it.
+    fn free_temp_name(
+        &self,
+        name: &str,
+        mut make: impl FnMut(&str) -> io::Result<()>,
+    ) -> io::Result<String> {
+        for _ in 0..16 {
+            let tmp = format!(
+                ".{name}.{}-{:08x}.tmp",
+                std::process::id(),
+                fastrand::u32(..)
+            );
+            match make(&tmp) {
+                Ok(()) => return Ok(tmp),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "cannot find a free temporary name beside {}",
+                self.join(name).display()
+            ),
+        ))
+    }
+
+    fn rename_over(&self, from: &str, to: &str) -> io::Result<()> {
+        let (a, b) = (component(from)?, component(to)?);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: valid descriptors and C strings.
+        let rc = check(unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) });
+        if rc.is_err() {
+            let _ = self.unlink(from);
+        }
+        rc.map(|_| ())
+    }
+
+    fn rename_no_replace(&self, from: &str, to: &str) -> io::Result<()> {
+        let (a, b) = (component(from)?, component(to)?);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: valid descriptors and C strings.
+        let rc = unsafe { libc::renameat2(fd, a.as_ptr(), fd, b.as_ptr(), libc::RENAME_NOREPLACE) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) {
+            return Err(e);
+        }
+        // No RENAME_NOREPLACE on this file system: a hard link fails just the same if the
+        // name is taken.
+        // SAFETY: as above.
+        check(unsafe { libc::linkat(fd, a.as_ptr(), fd, b.as_ptr(), 0) })?;
+        self.unlink(from)
+    }
+
+    /// Makes the directory's entries durable (after a rename or link).
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: fsync on a valid descriptor.
+        check(unsafe { libc::fsync(self.fd.as_raw_fd()) }).map(|_| ())
+    }
+
+    /// The directory's descriptor (for locks).
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Writes the new file at the user's `path` (`--save-job`, `compare --html`): in its
+/// directory, exclusively and atomically. An existing file is never overwritten.
+pub fn write_new_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    Dir::open(&dir)?.write_new(&name, bytes)
+}
+
+/// A path's directory and file name.
+pub fn split(path: &Path) -> io::Result<(PathBuf, String)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} does not name a file", path.display()),
+            )
+        })?
+        .to_string();
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((dir, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn dir() -> (tempfile::TempDir, Dir) {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open(t.path()).unwrap();
+        (t, d)
+    }
+
+    #[test]
+    fn names_must_be_one_plain_component() {
+        let (_t, d) = dir();
+        for bad in ["", ".", "..", "a/b", "../x", "/etc/passwd"] {
+            assert!(d.write_new(bad, b"x").is_err(), "{bad:?}");
+            assert!(d.create_file(bad, 0).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn whole_files_are_new_or_replaced_never_written_through_links() {
+        let (t, d) = dir();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, b"foreign").unwrap();
+        symlink(&victim, t.path().join("link")).unwrap();
+        std::fs::hard_link(&victim, t.path().join("hard")).unwrap();
+        for name in ["link", "hard", "victim"] {
+            assert!(d.write_new(name, b"dbio").is_err(), "{name}");
+        }
+        assert!(d.replace("link", b"dbio").is_err());
+        assert!(d.replace("hard", b"dbio").is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"foreign");
+        d.write_new("result.json", b"one").unwrap();
+        d.replace("result.json", b"two").unwrap();
+        assert_eq!(std::fs::read(t.path().join("result.json")).unwrap(), b"two");
+        // No temporary file is left beside it.
+        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+    }
+
+    #[test]
+    fn exclusive_creation_refuses_planted_names_and_fifos_are_not_waited_on() {
+        let (t, d) = dir();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, b"foreign").unwrap();
+        symlink(&victim, t.path().join("dbio-data-001.dbf")).unwrap();
+        assert!(d.create_file("dbio-data-001.dbf", 0).is_err());
+        let fifo = CString::new(t.path().join("fifo").as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        assert!(d.read("fifo").is_err());
+        assert!(d.open_file("fifo", libc::O_RDONLY, None).is_err());
+        assert!(
+            d.open_file("dbio-data-001.dbf", libc::O_RDONLY, None)
+                .is_err()
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"foreign");
+    }
+
+    #[test]
+    fn files_are_written_and_removed_only_with_their_identity() {
+        let (t, d) = dir();
+        let f = d.create_file("mine", 0).unwrap();
+        let id = entry_of(&f).unwrap().id;
+        drop(f);
+        assert!(d.open_file("mine", libc::O_RDWR, Some(&id)).is_ok());
+        assert!(d.open_file("mine", libc::O_RDWR, None).is_err());
+        // Replaced behind dbio's back: another file at the same name (made first, so it
+        // cannot reuse the inode within the same clock tick).
+        std::fs::write(t.path().join("other"), b"foreign").unwrap();
+        std::fs::rename(t.path().join("other"), t.path().join("mine")).unwrap();
+        assert!(d.open_file("mine", libc::O_RDWR, Some(&id)).is_err());
+        assert!(d.remove_file("mine", &id).is_err());
+        assert_eq!(std::fs::read(t.path().join("mine")).unwrap(), b"foreign");
+        let g = d.create_file("ours", 0).unwrap();
+        let gid = entry_of(&g).unwrap().id;
+        assert!(d.remove_file("ours", &gid).unwrap());
+        assert!(!d.remove_file("ours", &gid).unwrap());
+    }
+
+    #[test]
+    fn unnamed_files_appear_only_when_linked() {
+        let (t, d) = dir();
+        match d.create_unnamed(0) {
+            Ok(mut f) => {
+                f.write_all(b"data").unwrap();
+                assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+                d.link(&f, "named").unwrap();
+                assert!(d.link(&f, "named").is_err());
+                assert_eq!(std::fs::read(t.path().join("named")).unwrap(), b"data");
+            }
+            Err(e) => assert_eq!(e.kind(), io::ErrorKind::Unsupported),
+        }
+    }
+}
