@@ -54,6 +54,12 @@ impl Error {
         if err.raw_os_error().is_none() && err.kind() == io::ErrorKind::PermissionDenied {
             return Error::Usage(err.to_string());
         }
+        if err.raw_os_error() == Some(libc::EEXIST) {
+            return Error::Usage(format!(
+                "{what} {}: something is already there, and dbio never writes over what it did not create; remove it yourself or choose another path",
+                path.display()
+            ));
+        }
         Error::Io(format!("{what} {}: {}", path.display(), io_advice(err)))
     }
 

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod adversarial;
 mod cli;
 mod dataset;
 mod devices;

@@ -279,6 +279,8 @@ struct Audit {
     ours_bytes: u64,
     /// Listed files shorter than recorded.
     short: usize,
+    /// Listed files dbio created as another user (readable, not writable by this one).
+    other_owner: Vec<String>,
 }
 
 impl Audit {
@@ -301,15 +303,20 @@ fn audit(dir: &Dir, entries: &[FileEntry]) -> Result<Audit> {
                     a.short += 1;
                 }
             }
+            // The file dbio created, but another user's: fine to read, not to write.
+            Some(e)
+                if e.kind == crate::safety::fs::Kind::File
+                    && e.nlink == 1
+                    && f.id().same_file(&e.id) =>
+            {
+                a.other_owner.push(f.name.clone());
+                if e.size < f.size_bytes {
+                    a.short += 1;
+                }
+            }
             Some(e) => a.foreign.push((
                 f.name.clone(),
-                match e.kind {
-                    crate::safety::fs::Kind::Symlink => "a symbolic link is there now",
-                    crate::safety::fs::Kind::File if e.nlink != 1 => {
-                        "it is hard-linked to another name"
-                    }
-                    _ => "another file is there now (it was replaced)",
-                },
+                e.why_not_ours(&f.id()).unwrap_or("it is not dbio's"),
             )),
         }
     }
@@ -423,6 +430,12 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
         if !a.foreign.is_empty() {
             return Err(foreign_error(&dir, &a.foreign));
         }
+        if let Some(name) = a.other_owner.first().filter(|_| p.writes) {
+            return Err(Error::usage(format!(
+                "{}: the data set was created by another user, and this run writes; run dbio as that user, or choose another --target",
+                dir.join(name).display()
+            )));
+        }
     }
 
     let changes = Changes {
@@ -438,6 +451,22 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
         drop_data: p.data.is_none() && incomplete && !m.files.is_empty(),
     };
 
+    // The sequence table's name must be free, or hold dbio's own table.
+    if changes.data.is_some() && p.data.is_some_and(|d| d.verify) {
+        let seq = crate::verify::seq::SEQ_NAME;
+        let at = dir
+            .entry(seq)
+            .map_err(|e| Error::io("cannot look at", &dir.join(seq), &e))?;
+        let ours = |e: &crate::safety::fs::Entry| {
+            m.verify_seq.as_ref().is_some_and(|r| e.is_ours(&r.id()))
+        };
+        if at.is_some_and(|e| !ours(&e)) {
+            return Err(Error::usage(format!(
+                "{} exists and was not created by dbio; dbio never overwrites files it did not create — remove it yourself or choose another --target",
+                dir.join(seq).display()
+            )));
+        }
+    }
     // Space for everything new, counting what is removed first, before anything changes.
     let mut space = SpaceNeeds::default();
     let on = |e: std::io::Error| Error::io("cannot read the free space of", dir.path(), &e);

@@ -213,6 +213,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             prepare_seconds: 0.0,
             fill_method: None,
             fill: Some("random".into()),
+            disk_bytes: (1 << 30) + (768 << 20),
         },
         host: HostJson {
             hostname: "<script>alert(1)</script>".into(),

@@ -17,9 +17,53 @@ use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
 pub use result::RunResult;
 
+/// Checks, creating nothing, that `--out` can hold run directories: it is a writable
+/// directory, or the nearest part of its path that exists is one. Returns that existing
+/// directory (for free-space checks).
+pub fn check_out(out: &Path) -> Result<PathBuf> {
+    let bad = |why: String| {
+        Error::usage(format!(
+            "--out {}: {why}; choose a directory you can write to",
+            out.display()
+        ))
+    };
+    let mut at = out.to_path_buf();
+    loop {
+        match std::fs::metadata(&at) {
+            Ok(md) if md.is_dir() => break,
+            Ok(_) => return Err(bad(format!("{} is not a directory", at.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                at = match at.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+            }
+            Err(e) => return Err(bad(crate::error::io_advice(&e))),
+        }
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(at.as_os_str()))
+        .map_err(|_| bad("the path holds a NUL byte".into()))?;
+    // SAFETY: a valid C string; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(bad(format!(
+            "{} cannot be written: {}",
+            at.display(),
+            crate::error::io_advice(&e)
+        )));
+    }
+    Ok(at)
+}
+
 /// Opens `--out`, creating it (and its missing parents) if needed.
 pub fn open_out(out: &Path) -> Result<Dir> {
-    Dir::create_all(out).map_err(|e| Error::io("cannot create the output directory", out, &e))
+    Dir::create_all(out).map_err(|e| {
+        Error::usage(format!(
+            "--out {}: cannot create the output directory: {}; choose a directory you can write to",
+            out.display(),
+            crate::error::io_advice(&e)
+        ))
+    })
 }
 
 /// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (SPEC §6), adding `-2`, `-3`, ... if a

@@ -408,6 +408,10 @@ pub struct DataSetJson {
     /// null for a file or device dbio did not fill.
     #[serde(default)]
     pub fill: Option<String>,
+    /// Everything of the data set on disk during the run: data files, redo logs and temp
+    /// files (0 in results of older dbio versions).
+    #[serde(default)]
+    pub disk_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

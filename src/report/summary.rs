@@ -317,10 +317,10 @@ pub fn render(r: &RunResult) -> String {
     if d.kind == "directory" {
         let _ = writeln!(
             o,
-            "Data set kept in {} ({}); remove with `dbio clean {}`",
+            "Data set kept in {} ({} on disk: data, redo and temp files); remove with `dbio clean {}`",
             d.path,
-            human_bytes(d.size_bytes),
-            d.path
+            human_bytes(d.disk_bytes.max(d.size_bytes)),
+            crate::units::shell_word(&d.path)
         );
     }
     if d.kind == "block_device" && r.config.destructive {

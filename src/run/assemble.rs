@@ -491,6 +491,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             prepare_seconds: ds.prepare_seconds,
             fill_method: ds.fill_method.clone(),
             fill: ds.fill.clone(),
+            disk_bytes: ds.disk_bytes(),
         },
         host: rj::HostJson::current(),
         cpu: rj::CpuJson {

@@ -144,54 +144,17 @@ pub fn run(
     let started_at = sys::utc_now_rfc3339();
     crate::clock::calibrate();
     let checked = preflight(cfg)?;
-    let out = report::open_out(&cfg.out)?;
-    let tail = format!(
-        "{}_{}_{}s_{}_{}",
-        cfg.test.name(),
-        cfg.submission.name(),
-        cfg.sessions,
-        size_label(checked.size_bytes),
-        duration_label(cfg.duration)
-    );
-    let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
-    let result = run_in(
-        cfg,
-        stop,
-        on_data_set,
-        &out,
-        &run_dir,
-        &checked.selection,
-        started_at,
-    );
-    if result.is_err() {
-        // Nothing was measured: the empty run directory goes.
-        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
-            let _ = out.remove_empty_dir(name);
-        }
-    }
-    result
-}
-
-fn run_in(
-    cfg: &RunConfig,
-    stop: &Arc<AtomicBool>,
-    on_data_set: &dyn Fn(&DataSet),
-    out: &crate::safety::fs::Dir,
-    run_dir: &crate::safety::fs::Dir,
-    selection: &Selection,
-    started_at: String,
-) -> Result<RunOutcome> {
+    let out_at = report::check_out(&cfg.out)?;
     let mut space = SpaceNeeds::default();
-    let on = |e: std::io::Error| Error::io("cannot read the free space of", out.path(), &e);
     space
         .add(
-            out.path(),
+            &out_at,
             run_dir_bytes(cfg),
             0,
             "the run directory",
             "choose an --out with free space",
         )
-        .map_err(on)?;
+        .map_err(|e| Error::io("cannot read the free space of", &out_at, &e))?;
     if cfg.uses_temp() {
         let spills = temp_file_sizes(cfg)
             .iter()
@@ -210,9 +173,38 @@ fn run_in(
             )
             .map_err(|e| Error::io("cannot read the free space of", &at, &e))?;
     }
-    let mut ds = open_data_set(cfg, stop, space)?;
+    let ds = open_data_set(cfg, stop, space)?;
     on_data_set(&ds);
-    eprintln!("dbio: {}", ds.describe());
+    // The run directory now, before anything is measured, so results cannot be lost at
+    // the end for want of a place.
+    let out = report::open_out(&cfg.out)?;
+    let tail = format!(
+        "{}_{}_{}s_{}_{}",
+        cfg.test.name(),
+        cfg.submission.name(),
+        cfg.sessions,
+        size_label(checked.size_bytes),
+        duration_label(cfg.duration)
+    );
+    let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
+    let result = run_in(cfg, stop, ds, &run_dir, &checked.selection, started_at);
+    if result.is_err() {
+        // Nothing was measured: the empty run directory goes.
+        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
+            let _ = out.remove_empty_dir(name);
+        }
+    }
+    result
+}
+
+fn run_in(
+    cfg: &RunConfig,
+    stop: &Arc<AtomicBool>,
+    mut ds: DataSet,
+    run_dir: &crate::safety::fs::Dir,
+    selection: &Selection,
+    started_at: String,
+) -> Result<RunOutcome> {
     check_verify(cfg, &mut ds)?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Interrupted(
@@ -229,6 +221,7 @@ fn run_in(
     } else {
         Vec::new()
     };
+    eprintln!("dbio: {}", ds.describe());
     let outcome = run_on(cfg, &mut ds, temp, data_flags, selection, stop, started_at);
     // Whatever happened: this run's named temp files go (unnamed ones went with their
     // descriptors).

@@ -13,10 +13,10 @@
 //!   (`O_TMPFILE`, or an exclusive temporary name), synced, and only then linked or renamed
 //!   into place: a reader, a full disk or SIGKILL sees the old file or the new one, never
 //!   half of one.
-//! - An existing file is opened for writing ([`Dir::open_file`]) or removed
+//! - An existing file is opened for writing ([`Dir::open_file`]), replaced or removed
 //!   ([`Dir::remove_file`]) only when it is a regular file with one link, owned by the
-//!   user dbio runs as, whose identity (device, inode, birth time) is the one dbio recorded
-//!   when it created it.
+//!   user dbio runs as, and — for files dbio recorded — has the identity (device, inode,
+//!   birth time) dbio recorded when it created it.
 //!
 //! The directory itself is the one the user named (or the default in the current
 //! directory): its path is resolved as any program resolves a path.
@@ -60,16 +60,18 @@ pub enum Kind {
 
 impl Entry {
     /// Whether this is the file dbio created with the identity it recorded: a regular file
-    /// with one link and that identity. Such a file may be removed.
+    /// with one link, that identity, owned by the user dbio runs as (a file moved in from
+    /// elsewhere keeps its owner; it is not dbio's to write, replace or remove).
     pub fn is_ours(&self, recorded: &FileId) -> bool {
-        self.kind == Kind::File && self.nlink == 1 && recorded.same_file(&self.id)
+        self.why_not_ours(recorded).is_none()
     }
 
-    /// Whether dbio may write into this file: [`Entry::is_ours`], and owned by the user dbio
-    /// runs as (a file moved in from elsewhere keeps its owner, and its content is not
-    /// dbio's to change).
-    pub fn is_writable_ours(&self, recorded: &FileId) -> bool {
-        self.is_ours(recorded) && self.uid == effective_uid()
+    /// Why this entry is not the file dbio recorded, or None when it is.
+    pub fn why_not_ours(&self, recorded: &FileId) -> Option<&'static str> {
+        self.not_plain().or_else(|| {
+            (!recorded.same_file(&self.id))
+                .then_some("it is not the file dbio created (it was replaced)")
+        })
     }
 
     /// Why this entry is not a plain file dbio may replace, or None when it is one.
@@ -79,6 +81,9 @@ impl Entry {
             Kind::Dir => Some("it is a directory"),
             Kind::Other => Some("it is not a regular file"),
             Kind::File if self.nlink != 1 => Some("it is a hard link to another file"),
+            Kind::File if self.uid != effective_uid() => {
+                Some("it belongs to another user (run dbio as the user who created it)")
+            }
             Kind::File => None,
         }
     }
@@ -433,14 +438,10 @@ impl Dir {
         }
         if writes {
             match recorded {
-                Some(id) if entry.is_writable_ours(id) => {}
                 Some(id) => {
-                    let why = entry.not_plain().unwrap_or(if entry.is_ours(id) {
-                        "it belongs to another user (run dbio as the user who created the data set)"
-                    } else {
-                        "it is not the file dbio created (it was replaced)"
-                    });
-                    return Err(refused(&self.path, name, why));
+                    if let Some(why) = entry.why_not_ours(id) {
+                        return Err(refused(&self.path, name, why));
+                    }
                 }
                 None => {
                     return Err(refused(
@@ -464,10 +465,7 @@ impl Dir {
         let Some(entry) = self.entry(name)? else {
             return Ok(false);
         };
-        if !entry.is_ours(recorded) {
-            let why = entry
-                .not_plain()
-                .unwrap_or("it is not the file dbio created (it was replaced)");
+        if let Some(why) = entry.why_not_ours(recorded) {
             return Err(refused(&self.path, name, why));
         }
         self.unlink(name)?;

@@ -1,0 +1,795 @@
+//! dbio against a hostile directory, a clumsy user and a full disk (SPEC §7, issue 12).
+//!
+//! Every test plants something where dbio writes — symlinks and hard links at every name,
+//! edited manifests, files renamed under a running test, a full or read-only file system,
+//! signals at each phase — and then checks what must hold: no byte of a foreign file
+//! changes, a refusal is exit 2 with one line, and every result.json that exists parses.
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{Env, Loop, Mount, files_under, is_root, shm_dir, wait_locked};
+
+/// A file that is not dbio's, whose bytes must never change.
+struct Victim {
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl Victim {
+    fn new(path: PathBuf) -> Victim {
+        let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        // Only its owner may write it: as root, a file an unprivileged user could not write.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        Victim { path, bytes }
+    }
+
+    fn assert_intact(&self, what: &str) {
+        let now = std::fs::read(&self.path).unwrap_or_default();
+        assert!(
+            now == self.bytes,
+            "{what}: the foreign file {} changed",
+            self.path.display()
+        );
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit 2 and exactly one `error:` line, mentioning each of `words`.
+fn assert_refused(out: &Output, words: &[&str], what: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{what}: {err}");
+    for w in words {
+        assert!(lines[0].contains(w), "{what}: no '{w}' in {err}");
+    }
+}
+
+/// Every result.json under `dir` parses as a dbio result.
+fn assert_results_parse(dir: &Path) {
+    for f in files_under(dir) {
+        let planted = std::fs::symlink_metadata(dir.join(&f)).is_ok_and(|m| m.is_symlink());
+        if f.ends_with("result.json") && !planted {
+            let text = std::fs::read_to_string(dir.join(&f)).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{f} is not whole JSON: {e}"));
+            assert_eq!(v["schema"], "dbio.result.v1", "{f}");
+        }
+    }
+}
+
+/// A small write test on `target` (one 8 MiB file), 1 s.
+fn write_run(target: &str) -> Vec<&str> {
+    vec![
+        "run",
+        "write-iops",
+        "--target",
+        target,
+        "--size",
+        "8M",
+        "--files",
+        "1",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]
+}
+
+fn plant(kind: &str, victim: &Path, at: &Path) {
+    let _ = std::fs::remove_file(at);
+    match kind {
+        "symlink" => symlink(victim, at).unwrap(),
+        _ => std::fs::hard_link(victim, at).unwrap(),
+    }
+}
+
+/// A symlink or a hard link to a foreign file at each name dbio creates in a data set:
+/// dbio refuses (or writes around it) and the file's bytes never change.
+#[test]
+fn links_at_every_name_dbio_creates_change_no_foreign_byte() {
+    /// (name, how to make dbio create it, environment)
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 7] = [
+        ("dbio-manifest.json", &[], &[]),
+        (".dbio-manifest.json.tmp", &[], &[]),
+        ("dbio-data-001.dbf", &[], &[]),
+        ("dbio-verify.seq", &["--verify"], &[]),
+        (".dbio-verify.seq.tmp", &["--verify"], &[]),
+        ("dbio-redo-01.log", &["redo"], &[]),
+        (
+            "dbio-temp-001.tmp",
+            &["temp"],
+            &[("DBIO_TEST_NO_TMPFILE", "1")],
+        ),
+    ];
+    for kind in ["symlink", "hardlink"] {
+        for (name, how, vars) in cases {
+            let env = Env::new();
+            let victim = Victim::new(env.join("victim"));
+            std::fs::create_dir(env.join("ds")).unwrap();
+            plant(kind, &victim.path, &env.join("ds").join(name));
+            let mut args = write_run("ds");
+            match how {
+                ["redo"] => args[1] = "redo",
+                ["temp"] => {
+                    args[1] = "temp";
+                    args.extend(["--spill-size", "1M"]);
+                }
+                extra => args.extend(extra.iter().copied()),
+            }
+            let out = env
+                .dbio()
+                .envs(vars.iter().copied())
+                .args(&args)
+                .output()
+                .unwrap();
+            let what = format!("{kind} at {name}");
+            assert!(
+                matches!(out.status.code(), Some(0) | Some(2)),
+                "{what}: {}",
+                stderr(&out)
+            );
+            if out.status.code() == Some(2) {
+                assert_refused(&out, &[], &what);
+            }
+            victim.assert_intact(&what);
+            // Cleaning up never touches it either.
+            let _ = env.output(&["clean", "ds"]);
+            victim.assert_intact(&format!("{what}, after clean"));
+            assert_results_parse(&env.join("dbio-runs"));
+        }
+    }
+}
+
+/// Links planted in place of files dbio created, after the fact: a write test, `verify`
+/// and `clean` refuse to act through them.
+#[test]
+fn links_in_place_of_dbio_files_are_never_written_or_removed() {
+    for name in ["dbio-data-001.dbf", "dbio-verify.seq", "dbio-manifest.json"] {
+        for kind in ["symlink", "hardlink"] {
+            let env = Env::new();
+            let victim = Victim::new(env.join("victim"));
+            let prepared = env.output(&[
+                "prepare", "--target", "ds", "--size", "8M", "--files", "1", "--verify",
+            ]);
+            assert!(prepared.status.success(), "{}", stderr(&prepared));
+            plant(kind, &victim.path, &env.join("ds").join(name));
+            let what = format!("{kind} in place of {name}");
+            let mut args = write_run("ds");
+            args.push("--verify");
+            assert_refused(&env.output(&args), &[], &what);
+            let _ = env.output(&["verify", "ds"]);
+            let _ = env.output(&["clean", "ds"]);
+            victim.assert_intact(&what);
+            assert!(
+                std::fs::symlink_metadata(env.join("ds").join(name)).is_ok(),
+                "{what}: the planted link was removed"
+            );
+        }
+    }
+}
+
+/// Run directories, reports, job files and comparisons: planted names are never followed.
+#[test]
+fn links_where_results_go_are_never_followed() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let victim = Victim::new(env.join("victim"));
+    let target = shm.path().join("ds");
+    let target = target.to_str().unwrap();
+    // Run directories for the coming seconds, prepared with links where results go.
+    let runs = env.join("dbio-runs");
+    std::fs::create_dir(&runs).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for s in 0..6 {
+        let stamp =
+            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(now + s))
+                .to_string();
+        let stamp: String = stamp
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(15)
+            .collect();
+        let dir = runs.join(format!("{stamp}_read-iops_async_1s_8M_1s"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in [
+            "result.json",
+            "summary.txt",
+            "report.html",
+            "timeseries.csv",
+            "histograms.csv",
+        ] {
+            symlink(&victim.path, dir.join(f)).unwrap();
+        }
+    }
+    let mut args = write_run(target);
+    args[1] = "read-iops";
+    let saved = env.join("job.toml");
+    symlink(&victim.path, &saved).unwrap();
+    let mut with_job = args.clone();
+    with_job.extend(["--save-job", "job.toml"]);
+    assert_refused(
+        &env.output(&with_job),
+        &["--save-job", "exists"],
+        "--save-job at a link",
+    );
+    let out = env.output(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["test"], "read-iops");
+    victim.assert_intact("run directories planted ahead");
+    assert_results_parse(&runs);
+    // `dbio report` replaces only its own files.
+    let run_dir = stderr(&out)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("dbio: results in ")
+                .map(|s| env.join(s.trim()))
+        })
+        .expect("the run says where its results are");
+    let report = run_dir.join("report.html");
+    std::fs::remove_file(&report).unwrap();
+    symlink(&victim.path, &report).unwrap();
+    assert_refused(
+        &env.output(&["report", run_dir.to_str().unwrap()]),
+        &["symbolic link"],
+        "report over a link",
+    );
+    // `compare --html` never writes through a link.
+    let db = env.data_home.path().join("dbio/dbio.db");
+    let db = db.to_str().unwrap();
+    assert!(env.output(&args).status.success());
+    symlink(&victim.path, env.join("cmp.html")).unwrap();
+    assert_refused(
+        &env.output(&["compare", "1", "2", "--db", db, "--html", "cmp.html"]),
+        &["--html", "exists"],
+        "compare --html at a link",
+    );
+    victim.assert_intact("report and compare");
+    let _ = env.output(&["clean", target]);
+}
+
+fn manifest_of(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("dbio-manifest.json")).unwrap()).unwrap()
+}
+
+fn set_manifest(dir: &Path, m: &serde_json::Value) {
+    std::fs::write(dir.join("dbio-manifest.json"), m.to_string()).unwrap();
+}
+
+/// An edited manifest is never acted on: entries naming paths, entries without identity,
+/// entries with the identity of a file moved in are refused, reported by doctor and left
+/// alone by clean.
+#[test]
+fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
+    for tamper in [
+        "parent",
+        "absolute",
+        "inode 0",
+        "moved in",
+        "user's temp name",
+    ] {
+        let env = Env::new();
+        let victim = Victim::new(env.join("victim"));
+        let ds = env.join("ds");
+        let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+        assert!(prepared.status.success(), "{}", stderr(&prepared));
+        let mut m = manifest_of(&ds);
+        let entry = |name: &str, ino: u64| serde_json::json!({"name": name, "size_bytes": 4096, "dev": 1, "ino": ino, "btime_ns": null});
+        // The foreign file the tampered entry points at, with its bytes to keep.
+        let mut kept = vec![];
+        match tamper {
+            "parent" => m["files"]
+                .as_array_mut()
+                .unwrap()
+                .push(entry("../victim", 5)),
+            "absolute" => m["redo_files"]
+                .as_array_mut()
+                .unwrap()
+                .push(entry(victim.path.to_str().unwrap(), 5)),
+            "inode 0" => {
+                let user = Victim::new(ds.join("dbio-data-002.dbf"));
+                m["files"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(entry("dbio-data-002.dbf", 0));
+                kept.push(user);
+            }
+            "user's temp name" => {
+                let user = Victim::new(ds.join("dbio-temp-001.tmp"));
+                m["temp_files"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(entry("dbio-temp-001.tmp", 0));
+                kept.push(user);
+            }
+            _ => {
+                if !is_root() {
+                    continue;
+                }
+                // Another user's file, moved in at a data file's name, its identity recorded.
+                let moved = Victim::new(env.join("theirs"));
+                std::os::unix::fs::chown(&moved.path, Some(65534), Some(65534)).unwrap();
+                std::fs::rename(ds.join("dbio-data-001.dbf"), env.join("ours.dbf")).unwrap();
+                std::fs::rename(&moved.path, ds.join("dbio-data-001.dbf")).unwrap();
+                let md = std::fs::metadata(ds.join("dbio-data-001.dbf")).unwrap();
+                use std::os::unix::fs::MetadataExt;
+                m["files"][0]["ino"] = md.ino().into();
+                m["files"][0]["dev"] = md.dev().into();
+                m["files"][0]["btime_ns"] = serde_json::Value::Null;
+                kept.push(Victim {
+                    path: ds.join("dbio-data-001.dbf"),
+                    bytes: moved.bytes.clone(),
+                });
+            }
+        }
+        set_manifest(&ds, &m);
+        for args in [write_run("ds"), {
+            let mut a = write_run("ds");
+            a[1] = "temp";
+            a
+        }] {
+            let out = env
+                .dbio()
+                .env("DBIO_TEST_NO_TMPFILE", "1")
+                .args(&args)
+                .output()
+                .unwrap();
+            assert_refused(&out, &[], tamper);
+        }
+        let doctor = env.output(&["doctor", "ds"]);
+        let text = String::from_utf8_lossy(&doctor.stdout);
+        assert_eq!(doctor.status.code(), Some(1), "{tamper}: {text}");
+        assert!(
+            text.contains("CHANGED") || text.contains("NOT DBIO'S"),
+            "{tamper}: {text}"
+        );
+        let _ = env.output(&["clean", "--stale", "ds"]);
+        let clean = env.output(&["clean", "ds"]);
+        assert_ne!(clean.status.code(), Some(0), "{tamper}: {}", stderr(&clean));
+        victim.assert_intact(tamper);
+        for k in &kept {
+            k.assert_intact(tamper);
+        }
+    }
+}
+
+/// A mistyped size, an overflowing spill, an impossible --out, an absurd session count and
+/// a rate too small to schedule: refused in well under a second, nothing changed on disk.
+#[test]
+fn bad_input_is_refused_before_anything_changes() {
+    let env = Env::new();
+    let prepared = env.output(&["prepare", "--target", "ds", "--size", "16M", "--files", "1"]);
+    assert!(prepared.status.success());
+    std::fs::write(env.join("a-file"), b"x").unwrap();
+    let snapshot = || -> Vec<(String, Vec<u8>)> {
+        files_under(env.path())
+            .into_iter()
+            .map(|f| {
+                let bytes = std::fs::read(env.join(&f)).unwrap();
+                (f, bytes)
+            })
+            .collect()
+    };
+    let before = snapshot();
+    let base = [
+        "run",
+        "read-iops",
+        "--target",
+        "ds",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ];
+    let cases: [(&[&str], &[&str]); 9] = [
+        (&["--size", "100T"], &["--fresh"]),
+        (&["--size", "100T", "--fresh"], &["not fit", "--size"]),
+        (
+            &["--size", "16M", "--files", "1", "--block-size", "4K"],
+            &["--fresh"],
+        ),
+        (
+            &["--size", "16M", "--files", "1", "--out", "a-file"],
+            &["--out", "not a directory"],
+        ),
+        (
+            &["--size", "16M", "--files", "1", "--out", "a-file/runs"],
+            &["--out", "not a directory"],
+        ),
+        (
+            &["--size", "16M", "--files", "1", "--sessions", "65536"],
+            &["--sessions"],
+        ),
+        (
+            &["--size", "16M", "--files", "1", "--rate", "1e-11"],
+            &["--rate", "least rate"],
+        ),
+        (
+            &["--size", "16M", "--files", "1", "--rate", "1e300"],
+            &["--rate"],
+        ),
+        (&["--size", "18446744073709551616"], &["--size"]),
+    ];
+    for (extra, words) in cases {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let t0 = Instant::now();
+        let out = env.output(&args);
+        let took = t0.elapsed();
+        if extra.contains(&"65536") && out.status.success() {
+            continue; // a machine that can run 65536 sessions
+        }
+        assert_refused(&out, words, &format!("{extra:?}"));
+        assert!(took < Duration::from_secs(1), "{extra:?} took {took:?}");
+        assert!(snapshot() == before, "{extra:?} changed files");
+    }
+    let mut temp = base.to_vec();
+    temp[1] = "temp";
+    temp.extend(["--spill-size", "8388608T"]);
+    assert_refused(&env.output(&temp), &["spill"], "an overflowing spill");
+    assert!(snapshot() == before, "the spill changed files");
+}
+
+/// A read test opens nothing for writing and changes nothing: it runs on a full file
+/// system and on a read-only mount.
+#[test]
+fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let env = Env::new();
+    let Some(_fs) = Mount::new("tmpfs", "size=24m", "tmpfs", &env.join("small")) else {
+        return;
+    };
+    let prepared = env.output(&[
+        "prepare", "--target", "small/ds", "--size", "16M", "--files", "2",
+    ]);
+    assert!(prepared.status.success(), "{}", stderr(&prepared));
+    let manifest = std::fs::read(env.join("small/ds/dbio-manifest.json")).unwrap();
+    // Fill what is left.
+    let mut ballast = std::fs::File::create(env.join("small/ballast")).unwrap();
+    use std::io::Write;
+    while ballast.write_all(&[7u8; 1 << 16]).is_ok() {}
+    drop(ballast);
+    let reads = |what: &str| {
+        for test in ["read-iops", "read-mbps"] {
+            let out = env.output(&[
+                "run",
+                test,
+                "--target",
+                "small/ds",
+                "--size",
+                "16M",
+                "--files",
+                "2",
+                "--sessions",
+                "2",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--json",
+            ]);
+            assert!(out.status.success(), "{what}, {test}: {}", stderr(&out));
+        }
+        assert_eq!(
+            std::fs::read(env.join("small/ds/dbio-manifest.json")).unwrap(),
+            manifest,
+            "{what}: the manifest changed"
+        );
+    };
+    reads("a full file system");
+    assert!(crate::util::sh(
+        "mount",
+        &["-o", "remount,ro", env.join("small").to_str().unwrap()]
+    ));
+    reads("a read-only mount");
+    let out = env.output(&write_run("small/ds"));
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "a write test on a read-only mount"
+    );
+}
+
+fn spawn(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .current_dir(env.path())
+        .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
+        .envs(vars.iter().copied())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Two runs that write on one data set: the second is refused at once, naming the holder;
+/// after kill -9, the next run starts without clean-up.
+#[test]
+fn a_data_set_in_use_is_refused_naming_its_holder_until_its_run_dies() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let target = shm.path().join("ds");
+    let target = target.to_str().unwrap();
+    let mut long = write_run(target);
+    long[11] = "60s";
+    let mut first = spawn(&env, &long, &[]);
+    wait_locked(Path::new(target), first.id());
+    for test in ["write-iops", "read-iops"] {
+        let mut args = write_run(target);
+        args[1] = test;
+        let t0 = Instant::now();
+        let out = env.output(&args);
+        assert_refused(
+            &out,
+            &["in use by", &format!("pid {}", first.id()), "write-iops"],
+            test,
+        );
+        assert!(t0.elapsed() < Duration::from_secs(1));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let t0 = Instant::now();
+    let out = env.output(&write_run(target));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}
+
+/// `dbio doctor` run from `/` lists a data set a killed run left anywhere, and a data set
+/// removed by hand is reported as gone, not as an error.
+#[test]
+fn doctor_from_anywhere_lists_what_a_killed_run_left() {
+    let env = Env::new();
+    let target = env.join("somewhere/deep/ds");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let target = target.to_str().unwrap().to_string();
+    let mut long = write_run(&target);
+    long[11] = "60s";
+    let mut child = spawn(&env, &long, &[]);
+    wait_locked(Path::new(&target), child.id());
+    std::thread::sleep(Duration::from_millis(1000));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let doctor = |dir: &str| {
+        let out = env.dbio().current_dir(dir).arg("doctor").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = doctor("/");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(&target), "{text}");
+    assert!(text.contains("that run did not end"), "{text}");
+    // Removed by hand: gone, and `dbio clean PATH` forgets it.
+    std::fs::remove_dir_all(&target).unwrap();
+    let (code, text) = doctor("/");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("gone (moved or deleted by hand)"), "{text}");
+    let out = env.output(&["clean", &target]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, text) = doctor("/");
+    assert!(!text.contains(&target), "{text}");
+}
+
+/// An Oracle ASM disk — a signature dbio's own list does not know, libblkid does — is never
+/// written, even with --destructive --yes.
+#[test]
+fn a_device_holding_an_asm_disk_header_is_never_written() {
+    let env = Env::new();
+    let image = env.join("asm.img");
+    let mut bytes = vec![0u8; 16 << 20];
+    bytes[32..46].copy_from_slice(b"ORCLDISKDATA01");
+    std::fs::write(&image, &bytes).unwrap();
+    let Some(dev) = Loop::new(&image, None) else {
+        return;
+    };
+    for test in ["write-iops", "write-mbps"] {
+        let out = env.output(&[
+            "run",
+            test,
+            "--target",
+            dev.path(),
+            "--destructive",
+            "--yes",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ]);
+        assert_refused(&out, &["oracleasm"], test);
+    }
+    assert!(dev.read_all() == bytes, "the ASM disk changed");
+}
+
+/// `dbio clean` by a user who cannot remove the files says what remains and fails.
+#[test]
+fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
+    if !is_root() {
+        eprintln!("skipped: needs root to drop privileges to nobody");
+        return;
+    }
+    let env = Env::new();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "2"]);
+    assert!(prepared.status.success());
+    let before = files_under(&env.join("ds"));
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("dbio"))
+        .args(["clean", "ds"])
+        .env("XDG_DATA_HOME", "/nonexistent")
+        .current_dir(env.path())
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: no setpriv");
+        return;
+    };
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not removed") || err.contains("could not"),
+        "{err}"
+    );
+    assert_eq!(files_under(&env.join("ds")), before, "{err}");
+}
+
+/// Signals at each phase (preparing, warm-up, measuring) and SIGKILL: a foreign file in the
+/// data set directory is untouched, no half-written file is left, every result parses and
+/// the next run works without clean-up.
+#[test]
+fn signals_at_every_phase_leave_nothing_half_done() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let ds = shm.path().join("ds");
+    std::fs::create_dir(&ds).unwrap();
+    let notes = Victim::new(ds.join("notes.txt"));
+    let target = ds.to_str().unwrap();
+    // (signal, wait after the lock, warm-up): preparing 1 GiB, in warm-up, measuring.
+    let phases: [(i32, u64, &str); 6] = [
+        (libc::SIGINT, 0, "0s"),
+        (libc::SIGINT, 300, "5s"),
+        (libc::SIGINT, 800, "0s"),
+        (libc::SIGKILL, 0, "0s"),
+        (libc::SIGKILL, 300, "5s"),
+        (libc::SIGKILL, 800, "0s"),
+    ];
+    for (sig, after_ms, warmup) in phases {
+        for (test, extra) in [
+            ("write-iops", &[][..]),
+            ("temp", &["--spill-size", "4M"][..]),
+        ] {
+            let mut args = vec![
+                "run",
+                test,
+                "--target",
+                target,
+                "--size",
+                "1G",
+                "--sessions",
+                "2",
+                "--duration",
+                "60s",
+                "--warmup",
+                warmup,
+            ];
+            args.extend_from_slice(extra);
+            let mut child = spawn(&env, &args, &[]);
+            wait_locked(&ds, child.id());
+            std::thread::sleep(Duration::from_millis(after_ms));
+            // SAFETY: a signal to our own child.
+            unsafe { libc::kill(child.id() as i32, sig) };
+            let status = child.wait().unwrap();
+            let what = format!("{test}, signal {sig} {after_ms} ms after the start");
+            if sig == libc::SIGINT {
+                assert_eq!(status.code(), Some(130), "{what}");
+            }
+            notes.assert_intact(&what);
+            let odd: Vec<String> = files_under(&ds)
+                .into_iter()
+                .filter(|f| {
+                    !(f.starts_with("dbio-data-") && f.ends_with(".dbf"))
+                        && f != "dbio-manifest.json"
+                        && f != "notes.txt"
+                })
+                .collect();
+            assert!(odd.is_empty(), "{what}: left {odd:?}");
+            assert_results_parse(&env.join("dbio-runs"));
+        }
+    }
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--target",
+        target,
+        "--size",
+        "1G",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = env.output(&["clean", target]);
+    notes.assert_intact("after clean");
+}
+
+/// A file swapped with a link to a foreign file again and again while write tests start:
+/// dbio opens either its own file or refuses; the foreign file never changes.
+#[test]
+fn renames_racing_a_write_test_never_redirect_it() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let ds = shm.path().join("ds");
+    let target = ds.to_str().unwrap().to_string();
+    assert!(env.output(&write_run(&target)).status.success());
+    for kind in ["symlink", "hardlink"] {
+        let victim = Victim::new(shm.path().join(format!("victim-{kind}")));
+        let decoy = ds.join("decoy");
+        plant(kind, &victim.path, &decoy);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let stop = stop.clone();
+            let (a, b) = (
+                std::ffi::CString::new(ds.join("dbio-data-001.dbf").to_str().unwrap()).unwrap(),
+                std::ffi::CString::new(decoy.to_str().unwrap()).unwrap(),
+            );
+            std::thread::spawn(move || {
+                let mut swaps = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // SAFETY: valid C strings; RENAME_EXCHANGE swaps the two names.
+                    unsafe {
+                        libc::renameat2(
+                            libc::AT_FDCWD,
+                            a.as_ptr(),
+                            libc::AT_FDCWD,
+                            b.as_ptr(),
+                            libc::RENAME_EXCHANGE,
+                        )
+                    };
+                    swaps += 1;
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                swaps
+            })
+        };
+        for _ in 0..4 {
+            let out = env.output(&write_run(&target));
+            assert!(
+                matches!(out.status.code(), Some(0) | Some(2)),
+                "{kind}: {}",
+                stderr(&out)
+            );
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(swapper.join().unwrap() > 100);
+        // Put the names back as they were.
+        if std::fs::symlink_metadata(&decoy).is_ok_and(|m| m.len() > 1 << 20) {
+            std::fs::rename(&decoy, ds.join("tmp-swap")).unwrap();
+            std::fs::rename(ds.join("dbio-data-001.dbf"), &decoy).unwrap();
+            std::fs::rename(ds.join("tmp-swap"), ds.join("dbio-data-001.dbf")).unwrap();
+        }
+        std::fs::remove_file(&decoy).unwrap();
+        victim.assert_intact(kind);
+        assert_results_parse(&env.join("dbio-runs"));
+    }
+    let _ = env.output(&["clean", &target]);
+}
