@@ -199,7 +199,7 @@ pub struct RunArgs {
     pub dataset: DataSetArgs,
     /// The active surface: every request falls in the first FRACTION of each data file or
     /// device (33% or 0.33), as on a drive filled to that level.
-    #[arg(long, default_value = "100%", value_parser = crate::workload::span::Span::parse, value_name = "FRACTION")]
+    #[arg(long, default_value = "100%", value_parser = crate::workload::span::Span::parse, value_name = "FRACTION", allow_hyphen_values = true)]
     pub span: crate::workload::span::Span,
 
     /// Concurrent sessions (database foreground processes; writers for write-iops).
