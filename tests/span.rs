@@ -317,3 +317,34 @@ fn a_span_that_cannot_be_used_is_refused_before_anything_is_created() {
     refused(&["run", "--job", &job, "--span", "20%"], "for '--span'");
     assert!(!env.join("dbio-data").exists(), "nothing was created");
 }
+
+#[test]
+fn a_sweep_goes_on_past_a_point_that_misses_its_limits() {
+    let env = Env::new();
+    let job = env.join("limited.toml");
+    std::fs::write(
+        &job,
+        "[dataset]\nsize = \"16M\"\nfiles = 2\n[[class]]\nevent = \"db file parallel read\"\nsize = \"8K\"\nbatch = 1\nsessions = 2\nrate = 200\n[class.limits]\nmean = \"100ms\"\n",
+    )
+    .unwrap();
+    // The device holds completions for 900 ms in every second: every point fails.
+    let out = env
+        .dbio()
+        .env("DBIO_FAULT_STALL", "1s:900ms")
+        .args([
+            "sweep",
+            "--job",
+            &job.display().to_string(),
+            "--param",
+            "span=50%,100%",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{table}");
+    assert!(table.contains("over span: 2 of 2 point(s)"), "{table}");
+}

@@ -385,9 +385,15 @@ pub fn run(
         }
         result.points.push(point);
         write_files(&dir, &result)?;
-        if outcome.exit != ExitCode::Ok {
-            exit = outcome.exit;
-            break;
+        match outcome.exit {
+            ExitCode::Ok => {}
+            // A point that missed its job's limits is a finding, not a reason to stop: a
+            // sweep over span looks for the largest span that passes. The sweep exits 3.
+            ExitCode::VerdictFailed => exit = ExitCode::VerdictFailed,
+            e => {
+                exit = e;
+                break;
+            }
         }
         i += 1;
     }
