@@ -132,6 +132,10 @@ pub enum Command {
     /// Find the maximum small-read IOPS within a latency limit, the maximum large-read MiB/s
     /// and a single session's large-read MiB/s; prints the curves walked, writes calibrate.json.
     Calibrate(Box<CalibrateArgs>),
+    /// Size storage from the database's requirements (a TOML plan): devices for IOPS (with
+    /// the RAID write penalty), bandwidth and capacity at the usable surface, spares, arrays;
+    /// the device's figures stated or measured by runs made with --span.
+    Size(crate::sizing::SizeArgs),
     /// Check every block of a data set prepared with --verify: checksum, place and last
     /// write. Exit 0 when all are good, 1 with one line per bad block.
     Verify(VerifyArgs),

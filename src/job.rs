@@ -405,7 +405,8 @@ pub fn load(path: &Path) -> Result<Job> {
     parse(&text, &path.display().to_string())
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
+/// The line (from 1) of byte `offset` of a TOML file's `text` (job files, sizing plans).
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 

@@ -16,6 +16,7 @@ mod report;
 mod results;
 mod safety;
 mod signals;
+mod sizing;
 mod span;
 mod storage;
 mod store;
