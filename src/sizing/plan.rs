@@ -159,6 +159,10 @@ pub fn load(path: &Path) -> Result<Plan> {
         std::io::ErrorKind::InvalidData => {
             Error::usage(format!("{}: not a text (UTF-8) file", path.display()))
         }
+        std::io::ErrorKind::IsADirectory => Error::usage(format!(
+            "{}: a directory, not a sizing plan",
+            path.display()
+        )),
         _ => Error::io("cannot read the sizing plan", path, &e),
     })?;
     parse(&text, &path.display().to_string())
@@ -221,7 +225,7 @@ impl Reader<'_> {
             return Err(self.bad(
                 key,
                 v.span(),
-                format!("{n} must be above 0 and at most {max}"),
+                format!("a number above 0 and at most {max:e}"),
             ));
         }
         Ok(n)
@@ -265,9 +269,18 @@ impl Reader<'_> {
         if zero && matches!(t.trim_end_matches('%').trim(), "0" | "0.0") {
             return Ok(0.0);
         }
-        Span::parse(t)
-            .map(Span::fraction)
-            .map_err(|e| self.bad(key, v.span(), e))
+        Span::parse(t).map(Span::fraction).map_err(|_| {
+            let range = if zero {
+                "from 0 to 100 %"
+            } else {
+                "above 0 and at most 100 %"
+            };
+            self.bad(
+                key,
+                v.span(),
+                format!("'{t}': a percentage {range}, e.g. \"33%\", or a fraction (0.33)"),
+            )
+        })
     }
 }
 
