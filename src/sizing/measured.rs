@@ -47,6 +47,9 @@ pub struct Measured {
     pub runs_write_penalty: f64,
     pub runs_data_fraction: f64,
     pub runs: Vec<JudgedRun>,
+    /// Runs that disagree with the usable surface: a smaller span that failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Why a run (or the whole set) cannot be used: one line.
@@ -149,12 +152,27 @@ pub fn measure(
                 each.join("; ")
             )
         })?;
+    let best = best.clone();
     if best.iops_per_device <= 0.0 || best.mib_per_s_per_device <= 0.0 {
         return Err(format!(
             "run {} measured no reads or writes to size with",
             best.id
         ));
     }
+    // A device does not get better as it fills: a smaller span that failed says the
+    // measurements are noisy (or the runs differ in something else).
+    let warnings = judged
+        .iter()
+        .filter(|j| !j.pass && j.span < best.span)
+        .map(|j| {
+            format!(
+                "run {} failed at span {}, below the usable surface {}: repeat the runs (alternately) before trusting it",
+                j.id,
+                span::label(j.span),
+                span::label(best.span)
+            )
+        })
+        .collect();
     Ok(Measured {
         iops: best.iops_per_device,
         mib_per_s: best.mib_per_s_per_device,
@@ -164,7 +182,8 @@ pub fn measure(
         runs_raid: raid.label(),
         runs_write_penalty: raid.write_penalty(),
         runs_data_fraction: raid.data_fraction(),
-        runs: judged.clone(),
+        runs: judged,
+        warnings,
     })
 }
 
@@ -275,6 +294,19 @@ mod tests {
             (0.25, 3, 5000.0)
         );
         assert!(m.runs[1].reasons[0].contains("plan class 'reads'"));
+        assert!(m.warnings.is_empty());
+        // A smaller span failing below a larger one that passed is worth a word.
+        let noisy = vec![
+            (6, run(0.25, 4000.0, 0.0, false, 30_000.0)),
+            (7, run(0.5, 4000.0, 0.0, true, 2000.0)),
+        ];
+        let m = measure(&noisy, &[], Raid::None, 1).unwrap();
+        assert_eq!(m.usable_surface, 0.5);
+        assert!(
+            m.warnings[0].contains("run 6 failed at span 25%"),
+            "{:?}",
+            m.warnings
+        );
     }
 
     #[test]

@@ -185,6 +185,9 @@ pub fn text(r: &SizeReport) -> String {
             ]);
         }
         o.push_str(&table(&rows, &[true, true, true, true, true, true, false]));
+        for w in &m.warnings {
+            let _ = writeln!(o, "  Warning: {w}");
+        }
     }
     let a = &r.array;
     let _ = writeln!(
