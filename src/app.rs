@@ -37,6 +37,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
         Command::Verify(a) => verify(&a.path, &stop),
+        Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
     }
 }
 

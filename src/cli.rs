@@ -132,6 +132,10 @@ pub enum Command {
     /// Find the maximum small-read IOPS within a latency limit, the maximum large-read MiB/s
     /// and a single session's large-read MiB/s; prints the curves walked, writes calibrate.json.
     Calibrate(Box<CalibrateArgs>),
+    /// Size storage from the database's requirements (a TOML plan): devices for IOPS (with
+    /// the RAID write penalty), bandwidth and capacity at the usable surface, spares, arrays;
+    /// the device's figures stated or measured by runs made with --span.
+    Size(crate::sizing::SizeArgs),
     /// Check every block of a data set prepared with --verify: checksum, place and last
     /// write. Exit 0 when all are good, 1 with one line per bad block.
     Verify(VerifyArgs),
@@ -197,6 +201,10 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub dataset: DataSetArgs,
+    /// The active surface: every request falls in the first FRACTION of each data file or
+    /// device (33% or 0.33), as on a drive filled to that level.
+    #[arg(long, default_value = "100%", value_parser = crate::workload::span::Span::parse, value_name = "FRACTION", allow_hyphen_values = true)]
+    pub span: crate::workload::span::Span,
 
     /// Concurrent sessions (database foreground processes; writers for write-iops).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
@@ -437,7 +445,7 @@ pub struct CompareArgs {
 pub struct SweepArgs {
     /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
     /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
-    /// loop).
+    /// loop), span (the active surface: span=25%,50%,100%).
     #[arg(long, value_name = "NAME=V1,V2,...", value_parser = crate::sweep::parse_param, required_unless_present = "curve")]
     pub param: Option<crate::sweep::SweepParam>,
     /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at

@@ -214,6 +214,10 @@ pub struct RunConfig {
     pub job: Option<serde_json::Value>,
     /// `--save-job FILE`.
     pub save_job: Option<PathBuf>,
+    /// `--span`: requests fall in this first part of each data file.
+    pub span: crate::workload::span::Span,
+    /// Where the span was given (for errors found with the data set).
+    pub span_origin: crate::workload::span::SpanOrigin,
 }
 
 /// Fills the options the user did not type from the job file.
@@ -512,7 +516,8 @@ impl RunConfig {
             // Sessions pin their work unit's buffers; the rest must leave room to replace.
             let sessions = a.sessions as u64;
             let pinned = 2 * sessions * oltp.work_unit as u64;
-            let buffers = (c / bs).min(dataset.size / bs);
+            let active = a.span.of(dataset.file_size(), bs) * u64::from(dataset.files);
+            let buffers = (c / bs).min(active / bs);
             if buffers < pinned {
                 return Err(Error::usage(format!(
                     "--cache-size {} holds {buffers} blocks; {sessions} sessions with --work-unit {} pin up to {} at once, so the cache needs at least {pinned} blocks ({}); use a larger --cache-size or fewer --sessions",
@@ -534,6 +539,13 @@ impl RunConfig {
                 crate::units::size_label(temp.temp_io)
             )));
         }
+        let span_origin = match job.as_ref().and_then(|j| j.span_at.clone()) {
+            Some(at) if !a.typed.iter().any(|t| t == "span") => crate::workload::span::SpanOrigin {
+                at,
+                key: "dataset.span",
+            },
+            _ => Default::default(),
+        };
         let mut classes = job.as_ref().map(|j| j.classes.clone()).unwrap_or_default();
         check_classes(&mut classes, &dataset, &redo, &temp)?;
         if let Some(most) = classes
@@ -579,6 +591,8 @@ impl RunConfig {
             classes,
             job: job.map(|j| j.json),
             save_job: a.save_job.clone(),
+            span: a.span,
+            span_origin,
         };
         if cfg.dataset.verify && cfg.test == Test::Job && cfg.writes_data() {
             let reader = cfg
@@ -634,6 +648,8 @@ impl RunConfig {
             cfg.classes = vec![class];
         }
         check_rates(&cfg)?;
+        // Against the planned data set now; against the files themselves when planning.
+        crate::workload::span::check(&cfg, cfg.dataset.file_size())?;
         Ok(cfg)
     }
 

@@ -2,7 +2,7 @@
 //! against limits (issue 6). `dbio run --job FILE`:
 //!
 //! ```toml
-//! [dataset]                 # target, size, block_size, files, fill
+//! [dataset]                 # target, size, block_size, files, fill, span
 //! [run]                     # duration, warmup, io_mode, engine, seed
 //! [redo]                    # block, files, file_size, sync (log file sync / parallel write classes)
 //! [[class]]
@@ -63,6 +63,8 @@ struct JobDataSet {
     block_size: Option<Spanned<String>>,
     files: Option<u32>,
     fill: Option<Value>,
+    /// The active surface (`--span`).
+    span: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -276,6 +278,8 @@ pub struct Job {
     pub classes: Vec<ClassSpec>,
     /// The job as JSON, embedded in result.json.
     pub json: serde_json::Value,
+    /// Where `dataset.span` is, "FILE (line N)", for checks made with the data set.
+    pub span_at: Option<String>,
 }
 
 /// The events a class can issue: all of SPEC §3 but "free buffer waits", which is a wait
@@ -339,6 +343,7 @@ macro_rules! last_ident {
 
 const RUN_OPTIONS: &[RunOption] = &[
     run_option!("dataset.fill", "--fill", true, dataset.fill),
+    run_option!("dataset.span", "--span", true, span),
     run_option!("run.sessions", "--sessions", false, sessions),
     run_option!("run.batch", "--batch", false, batch),
     run_option!("run.depth", "--depth", false, depth),
@@ -402,7 +407,8 @@ pub fn load(path: &Path) -> Result<Job> {
     parse(&text, &path.display().to_string())
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
+/// The line (from 1) of byte `offset` of a TOML file's `text` (job files, sizing plans).
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
@@ -413,8 +419,9 @@ fn option_values(f: &JobFile) -> Vec<(&'static str, &Value)> {
     let redo = f.redo.as_ref();
     let o = f.oltp.as_ref();
     let t = f.temp.as_ref();
-    let all: [(&'static str, Option<&Value>); 24] = [
+    let all: [(&'static str, Option<&Value>); 25] = [
         ("dataset.fill", d.and_then(|d| d.fill.as_ref())),
+        ("dataset.span", d.and_then(|d| d.span.as_ref())),
         ("run.sessions", r.and_then(|r| r.sessions.as_ref())),
         ("run.batch", r.and_then(|r| r.batch.as_ref())),
         ("run.depth", r.and_then(|r| r.depth.as_ref())),
@@ -607,6 +614,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
         };
         let parsed =
             RunArgs::parse_option(o.flag, value.as_deref()).map_err(|e| bad(key, v.span(), e))?;
+        if key == "dataset.span" {
+            job.span_at = Some(at(v.span()));
+        }
         job.options.push(JobOption {
             id: o.id,
             copy: o.copy,
@@ -1082,6 +1092,11 @@ pub fn equivalent(cfg: &RunConfig) -> Result<String> {
         d.files,
         d.fill.name()
     ));
+    if !cfg.span.is_full() {
+        // Before the blank line that ends [dataset].
+        o.pop();
+        o.push_str(&format!("span = \"{}\"\n\n", cfg.span.label()));
+    }
     o.push_str(&format!(
         "[run]\nduration = \"{}\"\nwarmup = \"{}\"\nio_mode = \"{}\"\nengine = \"{}\"\nseed = {}\n",
         units::duration_label(cfg.duration),
@@ -1421,6 +1436,7 @@ size = "784K"
             r#"
 [dataset]
 fill = "compress=2"
+span = "50%"
 [run]
 test = "oltp"
 sessions = 3
@@ -1459,6 +1475,7 @@ temp_io = "128K"
             o.apply(&mut a);
         }
         assert_eq!((a.sessions, a.batch, a.depth, a.mbrc), (3, 8, 4, Some(16)));
+        assert_eq!(a.span, crate::workload::span::Span::parse("0.5").unwrap());
         assert!(a.keep_inflight && a.oltp.async_reads && a.oltp.cold_cache);
         assert_eq!(a.redo.redo_file_size, 64 << 20);
         assert_eq!(a.redo.redo_sync, crate::config::RedoSync::Fdatasync);

@@ -8,6 +8,7 @@
 //! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
+//! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -25,6 +26,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod safety;
+pub mod sizing;
 pub mod storage;
 pub mod store;
 pub mod sweep;

@@ -17,6 +17,8 @@ mod report;
 mod results;
 mod safety;
 mod signals;
+mod sizing;
+mod span;
 mod storage;
 mod store;
 mod sweep;

@@ -202,6 +202,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             destructive: false,
             fill: "random".into(),
             verify: false,
+            span: 1.0,
         },
         dataset: DataSetJson {
             path: "/data/<b>\"x\" & 'y'".into(),

@@ -391,6 +391,14 @@ pub struct RunConfigJson {
     /// `--verify`: written blocks carry headers, read blocks are checked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verify: bool,
+    /// `--span`: the fraction of each data file requests fell in (1 = all of it; results
+    /// from before the option have 1).
+    #[serde(default = "whole_span")]
+    pub span: f64,
+}
+
+fn whole_span() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -38,6 +38,18 @@ pub fn render(r: &RunResult) -> String {
                 _ => ", read-only".to_string(),
             }
         );
+        if c.span < 1.0 {
+            let per_file = d.size_bytes / d.files as u64;
+            let span = crate::workload::span::Span::from_ppm((c.span * 1e6).round() as u32);
+            let active = span.of(per_file, d.block_size);
+            let _ = writeln!(
+                o,
+                "Span {}: every request falls in the first {} of each data file (of {})",
+                span.label(),
+                human_bytes(active),
+                human_bytes(per_file)
+            );
+        }
     }
     let _ = writeln!(
         o,

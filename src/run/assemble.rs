@@ -475,6 +475,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             destructive: cfg.destructive,
             fill: cfg.dataset.fill.name(),
             verify: cfg.dataset.verify,
+            span: cfg.span.fraction(),
         },
         dataset: rj::DataSetJson {
             path: ds.path.display().to_string(),

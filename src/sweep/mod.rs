@@ -30,6 +30,7 @@ use crate::report::summary::thousands;
 use crate::report::{self, RunResult};
 use crate::run::RunOutcome;
 use crate::units::size_label;
+use crate::workload::span::Span;
 
 pub const SCHEMA: &str = "dbio.sweep.v1";
 
@@ -44,16 +45,19 @@ pub enum Param {
     Batch,
     /// Requests per second, open loop.
     Rate,
+    /// The active surface (`--span`); values in parts per million of each data file.
+    Span,
 }
 
 impl Param {
-    pub const ALL: [Param; 6] = [
+    pub const ALL: [Param; 7] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
         Param::Depth,
         Param::Batch,
         Param::Rate,
+        Param::Span,
     ];
 
     /// The name on the command line, which is also the `dbio run` option it sets.
@@ -65,6 +69,7 @@ impl Param {
             Param::Depth => "depth",
             Param::Batch => "batch",
             Param::Rate => "rate",
+            Param::Span => "span",
         }
     }
 
@@ -86,6 +91,7 @@ impl Param {
             Param::Rate => count(10_000_000),
             Param::BlockSize => crate::cli::parse_block_size_arg(text),
             Param::TempIo => crate::cli::parse_temp_io(text),
+            Param::Span => Span::parse(text).map(|s| u64::from(s.ppm())),
         }
         .map_err(|e| format!("{}={text}: {e}", self.name()))
     }
@@ -94,8 +100,18 @@ impl Param {
     pub fn label(self, v: u64) -> String {
         if self.is_size() {
             size_label(v)
+        } else if self == Param::Span {
+            Span::from_ppm(v as u32).label()
         } else {
             v.to_string()
+        }
+    }
+
+    /// A value as a number for sweep.csv: spans as the fraction of each file (0.25).
+    fn csv_value(self, v: u64) -> String {
+        match self {
+            Param::Span => Span::from_ppm(v as u32).fraction().to_string(),
+            _ => v.to_string(),
         }
     }
 
@@ -114,6 +130,7 @@ impl Param {
             Param::Depth => a.depth = v as u32,
             Param::Batch => a.batch = v as u32,
             Param::Rate => a.rate = Some(v as f64),
+            Param::Span => a.span = Span::from_ppm(v as u32),
         }
     }
 }
@@ -371,9 +388,15 @@ pub fn run(
         }
         result.points.push(point);
         write_files(&held, &result)?;
-        if outcome.exit != ExitCode::Ok {
-            exit = outcome.exit;
-            break;
+        match outcome.exit {
+            ExitCode::Ok => {}
+            // A point that missed its job's limits is a finding, not a reason to stop: a
+            // sweep over span looks for the largest span that passes. The sweep exits 3.
+            ExitCode::VerdictFailed => exit = ExitCode::VerdictFailed,
+            e => {
+                exit = e;
+                break;
+            }
         }
         i += 1;
     }
@@ -421,7 +444,7 @@ pub fn csv(r: &SweepResult) -> String {
         let _ = writeln!(
             o,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"",
-            p.value,
+            r.param.csv_value(p.value),
             p.iops,
             p.mib_per_s,
             l.mean,
@@ -519,6 +542,11 @@ mod tests {
             e.contains("sessions, block-size, temp-io, depth, batch"),
             "{e}"
         );
+        let s = parse_param("span=25%,0.5,100%").unwrap();
+        assert_eq!(s.values, vec![250_000, 500_000, 1_000_000]);
+        assert_eq!(s.param.label(250_000), "25%");
+        assert!(parse_param("span=0").unwrap_err().contains("span=0"));
+        assert!(parse_param("span=25%,0.25").unwrap_err().contains("twice"));
         let r = parse_param("rate=100,2000").unwrap();
         assert_eq!((r.param, r.values), (Param::Rate, vec![100, 2000]));
         assert!(parse_param("sessions").is_err());

@@ -37,6 +37,7 @@ pub mod random_blocks;
 pub mod redo;
 pub mod session;
 pub mod sizes;
+pub mod span;
 pub mod stream;
 pub mod temp;
 
@@ -239,7 +240,7 @@ fn class_plan(
         }
         _ => {} // weighted single-block requests: whole blocks of the data set
     }
-    let mut p = plan(&ccfg, files, file_size, shape_block)?;
+    let mut p = plan_within(&ccfg, files, file_size, shape_block)?;
     p.events = vec![c.event];
     p.lgwr = false;
     p.temp_first_file = temp_first_file;
@@ -317,7 +318,16 @@ fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
 }
 
 /// Builds the plan for `cfg` on a data set of `files` files of `file_size` bytes.
+///
+/// `--span` is applied here and nowhere else: the plan's shape — which every pattern draws
+/// its offsets from — sees files that end where the span ends.
 pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
+    span::check(cfg, file_size)?;
+    plan_within(cfg, files, cfg.span.of(file_size, block_size), block_size)
+}
+
+/// The plan on data files whose first `file_size` bytes requests may touch.
+fn plan_within(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
     let sync = cfg.submission == Submission::Sync || !cfg.io_mode.asynchronous();
     let mut plan = Plan {
         events: Vec::new(),

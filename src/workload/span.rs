@@ -1,0 +1,225 @@
+//! `--span FRACTION` (`[dataset] span`): the active surface. Every request of a run falls in
+//! the first FRACTION of each data file or device, the way a drive filled to that level is
+//! used (seed 003: a 146 GB drive met the latency limits only on its first 33 %).
+//!
+//! The span is applied once, to the shape every pattern draws its offsets from
+//! ([`super::plan`]): random blocks, scans, direct path writers' regions, DBWR and OLTP
+//! blocks all see files that end where the span ends. Redo logs and temp files are not data
+//! files and keep their whole size.
+
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::units::size_label;
+use crate::workload::Test;
+
+/// Parts per million in a whole file.
+const WHOLE: u32 = 1_000_000;
+
+/// A fraction of each data file, above 0 and at most all of it (parts per million).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Span(u32);
+
+impl Default for Span {
+    fn default() -> Span {
+        Span::FULL
+    }
+}
+
+impl Span {
+    /// The whole file.
+    pub const FULL: Span = Span(WHOLE);
+
+    /// Parses `33%`, `0.33` or `1` (clap value parser of `--span`; also a sweep's values).
+    pub fn parse(text: &str) -> std::result::Result<Span, String> {
+        let t = text.trim();
+        let (number, scale) = match t.strip_suffix('%') {
+            Some(n) => (n.trim(), 100.0),
+            None => (t, 1.0),
+        };
+        let fraction = number
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(|v| v / scale);
+        match fraction {
+            Some(f) if f > 0.0 && f <= 1.0 => {
+                let ppm = (f * f64::from(WHOLE)).round() as u32;
+                if ppm == 0 {
+                    Err(format!("'{t}' is below 0.0001 % of a file"))
+                } else {
+                    Ok(Span(ppm))
+                }
+            }
+            _ => Err(format!(
+                "'{t}': a fraction of each data file above 0 and at most 100 %, e.g. 33% or 0.33"
+            )),
+        }
+    }
+
+    /// The span as parts per million (a sweep's values are whole numbers).
+    pub fn ppm(self) -> u32 {
+        self.0
+    }
+
+    /// The span of `ppm` parts per million (as [`Span::ppm`] gave it).
+    pub fn from_ppm(ppm: u32) -> Span {
+        Span(ppm.clamp(1, WHOLE))
+    }
+
+    /// The fraction of each file, 0 < f ≤ 1 (result.json `config.span`).
+    pub fn fraction(self) -> f64 {
+        f64::from(self.0) / f64::from(WHOLE)
+    }
+
+    pub fn is_full(self) -> bool {
+        self.0 == WHOLE
+    }
+
+    /// As people write it: `25%`, `33.3%`.
+    pub fn label(self) -> String {
+        label(self.fraction())
+    }
+
+    /// The bytes of a file of `file_size` that requests may touch: the span of it, in whole
+    /// `unit`s (blocks); the whole file, as it is, for the full span.
+    pub fn of(self, file_size: u64, unit: u64) -> u64 {
+        if self.is_full() {
+            return file_size;
+        }
+        let bytes = (u128::from(file_size) * u128::from(self.0) / u128::from(WHOLE)) as u64;
+        bytes / unit.max(1) * unit.max(1)
+    }
+}
+
+/// A fraction as a percentage: `25%`, `33.3%`, `0.05%`.
+pub fn label(fraction: f64) -> String {
+    let pct = fraction * 100.0;
+    let text = format!("{pct:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}%")
+}
+
+/// The most bytes the run asks of one data file's active part: its largest request — for
+/// `write-mbps`, one request for each session writing its own region of a file.
+fn largest_request(cfg: &RunConfig) -> Option<(u64, String)> {
+    if !cfg.classes.is_empty() {
+        return cfg
+            .classes
+            .iter()
+            .filter(|c| !crate::job::is_redo(c.event) && !crate::job::is_temp(c.event))
+            .map(|c| (c.sizes.max(), format!("a request of class '{}'", c.name)))
+            .max_by_key(|(size, _)| *size);
+    }
+    let multiblock = cfg.multiblock_bytes();
+    let (bytes, what) = match cfg.test {
+        Test::Redo | Test::Temp | Test::Job => return None,
+        Test::ReadMbps => (multiblock, "one multiblock read".to_string()),
+        Test::WriteMbps => {
+            let per_file = cfg.sessions.div_ceil(cfg.dataset.files as usize) as u64;
+            (
+                multiblock.saturating_mul(per_file),
+                format!(
+                    "{per_file} session(s) per file, each writing {} requests in its own region",
+                    size_label(multiblock)
+                ),
+            )
+        }
+        Test::ReadIops | Test::WriteIops | Test::Oltp => {
+            (cfg.dataset.block_size, "one block".to_string())
+        }
+    };
+    Some((bytes, what))
+}
+
+/// Checks the span of a run whose data files hold `file_size` bytes each: it must leave
+/// room for the run's largest request, and the run must have data files to span.
+/// `origin` names the option (`--span`, or the job file's `dataset.span` and line).
+pub fn check(cfg: &RunConfig, file_size: u64) -> Result<()> {
+    if cfg.span.is_full() {
+        return Ok(());
+    }
+    let o = &cfg.span_origin;
+    let bad = |why: String| {
+        let at = if o.at.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", o.at)
+        };
+        Error::usage(format!(
+            "{at}invalid value '{}' for '{}': {why}",
+            cfg.span.label(),
+            o.key
+        ))
+    };
+    let Some((need, what)) = largest_request(cfg) else {
+        return Err(bad(format!(
+            "the {} run uses no data files (redo logs and temp files are always used whole), so a span would be ignored",
+            cfg.test.name()
+        )));
+    };
+    let active = cfg.span.of(file_size, cfg.dataset.block_size);
+    if active < need {
+        return Err(bad(format!(
+            "the first {} of each data file is {}, which cannot hold {} ({what}); use a larger span or --size",
+            cfg.span.label(),
+            size_label(active),
+            size_label(need)
+        )));
+    }
+    Ok(())
+}
+
+/// Where the span came from, for errors: `--span` on the command line, or a job file's
+/// `dataset.span` at its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanOrigin {
+    /// `FILE (line N)`, or empty for the command line.
+    pub at: String,
+    /// `--span` or `dataset.span`.
+    pub key: &'static str,
+}
+
+impl Default for SpanOrigin {
+    fn default() -> SpanOrigin {
+        SpanOrigin {
+            at: String::new(),
+            key: "--span",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_parse_as_percent_or_fraction() {
+        assert_eq!(Span::parse("33%").unwrap(), Span(330_000));
+        assert_eq!(Span::parse("0.33").unwrap(), Span(330_000));
+        assert_eq!(Span::parse(" 25 % ").unwrap(), Span(250_000));
+        assert_eq!(Span::parse("1").unwrap(), Span::FULL);
+        assert_eq!(Span::parse("100%").unwrap(), Span::FULL);
+        for bad in [
+            "0", "0%", "-5%", "101%", "1.5", "abc", "", "NaN", "inf", "1e-9",
+        ] {
+            assert!(Span::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Span::parse("150%").unwrap_err().contains("at most 100 %"));
+    }
+
+    #[test]
+    fn a_span_is_whole_units_of_the_file() {
+        let s = Span::parse("25%").unwrap();
+        assert_eq!(s.of(64 << 20, 8192), 16 << 20);
+        // 1/3 of 1 MiB in 8K blocks: 349525 bytes → 42 whole blocks.
+        assert_eq!(
+            Span::parse("33.3333%").unwrap().of(1 << 20, 8192),
+            42 * 8192
+        );
+        assert_eq!(Span::FULL.of(1 << 20, 8192), 1 << 20);
+        assert_eq!(s.label(), "25%");
+        assert_eq!(Span::parse("0.333").unwrap().label(), "33.3%");
+        assert_eq!(Span::from_ppm(s.ppm()), s);
+        assert!((s.fraction() - 0.25).abs() < 1e-12);
+    }
+}
