@@ -6,16 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cli::{
-    CalibrateArgs, CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunArgs,
+    CalibrateArgs, CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs,
     RunsArgs, ShowArgs, SweepArgs,
 };
-use crate::config::{DataSetSpec, RunConfig, rand_seed};
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
+use crate::options::cli::RunCommand;
 use crate::report::summary::thousands;
 use crate::run::RunOutcome;
 use crate::store::{RunFilter, RunListing, Store};
 use crate::units::human_bytes;
+use crate::workload::spec::rand_seed;
 
 /// Runs the command line. Returns the exit status.
 pub fn main(cli: Cli) -> Result<ExitCode> {
@@ -81,14 +82,17 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let cfg = RunConfig::from_args(a)?;
+fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let a = &cmd.0;
+    // Validated in two stages before anything is created: the input, then the machine.
+    let cfg = crate::options::check::run_config(a)?;
+    let pre = crate::options::environment::check(&cfg)?;
     if let Some(path) = &cfg.save_job {
-        let text = crate::job::equivalent(&cfg)?;
+        let text = crate::options::save::job_file(&cfg, a)?;
         write_user_file(path, text.as_bytes(), "--save-job")?;
         eprintln!("dbio: wrote the equivalent job file {}", path.display());
     }
-    let outcome = crate::run::run(&cfg, stop, &|ds| register(db, ds, cfg.test.name()))?;
+    let outcome = crate::run::run(&cfg, &pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
     let mut out = std::io::stdout().lock();
     if cfg.json {
         let json = serde_json::to_string_pretty(&outcome.result)
@@ -104,12 +108,12 @@ fn run(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCod
 
 /// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
 fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let test = a.run.test.map_or("job", |t| t.name());
+    let test = a.run.0.test.map_or("job", |t| t.name());
     let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &mut |o| {
         record(db, o)
     })?;
     let mut out = std::io::stdout().lock();
-    if a.run.json {
+    if a.run.0.json {
         let json =
             serde_json::to_string_pretty(&s.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
@@ -371,9 +375,9 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
 }
 
 fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let spec = DataSetSpec::from_args(&a.dataset)?;
+    let spec = crate::options::check::data_set(&a.dataset.0)?;
     let written = AtomicU64::new(0);
-    let seed = a.dataset.seed.unwrap_or_else(rand_seed);
+    let seed = a.dataset.0.seed.unwrap_or_else(rand_seed);
     let fill = FillOptions {
         seed,
         buffered: a.buffered,

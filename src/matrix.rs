@@ -16,11 +16,13 @@ use std::sync::atomic::AtomicBool;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::{DataSetArgs, RunArgs};
-use crate::config::{RunConfig, Submission};
+use crate::engine::{EngineChoice, IoMode, Submission};
 use crate::error::{Error, ExitCode, Result};
-use crate::job::ClassSpec;
+use crate::options::RunArgs;
+use crate::options::cli::DataSetCommand;
 use crate::units::{duration_label, size_label};
+use crate::workload::spec::ClassSpec;
+use crate::workload::spec::RunConfig;
 use crate::workload::{Event, Test};
 
 /// Which points of the grid to run (as ORION's `-matrix`).
@@ -47,7 +49,7 @@ pub enum LargeAccess {
 #[derive(Debug, Clone, Args)]
 pub struct MatrixArgs {
     #[command(flatten)]
-    pub dataset: DataSetArgs,
+    pub dataset: DataSetCommand,
     /// Which points: basic, detailed, row, col, point.
     #[arg(long = "matrix", value_enum, default_value = "basic")]
     pub shape: Shape,
@@ -82,10 +84,10 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "2s", value_parser = crate::cli::parse_duration_arg)]
     pub warmup: std::time::Duration,
     /// Database files' open flags and submission (as for `dbio run`).
-    #[arg(long, value_enum, default_value = "setall")]
-    pub io_mode: crate::config::IoMode,
-    #[arg(long, value_enum, default_value = "auto")]
-    pub engine: crate::engine::EngineChoice,
+    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
+    pub io_mode: IoMode,
+    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
+    pub engine: EngineChoice,
     /// Directory the matrix directory (CSV files, table, one run directory per point) goes in.
     #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
     pub out: PathBuf,
@@ -221,15 +223,15 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
 
 /// A run configuration for one point, from `dbio run`'s defaults and the matrix options.
 fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<RunConfig> {
-    let mut run = RunArgs::defaults(Test::ReadIops);
-    run.dataset = a.dataset.clone();
+    let mut run = RunArgs::defaults(Some(Test::ReadIops));
+    run.take_data_set(&a.dataset.0);
     run.duration = a.point_duration;
     run.warmup = a.warmup;
     run.io_mode = a.io_mode;
     run.engine = a.engine;
     run.out = out.to_path_buf();
     run.quiet = true;
-    let mut cfg = RunConfig::from_args(&run)?;
+    let mut cfg = crate::options::check::run_config(&run)?;
     cfg.test = Test::Job;
     cfg.sessions = classes.iter().map(|c| c.sessions).sum();
     cfg.classes = classes;
@@ -238,11 +240,12 @@ fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<R
 
 /// Runs the grid.
 pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
-    if !a.large_size.is_multiple_of(a.dataset.block_size) && a.large_access == LargeAccess::Stream {
+    if !a.large_size.is_multiple_of(a.dataset.0.block_size) && a.large_access == LargeAccess::Stream
+    {
         return Err(Error::usage(format!(
             "--large-size {} must be a multiple of --block-size {} (streams read whole blocks)",
             size_label(a.large_size),
-            size_label(a.dataset.block_size)
+            size_label(a.dataset.0.block_size)
         )));
     }
     let tail = format!(
@@ -275,7 +278,8 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             grid.len()
         );
         let cfg = point_config(a, point_classes(a, small, large), &points_dir)?;
-        let outcome = crate::run::run(&cfg, stop, &|_| {})?;
+        let pre = crate::options::environment::check(&cfg)?;
+        let outcome = crate::run::run(&cfg, &pre, stop, &|_| {})?;
         let r = &outcome.result;
         let kind = |prefix: &'static str| -> Vec<&crate::report::result::EventResult> {
             r.classes

@@ -1,28 +1,29 @@
-//! Sizes and durations as users type them (SPEC §6): binary sizes `8K`, `1G`, plain bytes;
-//! durations `500ms`, `30s`, `10m`, `1h`.
+//! Sizes and durations as users type them (SPEC §6): binary sizes `8K`, `1G`, `1.5G`, plain
+//! bytes; durations `500us`, `0.5ms`, `1.5s`, `1m30s`, `10m`, `1h`. One parser for each,
+//! used by every option, job-file key and plan.
 
 use std::time::Duration;
 
-/// Parses a size: a whole number optionally followed by K, M, G or T (binary, 1K = 1024).
-/// `KiB`/`KB` spellings and lower case are accepted and mean the same binary unit.
+/// Parses a size — the one parser of every size dbio reads (options, job files, plans): a
+/// number optionally followed by K, M, G or T (binary, 1K = 1024; `KiB`/`KB` and lower case
+/// mean the same), e.g. `8K`, `1G`, `1.5G`, `4096`. The result must be whole bytes.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let s = text.trim();
+    let hint = "use a number with K, M, G or T (binary: 1K = 1024), e.g. 8K or 1.5G";
     if s.is_empty() {
-        return Err(
-            "empty size; use a number with K, M, G or T (binary: 1K = 1024), e.g. 8K".into(),
-        );
+        return Err(format!("empty size; {hint}"));
     }
     if s.starts_with('-') {
         return Err(format!("'{s}' is negative; sizes must be positive"));
     }
-    let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(digits_end);
-    if num.is_empty() {
-        return Err(format!(
-            "'{s}' is not a size; use a number with K, M, G or T (binary: 1K = 1024), e.g. 8K"
-        ));
-    }
-    let shift = match unit.to_ascii_uppercase().as_str() {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let Some((whole, frac)) = decimal(num) else {
+        return Err(format!("'{s}' is not a size; {hint}"));
+    };
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
         "" | "B" => 0,
         "K" | "KB" | "KIB" => 10,
         "M" | "MB" | "MIB" => 20,
@@ -34,44 +35,109 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             ));
         }
     };
-    let n: u64 = num.parse().map_err(|_| format!("'{s}' is too large"))?;
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("'{s}' is too large"))
+    let bytes = scaled(whole, frac, 1u128 << shift).ok_or_else(|| format!("'{s}' is too large"))?;
+    if bytes.1 {
+        return Err(format!("'{s}' is not a whole number of bytes"));
+    }
+    u64::try_from(bytes.0).map_err(|_| format!("'{s}' is too large"))
 }
 
-/// Parses a duration: a whole number followed by `ms`, `s`, `m` or `h`; a plain number is
-/// seconds.
+/// A decimal number's whole part and fraction digits: `1.5` → (1, "5"); None when it is
+/// not one (empty, two points, no digits).
+fn decimal(num: &str) -> Option<(u128, &str)> {
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if (whole.is_empty() && frac.is_empty()) || frac.contains('.') {
+        return None;
+    }
+    let w = if whole.is_empty() {
+        0
+    } else {
+        whole.parse::<u128>().ok()?
+    };
+    Some((w, frac))
+}
+
+/// `whole.frac × unit`, exactly: the integer result and whether a remainder was dropped.
+/// None on overflow.
+fn scaled(whole: u128, frac: &str, unit: u128) -> Option<(u128, bool)> {
+    let mut v = whole.checked_mul(unit)?;
+    let digits = frac.len().min(30) as u32;
+    if digits > 0 {
+        let f: u128 = frac[..digits as usize].parse().ok()?;
+        let den = 10u128.checked_pow(digits)?;
+        let num = f.checked_mul(unit)?;
+        v = v.checked_add(num / den)?;
+        return Some((v, num % den != 0));
+    }
+    Some((v, false))
+}
+
+/// Parses a duration — the one parser of every duration dbio reads (options, job files,
+/// limits): one or more parts of a number and a unit, `ns`, `us` (or `µs`), `ms`, `s`,
+/// `m` (or `min`) and `h`, e.g. `500us`, `0.5ms`, `1.5s`, `1m30s`, `2h`; a plain number is
+/// seconds. At most a year.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let s = text.trim();
+    let hint = "use e.g. 500us, 10ms, 1.5s, 1m30s or 1h";
     if s.starts_with('-') {
         return Err(format!(
             "'{s}' is negative; durations must be zero or more, e.g. 30s"
         ));
     }
-    let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(digits_end);
-    if num.is_empty() {
+    if s.is_empty() {
+        return Err(format!("empty duration; {hint}"));
+    }
+    let mut rest = s;
+    let mut total: u128 = 0;
+    let mut units_seen = 0;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(end);
+        let Some((whole, frac)) = decimal(num) else {
+            return Err(format!("'{s}' is not a duration; {hint}"));
+        };
+        let uend = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(uend);
+        let ns_per: u128 = match unit.trim() {
+            "" if units_seen == 0 && next.is_empty() => 1_000_000_000,
+            "ns" => 1,
+            "us" | "µs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" | "min" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!("unknown unit '{unit}' in '{s}'; {hint}"));
+            }
+        };
+        let (ns, _) = scaled(whole, frac, ns_per)
+            .ok_or_else(|| format!("'{s}' is too long (at most a year)"))?;
+        total = total
+            .checked_add(ns)
+            .ok_or_else(|| format!("'{s}' is too long (at most a year)"))?;
+        units_seen += 1;
+        rest = next;
+    }
+    if total > 366 * 24 * 3_600_000_000_000 {
+        return Err(format!("'{s}' is too long (at most a year)"));
+    }
+    Ok(Duration::from_nanos(total as u64))
+}
+
+/// [`parse_duration`] for a latency: a unit is required (`10` alone would be ten seconds,
+/// never what a latency limit means).
+pub fn parse_latency(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(format!(
-            "'{s}' is not a duration; use e.g. 500ms, 30s, 10m or 1h"
+            "'{t}' has no unit; give one, e.g. 500us, 10ms or 1.5s"
         ));
     }
-    let n: u64 = num.parse().map_err(|_| format!("'{s}' is too large"))?;
-    let ms_per_unit: u64 = match unit {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" | "min" => 60_000,
-        "h" => 3_600_000,
-        _ => {
-            return Err(format!(
-                "unknown unit '{unit}' in '{s}'; use ms, s, m or h, e.g. 30s"
-            ));
-        }
-    };
-    let ms = n
-        .checked_mul(ms_per_unit)
-        .filter(|ms| *ms <= 366 * 24 * 3_600_000)
-        .ok_or_else(|| format!("'{s}' is too long (at most a year)"))?;
-    Ok(Duration::from_millis(ms))
+    parse_duration(t)
 }
 
 /// Formats a byte count the way it is typed on the command line: `8K`, `256M`, `1G`, or
@@ -87,18 +153,27 @@ pub fn size_label(bytes: u64) -> String {
     bytes.to_string()
 }
 
-/// Formats a duration as typed: `3s`, `500ms`, `10m`, `1h`.
+/// Formats a duration as typed: `3s`, `500ms`, `10m`, `1h`, `250us`, `1500ns` — what
+/// [`parse_duration`] reads back to the same value.
 pub fn duration_label(d: Duration) -> String {
-    let ms = d.as_millis() as u64;
-    if ms.is_multiple_of(3_600_000) && ms > 0 {
-        format!("{}h", ms / 3_600_000)
-    } else if ms.is_multiple_of(60_000) && ms > 0 {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1_000) {
-        format!("{}s", ms / 1_000)
-    } else {
-        format!("{ms}ms")
+    let ns = d.as_nanos();
+    let units: [(u128, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    if ns == 0 {
+        return "0s".into();
     }
+    for (per, unit) in units {
+        if ns.is_multiple_of(per) {
+            return format!("{}{unit}", ns / per);
+        }
+    }
+    unreachable!("every duration is a whole number of ns")
 }
 
 /// `s` as one shell word: as is when it holds only characters no shell treats specially,
@@ -158,6 +233,24 @@ mod tests {
     }
 
     #[test]
+    fn fractions_and_compound_durations() {
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("500us").unwrap(), Duration::from_micros(500));
+        assert_eq!(parse_duration("500µs").unwrap(), Duration::from_micros(500));
+        assert_eq!(parse_duration("0.5ms").unwrap(), Duration::from_micros(500));
+        assert_eq!(parse_duration("1h2m3s").unwrap(), Duration::from_secs(3723));
+        assert_eq!(parse_duration("250ns").unwrap(), Duration::from_nanos(250));
+        assert!(parse_duration("1.2.3s").is_err());
+        assert!(parse_duration("5s3").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("").is_err());
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_size("0.5K").unwrap(), 512);
+        assert!(parse_size("0.3K").unwrap_err().contains("whole number"));
+        assert!(parse_size("1..2K").is_err());
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
@@ -174,9 +267,10 @@ mod tests {
         for s in ["8K", "256M", "1G", "3T", "1000"] {
             assert_eq!(size_label(parse_size(s).unwrap()), s);
         }
-        for s in ["500ms", "3s", "10m", "1h"] {
+        for s in ["500ms", "3s", "10m", "1h", "250us", "7ns", "0s"] {
             assert_eq!(duration_label(parse_duration(s).unwrap()), s);
         }
+        assert_eq!(duration_label(Duration::from_millis(1500)), "1500ms");
         assert_eq!(human_bytes(1 << 30), "1.0 GiB");
         assert_eq!(human_bytes(512), "512 B");
     }

@@ -3,7 +3,6 @@
 //! are refused with a message. Bounded to a few seconds so it runs in every `cargo test`.
 
 use dbio::cli::{Cli, Command};
-use dbio::config::{DataSetSpec, RunConfig};
 use dbio::units;
 use proptest::prelude::*;
 
@@ -180,14 +179,14 @@ proptest! {
         };
         match cli.command {
             Command::Run(a) => {
-                if let Ok(cfg) = RunConfig::from_args(&a) {
+                if let Ok(cfg) = dbio::options::check::run_config(&a.0) {
                     prop_assert!(cfg.sessions >= 1 && cfg.sessions <= 65536);
                     prop_assert!(cfg.dataset.size >= cfg.dataset.block_size);
                     prop_assert!(cfg.multiblock_bytes() <= cfg.dataset.file_size());
                 }
             }
             Command::Prepare(a) => {
-                let _ = DataSetSpec::from_args(&a.dataset);
+                let _ = dbio::options::check::data_set(&a.dataset.0);
             }
             _ => {}
         }
@@ -224,7 +223,7 @@ fn absurd_values_are_refused_with_a_message() {
         &["run", "read-iops", "--duration", "9999999999h"],
         &["--duration"],
     );
-    assert_refused(&["prepare", "--size", "1000T"], &["does not fit", "free"]);
+    assert_refused(&["prepare", "--size", "1000T"], &["not fit", "free"]);
     assert_refused(
         &["run", "read-iops", "--fill", "compress=0"],
         &["--fill", "compress=RATIO"],

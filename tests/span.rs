@@ -300,7 +300,10 @@ fn a_span_that_cannot_be_used_is_refused_before_anything_is_created() {
         ],
         "4 session(s) per file",
     );
-    refused(&["run", "redo", "--span", "50%"], "uses no data files");
+    refused(
+        &["run", "redo", "--span", "50%"],
+        "the redo test does not use it",
+    );
     refused(&["sweep", "read-iops", "--param", "span=0,50%"], "span=0");
     let job = env.join("small.toml");
     std::fs::write(

@@ -7,17 +7,11 @@ use crate::util::{Env, f, files_under, u};
 
 /// A short run of `test` on small redo logs, result as JSON.
 fn run(env: &Env, test: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "run",
-        test,
-        "--redo-file-size",
-        "8M",
-        "--duration",
-        "2s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
+    let mut args = vec!["run", test];
+    if test == "redo" || test == "oltp" {
+        args.extend(["--redo-file-size", "8M"]);
+    }
+    args.extend(["--duration", "2s", "--warmup", "0s", "--json"]);
     args.extend_from_slice(extra);
     env.json(&args)
 }

@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use serde::Serialize;
 
-use crate::config::DataSetSpec;
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
 use crate::safety::limits::SpaceNeeds;
@@ -39,6 +38,32 @@ use crate::safety::lock::{self, Mode};
 use crate::sys::{self, FileId};
 use crate::units::{human_bytes, size_label};
 pub use manifest::{FileEntry, Manifest, Rejected, State};
+
+/// What the data set should look like.
+#[derive(Debug, Clone)]
+pub struct DataSetSpec {
+    pub target: PathBuf,
+    pub size: u64,
+    pub block_size: u64,
+    pub files: u32,
+    pub fresh: bool,
+    /// What new data files are filled with (`--fill`).
+    pub fill: fill::Content,
+    /// `--size` as typed (for a file or device target: how much of it to use).
+    pub size_given: Option<u64>,
+    /// `--verify`: blocks carry verify headers, reads check them.
+    pub verify: bool,
+}
+
+/// The data set size without `--size`.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+
+impl DataSetSpec {
+    /// Bytes in each data file.
+    pub fn file_size(&self) -> u64 {
+        self.size / u64::from(self.files)
+    }
+}
 
 /// What kind of thing the target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

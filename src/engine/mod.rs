@@ -18,10 +18,74 @@ pub mod uring;
 use std::io;
 use std::os::fd::RawFd;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::config::{IoMode, Submission};
+/// The database's `filesystemio_options` (SPEC §2): open flags and whether asynchronous
+/// submission is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// O_DSYNC, synchronous calls.
+    None,
+    /// O_DIRECT + O_DSYNC, synchronous calls.
+    Directio,
+    /// O_DSYNC (buffered), asynchronous submission.
+    Asynch,
+    /// O_DIRECT + O_DSYNC, asynchronous submission.
+    Setall,
+}
+
+impl IoMode {
+    pub const ALL: [IoMode; 4] = [
+        IoMode::None,
+        IoMode::Directio,
+        IoMode::Asynch,
+        IoMode::Setall,
+    ];
+
+    /// Parses `none`, `directio`, `asynch` or `setall`.
+    pub fn parse(text: &str) -> Result<IoMode, String> {
+        IoMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| format!("'{text}'; accepted: none, directio, asynch, setall"))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::None => "none",
+            IoMode::Directio => "directio",
+            IoMode::Asynch => "asynch",
+            IoMode::Setall => "setall",
+        }
+    }
+    /// Data files are opened with O_DIRECT.
+    pub fn direct(self) -> bool {
+        matches!(self, IoMode::Directio | IoMode::Setall)
+    }
+    /// Asynchronous submission is allowed.
+    pub fn asynchronous(self) -> bool {
+        matches!(self, IoMode::Asynch | IoMode::Setall)
+    }
+}
+
+/// How a test asks for its I/O: the `--sync`/`--async` choice. It picks the events
+/// (SPEC §4); whether the calls really are asynchronous also depends on io mode and engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Submission {
+    Sync,
+    Async,
+}
+
+impl Submission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Submission::Sync => "sync",
+            Submission::Async => "async",
+        }
+    }
+}
 
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +175,7 @@ pub trait Engine {
 }
 
 /// What the user asked for with `--engine`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineChoice {
     /// io_uring, else Linux AIO, else synchronous calls.
@@ -122,6 +186,35 @@ pub enum EngineChoice {
     Aio,
     /// Synchronous pread/pwrite/preadv/pwritev.
     Sync,
+}
+
+impl EngineChoice {
+    pub const ALL: [EngineChoice; 4] = [
+        EngineChoice::Auto,
+        EngineChoice::Uring,
+        EngineChoice::Aio,
+        EngineChoice::Sync,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Uring => "uring",
+            EngineChoice::Aio => "aio",
+            EngineChoice::Sync => "sync",
+        }
+    }
+
+    /// Parses `auto`, `uring`, `aio` or `sync`.
+    pub fn parse(text: &str) -> Result<EngineChoice, String> {
+        EngineChoice::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| {
+                let all: Vec<&str> = EngineChoice::ALL.iter().map(|c| c.name()).collect();
+                format!("'{text}'; accepted: {}", all.join(", "))
+            })
+    }
 }
 
 /// The engine actually used.

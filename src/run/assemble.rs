@@ -244,7 +244,7 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
     let commits = m.db.commits;
     let writes = lfpw.waits;
     // A job's committing classes carry their own redo per commit (and think).
-    let commits_of: Vec<&crate::job::ClassSpec> = (cfg.classes.iter())
+    let commits_of: Vec<&crate::workload::spec::ClassSpec> = (cfg.classes.iter())
         .filter(|c| c.event == Event::LogFileSync)
         .collect();
     let (per_commit, think) = if cfg.classes.is_empty() {
@@ -258,7 +258,7 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
             None,
         )
     } else {
-        let label = |f: &dyn Fn(&crate::job::ClassSpec) -> Option<String>| {
+        let label = |f: &dyn Fn(&crate::workload::spec::ClassSpec) -> Option<String>| {
             let v: Vec<String> = commits_of.iter().filter_map(|c| f(c)).collect();
             (!v.is_empty()).then(|| v.join("; "))
         };

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::config::{RedoSync, RunConfig};
 use crate::dataset::{self, DataSet, FillOptions, OpenFlags, Prepare, TargetKind};
-use crate::engine::{self, Selection};
+use crate::engine::Selection;
 use crate::error::{Error, ExitCode, Result};
 use crate::progress::{self, Progress};
 use crate::report::{self, RunResult};
@@ -59,7 +59,6 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> R
             Ok(ds)
         }
         Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => {
-            refuse_writes_to(cfg, kind)?;
             space.check().map_err(Error::usage)?;
             dataset::existing_target(target, kind, &cfg.dataset)
         }
@@ -95,25 +94,6 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> R
     }
 }
 
-/// A run that writes may not use an existing file, nor a block device unless it is
-/// write-iops or write-mbps (which then go through the device checks).
-fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
-    let device_test = matches!(cfg.test, Test::WriteIops | Test::WriteMbps);
-    if !cfg.writes() || (kind == TargetKind::BlockDevice && device_test) {
-        return Ok(());
-    }
-    let what = if kind == TargetKind::BlockDevice {
-        "on a block device only write-iops and write-mbps may write (with --destructive)"
-    } else {
-        "dbio writes only into data sets it created"
-    };
-    Err(Error::usage(format!(
-        "--target {}: {} writes, and {what}; give a directory as --target",
-        cfg.dataset.target.display(),
-        cfg.test.name()
-    )))
-}
-
 /// The files a run's threads use, open.
 pub(crate) struct RunFiles {
     pub data: Vec<File>,
@@ -129,51 +109,35 @@ impl RunFiles {
     }
 }
 
+/// What the environment check ([`crate::options::environment`]) found, which a run needs:
+/// it can only be made there, so a run never starts unchecked.
+#[derive(Debug, Clone)]
+pub struct Preflight {
+    /// The size the run works on, for the run directory's name.
+    pub(crate) size_bytes: u64,
+    /// The engine, chosen and checked.
+    pub(crate) selection: Selection,
+    /// Space the run needs besides the data set (temp spills, its run directory), checked
+    /// with the data set's before anything is created.
+    pub(crate) space: SpaceNeeds,
+}
+
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
 ///
-/// Everything is checked before anything is created, deleted or measured: what the
-/// machine allows ([`preflight`]), then `--out` (the run directory is created first, so
-/// that results cannot be lost at the end), then the data set and the space everything
-/// needs. `on_data_set` hears of the data set as soon as it is ready (the results store's
-/// registry of data sets), so a run killed later still leaves it known.
+/// Everything was checked before (`pre`): the options, the machine, `--out`. The data set
+/// is opened (or made) only after its own checks and the free space for everything the run
+/// writes; then the run directory is created, before anything is measured, so results
+/// cannot be lost at the end. `on_data_set` hears of the data set as soon as it is ready
+/// (the results store's registry of data sets), so a run killed later still leaves it known.
 pub fn run(
     cfg: &RunConfig,
+    pre: &Preflight,
     stop: &Arc<AtomicBool>,
     on_data_set: &dyn Fn(&DataSet),
 ) -> Result<RunOutcome> {
     let started_at = sys::utc_now_rfc3339();
     crate::clock::calibrate();
-    let checked = preflight(cfg)?;
-    let out_at = report::check_out(&cfg.out)?;
-    let mut space = SpaceNeeds::default();
-    space
-        .add(
-            &out_at,
-            run_dir_bytes(cfg),
-            0,
-            "the run directory",
-            "choose an --out with free space",
-        )
-        .map_err(|e| Error::io("cannot read the free space of", &out_at, &e))?;
-    if cfg.uses_temp() {
-        let spills = temp_file_sizes(cfg)
-            .iter()
-            .try_fold(0u64, |sum, &s| sum.checked_add(s))
-            .ok_or_else(|| {
-                Error::usage("the temp spills add up to more bytes than can be counted; use a smaller --spill-size or fewer sessions")
-            })?;
-        let at = dataset::space_path(&cfg.dataset.target);
-        space
-            .add(
-                &at,
-                spills,
-                0,
-                "the temp spills",
-                "use a smaller --spill-size (or class spill) or fewer sessions",
-            )
-            .map_err(|e| Error::io("cannot read the free space of", &at, &e))?;
-    }
-    let ds = open_data_set(cfg, stop, space)?;
+    let ds = open_data_set(cfg, stop, pre.space.clone())?;
     on_data_set(&ds);
     // The run directory now, before anything is measured, so results cannot be lost at
     // the end for want of a place.
@@ -183,11 +147,11 @@ pub fn run(
         cfg.test.name(),
         cfg.submission.name(),
         cfg.sessions,
-        size_label(checked.size_bytes),
+        size_label(pre.size_bytes),
         duration_label(cfg.duration)
     );
     let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
-    let result = run_in(cfg, stop, ds, &run_dir, &checked.selection, started_at);
+    let result = run_in(cfg, stop, ds, &run_dir, &pre.selection, started_at);
     if result.is_err() {
         // Nothing was measured: the empty run directory goes.
         if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
@@ -241,152 +205,14 @@ fn run_in(
     })
 }
 
-/// What [`preflight`] found.
-struct Preflight {
-    /// The size the run works on, for the run directory's name.
-    size_bytes: u64,
-    /// The engine, chosen and checked.
-    selection: Selection,
-}
-
-/// Checks what needs the machine rather than the command line, before anything is
-/// created: the target can be used, and the machine can run this many sessions (threads,
-/// memory maps, process limits, memory for their buffers and histograms).
-fn preflight(cfg: &RunConfig) -> Result<Preflight> {
-    let target = &cfg.dataset.target;
-    let existing = match dataset::target_kind(target)? {
-        Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => Some(kind),
-        _ => {
-            dataset::check_target_dir(target)?;
-            None
-        }
-    };
-    if let Some(kind) = existing {
-        refuse_writes_to(cfg, kind)?;
-    }
-    let (files, file_size) = match existing {
-        Some(kind) => {
-            let f =
-                File::open(target).map_err(|e| Error::io("cannot open --target", target, &e))?;
-            let size = if kind == TargetKind::BlockDevice {
-                sys::block_device_size(&f)
-                    .map_err(|e| Error::io("cannot read the size of", target, &e))?
-            } else {
-                f.metadata()
-                    .map_err(|e| Error::io("cannot stat", target, &e))?
-                    .len()
-            };
-            (1, cfg.dataset.size_given.map_or(size, |s| s.min(size)))
-        }
-        None => (cfg.dataset.files as usize, cfg.dataset.file_size()),
-    };
-    let bs = cfg.dataset.block_size;
-    let file_size = file_size / bs * bs;
-    let selection =
-        engine::select(cfg.engine, cfg.io_mode, cfg.submission).map_err(Error::usage)?;
-    check_aio_contexts(cfg, &selection)?;
-    if file_size >= bs {
-        let plan = workload::plan(cfg, files, file_size, bs)?;
-        check_sessions(cfg, &plan, &selection)?;
-    }
-    let size_bytes = if cfg.uses_data_files() {
-        file_size * files as u64
-    } else if cfg.uses_redo() {
-        u64::from(cfg.redo.files).saturating_mul(cfg.redo.file_size)
-    } else {
-        temp_file_sizes(cfg)
-            .iter()
-            .fold(0u64, |s, &b| s.saturating_add(b))
-    };
-    Ok(Preflight {
-        size_bytes,
-        selection,
-    })
-}
-
-/// Threads besides the sessions: LGWR, DBWR, noise, the ASH sampler, progress, signals.
-const OTHER_THREADS: u64 = 16;
-
-/// Refuses more sessions than the machine can run, naming the limit that binds.
-fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result<()> {
-    let uring = selection.kind == engine::EngineKind::Uring;
-    let per = crate::safety::limits::PerSession {
-        threads: if uring { 2 } else { 1 },
-        maps: if uring { 8 } else { 5 },
-        bytes: per_session_bytes(plan),
-    };
-    let limits = crate::safety::limits::ThreadLimits::read();
-    let (most, why) = limits.max_sessions(per, OTHER_THREADS + plan.dbwr as u64);
-    if cfg.sessions as u64 <= most {
-        return Ok(());
-    }
-    let what = if cfg.classes.is_empty() || cfg.job.is_none() {
-        format!("--sessions {}", cfg.sessions)
-    } else {
-        format!(
-            "the job's classes have {} sessions in all, and",
-            cfg.sessions
-        )
-    };
-    Err(Error::usage(format!(
-        "{what}: this machine can run at most {most} sessions of this test, limited by {why}; use fewer sessions"
-    )))
-}
-
-/// Memory one session takes: its I/O buffer (the largest of the run's classes) and its
-/// histograms (three per event).
-fn per_session_bytes(plan: &Plan) -> u64 {
-    let buffer = plan
-        .classes
-        .iter()
-        .map(|c| c.plan.buffer_bytes())
-        .chain(std::iter::once(plan.buffer_bytes()))
-        .max()
-        .unwrap_or(0) as u64;
-    let histograms = plan.events.len() as u64 * 3 * crate::measure::histogram::LEN as u64 * 8;
-    buffer + histograms + (64 << 10)
-}
-
-/// Linux AIO contexts are limited system-wide (`fs.aio-max-nr`): refuse a run that would
-/// run out of them half-way through setting up its sessions.
-fn check_aio_contexts(cfg: &RunConfig, selection: &Selection) -> Result<()> {
-    if selection.kind != engine::EngineKind::Aio {
-        return Ok(());
-    }
-    let read = |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
-    let (Some(max), Some(now)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr"))
-    else {
-        return Ok(());
-    };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    // The kernel reserves at least 4 per CPU, doubled, per context (ioctx_alloc).
-    let per = (cfg.batch.max(cfg.depth).max(32) as u64).max(4 * cpus) * 2;
-    let need = (cfg.sessions as u64 + 2).saturating_mul(per);
-    if now.saturating_add(need) > max {
-        return Err(Error::usage(format!(
-            "--engine aio: {} sessions need about {need} AIO events, and fs.aio-max-nr leaves {}; raise it (`sysctl -w fs.aio-max-nr={}`), use fewer --sessions, or --engine uring",
-            cfg.sessions,
-            max.saturating_sub(now),
-            now.saturating_add(need).next_power_of_two()
-        )));
-    }
-    Ok(())
-}
-
-/// Space a run directory may take: summary, report and exports, growing with the measured
-/// seconds (per-second history, OS samples).
-fn run_dir_bytes(cfg: &RunConfig) -> u64 {
-    (2 << 20) + cfg.duration.as_secs().saturating_mul(8 << 10)
-}
-
 /// The size of each temp file: one per session of the temp test, or per session of each
 /// temp class of a job, in class order.
-fn temp_file_sizes(cfg: &RunConfig) -> Vec<u64> {
+pub(crate) fn temp_file_sizes(cfg: &RunConfig) -> Vec<u64> {
     if cfg.classes.is_empty() {
         return vec![cfg.temp.spill_bytes(); cfg.sessions];
     }
     (cfg.classes.iter())
-        .filter(|c| crate::job::is_temp(c.event))
+        .filter(|c| c.event.is_temp())
         .flat_map(|c| {
             let spill = c.spill.unwrap_or(cfg.temp.spill_bytes());
             std::iter::repeat_n(spill, c.sessions)
@@ -399,7 +225,7 @@ fn temp_file_sizes(cfg: &RunConfig) -> Vec<u64> {
 /// unwritten extents would be read as zeros without touching the device.
 fn write_read_temp_files(cfg: &RunConfig, temp: &[File], stop: &AtomicBool) -> Result<()> {
     let mut first = 0;
-    for c in cfg.classes.iter().filter(|c| crate::job::is_temp(c.event)) {
+    for c in cfg.classes.iter().filter(|c| c.event.is_temp()) {
         let files = &temp[first..first + c.sessions];
         first += c.sessions;
         if c.event != crate::workload::Event::DirectPathReadTemp {

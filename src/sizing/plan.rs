@@ -184,7 +184,7 @@ impl Reader<'_> {
         format!(
             "{} (line {})",
             self.origin,
-            crate::job::line_of(self.text, span.start)
+            crate::options::job::line_of(self.text, span.start)
         )
     }
 
@@ -289,7 +289,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Plan> {
     let file: PlanFile = toml::from_str(text).map_err(|e| {
         let at = e
             .span()
-            .map(|s| format!(" (line {})", crate::job::line_of(text, s.start)))
+            .map(|s| format!(" (line {})", crate::options::job::line_of(text, s.start)))
             .unwrap_or_default();
         Error::usage(format!("{origin}{at}: {}", e.message().trim_end()))
     })?;
@@ -379,8 +379,7 @@ fn class_event(name: &str) -> Option<Event> {
 
 fn class(r: &Reader, i: usize, c: &ClassTable) -> Result<Class> {
     let event = class_event(c.event.get_ref()).ok_or_else(|| {
-        let names: Vec<&str> = crate::job::CLASS_EVENTS
-            .iter()
+        let names: Vec<&str> = crate::workload::Event::class_events()
             .filter_map(|e| class_event(e.name()))
             .map(|e| e.name())
             .collect();

@@ -21,9 +21,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{CalibrateArgs, RunArgs};
+use crate::cli::CalibrateArgs;
 use crate::config::RunConfig;
 use crate::error::{Error, ExitCode, Result};
+use crate::options::RunArgs;
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
@@ -124,25 +125,9 @@ pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
         .find(|s| s.name() == stat.trim())
         .ok_or_else(|| format!("unknown statistic '{stat}': accepted are {names}"))?;
     let value = value.trim();
-    let end = value
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(value.len());
-    let (num, unit) = value.split_at(end);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{value}' is not a duration; use e.g. 500us, 2ms or 0.5s"))?;
-    let per_unit = match unit {
-        "us" | "µs" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
-        _ => {
-            return Err(format!(
-                "unknown unit '{unit}' in '{value}'; use us, ms or s, e.g. 10ms"
-            ));
-        }
-    };
-    let us = n * per_unit;
-    if !(us > 0.0 && us.is_finite()) {
+    let d = crate::units::parse_latency(value)?;
+    let us = d.as_nanos() as f64 / 1e3;
+    if us <= 0.0 {
         return Err(format!("'{value}' must be longer than 0, e.g. 10ms"));
     }
     Ok(LatencyLimit { stat, us })
@@ -241,13 +226,17 @@ pub fn run(
     on_point: &mut dyn FnMut(&RunOutcome),
 ) -> Result<CalibrateOutcome> {
     let started_at = crate::sys::utc_now_rfc3339();
-    let seed = a.dataset.seed.unwrap_or_else(crate::config::rand_seed);
+    let seed = a
+        .dataset
+        .0
+        .seed
+        .unwrap_or_else(crate::workload::spec::rand_seed);
     let mut c = Calibrator {
         a,
         dir: PathBuf::new(),
         held: None,
         seed,
-        fresh: a.dataset.fresh,
+        fresh: a.dataset.0.fresh,
         stop,
         on_data_set,
         on_point,
@@ -256,7 +245,7 @@ pub fn run(
             schema: SCHEMA.into(),
             dbio_version: env!("CARGO_PKG_VERSION").into(),
             started_at,
-            target: a.dataset.target.display().to_string(),
+            target: a.dataset.0.target.display().to_string(),
             io_mode: a.io_mode.name().into(),
             limit: a.max_latency,
             point_seconds: a.point_duration.as_secs_f64(),
@@ -317,16 +306,16 @@ impl Calibrator<'_> {
             Kind::LargeReads | Kind::SingleSession => Test::ReadMbps,
         };
         // `dbio run`'s defaults: points differ from a plain run only where calibrate says so.
-        let mut r = RunArgs::defaults(test);
-        r.dataset = self.a.dataset.clone();
-        r.dataset.seed = Some(self.seed);
-        r.dataset.fresh = self.fresh;
+        let mut r = RunArgs::defaults(Some(test));
+        r.take_data_set(&self.a.dataset.0);
+        r.seed = Some(self.seed);
+        r.fresh = self.fresh;
         r.io_mode = self.a.io_mode;
         r.engine = self.a.engine;
         r.duration = self.a.point_duration;
         r.warmup = self.a.warmup;
         r.out = self.dir.clone();
-        r.async_ = true;
+        r.sync = false;
         r.sessions = sessions;
         match kind {
             Kind::SmallReads => {
@@ -336,7 +325,7 @@ impl Calibrator<'_> {
             Kind::LargeReads => r.depth = per_session,
             Kind::SingleSession => {}
         }
-        RunConfig::from_args(&r)
+        crate::options::check::run_config(&r)
     }
 
     /// Runs one point; `None` when the calibration was stopped before it.
@@ -357,7 +346,8 @@ impl Calibrator<'_> {
             "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
             cfg.test.name()
         );
-        let outcome = crate::run::run(&cfg, self.stop, self.on_data_set)?;
+        let pre = crate::options::environment::check(&cfg)?;
+        let outcome = crate::run::run(&cfg, &pre, self.stop, self.on_data_set)?;
         self.fresh = false;
         (self.on_point)(&outcome);
         if outcome.exit != ExitCode::Ok {

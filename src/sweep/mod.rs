@@ -22,15 +22,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{RunArgs, SweepArgs};
-use crate::config::RunConfig;
+use crate::cli::SweepArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::options::{RunArgs, Source};
 use crate::report::result::{LatencyJson, Totals};
 use crate::report::summary::thousands;
 use crate::report::{self, RunResult};
+use crate::run::Preflight;
 use crate::run::RunOutcome;
 use crate::units::size_label;
 use crate::workload::span::Span;
+use crate::workload::spec::RunConfig;
 
 pub const SCHEMA: &str = "dbio.sweep.v1";
 
@@ -89,8 +91,8 @@ impl Param {
             Param::Sessions => count(65536),
             Param::Depth | Param::Batch => count(4096),
             Param::Rate => count(10_000_000),
-            Param::BlockSize => crate::cli::parse_block_size_arg(text),
-            Param::TempIo => crate::cli::parse_temp_io(text),
+            Param::BlockSize => crate::options::block_size(text),
+            Param::TempIo => crate::options::temp_io(text),
             Param::Span => Span::parse(text).map(|s| u64::from(s.ppm())),
         }
         .map_err(|e| format!("{}={text}: {e}", self.name()))
@@ -115,23 +117,16 @@ impl Param {
         }
     }
 
-    /// Sets the value in the arguments of one point, as if typed (`RunArgs::typed` names
-    /// options by clap id: the name with `_` for `-`): it wins over a job file, and what a
-    /// typed option may not be combined with is refused.
+    /// Sets the value in the arguments of one point through the option's own definition,
+    /// as swept (which counts as typed): it wins over a job file, and what a typed option
+    /// may not be combined with is refused.
     fn apply(self, a: &mut RunArgs, v: u64) {
-        let id = self.name().replace('-', "_");
-        if !a.typed.contains(&id) {
-            a.typed.push(id);
-        }
-        match self {
-            Param::Sessions => a.sessions = v as u32,
-            Param::BlockSize => a.dataset.block_size = v,
-            Param::TempIo => a.temp.temp_io = v,
-            Param::Depth => a.depth = v as u32,
-            Param::Batch => a.batch = v as u32,
-            Param::Rate => a.rate = Some(v as f64),
-            Param::Span => a.span = Span::from_ppm(v as u32),
-        }
+        let text = match self {
+            Param::Span => Span::from_ppm(v as u32).fraction().to_string(),
+            _ => v.to_string(),
+        };
+        a.set(self.name(), &text, Source::Swept)
+            .expect("a swept value was checked when the sweep was parsed");
     }
 }
 
@@ -239,15 +234,15 @@ pub struct SweepOutcome {
 
 /// The run configuration of every point, all checked before the first one runs. All points
 /// share one seed; `--fresh` recreates the data set for the first point only.
-pub fn plan(a: &SweepArgs) -> Result<Vec<(u64, RunConfig)>> {
+pub fn plan(a: &SweepArgs) -> Result<Vec<Point>> {
     let sp = swept(a);
     plan_values(&base_args(a), sp.param, &sp.values, 0)
 }
 
 /// The arguments every point starts from: the sweep's, with one seed for all points.
 fn base_args(a: &SweepArgs) -> RunArgs {
-    let mut base = a.run.clone();
-    base.dataset.seed = Some(a.run.dataset.seed.unwrap_or_else(crate::config::rand_seed));
+    let mut base = a.run.0.clone();
+    base.seed = Some(base.seed.unwrap_or_else(crate::workload::spec::rand_seed));
     base.json = false;
     base
 }
@@ -265,29 +260,37 @@ pub const CURVE_PCT: [u64; 6] = [10, 50, 70, 80, 90, 100];
 
 /// One configuration per value; `first` is the index of the first of them among all points
 /// (only the very first point may recreate the data set).
-fn plan_values(
-    base: &RunArgs,
-    p: Param,
-    values: &[u64],
-    first: usize,
-) -> Result<Vec<(u64, RunConfig)>> {
+fn plan_values(base: &RunArgs, p: Param, values: &[u64], first: usize) -> Result<Vec<Point>> {
+    if p == Param::BlockSize && values.len() > 1 && !base.fresh {
+        return Err(Error::usage(format!(
+            "--param block-size: every point needs a data set of its own block size, so each one replaces the last; add --fresh to allow that (the data set in {} is replaced at every point)",
+            base.target.display()
+        )));
+    }
     values
         .iter()
         .enumerate()
         .map(|(i, &v)| {
             let mut args = base.clone();
             p.apply(&mut args, v);
-            args.dataset.fresh = base.dataset.fresh && first + i == 0;
-            let cfg = RunConfig::from_args(&args).map_err(|e| match e {
+            // Only the first point replaces the data set, but for block sizes every one must.
+            args.fresh = base.fresh && (first + i == 0 || p == Param::BlockSize);
+            let named = |e: Error| match e {
                 Error::Usage(m) => {
                     Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v)))
                 }
                 e => e,
-            })?;
-            Ok((v, cfg))
+            };
+            // Both stages of validation for every point, before the first one runs.
+            let cfg = crate::options::check::run_config(&args).map_err(named)?;
+            let pre = crate::options::environment::check(&cfg).map_err(named)?;
+            Ok((v, cfg, pre))
         })
         .collect()
 }
+
+/// One point of a sweep: its value and its run, checked.
+pub type Point = (u64, RunConfig, Preflight);
 
 /// Runs every point in turn, calling `on_point` after each, and rewrites `sweep.json`,
 /// `sweep.csv` and `sweep.html` after each so a stopped sweep keeps what it measured. Stops
@@ -301,13 +304,13 @@ pub fn run(
     let sp = swept(a);
     let base = base_args(a);
     let mut points = if a.curve {
-        if a.run.typed.iter().any(|t| t == "depth") {
+        if a.run.0.typed("depth") {
             return Err(Error::usage(
                 "--curve with --depth: the curve's points run open loop, where each arrival is one request and --sessions sets how many can be in flight; leave out --depth",
             ));
         }
         // First the closed-loop maximum, as an ordinary point of its own.
-        let cfg = RunConfig::from_args(&RunArgs {
+        let cfg = crate::options::check::run_config(&RunArgs {
             rate: None,
             ..base.clone()
         })?;
@@ -322,23 +325,24 @@ pub fn run(
                 cfg.test.name()
             )));
         }
-        vec![(0, cfg)]
+        let pre = crate::options::environment::check(&cfg)?;
+        vec![(0, cfg, pre)]
     } else {
         plan(a)?
     };
     let started_at = crate::sys::utc_now_rfc3339();
     let p = sp.param;
     // The test as the points run it (`job` with --job).
-    let test = points.first().map_or("job", |(_, cfg)| cfg.test.name());
+    let test = points.first().map_or("job", |(_, cfg, _)| cfg.test.name());
     let tail = format!("sweep_{}_{}", test, p.name());
-    let out = report::open_out(&a.run.out)?;
+    let out = report::open_out(&a.run.0.out)?;
     let held = report::create_run_dir(&out, &started_at, &tail)?;
     let dir = held.path().to_path_buf();
     let mut result = SweepResult {
         schema: SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
         test: test.into(),
-        submission: if a.run.sync { "sync" } else { "async" }.into(),
+        submission: if a.run.0.sync { "sync" } else { "async" }.into(),
         param: p,
         values: sp.values.clone(),
         started_at,
@@ -353,7 +357,7 @@ pub fn run(
     };
     let mut i = 0;
     while i < points.len() {
-        let (v, mut cfg) = points[i].clone();
+        let (v, mut cfg, pre) = points[i].clone();
         if stop.load(Ordering::Relaxed) {
             exit = ExitCode::Interrupted;
             break;
@@ -366,7 +370,7 @@ pub fn run(
         };
         eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
-        let outcome = crate::run::run(&cfg, stop, on_data_set)?;
+        let outcome = crate::run::run(&cfg, &pre, stop, on_data_set)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);

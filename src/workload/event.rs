@@ -1,5 +1,6 @@
-//! The wait events (SPEC §3). Every measurement belongs to exactly one of them, named as a
-//! DBA knows it.
+//! The wait events (SPEC §3) and every fact about them, in one table ([`FACTS`]). Every
+//! measurement belongs to exactly one event, named as a DBA knows it. Adding an event is one
+//! variant, one row here, and its I/O pattern (a file in `workload/`).
 
 use serde::Serialize;
 
@@ -27,63 +28,287 @@ pub enum Event {
     FreeBufferWaits,
 }
 
+/// Who issues an event's requests (or waits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Issuer {
+    /// A foreground session.
+    Session,
+    /// The database writer (DBWR), or a session standing in for it.
+    Dbwr,
+    /// The log writer (LGWR).
+    Lgwr,
+}
+
+/// Whether an event is synchronous, asynchronous, or either (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submits {
+    /// One request at a time, the session blocked in the call.
+    Sync,
+    /// Requests submitted together and waited for.
+    Async,
+    /// Either: writes and temp I/O, whose `--sync`/`submission` chooses.
+    Either,
+}
+
+/// What a request of the event moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// One data block (its size by default: `--block-size`).
+    Block,
+    /// MBRC contiguous data blocks (by default MBRC × `--block-size`).
+    Multiblock,
+    /// Redo: any number of bytes, written in whole redo blocks (by default `--redo-per-commit`).
+    Redo,
+    /// A temp request (by default `--temp-io`).
+    Temp,
+    /// Nothing: a wait, not I/O.
+    None,
+}
+
+/// Read, write, or neither (a wait).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+    Wait,
+}
+
+/// Everything dbio knows about one event.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    pub event: Event,
+    /// The name, exactly as the database reports it.
+    pub name: &'static str,
+    pub issuer: Issuer,
+    pub submits: Submits,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// Each request is its own wait (synchronous events, commits): threads record only the
+    /// request and the wait figures are the request's.
+    pub waits_are_requests: bool,
+    /// Its class takes `batch` (requests submitted together).
+    pub batch: bool,
+    /// Its class takes `depth` (requests in flight per session).
+    pub depth: bool,
+    /// A job file may have a class of it (free buffer waits is a wait for DBWR, not I/O).
+    pub class: bool,
+    /// A `min_mib_per_s` limit makes sense (commits carry no bytes of their own).
+    pub bandwidth_limit: bool,
+}
+
+/// The table: one row per event, in report order.
+pub const FACTS: [Facts; 11] = [
+    Facts {
+        event: Event::DbFileSequentialRead,
+        name: "db file sequential read",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DbFileParallelRead,
+        name: "db file parallel read",
+        issuer: Issuer::Session,
+        submits: Submits::Async,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: false,
+        batch: true,
+        depth: false,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DbFileScatteredRead,
+        name: "db file scattered read",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Multiblock,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DirectPathRead,
+        name: "direct path read",
+        issuer: Issuer::Session,
+        submits: Submits::Async,
+        unit: Unit::Multiblock,
+        direction: Direction::Read,
+        waits_are_requests: false,
+        batch: false,
+        depth: true,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DbFileParallelWrite,
+        name: "db file parallel write",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Either,
+        unit: Unit::Block,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: true,
+        depth: false,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DirectPathWrite,
+        name: "direct path write",
+        issuer: Issuer::Session,
+        submits: Submits::Either,
+        unit: Unit::Multiblock,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: false,
+        depth: true,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DirectPathWriteTemp,
+        name: "direct path write temp",
+        issuer: Issuer::Session,
+        submits: Submits::Either,
+        unit: Unit::Temp,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: false,
+        depth: true,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::DirectPathReadTemp,
+        name: "direct path read temp",
+        issuer: Issuer::Session,
+        submits: Submits::Either,
+        unit: Unit::Temp,
+        direction: Direction::Read,
+        waits_are_requests: false,
+        batch: false,
+        depth: true,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::LogFileParallelWrite,
+        name: "log file parallel write",
+        issuer: Issuer::Lgwr,
+        submits: Submits::Either,
+        unit: Unit::Redo,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: false,
+        depth: false,
+        class: true,
+        bandwidth_limit: true,
+    },
+    Facts {
+        event: Event::LogFileSync,
+        name: "log file sync",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Redo,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: true,
+        bandwidth_limit: false,
+    },
+    Facts {
+        event: Event::FreeBufferWaits,
+        name: "free buffer waits",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+    },
+];
+
 impl Event {
-    pub const ALL: [Event; 11] = [
-        Event::DbFileSequentialRead,
-        Event::DbFileParallelRead,
-        Event::DbFileScatteredRead,
-        Event::DirectPathRead,
-        Event::DbFileParallelWrite,
-        Event::DirectPathWrite,
-        Event::DirectPathWriteTemp,
-        Event::DirectPathReadTemp,
-        Event::LogFileParallelWrite,
-        Event::LogFileSync,
-        Event::FreeBufferWaits,
-    ];
+    pub const ALL: [Event; 11] = {
+        let mut all = [Event::FreeBufferWaits; 11];
+        let mut i = 0;
+        while i < FACTS.len() {
+            all[i] = FACTS[i].event;
+            i += 1;
+        }
+        all
+    };
+
+    /// Everything known about the event (its row of [`FACTS`]).
+    pub fn facts(self) -> &'static Facts {
+        FACTS
+            .iter()
+            .find(|f| f.event == self)
+            .expect("every event has its row")
+    }
 
     /// The event's name, exactly as the database reports it.
     pub fn name(self) -> &'static str {
-        match self {
-            Event::DbFileSequentialRead => "db file sequential read",
-            Event::DbFileParallelRead => "db file parallel read",
-            Event::DbFileScatteredRead => "db file scattered read",
-            Event::DirectPathRead => "direct path read",
-            Event::DbFileParallelWrite => "db file parallel write",
-            Event::DirectPathWrite => "direct path write",
-            Event::DirectPathWriteTemp => "direct path write temp",
-            Event::DirectPathReadTemp => "direct path read temp",
-            Event::LogFileParallelWrite => "log file parallel write",
-            Event::LogFileSync => "log file sync",
-            Event::FreeBufferWaits => "free buffer waits",
-        }
+        self.facts().name
     }
 
     pub fn from_name(name: &str) -> Option<Event> {
-        Event::ALL.into_iter().find(|e| e.name() == name)
+        FACTS.iter().find(|f| f.name == name).map(|f| f.event)
     }
 
     /// Whether the event's requests read data.
     pub fn reads(self) -> bool {
-        matches!(
-            self,
-            Event::DbFileSequentialRead
-                | Event::DbFileParallelRead
-                | Event::DbFileScatteredRead
-                | Event::DirectPathRead
-                | Event::DirectPathReadTemp
-        )
+        self.facts().direction == Direction::Read
     }
 
     /// Whether the event's requests write data.
     pub fn writes(self) -> bool {
-        matches!(
-            self,
-            Event::DbFileParallelWrite
-                | Event::DirectPathWrite
-                | Event::DirectPathWriteTemp
-                | Event::LogFileParallelWrite
-        )
+        self.facts().direction == Direction::Write
+    }
+
+    /// Redo (log file sync, log file parallel write): sizes are bytes of any count.
+    pub fn is_redo(self) -> bool {
+        self.facts().unit == Unit::Redo
+    }
+
+    /// Temp (direct path write/read temp): each session's own temp file.
+    pub fn is_temp(self) -> bool {
+        self.facts().unit == Unit::Temp
+    }
+
+    /// Whether the event's requests go to the data files.
+    pub fn uses_data_files(self) -> bool {
+        matches!(self.facts().unit, Unit::Block | Unit::Multiblock)
+    }
+
+    /// The submission the event has by definition (sync or async), or None when its class
+    /// chooses.
+    pub fn fixed_submission(self) -> Option<crate::config::Submission> {
+        match self.facts().submits {
+            Submits::Sync => Some(crate::config::Submission::Sync),
+            Submits::Async => Some(crate::config::Submission::Async),
+            Submits::Either => None,
+        }
+    }
+
+    /// The events a job file's class may issue.
+    pub fn class_events() -> impl Iterator<Item = Event> {
+        FACTS.iter().filter(|f| f.class).map(|f| f.event)
     }
 }
 
@@ -92,9 +317,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip() {
+    fn names_round_trip_and_every_event_has_one_row() {
         for e in Event::ALL {
             assert_eq!(Event::from_name(e.name()), Some(e));
+            assert_eq!(FACTS.iter().filter(|f| f.event == e).count(), 1);
         }
+    }
+
+    #[test]
+    fn the_table_says_what_the_spec_says() {
+        // SPEC §3: synchronous events are their own waits; async ones batch or queue.
+        for f in FACTS {
+            if f.submits == Submits::Sync {
+                assert!(f.waits_are_requests, "{}", f.name);
+                assert!(!f.batch && !f.depth, "{}", f.name);
+            }
+        }
+        assert!(Event::DbFileScatteredRead.uses_data_files());
+        assert!(Event::LogFileSync.is_redo() && !Event::LogFileSync.writes());
+        assert!(!Event::FreeBufferWaits.facts().class);
+        assert_eq!(Event::class_events().count(), 10);
     }
 }

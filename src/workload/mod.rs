@@ -33,27 +33,29 @@ pub mod event;
 pub mod instance;
 pub mod multiblock;
 pub mod oltp;
+pub mod presets;
 pub mod random_blocks;
 pub mod redo;
 pub mod session;
 pub mod sizes;
 pub mod span;
+pub mod spec;
 pub mod stream;
 pub mod temp;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::config::{OltpOptions, RedoOptions, RunConfig, Submission, TempOptions};
 use crate::engine::Op;
+use crate::engine::Submission;
 use crate::error::{Error, Result};
 pub use event::Event;
 pub use instance::Instance;
 pub use session::{IoFailure, Session, SessionShape};
+use spec::{OltpOptions, RedoOptions, RunConfig, TempOptions};
 pub use stream::Access;
 
 /// The tests of SPEC §4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// Random single-block reads: "db file parallel read" (async) / "db file sequential read" (sync).
@@ -71,11 +73,50 @@ pub enum Test {
     /// Sort/hash spills written and read back: "direct path write temp" / "direct path read temp".
     Temp,
     /// The I/O classes of a job file (`--job`).
-    #[value(skip)]
     Job,
 }
 
+/// How open-loop arrivals are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    Fixed,
+    Poisson,
+}
+
+impl Arrival {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Fixed => "fixed",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
 impl Test {
+    /// The tests a user names (`dbio run TEST`), in SPEC order.
+    pub const CLASSIC: [Test; 7] = [
+        Test::ReadIops,
+        Test::ReadMbps,
+        Test::WriteIops,
+        Test::WriteMbps,
+        Test::Redo,
+        Test::Oltp,
+        Test::Temp,
+    ];
+
+    /// The test called `name` (`read-iops`), `job` included.
+    pub fn from_name(name: &str) -> Option<Test> {
+        Test::CLASSIC
+            .into_iter()
+            .chain([Test::Job])
+            .find(|t| t.name() == name)
+    }
+
+    /// Whether the test writes data blocks (and so changes their verify sequences).
+    pub fn writes_data(self) -> bool {
+        matches!(self, Test::WriteIops | Test::WriteMbps | Test::Oltp)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Test::ReadIops => "read-iops",
@@ -160,7 +201,7 @@ pub struct Plan {
 /// request size) and record into event slot `slot`.
 #[derive(Debug, Clone)]
 pub struct ClassPlan {
-    pub spec: crate::job::ClassSpec,
+    pub spec: spec::ClassSpec,
     pub plan: Plan,
     pub slot: usize,
     /// Sessions `first_session .. first_session + spec.sessions` belong to the class.
@@ -183,11 +224,11 @@ fn test_for(event: Event) -> Test {
 /// class's request sizes, sessions, batch and depth.
 fn class_plan(
     cfg: &RunConfig,
-    c: &crate::job::ClassSpec,
+    c: &spec::ClassSpec,
     (files, file_size, block_size): (usize, u64, u64),
     temp_first_file: usize,
 ) -> Result<Plan> {
-    let data = !crate::job::is_redo(c.event) && !crate::job::is_temp(c.event);
+    let data = c.event.uses_data_files();
     // Sizes were checked against the planned data set; an existing file may be smaller.
     if data && c.sizes.max() > file_size {
         return Err(c.bad_value(
@@ -505,13 +546,7 @@ impl Plan {
     /// then record only the request; the wait figures are copied from it (see
     /// `EventTotals::waits_are_requests`).
     pub fn waits_are_requests(event: Event) -> bool {
-        matches!(
-            event,
-            Event::DbFileSequentialRead
-                | Event::DbFileScatteredRead
-                | Event::LogFileSync
-                | Event::FreeBufferWaits
-        )
+        event.facts().waits_are_requests
     }
 
     /// Whether the sessions submit through an engine (rather than calling pread/preadv

@@ -7,10 +7,10 @@
 //! blocks all see files that end where the span ends. Redo logs and temp files are not data
 //! files and keep their whole size.
 
-use crate::config::RunConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::units::size_label;
 use crate::workload::Test;
+use crate::workload::spec::RunConfig;
 
 /// Parts per million in a whole file.
 const WHOLE: u32 = 1_000_000;
@@ -106,7 +106,7 @@ fn largest_request(cfg: &RunConfig) -> Option<(u64, String)> {
         return cfg
             .classes
             .iter()
-            .filter(|c| !crate::job::is_redo(c.event) && !crate::job::is_temp(c.event))
+            .filter(|c| c.event.uses_data_files())
             .map(|c| (c.sizes.max(), format!("a request of class '{}'", c.name)))
             .max_by_key(|(size, _)| *size);
     }
@@ -138,19 +138,7 @@ pub fn check(cfg: &RunConfig, file_size: u64) -> Result<()> {
     if cfg.span.is_full() {
         return Ok(());
     }
-    let o = &cfg.span_origin;
-    let bad = |why: String| {
-        let at = if o.at.is_empty() {
-            String::new()
-        } else {
-            format!("{}: ", o.at)
-        };
-        Error::usage(format!(
-            "{at}invalid value '{}' for '{}': {why}",
-            cfg.span.label(),
-            o.key
-        ))
-    };
+    let bad = |why: String| cfg.origins.invalid("span", &cfg.span.label(), why);
     let Some((need, what)) = largest_request(cfg) else {
         return Err(bad(format!(
             "the {} run uses no data files (redo logs and temp files are always used whole), so a span would be ignored",
@@ -167,25 +155,6 @@ pub fn check(cfg: &RunConfig, file_size: u64) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Where the span came from, for errors: `--span` on the command line, or a job file's
-/// `dataset.span` at its line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpanOrigin {
-    /// `FILE (line N)`, or empty for the command line.
-    pub at: String,
-    /// `--span` or `dataset.span`.
-    pub key: &'static str,
-}
-
-impl Default for SpanOrigin {
-    fn default() -> SpanOrigin {
-        SpanOrigin {
-            at: String::new(),
-            key: "--span",
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,505 @@
+//! Validation, stage 1: what the input alone decides. [`run_config`] turns [`RunArgs`] (the
+//! defaults, a job file's values, what was typed or swept) into the [`RunConfig`] a run
+//! follows, with every rule between options checked once, before any work starts. Errors
+//! name each option as the user wrote it: `--mbrc` when typed, `run.mbrc` and its line when
+//! a job file set it.
+
+use super::job::Job;
+use super::{RunArgs, Source};
+use crate::dataset::DataSetSpec;
+use crate::engine::Submission;
+use crate::error::{Error, Result};
+use crate::units::size_label;
+use crate::workload::spec::{
+    ClassSpec, OltpOptions, Origins, RedoOptions, RunConfig, TempOptions, rand_seed,
+};
+use crate::workload::{Event, Test};
+
+/// The error for option `name`'s value `value`, named as the user gave it.
+pub fn invalid(a: &RunArgs, name: &str, value: &str, why: impl std::fmt::Display) -> Error {
+    origins(a).invalid(name, value, why)
+}
+
+/// Where each option's value came from, as the run keeps it (for errors found later).
+fn origins(a: &RunArgs) -> Origins {
+    let mut o = Origins::default();
+    for (name, source) in &a.sources {
+        let key = super::find(name).and_then(|opt| opt.key);
+        if let (Source::Job(at), Some(key)) = (source, key) {
+            o.job.insert((*name).to_string(), (at.clone(), key));
+        }
+    }
+    o
+}
+
+/// The data set the options describe.
+pub fn data_set(a: &RunArgs) -> Result<DataSetSpec> {
+    // Each file holds whole 1 MiB units (or whole blocks when blocks are larger), so that
+    // multiblock requests never straddle a file's end.
+    let unit = a.block_size.max(1 << 20);
+    let size = a.size.unwrap_or(crate::dataset::DEFAULT_SIZE);
+    let per_file = size / u64::from(a.files) / unit * unit;
+    if per_file == 0 {
+        return Err(invalid(
+            a,
+            "size",
+            &size_label(size),
+            format!(
+                "too small for {} file(s): each file needs at least {}; use a larger --size or fewer --files",
+                a.files,
+                size_label(unit)
+            ),
+        ));
+    }
+    if a.verify && matches!(a.fill, crate::dataset::fill::Content::Dedupe(_)) {
+        return Err(Error::usage(
+            "--verify puts a unique header in every block, so blocks cannot dedupe: use --fill random, zero or compress=RATIO with --verify",
+        ));
+    }
+    Ok(DataSetSpec {
+        target: a.target.clone(),
+        size: per_file * u64::from(a.files),
+        block_size: a.block_size,
+        files: a.files,
+        fresh: a.fresh,
+        fill: a.fill,
+        size_given: a.size,
+        verify: a.verify,
+    })
+}
+
+/// Stage 1: the run `a` describes, with its job file (`--job`) applied under what was typed.
+pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
+    // The test engine's stall, checked before anything is created.
+    crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
+    let job = a.job.as_deref().map(super::job::load).transpose()?;
+    let mut merged = a.clone();
+    if let Some(j) = &job {
+        refuse_beside_job(a, j)?;
+        j.apply(&mut merged)?;
+    }
+    let a = &merged;
+    let test = match (a.test, &job) {
+        (_, Some(j)) => j.test.unwrap_or(Test::Job),
+        (Some(t), None) => t,
+        (None, None) => {
+            return Err(Error::usage(
+                "dbio run: name a test (read-iops, ...) or give --job FILE",
+            ));
+        }
+    };
+    refuse_unused(a, test)?;
+    let dataset = data_set(a)?;
+    let bs = dataset.block_size;
+    let mbrc = match a.mbrc {
+        Some(m) => m as usize,
+        None => ((1u64 << 20) / bs).max(1) as usize,
+    };
+    let multiblock = mbrc as u64 * bs;
+    if multiblock > 64 << 20 {
+        return Err(invalid(
+            a,
+            "mbrc",
+            &mbrc.to_string(),
+            format!(
+                "{mbrc} blocks of {} make a {} request; at most 64M is accepted",
+                size_label(bs),
+                size_label(multiblock)
+            ),
+        ));
+    }
+    if multiblock > dataset.file_size() && test.uses_data_files() {
+        return Err(invalid(
+            a,
+            "mbrc",
+            &mbrc.to_string(),
+            format!(
+                "a multiblock request of {} does not fit in a data file of {}; use a smaller --mbrc or a larger --size",
+                size_label(multiblock),
+                size_label(dataset.file_size())
+            ),
+        ));
+    }
+    let redo = RedoOptions {
+        per_commit: a.redo_per_commit,
+        think: a.think,
+        block: a.redo_block,
+        files: a.redo_files,
+        file_size: a.redo_file_size,
+        sync: a.redo_sync,
+        lgwr_cpu: a.lgwr_cpu,
+        noise_cpu: a.noise_cpu,
+        writers: a.writers as usize,
+        submission: a.lgwr_submission.unwrap_or(if a.sync {
+            Submission::Sync
+        } else {
+            Submission::Async
+        }),
+    };
+    if redo.file_size < 4 << 20 || !redo.file_size.is_multiple_of(redo.block) {
+        return Err(invalid(
+            a,
+            "redo-file-size",
+            &size_label(redo.file_size),
+            format!(
+                "at least 4M and a multiple of the redo block ({})",
+                size_label(redo.block)
+            ),
+        ));
+    }
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    for (opt, cpu) in [("lgwr-cpu", redo.lgwr_cpu), ("noise-cpu", redo.noise_cpu)] {
+        if let Some(c) = cpu
+            && c >= cpus
+        {
+            return Err(invalid(
+                a,
+                opt,
+                &c.to_string(),
+                format!("this machine has CPUs 0..{}", cpus - 1),
+            ));
+        }
+    }
+    let oltp = OltpOptions {
+        work_unit: a.work_unit as usize,
+        update_pct: a.update_pct,
+        hotspot_pct: a.hotspot_pct,
+        hotspot_size: a.hotspot_size.unwrap_or(0),
+        async_reads: a.async_reads,
+        cache_size: a.cache_size,
+        warm_cache: !a.cold_cache,
+    };
+    if oltp.hotspot_pct > 0 && oltp.hotspot_size < bs {
+        return Err(Error::usage(
+            "--hotspot-pct needs --hotspot-size (the size of the hot spot, e.g. 64M)",
+        ));
+    }
+    if oltp.hotspot_size > dataset.size {
+        return Err(invalid(
+            a,
+            "hotspot-size",
+            &size_label(oltp.hotspot_size),
+            format!("larger than the data set ({})", size_label(dataset.size)),
+        ));
+    }
+    if let Some(c) = oltp.cache_size
+        && (c < 16 * bs || c / bs > u32::MAX as u64 / 2)
+    {
+        return Err(invalid(
+            a,
+            "cache-size",
+            &size_label(c),
+            format!(
+                "at least 16 blocks ({}) and at most 2^31 blocks",
+                size_label(16 * bs)
+            ),
+        ));
+    }
+    if let Some(c) = oltp.cache_size
+        && test == Test::Oltp
+    {
+        // Sessions pin their work unit's buffers; the rest must leave room to replace.
+        let sessions = a.sessions as u64;
+        let pinned = 2 * sessions * oltp.work_unit as u64;
+        let active = a.span.of(dataset.file_size(), bs) * u64::from(dataset.files);
+        let buffers = (c / bs).min(active / bs);
+        if buffers < pinned {
+            return Err(invalid(
+                a,
+                "cache-size",
+                &size_label(c),
+                format!(
+                    "it holds {buffers} blocks; {sessions} sessions with --work-unit {} pin up to {} at once, so the cache needs at least {pinned} blocks ({}); use a larger --cache-size or fewer --sessions",
+                    oltp.work_unit,
+                    sessions * oltp.work_unit as u64,
+                    size_label(pinned * bs)
+                ),
+            ));
+        }
+    }
+    let temp = TempOptions {
+        spill_size: a.spill_size,
+        temp_io: a.temp_io,
+    };
+    if temp.spill_size < temp.temp_io && test == Test::Temp {
+        return Err(invalid(
+            a,
+            "spill-size",
+            &size_label(temp.spill_size),
+            format!(
+                "smaller than one --temp-io request ({})",
+                size_label(temp.temp_io)
+            ),
+        ));
+    }
+    let mut classes = job.as_ref().map(|j| j.classes.clone()).unwrap_or_default();
+    default_sizes(&mut classes, bs, multiblock, &redo, &temp);
+    check_classes(&mut classes, &dataset, &redo, &temp)?;
+    let mut cfg = RunConfig {
+        test,
+        dataset,
+        sessions: a.sessions as usize,
+        duration: a.duration,
+        warmup: a.warmup,
+        submission: if a.sync {
+            Submission::Sync
+        } else {
+            Submission::Async
+        },
+        io_mode: a.io_mode,
+        engine: a.engine,
+        batch: a.batch as usize,
+        keep_inflight: a.keep_inflight,
+        depth: a.depth as usize,
+        mbrc,
+        out: a.out.clone(),
+        json: a.json,
+        quiet: a.quiet,
+        seed: a.seed.unwrap_or_else(rand_seed),
+        ash_hz: a.ash_hz,
+        destructive: a.destructive,
+        yes: a.yes,
+        continue_on_error: a.continue_on_error,
+        redo,
+        oltp,
+        temp,
+        classes,
+        job: job.as_ref().map(|j| j.json.clone()),
+        save_job: a.save_job.clone(),
+        span: a.span,
+        origins: origins(a),
+    };
+    if job.as_ref().is_some_and(|j| j.test.is_none()) {
+        // A job of classes: its sessions are its classes'.
+        cfg.sessions = cfg.classes.iter().map(|c| c.sessions).sum::<usize>().max(1);
+    }
+    if cfg.dataset.verify && cfg.test == Test::Job && cfg.writes_data() {
+        let reader = cfg
+            .classes
+            .iter()
+            .find(|c| c.event.reads() && c.event.uses_data_files());
+        let writer = cfg
+            .classes
+            .iter()
+            .find(|c| c.event.writes() && c.event.uses_data_files());
+        if let (Some(r), Some(w)) = (reader, writer) {
+            return Err(Error::usage(format!(
+                "--verify: class '{}' reads data blocks while class '{}' writes them, and a read that races a write cannot be told from a lost write; verify the writes and the reads in separate jobs (the data set keeps its write sequences between runs)",
+                r.name, w.name
+            )));
+        }
+    }
+    if let Some(rate) = a.rate {
+        if cfg.keep_inflight {
+            return Err(Error::usage(
+                "--rate with --keep-inflight: an open loop issues on a schedule, not at a constant queue depth; leave out one of them",
+            ));
+        }
+        // A classic test at a rate is its one class, run open loop.
+        let Some(mut class) = crate::workload::presets::classic_class(&cfg) else {
+            return Err(Error::usage(format!(
+                "--rate: the {} test's sessions do not issue one kind of request on a schedule; --rate takes read-iops, read-mbps, write-iops, write-mbps and redo (commits per second)",
+                cfg.test.name()
+            )));
+        };
+        // As in a job file's class: the schedule sets when requests start.
+        if class.think.is_some() {
+            return Err(Error::usage(
+                "--think with --rate: at a rate each commit starts on its schedule; think is for runs without a rate (closed loop)",
+            ));
+        }
+        if a.typed("depth") {
+            return Err(Error::usage(
+                "--depth with --rate: at a rate each arrival is one request and --sessions sets how many can be in flight; leave out one of them",
+            ));
+        }
+        class.depth = None;
+        class.rate = Some(rate);
+        class.poisson = a.arrival == crate::workload::Arrival::Poisson;
+        cfg.classes = vec![class];
+    }
+    check_rates(&cfg)?;
+    // Against the planned data set now; against the files themselves when planning.
+    crate::workload::span::check(&cfg, cfg.dataset.file_size())?;
+    Ok(cfg)
+}
+
+/// Beside a job file, what its classes set themselves cannot be typed: it would be
+/// ignored. (A job naming a test takes every option of that test.)
+fn refuse_beside_job(a: &RunArgs, j: &Job) -> Result<()> {
+    if a.typed("rate") {
+        return Err(Error::usage(
+            "--rate with --job: set `rate` per class in the job file",
+        ));
+    }
+    if j.test.is_some() {
+        return Ok(());
+    }
+    if let Some(o) = a.typed_flags().find(|o| !o.with_classes) {
+        let why = match o.name {
+            "sessions" => "each class of the job file has its own `sessions`".to_string(),
+            "sync" | "async" => "each class of the job file has its own `submission` (and [redo] submission says how LGWR writes the pieces of a commit's write)".to_string(),
+            _ => "the job's classes set this themselves (or it shapes a test, which a job names with run.test), so it would be ignored".to_string(),
+        };
+        let flag = match o.name {
+            "sync" | "async" => "--sync/--async".to_string(),
+            _ => o.flag(),
+        };
+        return Err(Error::usage(format!("{flag} with --job: {why}")));
+    }
+    Ok(())
+}
+
+/// A typed option the test does not use would be read and ignored: it is refused.
+fn refuse_unused(a: &RunArgs, test: Test) -> Result<()> {
+    if test == Test::Job {
+        return Ok(());
+    }
+    match a.typed_flags().find(|o| !o.applies.to(test)) {
+        Some(o) => Err(Error::usage(format!(
+            "{}: the {} test does not use it; leave it out (dbio run --help lists what each test takes)",
+            o.flag(),
+            test.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A class without `size` gets its event's natural size (from the event table): one block,
+/// MBRC blocks, the redo per commit, or the temp request size.
+fn default_sizes(
+    classes: &mut [ClassSpec],
+    block: u64,
+    multiblock: u64,
+    redo: &RedoOptions,
+    temp: &TempOptions,
+) {
+    use crate::workload::event::Unit;
+    use crate::workload::sizes::RequestSizes;
+    for c in classes.iter_mut().filter(|c| c.default_size) {
+        c.sizes = match c.event.facts().unit {
+            Unit::Block | Unit::None => RequestSizes::Fixed(block),
+            Unit::Multiblock => RequestSizes::Fixed(multiblock),
+            Unit::Redo if redo.per_commit.lo == redo.per_commit.hi => {
+                RequestSizes::Fixed(redo.per_commit.lo)
+            }
+            Unit::Redo => RequestSizes::Uniform {
+                lo: redo.per_commit.lo,
+                hi: redo.per_commit.hi,
+            },
+            Unit::Temp => RequestSizes::Fixed(temp.temp_io),
+        };
+    }
+}
+
+/// Checks each class against the data set and the redo logs: request sizes that fit,
+/// multiblock requests (and mixes of sizes) in whole blocks, spills that hold a request.
+fn check_classes(
+    classes: &mut [ClassSpec],
+    d: &DataSetSpec,
+    redo: &RedoOptions,
+    temp: &TempOptions,
+) -> Result<()> {
+    use crate::workload::event::Unit;
+    for c in classes {
+        if c.event.is_temp() {
+            let spill = c.spill.unwrap_or(temp.spill_size);
+            let io = c.sizes.max();
+            if spill < io {
+                return Err(c.bad_value(
+                    "spill",
+                    format!(
+                        "the spill ({}, temp.spill_size or the class's `spill`) is smaller than one request ({})",
+                        size_label(spill),
+                        size_label(io)
+                    ),
+                ));
+            }
+            // Whole requests of the largest size, as the temp test does.
+            c.spill = Some(spill / io * io);
+            continue;
+        }
+        if c.event == Event::LogFileParallelWrite {
+            let most = c.sizes.max().div_ceil(redo.block) * redo.block;
+            if most > redo.file_size {
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "a redo write of {} does not fit in a redo log file of {} (redo.file_size)",
+                        size_label(most),
+                        size_label(redo.file_size)
+                    ),
+                ));
+            }
+            continue;
+        }
+        if c.event == Event::LogFileSync {
+            if c.sizes.max() > 64 << 20 {
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "a \"log file sync\" class's redo per commit ({}) is above 64M",
+                        size_label(c.sizes.max())
+                    ),
+                ));
+            }
+            continue;
+        }
+        let multiblock = c.event.facts().unit == Unit::Multiblock;
+        for size in c.sizes.sizes() {
+            if size < 512 || size % 512 != 0 || size > d.file_size() {
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "size {} must be a multiple of 512, at most 64M and no larger than a data file ({})",
+                        size_label(size),
+                        size_label(d.file_size())
+                    ),
+                ));
+            }
+            if (multiblock || !c.sizes.is_fixed()) && size % d.block_size != 0 {
+                let why = if multiblock {
+                    format!("\"{}\" reads or writes whole blocks", c.event.name())
+                } else {
+                    "weighted sizes are whole blocks".to_string()
+                };
+                return Err(c.bad_value(
+                    "size",
+                    format!(
+                        "{why}: size {} is not a multiple of the block size {}",
+                        size_label(size),
+                        size_label(d.block_size)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a rate so low that a class's sessions would not all get one request into the
+/// measured window: nothing would be measured (and the schedule's arithmetic would run
+/// out of range). Says the least rate that works.
+fn check_rates(cfg: &RunConfig) -> Result<()> {
+    let window = cfg.duration.as_secs_f64();
+    for c in &cfg.classes {
+        let Some(rate) = c.rate else { continue };
+        let least = c.sessions.max(1) as f64 / window;
+        if rate >= least {
+            continue;
+        }
+        let why = format!(
+            "{rate}/s gives its {} session(s) fewer than one request each in the measured window of {}; the least rate is {least:.4}/s (or a longer --duration, or fewer sessions)",
+            c.sessions,
+            crate::units::duration_label(cfg.duration)
+        );
+        return Err(if cfg.job.is_some() {
+            c.bad_value("rate", why)
+        } else {
+            Error::usage(format!("invalid value '{rate}' for '--rate': {why}"))
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! `--save-job FILE`: the job file equivalent to a run typed on the command line — its
+//! classes where classes express it (read-iops, read-mbps, write-iops, write-mbps, redo, and
+//! any test at a `--rate`), else the test with every option that shapes it (oltp, temp,
+//! `--keep-inflight`). Every value is written by its option's own definition
+//! ([`super::Opt::get`]), so `--job` reads back exactly what was run.
+
+use super::{OPTIONS, Opt, RunArgs};
+use crate::error::{Error, Result};
+use crate::workload::Test;
+use crate::workload::spec::{ClassSpec, RunConfig};
+
+/// A TOML value: numbers and switches bare, the rest quoted.
+fn toml_value(o: &Opt, text: &str) -> String {
+    let bare = o.is_switch()
+        || (!text.is_empty()
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && matches!(o.value, Some("N" | "CPU" | "PCT")));
+    if bare {
+        text.to_string()
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// Whether option `o` goes into the job file of `cfg`: what shapes the run — the data set,
+/// the timing, the engine — and, in a test's job file, the options of that test; beside
+/// classes, only what a job of classes uses.
+fn shapes(o: &Opt, cfg: &RunConfig, test_form: bool) -> bool {
+    let Some(key) = o.key else {
+        return false;
+    };
+    if key == "run.submission" || key == "run.sessions" {
+        return test_form;
+    }
+    if key == "redo.submission" {
+        return false;
+    }
+    if key.starts_with("dataset.") || key.starts_with("run.") && o.with_classes {
+        return o.applies.to(cfg.test);
+    }
+    if test_form {
+        o.applies.to(cfg.test)
+    } else {
+        o.with_classes && o.applies.to(cfg.test)
+    }
+}
+
+/// The job file equivalent to a run typed on the command line.
+pub fn job_file(cfg: &RunConfig, typed: &RunArgs) -> Result<String> {
+    if cfg.job.is_some() {
+        return Err(Error::usage(
+            "--save-job with --job: the job file is already there",
+        ));
+    }
+    let class = match cfg.classes.as_slice() {
+        [] => crate::workload::presets::classic_class(cfg),
+        [one] => Some(one.clone()),
+        _ => None,
+    };
+    let test_form = class.is_none();
+    // What was run: the values as typed, with what the run resolved (seed, size).
+    let mut a = typed.clone();
+    a.seed = Some(cfg.seed);
+    a.size = Some(cfg.dataset.size);
+    let mut o = format!("# Equivalent of `dbio run {}`\n", cfg.test.name());
+    for table in ["dataset", "run", "redo", "oltp", "temp"] {
+        let mut lines = String::new();
+        if table == "run" && test_form {
+            lines.push_str(&format!("test = \"{}\"\n", cfg.test.name()));
+        }
+        for opt in OPTIONS.iter().filter(|x| shapes(x, cfg, test_form)) {
+            let key = opt.key.expect("options written have a key");
+            let Some((t, k)) = key.split_once('.') else {
+                continue;
+            };
+            if t != table {
+                continue;
+            }
+            // A span over all of each file is the default: left out.
+            if key == "dataset.span" && cfg.span.is_full() {
+                continue;
+            }
+            if let Some(text) = (opt.get)(&a) {
+                lines.push_str(&format!("{k} = {}\n", toml_value(opt, &text)));
+            }
+        }
+        if table == "redo"
+            && !test_form
+            && cfg.test == Test::Redo
+            && cfg.redo.submission == crate::engine::Submission::Sync
+        {
+            // The redo test's --sync: LGWR writes the pieces of a write one by one.
+            lines.push_str("submission = \"sync\"\n");
+        }
+        if !lines.is_empty() {
+            o.push_str(&format!("\n[{table}]\n{lines}"));
+        }
+    }
+    if let Some(c) = class {
+        o.push('\n');
+        o.push_str(&class_toml(&c));
+    }
+    Ok(o)
+}
+
+/// One `[[class]]` as a job file writes it.
+pub fn class_toml(c: &ClassSpec) -> String {
+    let mut o = format!(
+        "[[class]]\nname = {:?}\nevent = \"{}\"\nsize = {}\nsessions = {}\nsubmission = \"{}\"\n",
+        c.name,
+        c.event.name(),
+        c.sizes.toml(),
+        c.sessions,
+        c.submission.name()
+    );
+    if let Some(b) = c.batch {
+        o.push_str(&format!("batch = {b}\n"));
+    }
+    if let Some(d) = c.depth {
+        o.push_str(&format!("depth = {d}\n"));
+    }
+    if let Some(s) = c.spill {
+        o.push_str(&format!("spill = \"{}\"\n", crate::units::size_label(s)));
+    }
+    if let Some(t) = c.think {
+        o.push_str(&format!("think = \"{}\"\n", t.label()));
+    }
+    if let Some(rate) = c.rate {
+        o.push_str(&format!(
+            "rate = {rate}\narrival = \"{}\"\n",
+            if c.poisson { "poisson" } else { "fixed" }
+        ));
+    }
+    o
+}

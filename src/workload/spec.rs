@@ -1,0 +1,306 @@
+//! What a run is, validated: the data set, the classes of I/O and the tests' options, the
+//! timing, and how requests are issued. The command line, job files and sweeps build it
+//! (`crate::options`); everything below reads it and knows nothing of where it came from.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::dataset::DataSetSpec;
+use crate::engine::{EngineChoice, IoMode, Submission};
+use crate::error::Error;
+use crate::units::{DurationRange, SizeRange};
+use crate::workload::sizes::RequestSizes;
+use crate::workload::{Event, Test};
+
+/// How LGWR makes redo durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RedoSync {
+    /// Redo files opened O_DSYNC: each write is durable when it returns.
+    Dsync,
+    /// Plain writes followed by fdatasync.
+    Fdatasync,
+}
+
+impl RedoSync {
+    pub fn name(self) -> &'static str {
+        match self {
+            RedoSync::Dsync => "dsync",
+            RedoSync::Fdatasync => "fdatasync",
+        }
+    }
+}
+
+/// Redo, commits and the log writer (tests redo and oltp).
+#[derive(Debug, Clone)]
+pub struct RedoOptions {
+    pub per_commit: SizeRange,
+    pub think: Option<DurationRange>,
+    pub block: u64,
+    pub files: u32,
+    pub file_size: u64,
+    pub sync: RedoSync,
+    pub lgwr_cpu: Option<usize>,
+    pub noise_cpu: Option<usize>,
+    pub writers: usize,
+    /// How LGWR submits the pieces of a write over 1 MiB: together (async) or one after
+    /// another (sync). Synchronous io modes always write them one after another.
+    pub submission: Submission,
+}
+
+/// The OLTP mix.
+#[derive(Debug, Clone)]
+pub struct OltpOptions {
+    pub work_unit: usize,
+    pub update_pct: u32,
+    pub hotspot_pct: u32,
+    pub hotspot_size: u64,
+    pub async_reads: bool,
+    pub cache_size: Option<u64>,
+    pub warm_cache: bool,
+}
+
+/// Temp spills.
+#[derive(Debug, Clone)]
+pub struct TempOptions {
+    pub spill_size: u64,
+    pub temp_io: u64,
+}
+
+impl TempOptions {
+    /// Bytes each session spills (and of its temp file): the spill in whole requests.
+    pub fn spill_bytes(&self) -> u64 {
+        self.spill_size / self.temp_io * self.temp_io
+    }
+}
+
+/// Latency limits and minimum throughput of a class: a run passes when every one holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    /// (statistic — "mean", "p50", ... — and the most it may be).
+    pub latency: Vec<(&'static str, Duration)>,
+    pub min_iops: Option<f64>,
+    pub min_mib_per_s: Option<f64>,
+}
+
+impl Limits {
+    pub fn is_empty(&self) -> bool {
+        self.latency.is_empty() && self.min_iops.is_none() && self.min_mib_per_s.is_none()
+    }
+}
+
+/// One I/O class: an event issued by its own sessions, at a rate or as fast as they can.
+#[derive(Debug, Clone)]
+pub struct ClassSpec {
+    pub name: String,
+    pub event: Event,
+    /// Bytes per request: one size, weighted sizes, or (redo) a uniform range. For
+    /// "log file sync", the redo each commit carries.
+    pub sizes: RequestSizes,
+    /// The job file gave no `size`: the event's natural one (one block, MBRC blocks, the
+    /// redo per commit, the temp request size) is filled in with the options.
+    pub default_size: bool,
+    pub sessions: usize,
+    pub submission: Submission,
+    /// Requests per second over all the class's sessions (open loop), if any; commits per
+    /// second for "log file sync".
+    pub rate: Option<f64>,
+    pub poisson: bool,
+    pub think: Option<DurationRange>,
+    pub batch: Option<usize>,
+    pub depth: Option<usize>,
+    /// Temp classes: bytes of each session's temp file (default `--spill-size`).
+    pub spill: Option<u64>,
+    pub limits: Limits,
+    /// Where a job file wrote the class, for what is checked later against the data set.
+    pub source: Option<ClassSource>,
+}
+
+/// Where in its job file a class's keys are: "FILE (line N)".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassSource {
+    /// The class itself (its `event`).
+    pub at: String,
+    pub size_at: Option<String>,
+    pub spill_at: Option<String>,
+    pub rate_at: Option<String>,
+}
+
+impl ClassSpec {
+    /// A usage error about the class's `key` ("size" or "spill"), at its line in the job
+    /// file when the class came from one.
+    pub fn bad_value(&self, key: &str, why: String) -> Error {
+        let at = self.source.as_ref().map(|s| {
+            match key {
+                "spill" => s.spill_at.as_ref(),
+                "rate" => s.rate_at.as_ref(),
+                "size" => s.size_at.as_ref(),
+                _ => None,
+            }
+            .unwrap_or(&s.at)
+        });
+        match at {
+            Some(at) => Error::usage(format!(
+                "{at}: invalid value for 'class.{key}': class '{}': {why}",
+                self.name
+            )),
+            None => Error::usage(format!("class '{}': {why}", self.name)),
+        }
+    }
+}
+
+impl ClassSpec {
+    /// A class whose requests all have one size.
+    pub fn fixed(
+        name: &str,
+        event: Event,
+        size: u64,
+        sessions: usize,
+        submission: Submission,
+    ) -> ClassSpec {
+        ClassSpec {
+            name: name.into(),
+            event,
+            sizes: RequestSizes::Fixed(size),
+            default_size: false,
+            sessions,
+            submission,
+            rate: None,
+            poisson: false,
+            think: None,
+            batch: None,
+            depth: None,
+            spill: None,
+            limits: Limits::default(),
+            source: None,
+        }
+    }
+}
+
+/// Everything that shapes one run, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub test: Test,
+    pub dataset: DataSetSpec,
+    pub sessions: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// What the user asked for (`--sync`/`--async`); names the events.
+    pub submission: Submission,
+    pub io_mode: IoMode,
+    pub engine: EngineChoice,
+    pub batch: usize,
+    /// Async read-iops/write-iops keep `batch` requests in flight instead of waiting for
+    /// whole batches.
+    pub keep_inflight: bool,
+    pub depth: usize,
+    /// Blocks per multiblock request.
+    pub mbrc: usize,
+    pub out: PathBuf,
+    pub json: bool,
+    /// No live progress display.
+    pub quiet: bool,
+    pub seed: u64,
+    pub ash_hz: u32,
+    /// `--destructive` and `--yes`: a write test may overwrite a block device (checked).
+    pub destructive: bool,
+    pub yes: bool,
+    /// Keep going after I/O errors, counting them per event.
+    pub continue_on_error: bool,
+    pub redo: RedoOptions,
+    pub oltp: OltpOptions,
+    pub temp: TempOptions,
+    /// The I/O classes of a job file (test `job`); empty otherwise.
+    pub classes: Vec<ClassSpec>,
+    /// The job file as JSON, embedded in result.json.
+    pub job: Option<serde_json::Value>,
+    /// `--save-job FILE`.
+    pub save_job: Option<PathBuf>,
+    /// `--span`: requests fall in this first part of each data file.
+    pub span: crate::workload::span::Span,
+    /// Which options a job file set, and where (for errors found later, with the data set).
+    pub origins: Origins,
+}
+
+/// Which options a job file set, and where: errors found after the options were read name
+/// an option as the user wrote it.
+#[derive(Debug, Clone, Default)]
+pub struct Origins {
+    /// Option name (`span`) → (`FILE (line N)`, job-file key `dataset.span`).
+    pub job: std::collections::BTreeMap<String, (String, &'static str)>,
+}
+
+impl Origins {
+    /// The usage error for option `name`'s `value`: at its job file line and key when the
+    /// job file set it, else as the `--name` flag.
+    pub fn invalid(&self, name: &str, value: &str, why: impl std::fmt::Display) -> Error {
+        match self.job.get(name) {
+            Some((at, key)) => {
+                Error::usage(format!("{at}: invalid value '{value}' for '{key}': {why}"))
+            }
+            None => Error::usage(format!("invalid value '{value}' for '--{name}': {why}")),
+        }
+    }
+}
+
+impl RunConfig {
+    /// The events of the run's classes (job files, --rate); empty for a classic test.
+    fn class_events(&self) -> impl Iterator<Item = crate::workload::Event> + '_ {
+        self.classes.iter().map(|c| c.event)
+    }
+
+    /// Whether the run reads or writes the data files.
+    pub fn uses_data_files(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test.uses_data_files();
+        }
+        self.class_events().any(Event::uses_data_files)
+    }
+
+    /// Whether the run writes redo log files.
+    pub fn uses_redo(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test.uses_redo();
+        }
+        self.class_events().any(Event::is_redo)
+    }
+
+    /// Whether the run spills to temp files.
+    pub fn uses_temp(&self) -> bool {
+        if self.classes.is_empty() {
+            return self.test == Test::Temp;
+        }
+        self.class_events().any(Event::is_temp)
+    }
+
+    /// Whether the run writes anything (data, redo or temp files), and so needs a data set
+    /// directory dbio created.
+    pub fn writes(&self) -> bool {
+        if self.test != Test::Job {
+            return self.test.writes();
+        }
+        self.class_events().any(|e| e.writes()) || self.uses_temp() || self.uses_redo()
+    }
+
+    /// Whether the run writes data blocks (and so changes their verify sequences).
+    pub fn writes_data(&self) -> bool {
+        if self.test != Test::Job {
+            return self.test.writes_data();
+        }
+        self.class_events()
+            .any(|e| e.writes() && e.uses_data_files())
+    }
+
+    /// Bytes per multiblock request (MBRC × block size).
+    pub fn multiblock_bytes(&self) -> u64 {
+        self.mbrc as u64 * self.dataset.block_size
+    }
+}
+
+/// A seed for runs that did not ask for one; recorded in the result so runs can be repeated.
+pub fn rand_seed() -> u64 {
+    let t = crate::sys::now_ns();
+    t ^ (u64::from(std::process::id()) << 32) ^ fastrand::u64(..)
+}
