@@ -101,8 +101,12 @@ fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Ex
     } else {
         let _ = write!(out, "{}", outcome.summary);
     }
-    eprintln!("dbio: results in {}", outcome.run_dir.display());
     record(db, &outcome);
+    if let Some(e) = &outcome.write_error {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::IoError);
+    }
+    eprintln!("dbio: results in {}", outcome.run_dir.display());
     Ok(outcome.exit)
 }
 
@@ -154,7 +158,10 @@ fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
                 path.display()
             ))
         } else {
-            Error::io(&format!("{option}: cannot write"), path, &e)
+            Error::usage(format!(
+                "{option} {}: cannot write it ({e}); give a new file in a directory you can write to",
+                path.display()
+            ))
         }
     })
 }

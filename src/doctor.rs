@@ -8,6 +8,7 @@
 //! lock, never by a PID in a file. Doctor exits 1 when something needs attention and says
 //! what to do.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::dataset::State;
@@ -215,45 +216,55 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
 
 /// `dbio doctor [PATH...]`.
 pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
+    let mut o = std::io::stdout().lock();
     let procs = other_dbio_processes();
     if procs.is_empty() {
-        println!("Other dbio processes: none");
+        let _ = writeln!(o, "Other dbio processes: none");
     } else {
-        println!(
+        let _ = writeln!(
+            o,
             "Other dbio processes ({}; they compete for the same storage and CPUs while a test runs):",
             procs.len()
         );
         for p in &procs {
-            println!("  pid {}: {}", p.pid, p.cmdline);
+            let _ = writeln!(
+                o,
+                "  pid {}: {}",
+                p.pid,
+                crate::safety::lock::printable(&p.cmdline)
+            );
         }
     }
     let f = survey(paths, known);
-    println!("\nData sets");
+    let _ = writeln!(o, "\nData sets");
     if f.data_sets.is_empty() && f.gone.is_empty() {
-        println!("  none found");
+        let _ = writeln!(o, "  none found");
     }
     let mut total = 0;
     for found in &f.data_sets {
         let h = &found.health;
         total += h.bytes;
-        println!("  {}", describe(found));
+        let _ = writeln!(o, "  {}", describe(found));
         for t in &h.stray_temp_files {
-            println!("    STALE: temporary file of a killed run: {}", t.display());
+            let _ = writeln!(
+                o,
+                "    STALE: temporary file of a killed run: {}",
+                t.display()
+            );
         }
         for r in &h.rejected {
-            println!(
+            let _ = writeln!(
+                o,
                 "    CHANGED: the manifest's {r}; dbio does not act on this data set (remove its files yourself)"
             );
         }
-        for p in &h.foreign {
-            println!(
-                "    NOT DBIO'S: {} is listed, but is no longer the file dbio created; left alone",
-                p.display()
-            );
+        for (p, why) in &h.foreign {
+            let _ = writeln!(o, "    LEFT ALONE: {} is listed, but {why}", p.display());
         }
     }
     for g in &f.gone {
-        println!(
+        let _ = writeln!(
+            o,
             "  {}: gone (moved or deleted by hand); it held {} when last used on {} — `dbio clean {}` forgets it",
             g.path,
             human_bytes(g.disk_bytes),
@@ -262,14 +273,15 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         );
     }
     if f.data_sets.len() > 1 {
-        println!("  in all: {} on disk", human_bytes(total));
+        let _ = writeln!(o, "  in all: {} on disk", human_bytes(total));
     }
-    println!("\nRun directories");
+    let _ = writeln!(o, "\nRun directories");
     if f.runs.is_empty() {
-        println!("  none found");
+        let _ = writeln!(o, "  none found");
     }
     for r in &f.runs {
-        println!(
+        let _ = writeln!(
+            o,
             "  {}: {} run(s), {}",
             r.dir.display(),
             thousands(r.runs as u64),
@@ -277,7 +289,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         );
     }
     for n in &f.notes {
-        println!("  note: {n}");
+        let _ = writeln!(o, "  note: {n}");
     }
     let stale: Vec<&Health> = (f.data_sets.iter())
         .map(|x| &x.health)
@@ -289,7 +301,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         .filter(|x| x.health.needs_attention() && !x.health.is_stale())
         .count();
     if stale.is_empty() && changed == 0 {
-        println!("\nNothing needs attention.");
+        let _ = writeln!(o, "\nNothing needs attention.");
         return Ok(ExitCode::Ok);
     }
     let mut advice = Vec::new();
@@ -309,7 +321,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             "{changed} data set(s) list files that are not dbio's (a changed manifest or replaced files): dbio leaves them alone; look at them and remove them yourself"
         ));
     }
-    println!("\nNeeds attention: {}.", advice.join("; "));
+    let _ = writeln!(o, "\nNeeds attention: {}.", advice.join("; "));
     Ok(ExitCode::Failure)
 }
 
@@ -341,6 +353,7 @@ fn describe(found: &Found) -> String {
         "ready, not in use".to_string()
     };
     let known = match &found.record {
+        Some(r) if r.last_test == "prepare" => format!("; prepared {}", r.last_used_at),
         Some(r) => format!(
             "; last used {} by {}{}",
             r.last_used_at,
@@ -362,6 +375,7 @@ fn describe(found: &Found) -> String {
 
 /// `dbio clean --stale [PATH...]`: removes what doctor reports as stale.
 pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
+    let mut o = std::io::stdout().lock();
     let f = survey(paths, known);
     let mut repaired = 0;
     for h in f
@@ -372,7 +386,8 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     {
         let r = stale::clear_stale(&h.dir)?;
         for p in &r.removed {
-            println!(
+            let _ = writeln!(
+                o,
                 "{}: removed temporary file {}",
                 h.dir.display(),
                 p.display()
@@ -381,7 +396,7 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         repaired += 1;
     }
     if repaired == 0 {
-        println!("nothing stale found");
+        let _ = writeln!(o, "nothing stale found");
     }
     Ok(ExitCode::Ok)
 }

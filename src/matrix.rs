@@ -254,11 +254,21 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         size_label(a.small_size),
         size_label(a.large_size)
     );
+    let grid = grid(a);
+    // Every point's run checked (both stages) before the matrix directory appears.
+    let mut planned = Vec::with_capacity(grid.len());
+    for &(small, large) in &grid {
+        let cfg = point_config(a, point_classes(a, small, large), &a.out)?;
+        let pre = crate::options::environment::check(&cfg)?;
+        planned.push((cfg, pre));
+    }
     let out = crate::report::open_out(&a.out)?;
     let held = crate::report::create_run_dir(&out, &crate::sys::utc_now_rfc3339(), &tail)?;
     let dir = held.path().to_path_buf();
-    let points_dir = dir.join("points");
-    let grid = grid(a);
+    let points_dir = std::sync::Arc::new(
+        held.create_dir("points")
+            .map_err(|e| Error::io("cannot create", &dir.join("points"), &e))?,
+    );
     eprintln!(
         "dbio: matrix {:?}: {} points of {} + {} warm-up each, in {}",
         a.shape,
@@ -277,8 +287,9 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             i + 1,
             grid.len()
         );
-        let cfg = point_config(a, point_classes(a, small, large), &points_dir)?;
-        let pre = crate::options::environment::check(&cfg)?;
+        let (mut cfg, mut pre) = planned[i].clone();
+        cfg.out = points_dir.path().to_path_buf();
+        pre.out = Some(points_dir.clone());
         let outcome = crate::run::run(&cfg, &pre, stop, &|_| {})?;
         let r = &outcome.result;
         let kind = |prefix: &'static str| -> Vec<&crate::report::result::EventResult> {

@@ -355,8 +355,13 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
         let text = String::from_utf8_lossy(&doctor.stdout);
         assert_eq!(doctor.status.code(), Some(1), "{tamper}: {text}");
         assert!(
-            text.contains("CHANGED") || text.contains("NOT DBIO'S"),
+            text.contains("CHANGED") || text.contains("LEFT ALONE"),
             "{tamper}: {text}"
+        );
+        assert_eq!(
+            env.output(&["verify", "ds"]).status.code(),
+            Some(2),
+            "{tamper}"
         );
         let _ = env.output(&["clean", "--stale", "ds"]);
         let clean = env.output(&["clean", "ds"]);
@@ -646,7 +651,7 @@ fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
     let err = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("not removed") || err.contains("could not"),
+        err.contains("not removed") || err.contains("belongs to another user"),
         "{err}"
     );
     assert_eq!(files_under(&env.join("ds")), before, "{err}");
@@ -708,6 +713,7 @@ fn signals_at_every_phase_leave_nothing_half_done() {
                 .filter(|f| {
                     !(f.starts_with("dbio-data-") && f.ends_with(".dbf"))
                         && f != "dbio-manifest.json"
+                        && f != "dbio-lock"
                         && f != "notes.txt"
                 })
                 .collect();
@@ -792,4 +798,348 @@ fn renames_racing_a_write_test_never_redirect_it() {
         assert_results_parse(&env.join("dbio-runs"));
     }
     let _ = env.output(&["clean", &target]);
+}
+
+/// `dbio report DIR` redraws only files dbio wrote: a user's own `report.html` or CSV beside
+/// a copied result.json is refused, not replaced.
+#[test]
+fn dbio_report_never_replaces_a_users_own_files() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let target = shm.path().join("ds");
+    let out = env.output(&write_run(target.to_str().unwrap()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = std::fs::read_dir(env.join("dbio-runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let user = env.join("userweb");
+    std::fs::create_dir(&user).unwrap();
+    std::fs::copy(run.join("result.json"), user.join("result.json")).unwrap();
+    let mine = Victim::new(user.join("report.html"));
+    let csv = Victim::new(user.join("timeseries.csv"));
+    let out = env.output(&["report", user.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        &["not a file dbio wrote"],
+        "report over a user's files",
+    );
+    mine.assert_intact("report.html");
+    csv.assert_intact("timeseries.csv");
+    // dbio's own files are redrawn.
+    let out = env.output(&["report", run.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A block device another process has open (as a database opens its raw devices: read-write,
+/// not exclusive) is never written, and the refusal names the process.
+#[test]
+fn a_device_another_process_has_open_is_never_written() {
+    let env = Env::new();
+    let Some(dev) = Loop::blank(env.path(), "inuse.img", 16 << 20) else {
+        return;
+    };
+    let before = dev.read_all();
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&dev.dev)
+        .unwrap();
+    let out = env.output(&[
+        "run",
+        "write-iops",
+        "--target",
+        dev.path(),
+        "--destructive",
+        "--yes",
+        "--size",
+        "8M",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    assert_refused(
+        &out,
+        &[&format!("open in process {}", std::process::id())],
+        "a device held open",
+    );
+    drop(held);
+    assert!(dev.read_all() == before, "the device changed");
+    // Through a symlink (/dev/disk/by-id/...), a free blank device is written as asked.
+    let link = env.join("disk-link");
+    symlink(&dev.dev, &link).unwrap();
+    let out = env.output(&[
+        "run",
+        "write-iops",
+        "--target",
+        link.to_str().unwrap(),
+        "--destructive",
+        "--yes",
+        "--size",
+        "8M",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// The points of a sweep go below the sweep directory dbio holds open: a directory swapped
+/// for a symlink while the sweep runs is never followed.
+#[test]
+fn sweep_points_never_follow_a_directory_swapped_for_a_link() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let target = shm.path().join("ds");
+    let out_dir = env.join("shared-out");
+    let elsewhere = env.join("elsewhere");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let child = spawn(
+        &env,
+        &[
+            "sweep",
+            "read-iops",
+            "--param",
+            "sessions=1,2",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "64M",
+            "--files",
+            "1",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let t0 = Instant::now();
+    let sweep_dir = loop {
+        if let Some(d) = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("_sweep_"))
+        {
+            break d;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no sweep directory");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let moved = env.join("moved-sweep");
+    std::fs::rename(&sweep_dir, &moved).unwrap();
+    symlink(&elsewhere, &sweep_dir).unwrap();
+    let mut child = child;
+    assert!(child.wait().unwrap().success());
+    assert!(
+        files_under(&elsewhere).is_empty(),
+        "{:?}",
+        files_under(&elsewhere)
+    );
+    let points = files_under(&moved)
+        .into_iter()
+        .filter(|f| f.ends_with("result.json"))
+        .count();
+    assert_eq!(points, 2, "{:?}", files_under(&moved));
+}
+
+/// Results are not lost when `--out` fills during the run: the run is still recorded in
+/// the store and printed, and exits 4 saying so; no file is half-written.
+#[test]
+fn a_full_out_keeps_the_results_in_the_store() {
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let Some(_fs) = Mount::new("tmpfs", "size=8m", "tmpfs", &env.join("out")) else {
+        return;
+    };
+    let target = shm.path().join("ds");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .current_dir(env.path())
+        .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
+        .args([
+            "run",
+            "read-iops",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "16M",
+        ])
+        .args([
+            "--files",
+            "1",
+            "--sessions",
+            "1",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+        ])
+        .args(["--out", env.join("out").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut filler = std::fs::File::create(env.join("out/filler")).unwrap();
+    use std::io::Write;
+    while filler.write_all(&[0u8; 1 << 16]).is_ok() {}
+    drop(filler);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("recorded as run 1"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Top Timed Events"));
+    assert_results_parse(&env.join("out"));
+    let runs = env.output(&["runs", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+}
+
+/// A named temp file (a file system without O_TMPFILE) whose manifest cannot be rewritten
+/// is removed again, never left unrecorded.
+#[test]
+fn a_temp_file_that_cannot_be_recorded_is_not_left_behind() {
+    let env = Env::new();
+    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+    assert!(prepared.status.success());
+    // A second name for the manifest: dbio refuses to replace a hard-linked file.
+    std::fs::hard_link(
+        env.join("ds/dbio-manifest.json"),
+        env.join("manifest-backup"),
+    )
+    .unwrap();
+    let mut temp = write_run("ds");
+    temp[1] = "temp";
+    temp.extend(["--spill-size", "1M"]);
+    let out = env
+        .dbio()
+        .env("DBIO_TEST_NO_TMPFILE", "1")
+        .args(&temp)
+        .output()
+        .unwrap();
+    assert_refused(&out, &["hard link"], "manifest not rewritable");
+    let left: Vec<String> = files_under(&env.join("ds"))
+        .into_iter()
+        .filter(|f| f.starts_with("dbio-temp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Commands made of runs check every point before their directory appears.
+#[test]
+fn commands_made_of_runs_create_nothing_before_their_checks() {
+    let env = Env::new();
+    for args in [
+        &["matrix", "--target", "/nonexistent/x/y", "--out", "out"][..],
+        &["calibrate", "--target", "/nonexistent/x/y", "--out", "out"][..],
+        &[
+            "sweep",
+            "read-iops",
+            "--param",
+            "sessions=1,2",
+            "--target",
+            "/nonexistent/x/y",
+            "--out",
+            "out",
+        ][..],
+        &[
+            "sweep",
+            "read-iops",
+            "--param",
+            "sessions=1,60000",
+            "--out",
+            "out",
+            "--size",
+            "16M",
+        ][..],
+    ] {
+        let out = env.output(args);
+        assert_refused(&out, &[], &format!("{args:?}"));
+        assert!(files_under(&env.join("out")).is_empty(), "{args:?}");
+        assert!(!env.join("dbio-data").exists(), "{args:?}");
+    }
+    // A batch larger than the data set's blocks cannot be drawn.
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--block-size",
+        "1M",
+        "--batch",
+        "4096",
+        "--size",
+        "8M",
+        "--files",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    assert_refused(&out, &["--batch 4096"], "a huge batch");
+    // A job file that is a directory, a save-job path that cannot be written.
+    let out = env.output(&["run", "read-iops", "--save-job", "/", "--duration", "1s"]);
+    assert_refused(&out, &["--save-job"], "--save-job /");
+}
+
+/// A process holding a data set's lock may be named anything: its command line is printed
+/// on one line, control characters shown as `?`.
+#[test]
+fn a_lock_holders_name_cannot_break_the_one_line_error() {
+    if Command::new("perl").arg("-v").output().is_err() {
+        eprintln!("skipped: no perl");
+        return;
+    }
+    let env = Env::new();
+    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+    assert!(prepared.status.success());
+    let lock = env.join("ds/dbio-lock");
+    let mut holder = Command::new("perl")
+        .arg("-e")
+        .arg(format!(
+            "use Fcntl ':flock'; open(my $f, '<', '{}') or die; flock($f, LOCK_SH) or die; $0 = \"x\\nerror: fake \\e[31mRED\"; print \"held\\n\"; $| = 1; sleep 30",
+            lock.display()
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let out = env.output(&write_run("ds"));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_refused(
+        &out,
+        &["in use by", "x?error: fake ?[31mRED"],
+        "a strange holder",
+    );
+    // `dbio doctor | head -1` ends quietly.
+    let piped = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} doctor ds | head -1",
+            assert_cmd::cargo::cargo_bin("dbio").display()
+        ))
+        .current_dir(env.path())
+        .env("XDG_DATA_HOME", env.data_home.path())
+        .output()
+        .unwrap();
+    assert!(!stderr(&piped).contains("panicked"), "{}", stderr(&piped));
 }

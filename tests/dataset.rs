@@ -31,6 +31,7 @@ fn prepare_then_runs_reuse_it() {
         [
             "dbio-data-001.dbf",
             "dbio-data-002.dbf",
+            "dbio-lock",
             "dbio-manifest.json"
         ]
     );
@@ -125,7 +126,7 @@ fn prepare_then_runs_reuse_it() {
         "{err}"
     );
     assert_eq!(before, inode(&env.join("dbio-data/dbio-data-001.dbf")));
-    assert_eq!(files_under(&env.join("dbio-data")).len(), 3);
+    assert_eq!(files_under(&env.join("dbio-data")).len(), 4);
     let mut fresh = reshape.to_vec();
     fresh.push("--fresh");
     let r = env.json(&fresh);
@@ -133,8 +134,8 @@ fn prepare_then_runs_reuse_it() {
     assert_eq!(u(&r["dataset"]["size_bytes"]), 96 << 20);
     assert_eq!(
         files_under(&env.join("dbio-data")).len(),
-        4,
-        "three files and the manifest, the old ones gone"
+        5,
+        "three files, the manifest and the lock, the old ones gone"
     );
 }
 

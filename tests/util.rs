@@ -321,13 +321,13 @@ pub fn shm_dir() -> Option<tempfile::TempDir> {
     )
 }
 
-/// Waits (up to 60 s) until process `pid` holds a flock on the directory `dir`, as
-/// /proc/locks shows it: a run has its data set by then.
+/// Waits (up to 60 s) until process `pid` holds the lock of the data set in `dir` (a flock
+/// on its `dbio-lock` file), as /proc/locks shows it: a run has its data set by then.
 pub fn wait_locked(dir: &Path, pid: u32) {
     use std::os::unix::fs::MetadataExt;
     let t0 = std::time::Instant::now();
     loop {
-        if let Ok(md) = std::fs::metadata(dir) {
+        if let Ok(md) = std::fs::metadata(dir.join("dbio-lock")) {
             let (major, minor) = (libc::major(md.dev()), libc::minor(md.dev()));
             let want = format!("{major:02x}:{minor:02x}:{}", md.ino());
             let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();

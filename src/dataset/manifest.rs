@@ -228,7 +228,63 @@ impl Manifest {
         {
             self.verify_seq = Some(e);
         }
+        if let Some((field, why)) = self.inconsistent() {
+            rejected.push(Rejected {
+                list: "manifest",
+                name: field.into(),
+                why,
+            });
+        }
         rejected
+    }
+
+    /// The first field whose value cannot be what dbio wrote (sizes that do not add up, a
+    /// block size dbio never uses), and why: dbio would read or write the files wrongly.
+    fn inconsistent(&self) -> Option<(&'static str, String)> {
+        if !self.files.is_empty() {
+            let bs = self.block_size;
+            if !bs.is_power_of_two() || !(512..=1 << 20).contains(&bs) {
+                return Some((
+                    "block_size",
+                    format!("is {bs}, not a power of two from 512 to 1M"),
+                ));
+            }
+            let per = self.files[0].size_bytes;
+            if per == 0 || !per.is_multiple_of(bs) || self.files.iter().any(|f| f.size_bytes != per)
+            {
+                return Some((
+                    "files",
+                    "size_bytes are not equal whole blocks in every data file".into(),
+                ));
+            }
+            if Some(self.size_bytes) != per.checked_mul(self.files.len() as u64) {
+                return Some((
+                    "size_bytes",
+                    format!(
+                        "is {}, not the {} data files' {per} bytes each",
+                        self.size_bytes,
+                        self.files.len()
+                    ),
+                ));
+            }
+        }
+        if self.redo_files.iter().any(|f| {
+            f.size_bytes != self.redo_file_size
+                || f.size_bytes < 4 << 20
+                || !f.size_bytes.is_multiple_of(512)
+        }) {
+            return Some((
+                "redo_files",
+                format!(
+                    "size_bytes are not the redo_file_size {} (at least 4M, whole 512 B blocks)",
+                    self.redo_file_size
+                ),
+            ));
+        }
+        if self.temp_files.iter().any(|f| f.size_bytes == 0) {
+            return Some(("temp_files", "a size_bytes is 0".into()));
+        }
+        None
     }
 
     /// Writes the manifest whole (see [`crate::safety::fs`]).
@@ -268,7 +324,7 @@ mod tests {
     fn entry(name: &str, ino: u64) -> FileEntry {
         FileEntry {
             name: name.into(),
-            size_bytes: 1,
+            size_bytes: if name.contains("redo") { 4 << 20 } else { 8192 },
             dev: 1,
             ino,
             btime_ns: None,
@@ -283,7 +339,7 @@ mod tests {
             id: "1".into(),
             created_at: String::new(),
             state: State::Ready,
-            size_bytes: 0,
+            size_bytes: 8192,
             block_size: 8192,
             fill: "random".into(),
             created_dir: false,
@@ -295,11 +351,8 @@ mod tests {
                 entry("notes.txt", 8),
                 entry("dbio-data-001.dbf", 9),
             ],
-            redo_files: vec![
-                entry("dbio-redo-01.log", 10),
-                entry("dbio-data-003.dbf", 11),
-            ],
-            redo_file_size: 0,
+            redo_files: vec![entry("dbio-redo-01.log", 10), entry("dbio-redo-03.log", 11)],
+            redo_file_size: 4 << 20,
             temp_files: vec![entry("dbio-temp-001.tmp", 12)],
             prepare_seconds: 0.0,
             in_use: None,
@@ -310,9 +363,14 @@ mod tests {
         let names: Vec<&str> = m.all_files().map(|e| e.name.as_str()).collect();
         assert_eq!(
             names,
-            ["dbio-data-001.dbf", "dbio-redo-01.log", "dbio-temp-001.tmp"]
+            [
+                "dbio-data-001.dbf",
+                "dbio-redo-01.log",
+                "dbio-redo-03.log",
+                "dbio-temp-001.tmp"
+            ]
         );
-        assert_eq!(rejected.len(), 7, "{rejected:?}");
+        assert_eq!(rejected.len(), 6, "{rejected:?}");
         assert!(
             rejected
                 .iter()
@@ -320,5 +378,14 @@ mod tests {
         );
         assert!(rejected.iter().any(|r| r.why.contains("inode 0")));
         assert!(rejected.iter().any(|r| r.why.contains("twice")));
+        // Sizes that do not add up reject the manifest as a whole.
+        m.size_bytes = 1;
+        let rejected = m.check();
+        assert!(
+            rejected
+                .iter()
+                .any(|r| r.list == "manifest" && r.name == "size_bytes"),
+            "{rejected:?}"
+        );
     }
 }

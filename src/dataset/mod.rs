@@ -117,6 +117,8 @@ pub struct DataSet {
     dir: Option<Dir>,
     mode: Mode,
     manifest: Option<Manifest>,
+    /// The data set's lock, held for the run.
+    _lock: Option<Lock>,
     /// A claimed block device, held open with O_EXCL for the run.
     _claim: Option<File>,
 }
@@ -250,19 +252,126 @@ fn open_dir(target: &Path) -> Result<(Dir, bool)> {
     Ok((dir, created))
 }
 
-/// Locks `dir` in `mode`, or says who holds it.
-fn lock_dir(dir: &Dir, mode: Mode) -> Result<()> {
-    match lock::try_lock(dir, mode) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(in_use(dir)),
-        Err(e) => Err(Error::io("cannot lock", dir.path(), &e)),
+/// The lock file of a data set directory.
+pub const LOCK_NAME: &str = "dbio-lock";
+
+/// What a data set is locked by: its `dbio-lock` file, made with mode 0600 so that no other
+/// user can open it to block dbio; or, where that file is missing and cannot be made (a
+/// read-only mount), the directory itself.
+#[derive(Debug)]
+pub struct Lock {
+    file: File,
+    dir: PathBuf,
+    /// This process made the lock file (removed again if no data set comes of it).
+    made: Option<crate::sys::FileId>,
+}
+
+impl Lock {
+    /// Opens the lock of `dir`, making its lock file if it is missing (anyone who may write
+    /// the directory makes it; a read-only mount falls back to the directory).
+    pub(crate) fn open(dir: &Dir) -> Result<Lock> {
+        Lock::open_or(dir, true)
+    }
+
+    /// Opens the lock of `dir` without making anything (`dbio doctor`).
+    pub(crate) fn existing(dir: &Dir) -> Result<Lock> {
+        Lock::open_or(dir, false)
+    }
+
+    fn open_or(dir: &Dir, make: bool) -> Result<Lock> {
+        let at = dir.join(LOCK_NAME);
+        let open = || dir.open_file(LOCK_NAME, libc::O_RDONLY, None);
+        let whole_dir = || -> Result<File> {
+            Ok(File::from(
+                dir.dup()
+                    .map_err(|e| Error::io("cannot open", dir.path(), &e))?,
+            ))
+        };
+        let mut made = None;
+        let file = match open() {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !make => whole_dir()?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match dir.create_file_mode(LOCK_NAME, 0, 0o600) {
+                    Ok(f) => {
+                        made = crate::safety::fs::entry_of(&f).ok().map(|e| e.id);
+                        f
+                    }
+                    // Someone made it meanwhile.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        open().map_err(|e| Error::io("cannot open", &at, &e))?
+                    }
+                    // Cannot be made here (read-only, full): nobody can write here either.
+                    Err(_) => whole_dir()?,
+                }
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+                return Err(Error::usage(format!(
+                    "the data set in {} belongs to another user (its lock file {LOCK_NAME} is theirs); run dbio as that user, or choose another --target",
+                    dir.path().display()
+                )));
+            }
+            Err(e) => return Err(Error::io("cannot open", &at, &e)),
+        };
+        Ok(Lock {
+            file,
+            dir: dir.path().to_path_buf(),
+            made,
+        })
+    }
+
+    /// Removes the lock file this process made, when no data set came of it (a failed
+    /// first preparation), so that nothing is left behind.
+    fn unmake(&self, dir: &Dir) {
+        if let Some(id) = self.made
+            && matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None))
+        {
+            let _ = dir.remove_file(LOCK_NAME, &id);
+        }
+    }
+
+    /// Takes (or converts) the lock in `mode`, or says who holds it.
+    pub(crate) fn take(&self, mode: Mode) -> Result<()> {
+        match lock::try_lock(&self.file, mode) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.in_use()),
+            Err(e) => Err(Error::io("cannot lock", &self.dir, &e)),
+        }
+    }
+
+    /// Whether a run that writes holds it (tried shared, released at once). Changes nothing.
+    pub(crate) fn busy(&self) -> bool {
+        let taken = lock::try_lock(&self.file, Mode::Shared).unwrap_or(false);
+        if taken {
+            // SAFETY: flock on a valid descriptor.
+            unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&self.file), libc::LOCK_UN) };
+        }
+        !taken
+    }
+
+    /// The processes holding it now.
+    pub(crate) fn holders(&self) -> Vec<lock::Holder> {
+        crate::safety::fs::entry_of(&self.file)
+            .map(|e| lock::holders(&e.id))
+            .unwrap_or_default()
+    }
+
+    /// The error for a data set another process holds, naming it.
+    fn in_use(&self) -> Error {
+        in_use_by(&self.dir, &self.holders())
     }
 }
 
-/// The error for a data set another process holds, naming it.
-fn in_use(dir: &Dir) -> Error {
-    let holders = dir.id().map(|id| lock::holders(&id)).unwrap_or_default();
-    let who = match holders.as_slice() {
+/// Locks the data set in `dir` in `mode`, or says who holds it.
+fn lock_dir(dir: &Dir, mode: Mode) -> Result<Lock> {
+    let l = Lock::open(dir)?;
+    l.take(mode)?;
+    Ok(l)
+}
+
+/// The error for a data set held by `holders`.
+fn in_use_by(dir: &Path, holders: &[lock::Holder]) -> Error {
+    let who = match holders {
         [] => "another process".to_string(),
         [h] => format!("{h}"),
         hs => hs
@@ -273,7 +382,7 @@ fn in_use(dir: &Dir) -> Error {
     };
     Error::usage(format!(
         "the data set in {} is in use by {who}; wait for it to finish or use another --target",
-        dir.path().display()
+        dir.display()
     ))
 }
 
@@ -302,7 +411,7 @@ struct Audit {
     foreign: Vec<(String, &'static str)>,
     /// Bytes of the listed files that are dbio's (what replacing them frees).
     ours_bytes: u64,
-    /// Listed files shorter than recorded.
+    /// Listed files whose size is not the one recorded.
     short: usize,
     /// Listed files dbio created as another user (readable, not writable by this one).
     other_owner: Vec<String>,
@@ -324,7 +433,7 @@ fn audit(dir: &Dir, entries: &[FileEntry]) -> Result<Audit> {
             None => a.missing += 1,
             Some(e) if e.is_ours(&f.id()) => {
                 a.ours_bytes += e.size;
-                if e.size < f.size_bytes {
+                if e.size != f.size_bytes {
                     a.short += 1;
                 }
             }
@@ -335,7 +444,7 @@ fn audit(dir: &Dir, entries: &[FileEntry]) -> Result<Audit> {
                     && f.id().same_file(&e.id) =>
             {
                 a.other_owner.push(f.name.clone());
-                if e.size < f.size_bytes {
+                if e.size != f.size_bytes {
                     a.short += 1;
                 }
             }
@@ -443,17 +552,50 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     } else {
         Mode::Shared
     };
-    lock_dir(&dir, wanted)?;
-    let existing = read_manifest(&dir)?;
+    let lock = lock_dir(&dir, wanted)?;
+    let result = prepare_locked(p, &dir, &lock, wanted, created_now);
+    match result {
+        Ok(m) => Ok(m.into_data_set(dir, lock, wanted)),
+        Err(e) => {
+            lock.unmake(&dir);
+            Err(e)
+        }
+    }
+}
+
+/// A prepared manifest and whether its files were reused (made into a [`DataSet`] with the
+/// directory and lock it was prepared under).
+struct Prepared {
+    m: Manifest,
+    reused: bool,
+    fill_method: Option<String>,
+}
+
+impl Prepared {
+    fn into_data_set(self, dir: Dir, lock: Lock, mode: Mode) -> DataSet {
+        let mut ds = from_manifest(dir, lock, mode, self.m, self.reused);
+        ds.fill_method = self.fill_method;
+        ds
+    }
+}
+
+fn prepare_locked(
+    p: &Prepare,
+    dir: &Dir,
+    lock: &Lock,
+    wanted: Mode,
+    created_now: bool,
+) -> Result<Prepared> {
+    let existing = read_manifest(dir)?;
     let had_manifest = existing.is_some();
     let mut m = existing.unwrap_or_else(|| new_manifest(created_now, p.fill.seed));
     let incomplete = m.state != State::Ready;
-    let data_audit = audit(&dir, &m.files)?;
-    let redo_audit = audit(&dir, &m.redo_files)?;
-    let temp_audit = audit(&dir, &m.temp_files)?;
+    let data_audit = audit(dir, &m.files)?;
+    let redo_audit = audit(dir, &m.redo_files)?;
+    let temp_audit = audit(dir, &m.temp_files)?;
     for a in [&data_audit, &redo_audit, &temp_audit] {
         if !a.foreign.is_empty() {
-            return Err(foreign_error(&dir, &a.foreign));
+            return Err(foreign_error(dir, &a.foreign));
         }
         if let Some(name) = a.other_owner.first().filter(|_| p.writes) {
             return Err(Error::usage(format!(
@@ -465,11 +607,11 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
 
     let changes = Changes {
         data: match p.data {
-            Some(spec) => data_change(p, &dir, &m, spec, &data_audit, incomplete)?,
+            Some(spec) => data_change(p, dir, &m, spec, &data_audit, incomplete)?,
             None => None,
         },
         redo: match p.redo {
-            Some((count, size)) => redo_change(p, &dir, &m, count, size, &redo_audit, incomplete)?,
+            Some((count, size)) => redo_change(p, dir, &m, count, size, &redo_audit, incomplete)?,
             None => false,
         },
         stray_temp: !m.temp_files.is_empty() && p.writes,
@@ -531,26 +673,30 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     if !changes.any() {
         // Nothing to change: a run that only reads writes nothing at all.
         if !had_manifest && p.writes {
-            m.write(&dir)?;
+            m.write(dir)?;
         }
-        return Ok(from_manifest(dir, wanted, m, true));
+        return Ok(Prepared {
+            m,
+            reused: true,
+            fill_method: None,
+        });
     }
     if wanted == Mode::Shared {
         // A run that reads needs the data set made first: exclusively, then back to shared.
-        lock_dir(&dir, Mode::Exclusive)?;
+        lock.take(Mode::Exclusive)?;
     }
     let started = std::time::Instant::now();
     let mut methods = Vec::new();
     if changes.stray_temp {
-        remove_group(&dir, &m.temp_files)?;
+        remove_group(dir, &m.temp_files)?;
         m.temp_files.clear();
-        m.write(&dir)?;
+        m.write(dir)?;
     }
     if changes.drop_data {
-        remove_group(&dir, &m.files)?;
+        remove_group(dir, &m.files)?;
         m.files.clear();
         m.size_bytes = 0;
-        m.write(&dir)?;
+        m.write(dir)?;
     }
     if let (Some(why), Some(spec)) = (&changes.data, p.data) {
         if !m.files.is_empty() {
@@ -558,24 +704,24 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
                 "dbio: recreating the data files in {} ({why})",
                 dir.path().display()
             );
-            remove_group(&dir, &m.files)?;
+            remove_group(dir, &m.files)?;
             m.files.clear();
         }
         // Headers go away with the old files; the new ones get them if asked for.
         let had_headers = m.verify;
         m.verify = false;
         if let Some(seq) = m.verify_seq.take() {
-            remove_group(&dir, std::slice::from_ref(&seq))?;
+            remove_group(dir, std::slice::from_ref(&seq))?;
         }
         if had_headers {
-            m.write(&dir)?;
+            m.write(dir)?;
         }
         let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
         let seal = spec
             .verify
             .then(|| (crate::verify::dataset_number(&m.id), spec.block_size));
         let method = build_group(
-            &dir,
+            dir,
             &mut m,
             Group::Data,
             &names,
@@ -585,7 +731,7 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
             seal,
         )?;
         if let Some((id, bs)) = seal {
-            let seq = crate::verify::seq::write_new(&dir, id, spec.size / bs).map_err(|e| {
+            let seq = crate::verify::seq::write_new(dir, id, spec.size / bs).map_err(|e| {
                 Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
             })?;
             m.verify_seq = Some(seq);
@@ -599,13 +745,13 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     if let (true, Some((count, size))) = (changes.redo, p.redo) {
         if !m.redo_files.is_empty() {
             eprintln!("dbio: recreating the redo logs in {}", dir.path().display());
-            remove_group(&dir, &m.redo_files)?;
+            remove_group(dir, &m.redo_files)?;
             m.redo_files.clear();
-            m.write(&dir)?;
+            m.write(dir)?;
         }
         let names: Vec<String> = (0..count).map(redo_file_name).collect();
         let method = build_group(
-            &dir,
+            dir,
             &mut m,
             Group::Redo,
             &names,
@@ -622,15 +768,15 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     if built {
         m.prepare_seconds = started.elapsed().as_secs_f64();
     }
-    m.write(&dir)?;
+    m.write(dir)?;
     if wanted == Mode::Shared {
-        lock_dir(&dir, Mode::Shared)?;
+        lock.take(Mode::Shared)?;
     }
-    let mut ds = from_manifest(dir, wanted, m, !built);
-    if built {
-        ds.fill_method = Some(methods.join("; "));
-    }
-    Ok(ds)
+    Ok(Prepared {
+        m,
+        reused: !built,
+        fill_method: built.then(|| methods.join("; ")),
+    })
 }
 
 /// Why the data files must be (re)built for `spec`, or None when they serve as they are.
@@ -654,7 +800,7 @@ fn data_change(
     }
     if !a.intact() {
         return Ok(Some(
-            "some of its files are missing or shorter than recorded".into(),
+            "some of its files are missing or not of the size recorded".into(),
         ));
     }
     let shape = m.matches(spec.size, spec.block_size, spec.files);
@@ -944,7 +1090,7 @@ fn data_files(dir: &Dir, entries: &[FileEntry]) -> Vec<DataFile> {
         .collect()
 }
 
-fn from_manifest(dir: Dir, mode: Mode, m: Manifest, reused: bool) -> DataSet {
+fn from_manifest(dir: Dir, lock: Lock, mode: Mode, m: Manifest, reused: bool) -> DataSet {
     DataSet {
         files: data_files(&dir, &m.files),
         redo_files: data_files(&dir, &m.redo_files),
@@ -960,6 +1106,7 @@ fn from_manifest(dir: Dir, mode: Mode, m: Manifest, reused: bool) -> DataSet {
         dir: Some(dir),
         mode,
         manifest: Some(m),
+        _lock: Some(lock),
         _claim: None,
     }
 }
@@ -984,7 +1131,8 @@ pub fn existing_target(path: &Path, kind: TargetKind, spec: &DataSetSpec) -> Res
 /// the first `--size` bytes), with nothing of dbio's — no manifest — written onto it.
 /// `claim` (the device opened with O_EXCL) is held until the data set is dropped.
 pub fn claimed_device(path: &Path, claim: File, size: u64, spec: &DataSetSpec) -> Result<DataSet> {
-    let (id, _) = sys::file_id(path).map_err(|e| Error::io("cannot stat", path, &e))?;
+    // The device node the claim holds (the path may be a symlink, /dev/disk/by-id/...).
+    let (id, _) = sys::file_id_of(&claim).map_err(|e| Error::io("cannot stat", path, &e))?;
     one_file_data_set(
         path,
         TargetKind::BlockDevice,
@@ -1046,6 +1194,7 @@ fn one_file_data_set(
         dir: None,
         mode: Mode::Shared,
         manifest: None,
+        _lock: None,
         _claim: claim,
     })
 }
@@ -1172,6 +1321,11 @@ impl DataSet {
                     let f = dir
                         .create_file(&name, custom)
                         .map_err(|e| Error::io("cannot create", &dir.join(&name), &e))?;
+                    // Removed with the others if anything below fails or a second Ctrl-C
+                    // comes before the manifest records it.
+                    if let Ok(entry) = crate::safety::fs::entry_of(&f) {
+                        crate::safety::cleanup::register(dir.join(&name), entry.id);
+                    }
                     (f, name)
                 }
                 Err(e) => return Err(Error::io("cannot create a temp file in", dir.path(), &e)),
@@ -1183,9 +1337,13 @@ impl DataSet {
                 dir.join(&format!("(temp file {}, unnamed)", i + 1))
             } else {
                 m.temp_files.push(FileEntry::new(&name, size, id));
-                m.write(dir)?;
-                // A second Ctrl-C exits at once: it removes these first (safety::cleanup).
-                crate::safety::cleanup::register(dir.join(&name), id);
+                if let Err(e) = m.write(dir) {
+                    // Not recorded: it must not outlive this failure.
+                    m.temp_files.pop();
+                    let _ = dir.remove_file(&name, &id);
+                    crate::safety::cleanup::forget(&dir.join(&name));
+                    return Err(e);
+                }
                 dir.join(&name)
             };
             // SAFETY: fallocate on a valid fd. Space reserved now, so ENOSPC shows before the run.
@@ -1325,7 +1483,7 @@ impl DataSet {
 
 /// The data set in `dir`, held shared (so no run writes it meanwhile) with its manifest,
 /// for `dbio verify`. Nothing is written.
-pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir)> {
+pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     if target_kind(path)? != Some(TargetKind::Directory) {
         return Err(Error::usage(format!(
             "{} is not a data set directory",
@@ -1333,7 +1491,7 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir)> {
         )));
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    lock_dir(&dir, Mode::Shared)?;
+    let lock = lock_dir(&dir, Mode::Shared)?;
     let m = read_manifest(&dir)?.ok_or_else(|| {
         Error::usage(format!(
             "{} holds no dbio data set (no {})",
@@ -1348,7 +1506,7 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir)> {
             path.display()
         )));
     }
-    Ok((m, dir))
+    Ok((m, dir, lock))
 }
 
 /// What `dbio clean` did, and what it could not do.
@@ -1385,7 +1543,7 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         }
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    lock_dir(&dir, Mode::Exclusive)?;
+    let lock = lock_dir(&dir, Mode::Exclusive)?;
     let manifest_entry = dir
         .entry(manifest::MANIFEST_NAME)
         .map_err(|e| Error::io("cannot look at", &dir.join(manifest::MANIFEST_NAME), &e))?;
@@ -1406,8 +1564,8 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         match dir.entry(&f.name) {
             Ok(None) => {}
             Ok(Some(e)) if !e.is_ours(&f.id()) => {
-                r.left_alone
-                    .push((p, "it is no longer the file dbio created".into()));
+                let why = e.why_not_ours(&f.id()).unwrap_or("it is not dbio's");
+                r.left_alone.push((p, why.into()));
             }
             Ok(Some(e)) => match dir.remove_file(&f.name, &f.id()) {
                 Ok(_) => {
@@ -1428,6 +1586,14 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
             crate::error::io_advice(&err),
         ));
     }
+    // The lock file goes with the manifest (an empty file of dbio's user, held by us now).
+    if r.remaining.is_empty()
+        && let Ok(Some(e)) = dir.entry(LOCK_NAME)
+        && e.size == 0
+    {
+        let _ = dir.remove_file(LOCK_NAME, &e.id);
+    }
+    drop(lock);
     drop(dir);
     r.removed_dir = r.remaining.is_empty() && m.created_dir && std::fs::remove_dir(path).is_ok();
     Ok(r)

@@ -12,7 +12,7 @@ use super::manifest::{Manifest, Rejected, State};
 use super::remove_group;
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
-use crate::safety::lock::{self, Holder, Mode};
+use crate::safety::lock::{Holder, Mode};
 
 /// The state of one data set directory.
 #[derive(Debug, Clone)]
@@ -33,8 +33,8 @@ pub struct Health {
     pub missing: usize,
     /// Manifest entries that are not dbio's (a changed manifest): never acted on.
     pub rejected: Vec<Rejected>,
-    /// Listed names where a file that is not dbio's is now: left alone.
-    pub foreign: Vec<PathBuf>,
+    /// Listed names where a file that is not dbio's is now, and why: left alone.
+    pub foreign: Vec<(PathBuf, &'static str)>,
 }
 
 impl Health {
@@ -57,13 +57,21 @@ pub fn inspect(path: &Path) -> Result<Option<Health>> {
     let Some((m, rejected)) = Manifest::read(&dir)? else {
         return Ok(None);
     };
-    let busy = !lock::try_lock(&dir, Mode::Shared).unwrap_or(true);
-    let holders = dir.id().map(|id| lock::holders(&id)).unwrap_or_default();
+    let lock = super::Lock::existing(&dir)?;
+    let busy = lock.busy();
+    let holders = lock.holders();
     let (mut bytes, mut missing, mut foreign) = (0, 0, Vec::new());
     for f in m.all_files() {
         match dir.entry(&f.name) {
             Ok(Some(e)) if e.is_ours(&f.id()) => bytes += e.size,
-            Ok(Some(_)) => foreign.push(dir.join(&f.name)),
+            Ok(Some(e)) => {
+                // The file dbio created, of another user: on disk all the same.
+                if f.id().same_file(&e.id) {
+                    bytes += e.size;
+                }
+                let why = e.why_not_ours(&f.id()).unwrap_or("it is not dbio's");
+                foreign.push((dir.join(&f.name), why));
+            }
             _ => missing += 1,
         }
     }
@@ -103,9 +111,8 @@ pub struct Repair {
 /// data set in use is refused rather than touched.
 pub fn clear_stale(path: &Path) -> Result<Repair> {
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    if !lock::try_lock(&dir, Mode::Exclusive).map_err(|e| Error::io("cannot lock", path, &e))? {
-        return Err(super::in_use(&dir));
-    }
+    let lock = super::Lock::open(&dir)?;
+    lock.take(Mode::Exclusive)?;
     let Some(mut m) = super::read_manifest(&dir)? else {
         return Ok(Repair::default());
     };

@@ -39,7 +39,9 @@ pub fn data_set(a: &RunArgs) -> Result<DataSetSpec> {
     let unit = a.block_size.max(1 << 20);
     let size = a.size.unwrap_or(crate::dataset::DEFAULT_SIZE);
     let per_file = size / u64::from(a.files) / unit * unit;
-    if per_file == 0 {
+    // An existing file or device is one file, as big as it is: checked with it.
+    let existing = std::fs::metadata(&a.target).is_ok_and(|m| !m.is_dir());
+    if per_file == 0 && !existing {
         return Err(invalid(
             a,
             "size",
@@ -58,7 +60,11 @@ pub fn data_set(a: &RunArgs) -> Result<DataSetSpec> {
     }
     Ok(DataSetSpec {
         target: a.target.clone(),
-        size: per_file * u64::from(a.files),
+        size: if existing {
+            size
+        } else {
+            per_file * u64::from(a.files)
+        },
         block_size: a.block_size,
         files: a.files,
         fresh: a.fresh,
@@ -319,6 +325,12 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
         class.rate = Some(rate);
         class.poisson = a.arrival == crate::workload::Arrival::Poisson;
         cfg.classes = vec![class];
+    }
+    if cfg.dataset.verify && !cfg.uses_data_files() {
+        return Err(Error::usage(format!(
+            "--verify checks data blocks, and {} does not use the data files; leave --verify out",
+            cfg.test.name()
+        )));
     }
     check_rates(&cfg)?;
     // Against the planned data set now; against the files themselves when planning.

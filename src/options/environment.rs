@@ -29,7 +29,14 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
     };
     if let Some(kind) = existing {
         refuse_writes_to(cfg, kind)?;
+        if cfg.dataset.verify {
+            return Err(Error::usage(format!(
+                "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",
+                target.display()
+            )));
+        }
     }
+    check_alignment(cfg, &dataset::space_path(target))?;
     let (files, file_size) = match existing {
         Some(kind) => {
             let f =
@@ -53,6 +60,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
     check_aio_contexts(cfg, &selection)?;
     if file_size >= bs {
         let plan = workload::plan(cfg, files, file_size, bs)?;
+        check_batches(&plan)?;
         check_sessions(cfg, &plan, &selection)?;
     }
     let size_bytes = if cfg.uses_data_files() {
@@ -97,7 +105,41 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         size_bytes,
         selection,
         space,
+        out: None,
     })
+}
+
+/// Direct I/O needs offsets and sizes in whole units of the device's logical block: the
+/// block size, redo block, temp request and class sizes are checked against the device
+/// under the target before anything is created (and again on the files themselves).
+fn check_alignment(cfg: &RunConfig, at: &std::path::Path) -> Result<()> {
+    if !cfg.io_mode.direct() {
+        return Ok(());
+    }
+    let align = sys::dio_alignment(at);
+    let need = u64::from(align.offset_align);
+    let mut sizes: Vec<(&str, u64)> = Vec::new();
+    if cfg.uses_data_files() {
+        sizes.push(("--block-size", cfg.dataset.block_size));
+    }
+    if cfg.uses_redo() {
+        sizes.push(("--redo-block", cfg.redo.block));
+    }
+    if cfg.uses_temp() && cfg.classes.is_empty() {
+        sizes.push(("--temp-io", cfg.temp.temp_io));
+    }
+    for (opt, v) in sizes {
+        if v % need != 0 {
+            return Err(Error::usage(format!(
+                "{opt} {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {}); use a multiple of {}, or a buffered --io-mode (none, asynch)",
+                crate::units::size_label(v),
+                at.display(),
+                align.source,
+                crate::units::size_label(need)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A run that writes may not use an existing file, nor a block device unless it is
@@ -117,6 +159,22 @@ fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
         cfg.dataset.target.display(),
         cfg.test.name()
     )))
+}
+
+/// A batch of random blocks is distinct blocks of the data set: one larger than the data
+/// set (`--batch 4096` of 1M blocks on 8 MiB) cannot be drawn, and a run would spin.
+fn check_batches(plan: &Plan) -> Result<()> {
+    let blocks = plan.shape.data_blocks();
+    let batches = std::iter::once(plan).chain(plan.classes.iter().map(|c| &c.plan));
+    for p in batches {
+        if matches!(p.pattern, workload::Pattern::Batch(_)) && p.shape.batch as u64 > blocks {
+            return Err(Error::usage(format!(
+                "--batch {}: a batch of distinct random blocks cannot be larger than the data set's {blocks} blocks; use a smaller --batch or a larger --size",
+                p.shape.batch
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Threads besides the sessions: LGWR, DBWR, noise, the ASH sampler, progress, signals.

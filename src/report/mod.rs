@@ -121,12 +121,44 @@ fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
         ("timeseries.csv", export::timeseries_csv(r)),
         ("histograms.csv", export::histograms_csv(r)),
     ];
+    if replace {
+        // Replaced only when what is there is dbio's own (a user's file of that name in a
+        // directory holding a result.json is left alone).
+        for (name, text) in &files {
+            let Some(old) = dir
+                .read(name)
+                .map_err(|e| Error::io("cannot read", &dir.join(name), &e))?
+            else {
+                continue;
+            };
+            if !written_by_dbio(&old, text) {
+                return Err(Error::usage(format!(
+                    "{} is not a file dbio wrote, and dbio report would replace it; move it away first",
+                    dir.join(name).display()
+                )));
+            }
+        }
+    }
     let mut written = Vec::with_capacity(files.len());
     for (name, text) in files {
         write_file(dir, name, &text, replace)?;
         written.push(dir.join(name));
     }
     Ok(written)
+}
+
+/// Whether `old` is an earlier version of the file `new` dbio makes: the same first line
+/// (the CSV header), or for the report the page head dbio writes.
+fn written_by_dbio(old: &[u8], new: &str) -> bool {
+    let first = |b: &[u8]| b.split(|&c| c == b'\n').next().map(<[u8]>::to_vec);
+    if new.starts_with("<!DOCTYPE html>") {
+        let head = &old[..old.len().min(4096)];
+        return head.starts_with(b"<!DOCTYPE html>")
+            && head
+                .windows(b"content=\"dbio\"".len())
+                .any(|w| w == b"content=\"dbio\"");
+    }
+    first(old) == first(new.as_bytes())
 }
 
 /// Reads `<dir>/result.json`, refusing anything that is not a `dbio.result.v1` result with

@@ -37,6 +37,9 @@ pub struct RunOutcome {
     pub run_dir: PathBuf,
     pub summary: String,
     pub exit: ExitCode,
+    /// The run directory could not be written (a full `--out`, ...): what was measured is
+    /// still here, to be recorded in the store and printed, and the run exits 4.
+    pub write_error: Option<Error>,
 }
 
 /// Opens (or creates) the data set a run needs: data files for tests that read or write
@@ -120,6 +123,10 @@ pub struct Preflight {
     /// Space the run needs besides the data set (temp spills, its run directory), checked
     /// with the data set's before anything is created.
     pub(crate) space: SpaceNeeds,
+    /// The directory the run directory goes into, held open by a command made of runs
+    /// (sweep, matrix, calibrate), so a point's results go below it, never through a path
+    /// someone could swap; None: `--out`, opened by its path.
+    pub out: Option<std::sync::Arc<crate::safety::fs::Dir>>,
 }
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
@@ -141,7 +148,10 @@ pub fn run(
     on_data_set(&ds);
     // The run directory now, before anything is measured, so results cannot be lost at
     // the end for want of a place.
-    let out = report::open_out(&cfg.out)?;
+    let out = match &pre.out {
+        Some(held) => held.clone(),
+        None => std::sync::Arc::new(report::open_out(&cfg.out)?),
+    };
     let tail = format!(
         "{}_{}_{}s_{}_{}",
         cfg.test.name(),
@@ -181,7 +191,13 @@ fn run_in(
         dsync: true,
     };
     let temp = if cfg.uses_temp() {
-        ds.create_temp_files(&temp_file_sizes(cfg), data_flags)?
+        match ds.create_temp_files(&temp_file_sizes(cfg), data_flags) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = ds.remove_temp_files();
+                return Err(e);
+            }
+        }
     } else {
         Vec::new()
     };
@@ -197,10 +213,26 @@ fn run_in(
             .warnings
             .push(format!("could not remove the run's temp files: {e}"));
     }
-    let summary = report::write_run(run_dir, &outcome.result)?;
+    let (summary, write_error) = match report::write_run(run_dir, &outcome.result) {
+        Ok(s) => (s, None),
+        Err(e) => (
+            crate::report::summary::render(&outcome.result),
+            Some(Error::Io(format!(
+                "the results could not all be written into {} ({e}); nothing there is half-written, and what was measured is printed and recorded in the results store",
+                run_dir.path().display()
+            ))),
+        ),
+    };
+    let exit = if write_error.is_some() {
+        ExitCode::IoError
+    } else {
+        outcome.exit
+    };
     Ok(RunOutcome {
         run_dir: run_dir.path().to_path_buf(),
         summary,
+        write_error,
+        exit,
         ..outcome
     })
 }
@@ -408,6 +440,7 @@ fn run_on(
         run_dir: PathBuf::new(),
         summary: String::new(),
         exit,
+        write_error: None,
     })
 }
 
@@ -416,12 +449,7 @@ fn run_on(
 /// headers: the data set stops being verifiable.
 fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
     if cfg.dataset.verify {
-        if !cfg.uses_data_files() {
-            return Err(Error::usage(format!(
-                "--verify checks data blocks, and {} does not use the data files; leave --verify out",
-                cfg.test.name()
-            )));
-        }
+        // What the options alone decide was checked before (options::check).
         if ds.verify_id().is_none() {
             return Err(Error::usage(format!(
                 "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",

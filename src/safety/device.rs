@@ -259,6 +259,16 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     if let Some(s) = in_swap(rdev) {
         return Err(refuse(format!("it is in use as swap ({s})")));
     }
+    // A database opens its raw devices without O_EXCL: who has it (or a partition) open?
+    let devs: Vec<u64> = std::iter::once(rdev)
+        .chain(parts.iter().map(|p| p.1))
+        .collect();
+    if let Some((pid, cmd)) = opened_by(&devs).into_iter().next() {
+        return Err(refuse(format!(
+            "it is in use: open in process {pid} ({}), a database or another program",
+            crate::safety::lock::printable(&cmd)
+        )));
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_EXCL)
@@ -436,6 +446,36 @@ impl BlockType for std::fs::Metadata {
 fn read_devno_str(s: &str) -> Option<u64> {
     let (ma, mi) = s.split_once(':')?;
     Some(libc::makedev(ma.parse().ok()?, mi.parse().ok()?))
+}
+
+/// Other processes holding one of the block devices `devs` open, from /proc/PID/fd: (pid,
+/// command line).
+fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
+    let me = std::process::id();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::metadata(fd.path())
+                .is_ok_and(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+        });
+        if holds {
+            out.push((pid, crate::safety::lock::cmdline(pid)));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The swap entry of /proc/swaps that is this device.

@@ -335,12 +335,17 @@ impl Dir {
     /// Creates the file `name` exclusively (nothing may be at the name) with `flags`
     /// (`O_DIRECT`, ...) and opens it for reading and writing.
     pub fn create_file(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+        self.create_file_mode(name, flags, 0o644)
+    }
+
+    /// [`Dir::create_file`] with the permission bits `mode` (before the umask).
+    pub fn create_file_mode(&self, name: &str, flags: libc::c_int, mode: u32) -> io::Result<File> {
         let c = component(name)?;
         let fd = open_beneath(
             self.fd.as_raw_fd(),
             &c,
             flags | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
-            0o644,
+            mode,
         )?;
         Ok(File::from(fd))
     }
@@ -629,8 +634,21 @@ impl Dir {
         check(unsafe { libc::fsync(self.fd.as_raw_fd()) }).map(|_| ())
     }
 
-    /// The directory's descriptor (for locks).
-    pub(crate) fn raw_fd(&self) -> RawFd {
+    /// A second descriptor of this directory (its own open file description: a lock taken
+    /// on it is its own).
+    pub fn dup(&self) -> io::Result<OwnedFd> {
+        let c = CString::new(".").expect("no NUL");
+        open_beneath(
+            self.fd.as_raw_fd(),
+            &c,
+            libc::O_DIRECTORY | libc::O_RDONLY,
+            0,
+        )
+    }
+}
+
+impl AsRawFd for Dir {
+    fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 }

@@ -1,11 +1,13 @@
-//! Data sets in use are held by advisory locks (`flock`) on their directory, never marked
-//! by PIDs written into files (SPEC §7.6): shared while a run only reads, exclusive while
-//! one prepares or writes. A killed run's lock goes away with its process, so nothing is
-//! ever stale; who holds a lock is read from `/proc/locks`, never from a file.
+//! Data sets in use are held by advisory locks (`flock`), never marked by PIDs written into
+//! files (SPEC §7.6): shared while a run only reads, exclusive while one prepares or
+//! writes. The lock is taken on the data set's `dbio-lock` file, which only its owner may
+//! open (mode 0600, so no other user can hold it to block dbio), or on the directory where
+//! that file cannot be made (a read-only mount). A killed run's lock goes away with its
+//! process, so nothing is ever stale; who holds a lock is read from `/proc/locks`.
 
 use std::io;
+use std::os::fd::AsRawFd;
 
-use super::fs::Dir;
 use crate::sys::FileId;
 
 /// How a data set is held.
@@ -27,26 +29,38 @@ pub struct Holder {
 
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cmd = if self.cmdline.is_empty() {
-            "command unknown".to_string()
-        } else if self.cmdline.chars().count() > 120 {
-            format!("{}…", self.cmdline.chars().take(120).collect::<String>())
-        } else {
-            self.cmdline.clone()
-        };
-        write!(f, "pid {} ({cmd})", self.pid)
+        write!(f, "pid {} ({})", self.pid, printable(&self.cmdline))
     }
 }
 
-/// Takes the lock on `dir` without waiting, or converts the one held to `mode`. `Ok(false)`
-/// when another process holds it in a way that excludes `mode`.
-pub fn try_lock(dir: &Dir, mode: Mode) -> io::Result<bool> {
+/// Another process's command line, safe to print on one line: any process can name
+/// itself anything, so control characters (newlines, escape sequences) are shown as `?`
+/// and the length is capped.
+pub fn printable(cmdline: &str) -> String {
+    if cmdline.is_empty() {
+        return "command unknown".into();
+    }
+    let clean: String = cmdline
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(120)
+        .collect();
+    if cmdline.chars().count() > 120 {
+        format!("{clean}…")
+    } else {
+        clean
+    }
+}
+
+/// Takes the lock on `fd` (a lock file or a directory) without waiting, or converts the one
+/// held to `mode`. `Ok(false)` when another process holds it in a way that excludes `mode`.
+pub fn try_lock(fd: &impl AsRawFd, mode: Mode) -> io::Result<bool> {
     let op = match mode {
         Mode::Shared => libc::LOCK_SH,
         Mode::Exclusive => libc::LOCK_EX,
     };
     // SAFETY: flock on a valid descriptor.
-    if unsafe { libc::flock(dir.raw_fd(), op | libc::LOCK_NB) } == 0 {
+    if unsafe { libc::flock(fd.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
         return Ok(true);
     }
     let e = io::Error::last_os_error();
@@ -113,6 +127,7 @@ pub fn cmdline(pid: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::safety::fs::Dir;
 
     #[test]
     fn proc_locks_lines_are_read_for_the_right_file() {

@@ -208,7 +208,7 @@ struct Calibrator<'a> {
     a: &'a CalibrateArgs,
     dir: PathBuf,
     /// The calibration directory, once created.
-    held: Option<crate::safety::fs::Dir>,
+    held: Option<std::sync::Arc<crate::safety::fs::Dir>>,
     seed: u64,
     fresh: bool,
     stop: &'a Arc<AtomicBool>,
@@ -262,12 +262,13 @@ pub fn run(
     };
     // Every point's configuration is checked before anything runs or a directory appears.
     for kind in [Kind::SmallReads, Kind::LargeReads, Kind::SingleSession] {
-        c.config(kind, 1, 1)?;
+        let cfg = c.config(kind, 1, 1)?;
+        crate::options::environment::check(&cfg)?;
     }
     let out = crate::report::open_out(&a.out)?;
     let held = crate::report::create_run_dir(&out, &c.result.started_at, "calibrate")?;
     c.dir = held.path().to_path_buf();
-    c.held = Some(held);
+    c.held = Some(std::sync::Arc::new(held));
     c.walk_small_reads()?;
     c.walk_large_reads()?;
     c.single_session()?;
@@ -346,7 +347,8 @@ impl Calibrator<'_> {
             "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
             cfg.test.name()
         );
-        let pre = crate::options::environment::check(&cfg)?;
+        let mut pre = crate::options::environment::check(&cfg)?;
+        pre.out = self.held.clone();
         let outcome = crate::run::run(&cfg, &pre, self.stop, self.on_data_set)?;
         self.fresh = false;
         (self.on_point)(&outcome);

@@ -336,7 +336,7 @@ pub fn run(
     let test = points.first().map_or("job", |(_, cfg, _)| cfg.test.name());
     let tail = format!("sweep_{}_{}", test, p.name());
     let out = report::open_out(&a.run.0.out)?;
-    let held = report::create_run_dir(&out, &started_at, &tail)?;
+    let held = std::sync::Arc::new(report::create_run_dir(&out, &started_at, &tail)?);
     let dir = held.path().to_path_buf();
     let mut result = SweepResult {
         schema: SCHEMA.into(),
@@ -357,7 +357,8 @@ pub fn run(
     };
     let mut i = 0;
     while i < points.len() {
-        let (v, mut cfg, pre) = points[i].clone();
+        let (v, mut cfg, mut pre) = points[i].clone();
+        pre.out = Some(held.clone());
         if stop.load(Ordering::Relaxed) {
             exit = ExitCode::Interrupted;
             break;

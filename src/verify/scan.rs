@@ -44,7 +44,7 @@ pub struct ScanReport {
 
 /// Checks every block of the data set in `dir`.
 pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
-    let (m, held) = crate::dataset::lock_existing(dir)?;
+    let (m, held, _lock) = crate::dataset::lock_existing(dir)?;
     if !m.verify {
         return Err(Error::usage(format!(
             "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `dbio prepare --verify --fresh --target {}`",

@@ -83,6 +83,7 @@ impl Page {
         let _ = write!(
             body,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"generator\" content=\"dbio\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>{}</title><style>{STYLE}</style></head><body><main>",
             escape(title)
