@@ -541,7 +541,7 @@ fn map(a: &MapArgs) -> Result<ExitCode> {
         #[derive(serde::Serialize)]
         struct MapOutput<'a> {
             map: &'a crate::storage::StorageMap,
-            lint: &'a [crate::report::result::LintJson],
+            lint: &'a [crate::storage::lint::Finding],
         }
         let json = MapOutput {
             map: &map,

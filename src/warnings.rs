@@ -1,7 +1,13 @@
 //! Every piece of advice dbio gives about a run, in one place (SPEC §5.4: honesty about
-//! what happened).
+//! what happened). A warning stays a typed value until it is rendered: result.json holds
+//! its text (`warnings: [strings]`, the contract), reports print the same text.
 
 use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Active ASH samples below which Top Timed Events is only a rough picture.
+pub const FEW_ASH_SAMPLES: u64 = 100;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
@@ -32,6 +38,18 @@ pub enum Warning {
         dbio_bytes: u64,
         device_bytes: u64,
     },
+    /// Requests failed and the run went on (`--continue-on-error`).
+    ContinuedAfterErrors { count: u64, first: String },
+    /// A background thread could not be set up as asked (LGWR pinning, the noise thread).
+    Setup(String),
+    /// `--verify` could not save the write sequences at the end of the run.
+    SequencesNotSaved { error: String },
+    /// The run's named temp files could not be removed.
+    TempFilesLeft { error: String },
+    /// Top Timed Events rests on fewer than [`FEW_ASH_SAMPLES`] active ASH samples.
+    FewAshSamples { samples: u64, hz: u32 },
+    /// A warning read back from a result.json, as it was written.
+    Recorded(String),
 }
 
 impl fmt::Display for Warning {
@@ -95,6 +113,58 @@ impl fmt::Display for Warning {
                     )
                 }
             }
+            Warning::ContinuedAfterErrors { count, first } => write!(
+                f,
+                "{count} request(s) failed and the run went on (--continue-on-error; errors per event in events[].errors); the first: {first}"
+            ),
+            Warning::Setup(what) => f.write_str(what),
+            Warning::SequencesNotSaved { error } => write!(
+                f,
+                "--verify: could not save the write sequences ({error}); `dbio verify` will not find lost writes of this run"
+            ),
+            Warning::TempFilesLeft { error } => {
+                write!(f, "could not remove the run's temp files: {error}")
+            }
+            Warning::FewAshSamples { samples, hz } => write!(
+                f,
+                "Top Timed Events rests on {samples} active ASH sample(s), fewer than {FEW_ASH_SAMPLES}: its times and shares are rough; measure longer (--duration) or sample more often (--ash-hz, now {hz})"
+            ),
+            Warning::Recorded(text) => f.write_str(text),
         }
+    }
+}
+
+/// In result.json a warning is its text.
+impl Serialize for Warning {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A warning read from result.json comes back as its text.
+impl<'de> Deserialize<'de> for Warning {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Warning::Recorded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warning_is_its_text_in_json_and_back() {
+        let w = Warning::Interrupted {
+            measured_s: 1.5,
+            planned_s: 10.0,
+        };
+        let json = serde_json::to_string(&[&w]).unwrap();
+        assert_eq!(
+            json,
+            format!("[{}]", serde_json::to_string(&w.to_string()).unwrap())
+        );
+        let back: Vec<Warning> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, [Warning::Recorded(w.to_string())]);
+        assert_eq!(back[0].to_string(), w.to_string());
     }
 }

@@ -16,6 +16,7 @@ mod progress;
 mod report;
 mod results;
 mod safety;
+mod sections;
 mod signals;
 mod sizing;
 mod span;

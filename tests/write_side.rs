@@ -53,7 +53,7 @@ fn assert_ash(r: &Value, busy_threads: (f64, f64)) {
 }
 
 /// The "% DB time" column of summary.txt's Top Timed Events.
-fn db_time_percentages(summary: &str) -> Vec<(String, f64)> {
+pub(crate) fn db_time_percentages(summary: &str) -> Vec<(String, f64)> {
     let mut lines = summary
         .lines()
         .skip_while(|l| !l.starts_with("Top Timed Events (DB time"));

@@ -7,11 +7,97 @@
 
 use std::collections::HashMap;
 
-use crate::report::result::{
-    CpuSecondJson, CrossCheckJson, DiskSecondJson, MemSecondJson, OsJson, PressureSecondJson,
-    ProcessCpuSecondJson,
-};
+use serde::{Deserialize, Serialize};
+
 use crate::sys::{self, now_ns};
+
+/// What the machine saw over the measured window, one row per second (and per CPU or
+/// device where it applies). result.json carries it as `os`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OsStats {
+    /// Per second: "all" plus one row per CPU ("cpu0", ...).
+    pub cpu: Vec<CpuSecond>,
+    /// Per second and block device under the data set (every layer).
+    pub devices: Vec<DiskSecond>,
+    pub memory: Vec<MemSecond>,
+    /// /proc/pressure/io, when the kernel has PSI.
+    pub io_pressure: Vec<PressureSecond>,
+    /// dbio's own CPU use.
+    pub dbio_cpu: Vec<ProcessCpuSecond>,
+    /// dbio's completed requests against the device's, over the measured window.
+    pub cross_check: Option<BlockLayerCheck>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuSecond {
+    pub t: u32,
+    pub cpu: String,
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    pub idle_pct: f64,
+}
+
+/// One second of one block device, as `iostat -x` shows it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskSecond {
+    pub t: u32,
+    pub device: String,
+    /// "dm", "md", "partition", "disk", "loop", ...
+    pub layer: String,
+    pub r_s: f64,
+    pub w_s: f64,
+    pub rmib_s: f64,
+    pub wmib_s: f64,
+    pub r_await_ms: f64,
+    pub w_await_ms: f64,
+    pub aqu_sz: f64,
+    pub util_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemSecond {
+    pub t: u32,
+    pub free_mib: f64,
+    pub dirty_mib: f64,
+    pub writeback_mib: f64,
+    pub pgpgin_kib_s: f64,
+    pub pgpgout_kib_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PressureSecond {
+    pub t: u32,
+    /// Share of the second in which some / all runnable tasks were stalled on I/O.
+    pub some_pct: f64,
+    pub full_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProcessCpuSecond {
+    pub t: u32,
+    pub user_pct: f64,
+    pub system_pct: f64,
+}
+
+/// dbio's completed requests against the block layer's over the measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BlockLayerCheck {
+    pub device: String,
+    pub dbio_requests: u64,
+    /// Requests the device completed in the directions dbio issued (reads for a read test,
+    /// writes for a write test, both for a mix).
+    pub device_requests: u64,
+    /// device_requests / dbio_requests.
+    pub ratio: f64,
+    /// Bytes both moved: when these agree but the requests do not, the block layer split or
+    /// merged requests.
+    #[serde(default)]
+    pub dbio_bytes: u64,
+    #[serde(default)]
+    pub device_bytes: u64,
+}
 
 /// Cumulative CPU time of one /proc/stat line, in clock ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -177,7 +263,7 @@ pub struct OsSampler {
     devices: Vec<(String, String)>,
     first: Snapshot,
     prev: Snapshot,
-    os: OsJson,
+    os: OsStats,
 }
 
 /// The rates of one device between two snapshots, as iostat -x computes them.
@@ -188,12 +274,12 @@ pub fn disk_rates(
     a: &DiskCounters,
     b: &DiskCounters,
     secs: f64,
-) -> DiskSecondJson {
+) -> DiskSecond {
     let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
     let (reads, writes) = (d(a.reads, b.reads), d(a.writes, b.writes));
     let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
     let mib = |sectors: f64| sectors * 512.0 / (1u64 << 20) as f64;
-    DiskSecondJson {
+    DiskSecond {
         t,
         device: device.to_string(),
         layer: layer.to_string(),
@@ -224,7 +310,7 @@ impl OsSampler {
             devices,
             prev: first.clone(),
             first,
-            os: OsJson::default(),
+            os: OsStats::default(),
         }
     }
 
@@ -245,7 +331,7 @@ impl OsSampler {
                     0.0
                 }
             };
-            self.os.cpu.push(CpuSecondJson {
+            self.os.cpu.push(CpuSecond {
                 t,
                 cpu: name.clone(),
                 user_pct: pct(a.user, b.user),
@@ -261,7 +347,7 @@ impl OsSampler {
             }
         }
         let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        self.os.memory.push(MemSecondJson {
+        self.os.memory.push(MemSecond {
             t,
             free_mib: now.free_kib as f64 / 1024.0,
             dirty_mib: now.dirty_kib as f64 / 1024.0,
@@ -278,13 +364,13 @@ impl OsSampler {
                     0.0
                 }
             };
-            self.os.io_pressure.push(PressureSecondJson {
+            self.os.io_pressure.push(PressureSecond {
                 t,
                 some_pct: pct(a.0, b.0),
                 full_pct: pct(a.1, b.1),
             });
         }
-        self.os.dbio_cpu.push(ProcessCpuSecondJson {
+        self.os.dbio_cpu.push(ProcessCpuSecond {
             t,
             user_pct: per_s(100.0 * (now.process_cpu.0 - p.process_cpu.0)),
             system_pct: per_s(100.0 * (now.process_cpu.1 - p.process_cpu.1)),
@@ -305,7 +391,7 @@ impl OsSampler {
     }
 
     /// What was sampled, with the block-layer cross-check when asked for.
-    pub fn finish(mut self, cross_check: Option<CrossCheck>) -> OsJson {
+    pub fn finish(mut self, cross_check: Option<CrossCheck>) -> OsStats {
         if let Some(CrossCheck {
             device,
             dbio_requests,
@@ -316,7 +402,7 @@ impl OsSampler {
             && let Some((device_requests, device_bytes)) =
                 self.device_totals(&device, reads, writes)
         {
-            self.os.cross_check = Some(CrossCheckJson {
+            self.os.cross_check = Some(BlockLayerCheck {
                 device,
                 dbio_requests,
                 device_requests,

@@ -1,130 +1,22 @@
 //! `dbio compare`: recorded runs side by side, event by event — IOPS, MiB/s, p50 and p99
-//! per request of each run, and each run's ratio to the first.
+//! per request of each run, and each run's ratio to the first. The rows are
+//! [`crate::report::sections::compare`]'s; this prints them as text.
 
-use std::fmt::Write;
+use super::result::RunResult;
 
-use super::result::{EventResult, RunResult};
-use super::summary::thousands;
-use crate::units::size_label;
-
-/// How a compared figure is read from an event.
-type Figure = fn(&EventResult) -> f64;
-
-/// The figures compared, with how each is read from an event.
-const FIGURES: [(&str, Figure); 4] = [
-    ("IOPS", |e| e.iops),
-    ("MiB/s", |e| e.mib_per_s),
-    ("p50 (µs)", |e| e.latency_us.p50),
-    ("p99 (µs)", |e| e.latency_us.p99),
-];
-
-/// Renders `runs` (a label such as "run 7" and the run's result) as text tables, one per
-/// event, in the order events first appear. Ratios are to the first run; `-` where a run
-/// lacks the event or the first run's figure is zero.
+/// Renders `runs` (a label such as "run 7" and the run's result) as text: the runs, then
+/// one table per event in the order events first appear. Ratios are to the first run; `-`
+/// where a run lacks the event or the first run's figure is zero.
 pub fn render(runs: &[(String, &RunResult)]) -> String {
-    let mut o = String::new();
-    let Some((first_label, _)) = runs.first() else {
-        return o;
-    };
-    let _ = writeln!(o, "Compared runs (ratios are to {first_label})");
-    let label_width = runs
-        .iter()
-        .map(|(l, _)| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    for (label, r) in runs {
-        let _ = writeln!(o, "{label:<label_width$}  {}", describe(r));
+    if runs.is_empty() {
+        return String::new();
     }
-
-    let mut events: Vec<&str> = Vec::new();
-    for (_, r) in runs {
-        for e in &r.events {
-            if !events.contains(&e.name.as_str()) {
-                events.push(&e.name);
-            }
-        }
-    }
-    let value_width = runs
-        .iter()
-        .map(|(l, _)| l.chars().count() + 2)
-        .max()
-        .unwrap_or(0)
-        .max(12);
-    let ratio_labels: Vec<String> = runs[1..]
-        .iter()
-        .map(|(l, _)| format!("{l}/{first_label}"))
-        .collect();
-    let ratio_width = ratio_labels
-        .iter()
-        .map(|l| l.chars().count() + 2)
-        .max()
-        .unwrap_or(0)
-        .max(10);
-
-    for name in events {
-        let found: Vec<Option<&EventResult>> = runs
-            .iter()
-            .map(|(_, r)| r.events.iter().find(|e| e.name == name))
-            .collect();
-        let _ = write!(o, "\n{name:<26}");
-        for (label, _) in runs {
-            let _ = write!(o, "{label:>value_width$}");
-        }
-        for label in &ratio_labels {
-            let _ = write!(o, "{label:>ratio_width$}");
-        }
-        let _ = writeln!(o);
-        for (figure, of) in FIGURES {
-            let _ = write!(o, "{figure:<26}");
-            for e in &found {
-                let cell = e.map_or("-".to_string(), |e| number(of(e)));
-                let _ = write!(o, "{cell:>value_width$}");
-            }
-            let base = found[0].map(of);
-            for e in &found[1..] {
-                let cell = match (base, e.map(of)) {
-                    (Some(b), Some(v)) if b > 0.0 => format!("{:.3}×", v / b),
-                    _ => "-".to_string(),
-                };
-                let _ = write!(o, "{cell:>ratio_width$}");
-            }
-            let _ = writeln!(o);
-        }
-    }
-    o
+    super::summary::text(&super::sections::compare(runs))
 }
-
-/// One line telling a run apart from the others: when, which test, and its key parameters.
-fn describe(r: &RunResult) -> String {
-    let c = &r.config;
-    format!(
-        "{}  {} ({}), block {}, {} session(s), io mode {}, engine {}, {:.1} s{}",
-        r.started_at,
-        r.test,
-        c.submission,
-        size_label(c.block_size),
-        c.sessions,
-        c.io_mode,
-        c.engine,
-        r.measured_seconds,
-        if r.partial { ", PARTIAL" } else { "" }
-    )
-}
-
-/// A figure with a precision that suits its size: `3.21`, `45.67`, `1,234.5`.
-fn number(v: f64) -> String {
-    if v < 100.0 {
-        format!("{v:.2}")
-    } else {
-        let tenths = (v * 10.0).round() as u64;
-        format!("{}.{}", thousands(tenths / 10), tenths % 10)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::result::LatencyJson;
+    use crate::report::result::{EventResult, LatencyJson};
 
     fn result(events: &[(&str, f64, f64)]) -> RunResult {
         let mut r = crate::store::tests::sample("read-iops", "x", 1.0, 1.0);

@@ -6,16 +6,8 @@
 
 use std::fmt::Write;
 
-use super::result::{BucketJson, RunResult};
-
-const MIB: f64 = (1u64 << 20) as f64;
-
-/// Length in seconds of second `t` (from 1) of a measured window of `measured_seconds`:
-/// 1, except for a last second cut short by the window's end or a stop.
-pub fn second_length_s(t: u32, measured_seconds: f64) -> f64 {
-    let len = measured_seconds - f64::from(t.saturating_sub(1));
-    if len > 0.0 && len < 1.0 { len } else { 1.0 }
-}
+use super::result::RunResult;
+use super::sections::{bucket_rows, second_rows};
 
 /// `timeseries.csv`: `t_s` is the second of the measured window (from 1; second `t` covers
 /// `(t-1, t]`), `requests` and `bytes` are counts completed in it, the rates divide them by
@@ -24,18 +16,17 @@ pub fn second_length_s(t: u32, measured_seconds: f64) -> f64 {
 pub fn timeseries_csv(r: &RunResult) -> String {
     let mut o = String::with_capacity(64 * r.timeseries.len() + 128);
     o.push_str("t_s,event,requests,bytes,requests_per_s,mib_per_s,mean_us,p99_us\n");
-    for p in &r.timeseries {
-        let len = second_length_s(p.t, r.measured_seconds);
-        let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for p in second_rows(r) {
         let _ = writeln!(
             o,
             "{},{},{},{},{:.3},{:.3},{},{}",
             p.t,
-            field(&p.event),
+            field(p.event),
             p.requests,
             p.bytes,
-            p.requests as f64 / len,
-            p.bytes as f64 / MIB / len,
+            p.requests_per_s,
+            p.mib_per_s,
             opt(p.mean_us),
             opt(p.p99_us)
         );
@@ -48,29 +39,18 @@ pub fn timeseries_csv(r: &RunResult) -> String {
 /// bucket starts at 0; every other one at half its upper bound.
 pub fn histograms_csv(r: &RunResult) -> String {
     let mut o = String::from("event,kind,lower_us,upper_us,count\n");
-    for e in &r.events {
-        for (kind, buckets) in [
-            ("request", &e.histogram_micro),
-            ("wait", &e.wait_histogram_micro),
-        ] {
-            for b in buckets {
-                let _ = writeln!(
-                    o,
-                    "{},{kind},{},{},{}",
-                    field(&e.name),
-                    lower_us(b),
-                    b.lt_us,
-                    b.count
-                );
-            }
-        }
+    for b in bucket_rows(r) {
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{}",
+            field(b.event),
+            b.kind,
+            b.lower_us,
+            b.upper_us,
+            b.count
+        );
     }
     o
-}
-
-/// The lower bound of a power-of-two bucket: 0 for `< 1 µs`, else half the upper bound.
-pub fn lower_us(b: &BucketJson) -> u64 {
-    if b.lt_us <= 1 { 0 } else { b.lt_us / 2 }
 }
 
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
@@ -85,14 +65,6 @@ fn field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn partial_last_second_has_its_own_length() {
-        assert_eq!(second_length_s(1, 2.0), 1.0);
-        assert_eq!(second_length_s(2, 2.0), 1.0);
-        assert!((second_length_s(3, 2.5) - 0.5).abs() < 1e-9);
-        assert!((second_length_s(1, 0.25) - 0.25).abs() < 1e-9);
-    }
 
     #[test]
     fn csv_totals_agree_with_the_result() {

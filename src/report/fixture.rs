@@ -114,9 +114,9 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             states,
         }
     });
-    let os = extras.then(|| OsJson {
+    let os = extras.then(|| OsStats {
         cpu: (1..=seconds)
-            .map(|t| CpuSecondJson {
+            .map(|t| CpuSecond {
                 t,
                 cpu: "all".into(),
                 user_pct: 10.0 + rng.f64() * 5.0,
@@ -127,7 +127,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             })
             .collect(),
         devices: (1..=seconds)
-            .map(|t| DiskSecondJson {
+            .map(|t| DiskSecond {
                 t,
                 device: "vda".into(),
                 layer: "disk".into(),
@@ -141,14 +141,14 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             .collect(),
         memory: Vec::new(),
         io_pressure: (1..=seconds)
-            .map(|t| PressureSecondJson {
+            .map(|t| PressureSecond {
                 t,
                 some_pct: 40.0,
                 full_pct: 10.0,
             })
             .collect(),
         dbio_cpu: Vec::new(),
-        cross_check: Some(CrossCheckJson {
+        cross_check: Some(BlockLayerCheck {
             device: "vda".into(),
             dbio_requests: requests,
             device_requests: requests + 10,
@@ -235,19 +235,15 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             cpu_s_per_1k_requests: Some(0.004),
         },
         timeseries,
-        warnings: vec!["an \"async\" test <ran> synchronously".into()],
+        warnings: vec![crate::warnings::Warning::Recorded(
+            "an \"async\" test <ran> synchronously".into(),
+        )],
         errors: Vec::new(),
         ash,
         os,
-        storage: extras.then(|| {
-            serde_json::json!({
-                "device": "vda",
-                "layers": [{"name": "vda", "scheduler": "none", "queue": {"nr_requests": 256}}],
-                "note": "<img src=x>"
-            })
-        }),
+        storage: extras.then(|| StorageJson::Map(storage_map())),
         lint: if extras {
-            vec![LintJson {
+            vec![Finding {
                 rule: "max_sectors_kb".into(),
                 severity: "warning".into(),
                 subject: "vda".into(),
@@ -257,5 +253,41 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             Vec::new()
         },
         verify: None,
+    }
+}
+
+/// The storage stack of a run on a virtio disk, with a note that needs escaping.
+pub fn storage_map() -> StorageMap {
+    use crate::storage::map::{BlockNode, DiskJson, MountJson, QueueJson};
+    StorageMap {
+        path: "/data".into(),
+        kind: "directory".into(),
+        mount: Some(MountJson {
+            mount_point: "/".into(),
+            fs_type: "ext4".into(),
+            source: "/dev/vda".into(),
+            options: "rw,relatime".into(),
+            dev: "254:0".into(),
+        }),
+        memory_backed: false,
+        devices: vec![BlockNode {
+            name: "vda".into(),
+            dev: "254:0".into(),
+            layer: "disk".into(),
+            size_bytes: 256 << 30,
+            disk: Some(DiskJson {
+                transport: "virtio".into(),
+                rotational: Some(true),
+                ..Default::default()
+            }),
+            queue: QueueJson {
+                scheduler: Some("none".into()),
+                nr_requests: Some(256),
+                max_sectors_kb: Some(4096),
+                ..Default::default()
+            },
+            ..Default::default()
+        }],
+        notes: vec!["<img src=x>".into()],
     }
 }

@@ -1,14 +1,16 @@
-//! What is made of the measurements: `result.json` (the contract), `summary.txt` (the
-//! report a DBA reads), `report.html` (the same with charts), the CSV exports, the run
-//! directory that holds them, and comparisons of runs.
+//! What is made of the measurements: `result.json` (the contract), the sections every
+//! report has, computed once ([`sections`]), and their renderers — `summary.txt` (the report
+//! a DBA reads, [`summary`]), `report.html` (the same with charts, [`html`]), the CSV
+//! exports ([`export`]) and comparisons of runs ([`compare`]) — and the run directory that
+//! holds them.
 
 pub mod compare;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod html;
-pub mod os;
 pub mod result;
+pub mod sections;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

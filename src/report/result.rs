@@ -4,7 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::measure::os::{
+    BlockLayerCheck, CpuSecond, DiskSecond, MemSecond, OsStats, PressureSecond, ProcessCpuSecond,
+};
 use crate::measure::{Counts, EventTotals};
+pub use crate::storage::StorageMap;
+pub use crate::storage::lint::Finding;
+pub use crate::verify::VerifyResult;
+use crate::warnings::Warning;
 
 pub const SCHEMA: &str = "dbio.result.v1";
 
@@ -26,7 +33,8 @@ pub struct RunResult {
     pub totals: Totals,
     pub cpu: CpuJson,
     pub timeseries: Vec<SecondJson>,
-    pub warnings: Vec<String>,
+    /// Advice about the run; in result.json each is its text (see [`Warning`]).
+    pub warnings: Vec<Warning>,
     /// I/O errors that stopped the run, one line each.
     pub errors: Vec<String>,
     /// Active Session History: average active sessions per state, per second.
@@ -52,33 +60,25 @@ pub struct RunResult {
     pub verdict: Option<VerdictJson>,
     /// What the machine saw, per second (CPU, block devices, memory, I/O pressure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<OsJson>,
+    pub os: Option<OsStats>,
     /// The storage stack under the target (the JSON of `dbio map`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<serde_json::Value>,
+    pub storage: Option<StorageJson>,
     /// Configuration findings with their reasons (see `dbio map`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lint: Vec<LintJson>,
+    pub lint: Vec<Finding>,
     /// `--verify`: blocks checked and bad (the whole run, warm-up included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify: Option<VerifyJson>,
+    pub verify: Option<VerifyResult>,
 }
 
-/// What `--verify` found. A bad block is also a failed request of its event
-/// (`events[].errors`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct VerifyJson {
-    /// Blocks read and checked (header, checksum, place, last write sequence).
-    pub blocks_checked: u64,
-    /// Blocks written with a new header and sequence.
-    pub blocks_written: u64,
-    pub blocks_bad: u64,
-    /// The first bad blocks (at most 100), one line each naming file and block.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bad_blocks: Vec<String>,
-    /// Whether the last write sequence of every block was saved for `dbio verify`
-    /// (dbio-verify.seq) — false when the run did not write, or saving failed.
-    pub sequences_saved: bool,
+/// `storage` in result.json: the map `dbio map --json` prints. A map this dbio cannot
+/// read back (from another version) is kept as it was written.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum StorageJson {
+    Map(StorageMap),
+    Other(serde_json::Value),
 }
 
 /// Redo and the log writer. `commits`, `lgwr_writes`, `commits_per_lgwr_write` and
@@ -243,103 +243,6 @@ pub struct AshJson {
 pub struct AshSecondJson {
     pub t: u32,
     pub active: std::collections::BTreeMap<String, f64>,
-}
-
-/// Operating-system statistics, one row per second (and per CPU or device where it applies).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct OsJson {
-    /// Per second: "all" plus one row per CPU ("cpu0", ...).
-    pub cpu: Vec<CpuSecondJson>,
-    /// Per second and block device under the data set (every layer).
-    pub devices: Vec<DiskSecondJson>,
-    pub memory: Vec<MemSecondJson>,
-    /// /proc/pressure/io, when the kernel has PSI.
-    pub io_pressure: Vec<PressureSecondJson>,
-    /// dbio's own CPU use.
-    pub dbio_cpu: Vec<ProcessCpuSecondJson>,
-    /// dbio's completed requests against the device's, over the measured window.
-    pub cross_check: Option<CrossCheckJson>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CpuSecondJson {
-    pub t: u32,
-    pub cpu: String,
-    pub user_pct: f64,
-    pub system_pct: f64,
-    pub iowait_pct: f64,
-    pub steal_pct: f64,
-    pub idle_pct: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct DiskSecondJson {
-    pub t: u32,
-    pub device: String,
-    /// "dm", "md", "partition", "disk", "loop", ...
-    pub layer: String,
-    pub r_s: f64,
-    pub w_s: f64,
-    pub rmib_s: f64,
-    pub wmib_s: f64,
-    pub r_await_ms: f64,
-    pub w_await_ms: f64,
-    pub aqu_sz: f64,
-    pub util_pct: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct MemSecondJson {
-    pub t: u32,
-    pub free_mib: f64,
-    pub dirty_mib: f64,
-    pub writeback_mib: f64,
-    pub pgpgin_kib_s: f64,
-    pub pgpgout_kib_s: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PressureSecondJson {
-    pub t: u32,
-    /// Share of the second in which some / all runnable tasks were stalled on I/O.
-    pub some_pct: f64,
-    pub full_pct: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ProcessCpuSecondJson {
-    pub t: u32,
-    pub user_pct: f64,
-    pub system_pct: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CrossCheckJson {
-    pub device: String,
-    pub dbio_requests: u64,
-    /// Requests the device completed in the directions dbio issued (reads for a read test,
-    /// writes for a write test, both for a mix).
-    pub device_requests: u64,
-    /// device_requests / dbio_requests.
-    pub ratio: f64,
-    /// Bytes both moved: when these agree but the requests do not, the block layer split or
-    /// merged requests.
-    #[serde(default)]
-    pub dbio_bytes: u64,
-    #[serde(default)]
-    pub device_bytes: u64,
-}
-
-/// One configuration finding.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct LintJson {
-    /// Short rule name, e.g. "max_sectors_kb".
-    pub rule: String,
-    /// "warning" or "info".
-    pub severity: String,
-    /// Device or file the finding is about.
-    pub subject: String,
-    pub message: String,
 }
 
 /// Every option that shaped the run, as actually used.
@@ -572,11 +475,13 @@ impl RunResult {
         v
     }
 
-    /// The event sessions waited on most (top of Top Timed Events).
+    /// The run's headline event: the test's own, first of its events — the sessions'
+    /// reads or writes, log file sync for redo, direct path write temp for temp, a job's
+    /// first class. A stable rule, not the most wait time: a sweep's rows and the runs of
+    /// one test then all name the same event, even where two events take turns at the top
+    /// (temp's writes and reads).
     pub fn main_event(&self) -> Option<&EventResult> {
-        self.events
-            .iter()
-            .max_by(|a, b| a.wait_time_s.total_cmp(&b.wait_time_s))
+        self.events.first()
     }
 
     /// Events whose waits each cover several requests (asynchronous ones): they get a

@@ -403,15 +403,13 @@ pub fn assemble(i: &Inputs) -> RunResult {
             sessions: m.abandoned,
         });
     }
-    let mut warning_lines: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     if let Some(first) = m.continued.first() {
-        let count: u64 = events.iter().map(|e| e.errors).sum();
-        warning_lines.push(format!(
-            "{count} request(s) failed and the run went on (--continue-on-error; errors per event in events[].errors); the first: {}",
-            describe_failure(first, ds)
-        ));
+        warnings.push(Warning::ContinuedAfterErrors {
+            count: events.iter().map(|e| e.errors).sum(),
+            first: describe_failure(first, ds),
+        });
     }
-    warning_lines.extend(m.pinning_notes.iter().cloned());
+    warnings.extend(m.pinning_notes.iter().cloned().map(Warning::Setup));
     let mut errors: Vec<String> = m.setup_errors.clone();
     errors.extend(m.failures.iter().map(|f| describe_failure(f, ds)));
     errors.dedup();
@@ -528,7 +526,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         }),
         events,
         totals,
-        warnings: warning_lines,
+        warnings,
         errors,
         os: None,
         storage: None,

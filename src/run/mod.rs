@@ -211,7 +211,9 @@ fn run_in(
         outcome
             .result
             .warnings
-            .push(format!("could not remove the run's temp files: {e}"));
+            .push(crate::warnings::Warning::TempFilesLeft {
+                error: e.to_string(),
+            });
     }
     let (summary, write_error) = match report::write_run(run_dir, &outcome.result) {
         Ok(s) => (s, None),
@@ -421,9 +423,18 @@ fn run_on(
             })
             .collect();
         let saved = verify_writes.then(|| ds.save_verify(|d| v.save(d)).map_err(|e| e.to_string()));
-        let (json, warning) = crate::verify::finish(v, saved, &names);
-        result.warnings.extend(warning);
-        result.verify = Some(json);
+        if let Some(Err(error)) = &saved {
+            result
+                .warnings
+                .push(crate::warnings::Warning::SequencesNotSaved {
+                    error: error.clone(),
+                });
+        }
+        result.verify = Some(crate::verify::finish(
+            v,
+            matches!(saved, Some(Ok(()))),
+            &names,
+        ));
     }
     // Errors a run went on after (--continue-on-error) still make the exit status 4.
     let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
@@ -570,7 +581,10 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
 fn storage_survey(
     cfg: &RunConfig,
     ds: &DataSet,
-) -> (crate::storage::StorageMap, Vec<report::result::LintJson>) {
+) -> (
+    crate::storage::StorageMap,
+    Vec<crate::storage::lint::Finding>,
+) {
     let (map, findings) = crate::storage::survey(&ds.path, Some(cfg.dataset.block_size));
     for l in &findings {
         eprintln!("{}", crate::storage::lint::line(l));
@@ -582,7 +596,10 @@ fn storage_survey(
 /// I/O, cross-checks dbio's requests against the block layer's.
 fn add_storage(
     result: &mut RunResult,
-    (map, findings): (crate::storage::StorageMap, Vec<report::result::LintJson>),
+    (map, findings): (
+        crate::storage::StorageMap,
+        Vec<crate::storage::lint::Finding>,
+    ),
     os: Option<crate::measure::os::OsSampler>,
     direct: bool,
     (reads, writes): (bool, bool),
@@ -609,18 +626,17 @@ fn add_storage(
         && c.dbio_requests > 0
         && (c.ratio - 1.0).abs() > 0.10
     {
-        result.warnings.push(
-            crate::warnings::Warning::BlockLayerMismatch {
+        result
+            .warnings
+            .push(crate::warnings::Warning::BlockLayerMismatch {
                 device: c.device.clone(),
                 dbio_requests: c.dbio_requests,
                 device_requests: c.device_requests,
                 dbio_bytes: c.dbio_bytes,
                 device_bytes: c.device_bytes,
-            }
-            .to_string(),
-        );
+            });
     }
     result.os = os;
-    result.storage = serde_json::to_value(&map).ok();
+    result.storage = Some(report::result::StorageJson::Map(map));
     result.lint = findings;
 }

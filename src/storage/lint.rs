@@ -3,9 +3,23 @@
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
+
 use super::map::{BlockNode, StorageMap};
 use super::sysfs::SysRoot;
-use crate::report::result::LintJson;
+
+/// One configuration finding: what is set, why it matters to a database, what to do.
+/// result.json carries them as `lint`, `dbio map --json` as `lint`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// Short rule name, e.g. "max_sectors_kb".
+    pub rule: String,
+    /// "warning" or "info".
+    pub severity: String,
+    /// Device or file the finding is about.
+    pub subject: String,
+    pub message: String,
+}
 
 /// Everything a finding may depend on besides the map.
 pub struct LintContext {
@@ -25,8 +39,8 @@ impl LintContext {
     }
 }
 
-fn finding(rule: &str, severity: &str, subject: &str, message: String) -> LintJson {
-    LintJson {
+fn finding(rule: &str, severity: &str, subject: &str, message: String) -> Finding {
+    Finding {
         rule: rule.into(),
         severity: severity.into(),
         subject: subject.into(),
@@ -35,7 +49,7 @@ fn finding(rule: &str, severity: &str, subject: &str, message: String) -> LintJs
 }
 
 /// The findings for `map`, most important first.
-pub fn lint(map: &StorageMap, ctx: &LintContext) -> Vec<LintJson> {
+pub fn lint(map: &StorageMap, ctx: &LintContext) -> Vec<Finding> {
     let mut out = Vec::new();
     if map.memory_backed {
         out.push(finding(
@@ -72,7 +86,7 @@ pub fn lint(map: &StorageMap, ctx: &LintContext) -> Vec<LintJson> {
     out
 }
 
-fn lint_node(n: &BlockNode, ctx: &LintContext, out: &mut Vec<LintJson>) {
+fn lint_node(n: &BlockNode, ctx: &LintContext, out: &mut Vec<Finding>) {
     let q = &n.queue;
     if n.layer != "partition"
         && let Some(kb) = q.max_sectors_kb
@@ -230,7 +244,7 @@ pub fn cpu_nodes(sys: &SysRoot, cpus: &[usize]) -> BTreeSet<i64> {
 }
 
 /// One stderr line per finding.
-pub fn line(l: &LintJson) -> String {
+pub fn line(l: &Finding) -> String {
     format!(
         "dbio: {} [{}] {}: {}",
         l.severity, l.rule, l.subject, l.message

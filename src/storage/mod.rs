@@ -14,11 +14,11 @@ use std::path::Path;
 pub use map::{StorageMap, map_path};
 pub use sysfs::SysRoot;
 
-use crate::report::result::LintJson;
+use lint::Finding;
 
 /// The map of `path` on this system and its findings, for a run (`block_size` is the data
 /// set's). Never fails: what cannot be read is left out and said in the map's notes.
-pub fn survey(path: &Path, block_size: Option<u64>) -> (StorageMap, Vec<LintJson>) {
+pub fn survey(path: &Path, block_size: Option<u64>) -> (StorageMap, Vec<Finding>) {
     let sys = SysRoot::host();
     let map = map_path(&sys, path).unwrap_or_else(|e| StorageMap {
         path: path.display().to_string(),

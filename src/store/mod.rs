@@ -28,7 +28,7 @@ pub struct Store {
 }
 
 /// One run as `dbio runs` lists it: when, what, the parameters that tell runs apart, and
-/// the headline figures of its main event (the one with the most wait time).
+/// the headline figures of its main event (the test's own, first of its events).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunListing {
     pub id: i64,
@@ -280,7 +280,7 @@ impl Store {
         for (seq, warning) in r.warnings.iter().enumerate() {
             tx.execute(
                 "INSERT INTO run_warnings (run_id, seq, warning) VALUES (?1, ?2, ?3)",
-                params![id, seq as i64, warning],
+                params![id, seq as i64, warning.to_string()],
             )?;
         }
         tx.commit()?;

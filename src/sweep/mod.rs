@@ -178,7 +178,8 @@ pub struct SweepPoint {
     pub label: String,
     pub run_dir: String,
     pub partial: bool,
-    /// The event sessions spent the most time waiting on (top of Top Timed Events).
+    /// The test's own event, first of its events (`RunResult::main_event`): the same in
+    /// every point.
     pub main_event: Option<String>,
     /// The main event's requests per second and MiB per second.
     pub iops: f64,

@@ -15,8 +15,8 @@ pub fn render(r: &SweepResult) -> String {
     let _ = write!(
         o,
         "<h1>dbio — sweep of {} ({}) over {name}</h1><p class=\"sub\">{} of {} point(s), \
-         started {}{}. Figures are the main event's: the one sessions spent most time \
-         waiting on.</p>",
+         started {}{}. Figures are the main event's: the test's own, first of its \
+         events, the same in every point.</p>",
         escape(&r.test),
         escape(&r.submission),
         r.points.len(),

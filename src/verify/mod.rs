@@ -293,21 +293,28 @@ impl Verifier {
     }
 }
 
-/// The end of a run: what was found, with bad blocks named by their file in `file_names`,
-/// and whether the sequences were saved (`saved`: the error saving them, if any).
-pub fn finish(
-    v: &Verifier,
-    saved: Option<std::result::Result<(), String>>,
-    file_names: &[String],
-) -> (crate::report::result::VerifyJson, Option<String>) {
-    let warning = match &saved {
-        Some(Err(e)) => Some(format!(
-            "--verify: could not save the write sequences ({e}); `dbio verify` will not find lost writes of this run"
-        )),
-        _ => None,
-    };
+/// What `--verify` found in a run (result.json `verify`). A bad block is also a failed
+/// request of its event (`events[].errors`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct VerifyResult {
+    /// Blocks read and checked (header, checksum, place, last write sequence).
+    pub blocks_checked: u64,
+    /// Blocks written with a new header and sequence.
+    pub blocks_written: u64,
+    pub blocks_bad: u64,
+    /// The first bad blocks (at most 100), one line each naming file and block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_blocks: Vec<String>,
+    /// Whether the last write sequence of every block was saved for `dbio verify`
+    /// (dbio-verify.seq) — false when the run did not write, or saving failed.
+    pub sequences_saved: bool,
+}
+
+/// The end of a run: what was found, with bad blocks named by their file in `file_names`;
+/// `sequences_saved` says whether the write sequences were saved.
+pub fn finish(v: &Verifier, sequences_saved: bool, file_names: &[String]) -> VerifyResult {
     let t = v.tally();
-    let json = crate::report::result::VerifyJson {
+    VerifyResult {
         blocks_checked: t.checked,
         blocks_written: t.written,
         blocks_bad: t.bad,
@@ -319,7 +326,6 @@ pub fn finish(
             }
             lines
         }),
-        sequences_saved: matches!(saved, Some(Ok(()))),
-    };
-    (json, warning)
+        sequences_saved,
+    }
 }

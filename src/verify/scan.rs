@@ -226,7 +226,7 @@ pub fn summary_line(dir: &Path, r: &ScanReport) -> String {
         "verified {}: {} file(s), {} blocks ({}) in {:.2} s, {:.0} MiB/s{}: {verdict}",
         dir.display(),
         r.files,
-        crate::report::summary::thousands(r.blocks),
+        crate::units::thousands(r.blocks),
         crate::units::human_bytes(r.bytes),
         r.seconds,
         rate,

@@ -1,0 +1,63 @@
+//! Every section of a report, computed once from a [`RunResult`]: which rows a table has,
+//! in what order, with which figures written how. The formats are thin renderers over
+//! these sections, as hyperfine's `MarkupExporter` computes a table that its Markdown and
+//! AsciiDoc exporters only dress in syntax:
+//!
+//! - `summary.txt` and `dbio show`: [`crate::report::summary`] (fixed-width text);
+//! - `report.html`: [`crate::report::html`] (tables, plus the charts text cannot draw);
+//! - `timeseries.csv`, `histograms.csv`: [`crate::report::export`], from [`second_rows`]
+//!   and [`bucket_rows`];
+//! - `dbio compare` (text and `--html`): [`compare`].
+//!
+//! A new format renders a [`Report`]: it walks the sections and writes each [`Block`].
+
+mod compare;
+mod events;
+pub mod format;
+mod model;
+mod run;
+mod system;
+mod workload;
+
+pub use compare::compare;
+pub use events::{
+    BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
+};
+pub use model::*;
+pub use run::submission;
+
+use crate::report::result::RunResult;
+
+/// The report of one run, section by section.
+pub fn run(r: &RunResult) -> Report {
+    let mut sections = vec![run::configuration(r)];
+    sections.extend(run::errors(r));
+    sections.push(events::top_timed_events(r));
+    sections.push(events::load_profile(r));
+    sections.extend(workload::redo(r));
+    sections.extend(workload::oltp(r));
+    sections.extend(workload::classes(r));
+    sections.extend(workload::verdict(r));
+    sections.extend(workload::temp(r));
+    sections.push(events::latency(r));
+    sections.push(events::histograms(r));
+    sections.push(Section::new("seconds", "Per second").with(Block::Chart(Chart::PerSecond)));
+    if r.ash.is_some() {
+        sections.push(
+            Section::new("ash", "Active sessions by state (ASH)").with(Block::Chart(Chart::Ash)),
+        );
+    }
+    sections.extend(workload::verify(r));
+    sections.extend(system::operating_system(r));
+    sections.extend(system::block_devices(r));
+    sections.extend(system::storage(r));
+    sections.extend(system::findings(r));
+    sections.extend(system::warnings(r));
+    Report {
+        title: run::title(r),
+        sections,
+    }
+}
+
+#[cfg(test)]
+mod tests;

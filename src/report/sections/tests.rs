@@ -1,0 +1,234 @@
+use super::*;
+use crate::report::fixture::{run_result, storage_map};
+use crate::report::result::{
+    ClassResultJson, ClassVerdictJson, LimitVerdictJson, StorageJson, VerdictJson,
+};
+
+const EVENTS: [&str; 2] = ["db file sequential read", "direct path read"];
+
+fn class(name: &str, event_index: usize, submission: &str, rate: Option<f64>) -> ClassResultJson {
+    ClassResultJson {
+        name: name.into(),
+        event: EVENTS[event_index].into(),
+        event_index,
+        size_bytes: 8192,
+        sizes: None,
+        mean_request_bytes: Some(8192.0),
+        sessions: 2,
+        submission: submission.into(),
+        rate_target: rate,
+        arrival: if rate.is_some() { "fixed" } else { "closed" }.into(),
+        rate_achieved: 100.0,
+        lateness_mean_us: None,
+        lateness_max_us: None,
+        service_us: None,
+    }
+}
+
+fn section<'a>(report: &'a Report, id: &str) -> Option<&'a Section> {
+    report.sections.iter().find(|s| s.id == id)
+}
+
+fn tables(s: &Section) -> impl Iterator<Item = &Table> {
+    s.blocks.iter().filter_map(|b| match b {
+        Block::Table(t) => Some(t),
+        _ => None,
+    })
+}
+
+fn has_caution(s: &Section, needle: &str) -> bool {
+    (s.blocks.iter()).any(|b| matches!(b, Block::Caution(c) if c.contains(needle)))
+}
+
+#[test]
+fn a_job_header_says_mixed_when_its_classes_differ_in_submission() {
+    let mut r = run_result(5, &EVENTS, false);
+    r.test = "job".into();
+    assert!(
+        run(&r).title.contains("— job (async) —"),
+        "no classes: the config's"
+    );
+    r.classes = vec![class("a", 0, "sync", None), class("b", 1, "sync", None)];
+    assert!(run(&r).title.contains("— job (sync) —"));
+    r.classes[1].submission = "async".into();
+    let title = run(&r).title;
+    assert!(title.contains("— job (mixed) —"), "{title}");
+    assert!(crate::report::summary::render(&r).starts_with(&format!("{title}\n")));
+}
+
+#[test]
+fn top_timed_events_warns_when_it_rests_on_fewer_than_100_samples() {
+    // 3 states sampled 10 times a second: 30 active samples a second.
+    let few = run_result(3, &EVENTS, true);
+    let many = run_result(4, &EVENTS, true);
+    let warned = |r: &RunResult| has_caution(section(&run(r), "events").unwrap(), "fewer than 100");
+    assert!(warned(&few), "90 samples");
+    assert!(!warned(&many), "120 samples");
+    // Without ASH (an old result) there is nothing to warn about: % of session time.
+    let old = run_result(1, &EVENTS, false);
+    let events = run(&old);
+    let s = section(&events, "events").unwrap();
+    assert!(!has_caution(s, "ASH"));
+    assert_eq!(tables(s).next().unwrap().columns[5].label, "% Session time");
+}
+
+#[test]
+fn open_loop_says_idle_sessions_do_not_count() {
+    let mut r = run_result(5, &EVENTS, true);
+    fn says(r: &RunResult) -> bool {
+        (section(&run(r), "events").unwrap().blocks.iter())
+            .any(|b| matches!(b, Block::Note(n) if n.contains("idle sessions do not count")))
+    }
+    r.classes = vec![class("a", 0, "sync", None)];
+    assert!(!says(&r), "closed loop");
+    r.classes.push(class("b", 1, "async", Some(500.0)));
+    assert!(says(&r), "a class at a rate");
+}
+
+#[test]
+fn top_timed_events_lists_every_state_by_share_of_db_time() {
+    let mut r = run_result(20, &EVENTS, true);
+    let ash = r.ash.as_mut().unwrap();
+    ash.samples_by_state.insert("ON CPU".into(), 500);
+    ash.samples_by_state.insert(EVENTS[1].into(), 300);
+    ash.samples_by_state.insert(EVENTS[0].into(), 200);
+    let report = run(&r);
+    let t = tables(section(&report, "events").unwrap())
+        .next()
+        .unwrap()
+        .clone();
+    let rows: Vec<(&str, &str)> = (t.rows.iter())
+        .map(|r| (r[0].text.as_str(), r[5].text.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [("ON CPU", "50.0"), (EVENTS[1], "30.0"), (EVENTS[0], "20.0")]
+    );
+    assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
+}
+
+#[test]
+fn the_verdict_marks_each_limit() {
+    let mut r = run_result(5, &EVENTS, false);
+    r.verdict = Some(VerdictJson {
+        pass: false,
+        classes: vec![ClassVerdictJson {
+            class: "reads".into(),
+            event: EVENTS[0].into(),
+            pass: false,
+            limits: vec![
+                LimitVerdictJson {
+                    limit: "p99_ms".into(),
+                    op: "<=".into(),
+                    required: 10.0,
+                    measured: 0.8,
+                    result: "PASS".into(),
+                },
+                LimitVerdictJson {
+                    limit: "iops".into(),
+                    op: ">=".into(),
+                    required: 1e6,
+                    measured: 4000.0,
+                    result: "FAIL".into(),
+                },
+            ],
+        }],
+    });
+    let report = run(&r);
+    let s = section(&report, "verdict").unwrap();
+    assert_eq!(s.title, "Requirement vs Actual — FAIL");
+    let t = tables(s).next().unwrap();
+    let marks: Vec<(&str, Mark)> = (t.rows.iter())
+        .map(|r| (r[2].text.as_str(), r.last().unwrap().mark))
+        .collect();
+    assert_eq!(marks, [("p99_ms", Mark::Pass), ("iops", Mark::Fail)]);
+    let html = crate::report::html::render(&r);
+    assert!(html.contains("<td class=\"fail\">FAIL</td>"));
+    assert!(html.contains("<h2 id=\"verdict\">Requirement vs Actual — FAIL</h2>"));
+}
+
+#[test]
+fn storage_is_the_tree_dbio_map_draws() {
+    let mut r = run_result(5, &EVENTS, true);
+    let tree = crate::storage::map::render(&storage_map());
+    let report = run(&r);
+    let blocks = &section(&report, "storage").unwrap().blocks;
+    assert!(matches!(&blocks[..], [Block::Tree(t)] if *t == tree));
+    assert!(tree.contains("└─ vda (254:0) disk") && tree.contains("nr_requests 256"));
+    assert!(crate::report::summary::render(&r).contains(&tree));
+    // A map from another dbio version is shown as it was written.
+    r.storage = Some(StorageJson::Other(serde_json::json!({ "layers": ["vda"] })));
+    let report = run(&r);
+    let blocks = &section(&report, "storage").unwrap().blocks;
+    assert!(matches!(&blocks[..], [Block::Tree(t)] if t.contains("\"layers\"")));
+}
+
+#[test]
+fn a_stored_map_reads_back_as_a_map_and_anything_else_as_it_was() {
+    let map = StorageJson::Map(storage_map());
+    let json = serde_json::to_value(&map).unwrap();
+    assert_eq!(
+        json,
+        serde_json::to_value(storage_map()).unwrap(),
+        "unchanged"
+    );
+    let back: StorageJson = serde_json::from_value(json).unwrap();
+    assert_eq!(back, map);
+    let other: StorageJson = serde_json::from_str(r#"{"device":"vda"}"#).unwrap();
+    assert!(matches!(other, StorageJson::Other(_)));
+}
+
+/// Every cell of every table reaches the text (unless the column is a detail) and the
+/// page, and every field and note both: the renderers only add syntax.
+#[test]
+fn text_and_html_render_the_same_rows() {
+    let mut r = run_result(30, &EVENTS, true);
+    r.classes = vec![class("reads", 0, "sync", Some(100.0))];
+    let report = run(&r);
+    let text = crate::report::summary::text(&report);
+    let html = crate::report::html::render(&r);
+    let esc = crate::report::html::escape;
+    let mut checked = 0;
+    for s in &report.sections {
+        for b in &s.blocks {
+            match b {
+                Block::Table(t) => {
+                    for row in &t.rows {
+                        for (i, cell) in row.iter().enumerate() {
+                            let detail = t.columns.get(i).is_some_and(|c| c.detail);
+                            assert!(detail || text.contains(&cell.text), "{}", cell.text);
+                            assert!(html.contains(&esc(&cell.text)), "{}", cell.text);
+                            checked += 1;
+                        }
+                    }
+                }
+                Block::Fields(f) => {
+                    for (k, v) in f {
+                        assert!(text.contains(&format!("{k}: {v}")), "{k}");
+                        assert!(html.contains(&esc(v)), "{k}");
+                    }
+                }
+                Block::Note(n) | Block::Caution(n) => {
+                    assert!(text.contains(n.as_str()) && html.contains(&esc(n)), "{n}");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} cells");
+}
+
+#[test]
+fn the_main_event_is_the_tests_own_whatever_took_longest() {
+    let mut r = run_result(
+        5,
+        &["direct path write temp", "direct path read temp"],
+        false,
+    );
+    for (i, e) in r.events.iter_mut().enumerate() {
+        e.wait_time_s = 10.0 * i as f64;
+    }
+    assert_eq!(r.main_event().unwrap().name, "direct path write temp");
+    r.events.swap(0, 1);
+    assert_eq!(r.main_event().unwrap().name, "direct path read temp");
+}
