@@ -424,7 +424,7 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result
 
 /// `dbio verify PATH`: every bad block on a line of its own, then one summary line.
 fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
-    let r = crate::verify::scan::scan(path, stop)?;
+    let r = crate::dataset::scan::scan(path, stop)?;
     let mut out = std::io::stdout().lock();
     for line in &r.bad {
         let _ = writeln!(out, "{line}");
@@ -433,15 +433,15 @@ fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
         let _ = writeln!(out, "{line}");
     }
     match &r.seq {
-        crate::verify::scan::SeqCheck::Exact => {}
-        crate::verify::scan::SeqCheck::LowerBound => eprintln!(
+        crate::dataset::scan::SeqCheck::Exact => {}
+        crate::dataset::scan::SeqCheck::LowerBound => eprintln!(
             "dbio: note: the last run on this data set did not end (killed?): a block older than recorded is still found, a lost write of that run is not"
         ),
-        crate::verify::scan::SeqCheck::None(why) => {
+        crate::dataset::scan::SeqCheck::None(why) => {
             eprintln!("dbio: note: {why}: checksums and places are checked, lost writes cannot be")
         }
     }
-    let _ = writeln!(out, "{}", crate::verify::scan::summary_line(path, &r));
+    let _ = writeln!(out, "{}", crate::dataset::scan::summary_line(path, &r));
     Ok(if !r.io_errors.is_empty() {
         ExitCode::IoError
     } else if !r.bad.is_empty() {

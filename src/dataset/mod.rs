@@ -21,6 +21,7 @@
 
 pub mod fill;
 pub mod manifest;
+pub mod scan;
 pub mod stale;
 
 use std::fs::File;
@@ -169,10 +170,7 @@ impl OpenFlags {
     }
 }
 
-/// The name of data file `i` (from 0) of a data set.
-pub fn data_file_name(i: u32) -> String {
-    format!("dbio-data-{:03}.dbf", i + 1)
-}
+pub use crate::verify::header::data_file_name;
 
 fn redo_file_name(i: u32) -> String {
     format!("dbio-redo-{:02}.log", i + 1)
@@ -731,10 +729,11 @@ fn prepare_locked(
             seal,
         )?;
         if let Some((id, bs)) = seal {
-            let seq = crate::verify::seq::write_new(dir, id, spec.size / bs).map_err(|e| {
-                Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
-            })?;
-            m.verify_seq = Some(seq);
+            let (seq, size) =
+                crate::verify::seq::write_new(dir, id, spec.size / bs).map_err(|e| {
+                    Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
+                })?;
+            m.verify_seq = Some(FileEntry::new(crate::verify::seq::SEQ_NAME, size, seq));
             m.verify = true;
         }
         m.fill = spec.fill.name();
@@ -825,7 +824,7 @@ fn data_change(
     } else if spec.verify {
         crate::verify::seq::unusable(
             dir,
-            m.verify_seq.as_ref(),
+            m.verify_seq.as_ref().map(|e| e.id()).as_ref(),
             crate::verify::dataset_number(&m.id),
             spec.size / spec.block_size,
         )
@@ -1397,23 +1396,23 @@ impl DataSet {
     }
 
     /// The directory and the sequence table's entry of a `--verify` data set.
-    pub fn verify_table(&self) -> Option<(&Dir, Option<&FileEntry>)> {
+    pub fn verify_table(&self) -> Option<(&Dir, Option<FileId>)> {
         let m = self.manifest.as_ref().filter(|m| m.verify)?;
-        Some((self.dir.as_ref()?, m.verify_seq.as_ref()))
+        Some((self.dir.as_ref()?, m.verify_seq.as_ref().map(|e| e.id())))
     }
 
     /// A run that wrote saves the write sequences it kept: the table is replaced whole and
     /// the manifest records its new identity.
     pub fn save_verify(
         &mut self,
-        write: impl FnOnce(&Dir) -> std::io::Result<FileEntry>,
+        write: impl FnOnce(&Dir) -> std::io::Result<(FileId, u64)>,
     ) -> Result<()> {
         let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Ok(());
         };
         let path = dir.join(crate::verify::seq::SEQ_NAME);
-        let entry = write(dir).map_err(|e| Error::io("cannot write", &path, &e))?;
-        m.verify_seq = Some(entry);
+        let (id, size) = write(dir).map_err(|e| Error::io("cannot write", &path, &e))?;
+        m.verify_seq = Some(FileEntry::new(crate::verify::seq::SEQ_NAME, size, id));
         m.write(dir)
     }
 

@@ -334,7 +334,7 @@ fn run_on(
     ) {
         inst.verify = Some(crate::verify::start(
             dir,
-            seq,
+            seq.as_ref(),
             id,
             block_size,
             file_size / block_size,

@@ -79,7 +79,7 @@ impl fmt::Display for Problem {
             Problem::Misdirected { file, block } => write!(
                 f,
                 "misdirected: holds block {block} of {} (written to the wrong place)",
-                crate::dataset::data_file_name(file)
+                data_file_name(file)
             ),
             Problem::Stale { found, expected } => write!(
                 f,
@@ -153,6 +153,12 @@ pub fn expect(h: &Header, dataset: u64, file: u32, block: u64) -> Result<(), Pro
         });
     }
     Ok(())
+}
+
+/// The name of data file `i` (from 0) of a data set: what headers number, as the data set
+/// names it.
+pub fn data_file_name(i: u32) -> String {
+    format!("dbio-data-{:03}.dbf", i + 1)
 }
 
 #[cfg(test)]

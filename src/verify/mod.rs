@@ -11,7 +11,6 @@
 //! over each block read or written, and one atomic per block in the sequence table.
 
 pub mod header;
-pub mod scan;
 pub mod seq;
 
 use std::sync::Mutex;
@@ -238,19 +237,13 @@ pub fn dataset_number(id: &str) -> u64 {
     })
 }
 
-/// Whether `test` writes data blocks (and so changes their sequences).
-pub fn writes_data(test: crate::workload::Test) -> bool {
-    use crate::workload::Test;
-    matches!(test, Test::WriteIops | Test::WriteMbps | Test::Oltp)
-}
-
 /// The verification state of a run on the data set in `dir` (number `dataset`): the last
 /// write sequence of every block from `dbio-verify.seq` (`recorded` in the manifest). A run
 /// that writes marks that file `running` first, so a run that never ends is not mistaken
 /// for a complete record.
 pub fn start(
     dir: &crate::safety::fs::Dir,
-    recorded: Option<&crate::dataset::FileEntry>,
+    recorded: Option<&crate::sys::FileId>,
     dataset: u64,
     block_size: u64,
     blocks_per_file: u64,
@@ -288,7 +281,7 @@ pub fn start(
 impl Verifier {
     /// Writes the sequences as they stand (the end of a run that wrote) to `dir`, whole;
     /// returns the table's manifest entry.
-    pub fn save(&self, dir: &crate::safety::fs::Dir) -> std::io::Result<crate::dataset::FileEntry> {
+    pub fn save(&self, dir: &crate::safety::fs::Dir) -> std::io::Result<(crate::sys::FileId, u64)> {
         seq::write(dir, self.dataset, &self.table)
     }
 }

@@ -17,8 +17,8 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 
-use crate::dataset::FileEntry;
 use crate::safety::fs::Dir;
+use crate::sys::FileId;
 use std::sync::atomic::{AtomicU32, Ordering::AcqRel, Ordering::Acquire, Ordering::Release};
 
 use super::header::Problem;
@@ -180,7 +180,7 @@ pub struct Stored {
 /// Opens `dir/dbio-verify.seq` for reading (never through a symlink), checking it is the
 /// file the manifest recorded (`recorded`) when there is a record. `Ok(None)` when there
 /// is none.
-fn open(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<File>> {
+fn open(dir: &Dir, recorded: Option<&FileId>) -> std::io::Result<Option<File>> {
     let f = match dir.open_file(SEQ_NAME, libc::O_RDONLY, None) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -188,7 +188,7 @@ fn open(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<File>
     };
     if let Some(r) = recorded {
         let now = crate::safety::fs::entry_of(&f)?;
-        if !now.is_ours(&r.id()) {
+        if !now.is_ours(r) {
             return Err(std::io::Error::other(format!(
                 "{SEQ_NAME} is not the file dbio wrote (it was replaced)"
             )));
@@ -198,7 +198,7 @@ fn open(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<File>
 }
 
 /// Reads `dir/dbio-verify.seq`; `Ok(None)` when there is none.
-pub fn read(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<Stored>> {
+pub fn read(dir: &Dir, recorded: Option<&FileId>) -> std::io::Result<Option<Stored>> {
     let Some(mut f) = open(dir, recorded)? else {
         return Ok(None);
     };
@@ -231,10 +231,7 @@ pub fn read(dir: &Dir, recorded: Option<&FileEntry>) -> std::io::Result<Option<S
 
 /// Reads only the head of `dir/dbio-verify.seq`: (data set, blocks, state), checking that
 /// the file is as long as it says.
-fn read_head(
-    dir: &Dir,
-    recorded: Option<&FileEntry>,
-) -> std::io::Result<Option<(u64, u64, State)>> {
+fn read_head(dir: &Dir, recorded: Option<&FileId>) -> std::io::Result<Option<(u64, u64, State)>> {
     let Some(f) = open(dir, recorded)? else {
         return Ok(None);
     };
@@ -256,13 +253,13 @@ fn read_head(
 }
 
 /// Writes the table (clean) to `dir/dbio-verify.seq`, whole (see [`crate::safety::fs`]).
-/// Returns its manifest entry.
+/// Returns its identity and size, for the manifest.
 fn write_entries(
     dir: &Dir,
     dataset: u64,
     blocks: u64,
     entries: impl Iterator<Item = u32>,
-) -> std::io::Result<FileEntry> {
+) -> std::io::Result<(FileId, u64)> {
     let mut id = None;
     dir.replace_with(SEQ_NAME, |f| {
         let mut w = BufWriter::with_capacity(1 << 20, &*f);
@@ -281,36 +278,31 @@ fn write_entries(
         Ok(())
     })?;
     let id = id.expect("written");
-    Ok(FileEntry::new(SEQ_NAME, HEAD as u64 + blocks * 4, id))
+    Ok((id, HEAD as u64 + blocks * 4))
 }
 
 /// Writes the table of a newly filled data set: every block at sequence 0.
-pub fn write_new(dir: &Dir, dataset: u64, blocks: u64) -> std::io::Result<FileEntry> {
+pub fn write_new(dir: &Dir, dataset: u64, blocks: u64) -> std::io::Result<(FileId, u64)> {
     write_entries(dir, dataset, blocks, (0..blocks).map(|_| 0))
 }
 
 /// Writes `table` as it stands at the end of a run.
-pub fn write(dir: &Dir, dataset: u64, table: &SeqTable) -> std::io::Result<FileEntry> {
+pub fn write(dir: &Dir, dataset: u64, table: &SeqTable) -> std::io::Result<(FileId, u64)> {
     write_entries(dir, dataset, table.len(), table.snapshot())
 }
 
 /// Marks the table on disk `running` before a run's first write: if the run never ends
 /// cleanly, the table is known to be behind. Written in place, into the file the
 /// manifest recorded only.
-pub fn mark_running(dir: &Dir, recorded: &FileEntry) -> std::io::Result<()> {
-    let f = dir.open_file(SEQ_NAME, libc::O_WRONLY, Some(&recorded.id()))?;
+pub fn mark_running(dir: &Dir, recorded: &FileId) -> std::io::Result<()> {
+    let f = dir.open_file(SEQ_NAME, libc::O_WRONLY, Some(recorded))?;
     f.write_all_at(&2u32.to_le_bytes(), STATE_AT)?;
     f.sync_data()
 }
 
 /// Why the table in `dir` cannot serve a run on data set `dataset` of `blocks` blocks, or
 /// None when it can.
-pub fn unusable(
-    dir: &Dir,
-    recorded: Option<&FileEntry>,
-    dataset: u64,
-    blocks: u64,
-) -> Option<String> {
+pub fn unusable(dir: &Dir, recorded: Option<&FileId>, dataset: u64, blocks: u64) -> Option<String> {
     if recorded.is_none() {
         return Some(format!("its {SEQ_NAME} is not recorded in its manifest"));
     }
@@ -396,7 +388,7 @@ mod tests {
     fn the_table_survives_a_round_trip_and_marks_unfinished_writes_uncertain() {
         let t = tempfile::tempdir().unwrap();
         let dir = Dir::open(t.path()).unwrap();
-        let e = write_new(&dir, 42, 3).unwrap();
+        let (e, _) = write_new(&dir, 42, 3).unwrap();
         assert_eq!(unusable(&dir, Some(&e), 42, 3), None);
         assert!(unusable(&dir, Some(&e), 43, 3).unwrap().contains("another"));
         assert!(
@@ -414,7 +406,7 @@ mod tests {
                 .unwrap()
                 .contains("did not end")
         );
-        let e2 = write(&dir, 42, &table).unwrap();
+        let (e2, _) = write(&dir, 42, &table).unwrap();
         assert!(
             read(&dir, Some(&e)).is_err(),
             "the old record no longer matches"

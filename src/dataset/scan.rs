@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
-use super::header::{self, Problem};
-use super::seq::{self, State, UNCERTAIN};
-use super::{BadBlock, dataset_number};
 use crate::error::{Error, Result};
 use crate::sys::AlignedBuf;
+use crate::verify::header::{self, Problem};
+use crate::verify::seq::{self, State, UNCERTAIN};
+use crate::verify::{BadBlock, dataset_number};
 
 const READ: usize = 1 << 20;
 
@@ -44,7 +44,7 @@ pub struct ScanReport {
 
 /// Checks every block of the data set in `dir`.
 pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
-    let (m, held, _lock) = crate::dataset::lock_existing(dir)?;
+    let (m, held, _lock) = super::lock_existing(dir)?;
     if !m.verify {
         return Err(Error::usage(format!(
             "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `dbio prepare --verify --fresh --target {}`",
@@ -56,27 +56,28 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
     let bs = m.block_size;
     let per_file = m.files.first().map_or(0, |f| f.size_bytes / bs);
     let blocks = per_file * m.files.len() as u64;
-    let (entries, seq_check) = match seq::read(&held, m.verify_seq.as_ref()) {
-        Ok(Some(s)) if s.dataset == dataset && s.entries.len() as u64 == blocks => {
-            let how = match s.state {
-                State::Clean => SeqCheck::Exact,
-                State::Running => SeqCheck::LowerBound,
-            };
-            (s.entries, how)
-        }
-        Ok(Some(_)) => (
-            Vec::new(),
-            SeqCheck::None(format!("{} belongs to another data set", seq::SEQ_NAME)),
-        ),
-        Ok(None) => (
-            Vec::new(),
-            SeqCheck::None(format!("{} is missing", seq::SEQ_NAME)),
-        ),
-        Err(e) => (
-            Vec::new(),
-            SeqCheck::None(format!("{} cannot be read: {e}", seq::SEQ_NAME)),
-        ),
-    };
+    let (entries, seq_check) =
+        match seq::read(&held, m.verify_seq.as_ref().map(|e| e.id()).as_ref()) {
+            Ok(Some(s)) if s.dataset == dataset && s.entries.len() as u64 == blocks => {
+                let how = match s.state {
+                    State::Clean => SeqCheck::Exact,
+                    State::Running => SeqCheck::LowerBound,
+                };
+                (s.entries, how)
+            }
+            Ok(Some(_)) => (
+                Vec::new(),
+                SeqCheck::None(format!("{} belongs to another data set", seq::SEQ_NAME)),
+            ),
+            Ok(None) => (
+                Vec::new(),
+                SeqCheck::None(format!("{} is missing", seq::SEQ_NAME)),
+            ),
+            Err(e) => (
+                Vec::new(),
+                SeqCheck::None(format!("{} cannot be read: {e}", seq::SEQ_NAME)),
+            ),
+        };
     let started = std::time::Instant::now();
     let next = AtomicUsize::new(0);
     let found: Mutex<Vec<(usize, BadBlock)>> = Mutex::new(Vec::new());
