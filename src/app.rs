@@ -35,7 +35,32 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
         Command::Verify(a) => verify(&a.path, &stop),
+        Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
     }
+}
+
+/// `dbio mem`: the summary (or result.json), recorded in the store like a run.
+fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<ExitCode> {
+    let outcome = match crate::mem::run(a, stop)? {
+        crate::mem::Output::Topology { text, json } => {
+            let _ = write!(
+                std::io::stdout().lock(),
+                "{}",
+                if a.json { json } else { text }
+            );
+            return Ok(ExitCode::Ok);
+        }
+        crate::mem::Output::Run(o) => o,
+    };
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
+    } else {
+        let _ = write!(out, "{}", outcome.summary);
+    }
+    eprintln!("dbio: results in {}", outcome.run_dir.display());
+    let _ = db;
+    Ok(outcome.exit)
 }
 
 /// SIGINT, SIGTERM and SIGHUP set the stop flag (runs end within 2 s and keep their partial

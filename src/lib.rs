@@ -8,6 +8,7 @@
 //! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
+//! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod job;
 pub mod matrix;
 pub mod measure;
+pub mod mem;
 pub mod progress;
 pub mod report;
 pub mod run;
