@@ -66,8 +66,9 @@ unsafe fn read_avx2(data: &[u8]) -> u64 {
 }
 
 /// Runs one reading thread per `(cpu, memory)` pair while `measure` runs, and gives
-/// `measure` a function returning the bytes read by all of them so far. The threads stop
-/// when `measure` returns. An error when a thread cannot be pinned to its CPU.
+/// `measure` a function returning the bytes read by all of them so far. `measure` starts
+/// once every thread is reading; the threads stop when it returns. An error when a thread
+/// cannot be pinned to its CPU.
 pub fn with_readers<T>(
     work: &[(usize, &[u8])],
     measure: impl FnOnce(&dyn Fn() -> u64) -> T,
@@ -101,6 +102,15 @@ pub fn with_readers<T>(
         }
         while started.load(Relaxed) < work.len() as u64 {
             std::thread::yield_now();
+        }
+        // Measure once every reader is streaming (has read a chunk), not while some still
+        // wait for a CPU; on a machine too busy for that, after a second anyway.
+        let since = super::now_ns();
+        while counters.iter().any(|c| c.0.load(Relaxed) == 0)
+            && super::now_ns() - since < 1_000_000_000
+            && failed.lock().expect("not poisoned").is_none()
+        {
+            std::thread::sleep(std::time::Duration::from_micros(200));
         }
         let total = || counters.iter().map(|c| c.0.load(Relaxed)).sum::<u64>();
         let out = if failed.lock().expect("not poisoned").is_some() {
