@@ -59,7 +59,17 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
         let _ = write!(out, "{}", outcome.summary);
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
-    let _ = db;
+    let recorded = store_path(db).and_then(|path| {
+        let id = Store::open(&path)?.record_mem(&outcome.result, &outcome.run_dir)?;
+        Ok((id, path))
+    });
+    match recorded {
+        Ok((id, path)) => eprintln!("dbio: recorded as memory run {id} in {}", path.display()),
+        Err(e) => eprintln!(
+            "dbio: warning: the run was not recorded ({e}); its results are in {}",
+            outcome.run_dir.display()
+        ),
+    }
     Ok(outcome.exit)
 }
 
@@ -188,14 +198,30 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         test: a.test.map(|t| t.name().to_string()),
         last: a.last.map(|n| n as usize),
     })?;
+    // Memory runs (`dbio mem`) have their own table and numbering; listed after the I/O
+    // runs when no test is asked for.
+    let mem_runs = match a.test {
+        None if !a.json => store.mem_runs(a.last.map(|n| n as usize))?,
+        _ => Vec::new(),
+    };
     let mut out = std::io::stdout().lock();
     if a.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
-    } else if runs.is_empty() {
+    } else if runs.is_empty() && mem_runs.is_empty() {
         let _ = writeln!(out, "no runs recorded in {}", path.display());
     } else {
-        let _ = write!(out, "{}", runs_table(&runs));
+        if !runs.is_empty() {
+            let _ = write!(out, "{}", runs_table(&runs));
+        }
+        if !mem_runs.is_empty() {
+            let _ = write!(
+                out,
+                "{}Memory runs (dbio mem)\n{}",
+                if runs.is_empty() { "" } else { "\n" },
+                crate::mem::summary::runs_table(&mem_runs)
+            );
+        }
     }
     Ok(ExitCode::Ok)
 }

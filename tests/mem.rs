@@ -167,6 +167,25 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
         !html.contains("<script") && !html.contains("http"),
         "self-contained"
     );
+
+    // Recorded in the store, and `dbio runs` lists it without breaking.
+    let out = env.output(&["runs"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Memory runs (dbio mem)") && text.contains("latency"),
+        "{text}"
+    );
+    let out = env.output(&["runs", "--json"]);
+    assert!(out.status.success());
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        serde_json::json!([])
+    );
 }
 
 #[test]

@@ -409,3 +409,44 @@ pub fn topology_text(t: &Topology, m: &MemInfo, thp: Option<&str>) -> String {
     }
     o
 }
+
+/// `dbio runs`: the memory runs, one line each.
+pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
+    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
+    let mut o = format!(
+        "{:>5}  {:<20}  {:<9} {:<5} {:>8} {:>8} {:>10} {:>5} {:>12} {:>10}  {}\n",
+        "ID",
+        "Started",
+        "Kind",
+        "Pages",
+        "Max size",
+        "L1 ns",
+        "Memory ns",
+        "Nodes",
+        "Interleave",
+        "Load GiB/s",
+        "Shared memory"
+    );
+    for r in runs {
+        let _ = writeln!(
+            o,
+            "{:>5}  {:<20}  {:<9} {:<5} {:>8} {:>8} {:>10} {:>5} {:>12} {:>10}  {}{}",
+            r.id,
+            r.started_at,
+            r.kind,
+            r.pages,
+            r.max_size_bytes.map_or("-".to_string(), size_label),
+            opt(r.l1_ns, ns),
+            opt(r.memory_ns, ns),
+            r.nodes,
+            opt(r.interleave_ns, ns),
+            opt(r.loaded_max_gib_s, |v| format!("{v:.2}")),
+            match (&r.shm_target, r.shm_pages) {
+                (Some(t), Some(p)) => format!("{t}: {} pages", thousands(p)),
+                _ => "-".to_string(),
+            },
+            if r.partial { "  partial" } else { "" }
+        );
+    }
+    o
+}
