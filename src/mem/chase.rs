@@ -4,8 +4,11 @@
 //! previous one and no prefetcher can guess the next address. ns per load = elapsed time of
 //! a repetition / loads in it.
 //!
-//! Also here: [`repeat`], how every figure of `dbio mem` is taken — repetitions until the
-//! middle half of them agree or the point's time budget is spent, with the spread kept.
+//! Also here: [`repeat`], how every figure of `dbio mem` is taken — short repetitions until
+//! the middle half of them agree or the point's time budget is spent, with the spread kept.
+//! A repetition during which the chasing thread lost its CPU (an involuntary context switch)
+//! measured the scheduler, not the memory: it is left out (and counted) while clean ones
+//! can be had.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -111,10 +114,17 @@ impl Budget {
     pub fn new(time_ns: u64) -> Budget {
         Budget {
             time_ns,
-            rep_ns: (time_ns / 20).clamp(2_000_000, 20_000_000),
+            // Short, so that a busy machine still leaves whole repetitions uninterrupted.
+            rep_ns: (time_ns / 100).clamp(1_000_000, 2_000_000),
             min_reps: 5,
             tolerance: 0.02,
         }
+    }
+
+    /// Repetitions of a bandwidth figure (read from counters between sleeps) are longer:
+    /// the counters move in steps of a chunk.
+    pub fn bandwidth_rep_ns(&self) -> u64 {
+        (self.time_ns / 10).clamp(self.rep_ns, 50_000_000)
     }
 
     fn max_reps(&self) -> usize {
@@ -132,6 +142,9 @@ pub struct Sample {
     pub p25: f64,
     pub p75: f64,
     pub reps: usize,
+    /// Repetitions left out because the thread lost its CPU during them. When no
+    /// repetition was clean, the figure is made of preempted ones (`preempted == reps`).
+    pub preempted: usize,
     /// The middle half agreed within the budget's tolerance.
     pub stable: bool,
 }
@@ -146,7 +159,7 @@ impl Sample {
         }
     }
 
-    fn of(sorted: &[f64], stable: bool) -> Sample {
+    fn of(sorted: &[f64], preempted: usize, stable: bool) -> Sample {
         let q = |f: f64| sorted[((sorted.len() - 1) as f64 * f).round() as usize];
         Sample {
             median: q(0.5),
@@ -155,27 +168,55 @@ impl Sample {
             p25: q(0.25),
             p75: q(0.75),
             reps: sorted.len(),
+            preempted,
             stable,
         }
     }
 }
 
-/// Calls `rep` (one repetition, returning its figure) until the figures are stable, the
-/// budget is spent or `stop` is set. None when stopped before the first repetition ended.
-pub fn repeat(budget: &Budget, stop: &AtomicBool, mut rep: impl FnMut() -> f64) -> Option<Sample> {
+/// One repetition's figure, and whether the thread kept its CPU throughout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rep {
+    pub value: f64,
+    pub clean: bool,
+}
+
+impl Rep {
+    /// A figure that cannot have been disturbed by preemption (or is not checked).
+    pub fn clean(value: f64) -> Rep {
+        Rep { value, clean: true }
+    }
+}
+
+/// Involuntary context switches of the calling thread so far.
+pub fn preemptions() -> i64 {
+    // SAFETY: zeroed rusage is valid; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_nivcsw
+}
+
+/// Calls `rep` (one repetition) until the clean figures are stable, the budget is spent
+/// or `stop` is set. None when stopped before the first repetition ended.
+pub fn repeat(budget: &Budget, stop: &AtomicBool, mut rep: impl FnMut() -> Rep) -> Option<Sample> {
     let start = now_ns();
     let cap = budget.max_reps();
-    let mut values = Vec::with_capacity(cap);
+    let mut clean = Vec::with_capacity(cap);
+    let mut preempted = Vec::with_capacity(cap);
     let mut sorted = Vec::with_capacity(cap);
     let mut stable = false;
-    while !stop.load(Relaxed) && values.len() < cap {
-        values.push(rep());
-        if values.len() >= budget.min_reps {
+    while !stop.load(Relaxed) && clean.len() + preempted.len() < cap {
+        let r = rep();
+        if r.clean {
+            clean.push(r.value);
+        } else {
+            preempted.push(r.value);
+        }
+        if r.clean && clean.len() >= budget.min_reps {
             sorted.clear();
-            sorted.extend_from_slice(&values);
+            sorted.extend_from_slice(&clean);
             sorted.sort_by(f64::total_cmp);
-            let s = Sample::of(&sorted, false);
-            if s.spread_pct() <= budget.tolerance * 100.0 {
+            if Sample::of(&sorted, 0, false).spread_pct() <= budget.tolerance * 100.0 {
                 stable = true;
                 break;
             }
@@ -184,13 +225,18 @@ pub fn repeat(budget: &Budget, stop: &AtomicBool, mut rep: impl FnMut() -> f64) 
             break;
         }
     }
+    let (values, left_out) = if clean.is_empty() {
+        (&preempted, preempted.len())
+    } else {
+        (&clean, preempted.len())
+    };
     if values.is_empty() {
         return None;
     }
     sorted.clear();
-    sorted.extend_from_slice(&values);
+    sorted.extend_from_slice(values);
     sorted.sort_by(f64::total_cmp);
-    Some(Sample::of(&sorted, stable))
+    Some(Sample::of(&sorted, left_out, stable))
 }
 
 /// At most this many loads warm a chain up (a whole lap of anything that fits a cache).
@@ -224,16 +270,20 @@ impl Chaser {
         }
     }
 
-    /// One timed repetition: ns per load.
-    pub fn rep(&mut self) -> f64 {
+    /// One timed repetition: ns per load, clean when the thread kept its CPU.
+    pub fn rep(&mut self) -> Rep {
         let n = self.loads_per_rep;
+        let switches = preemptions();
         let t0 = now_ns();
         // SAFETY: `p` is on the chain, which is a cycle of valid pointers.
         self.p = unsafe { chase(self.p, n) };
         let t1 = now_ns();
         self.loads += n;
         std::hint::black_box(self.p);
-        (t1 - t0) as f64 / n as f64
+        Rep {
+            value: (t1 - t0) as f64 / n as f64,
+            clean: preemptions() == switches,
+        }
     }
 }
 
@@ -306,19 +356,48 @@ mod tests {
     fn repeat_stops_when_stable_and_keeps_the_spread() {
         let stop = AtomicBool::new(false);
         let b = Budget::new(1_000_000_000);
-        let s = repeat(&b, &stop, || 10.0).unwrap();
+        let s = repeat(&b, &stop, || Rep::clean(10.0)).unwrap();
         assert!(s.stable);
         assert_eq!((s.reps, s.median, s.spread_pct()), (5, 10.0, 0.0));
         let mut k = 0.0;
         let noisy = repeat(&Budget::new(5_000_000), &stop, || {
             k += 1.0;
             std::thread::sleep(std::time::Duration::from_millis(1));
-            k
+            Rep::clean(k)
         })
         .unwrap();
         assert!(!noisy.stable);
         assert!(noisy.min < noisy.median && noisy.median < noisy.max);
         stop.store(true, Relaxed);
-        assert!(repeat(&b, &stop, || 1.0).is_none());
+        assert!(repeat(&b, &stop, || Rep::clean(1.0)).is_none());
+    }
+
+    /// Preempted repetitions are left out while clean ones exist, and used (flagged) when
+    /// none are.
+    #[test]
+    fn preempted_repetitions_are_left_out() {
+        let stop = AtomicBool::new(false);
+        let mut k = 0;
+        let s = repeat(&Budget::new(1_000_000_000), &stop, || {
+            k += 1;
+            if k % 2 == 0 {
+                Rep {
+                    value: 1000.0,
+                    clean: false,
+                }
+            } else {
+                Rep::clean(10.0)
+            }
+        })
+        .unwrap();
+        assert_eq!((s.median, s.max, s.reps, s.preempted), (10.0, 10.0, 5, 4));
+        let all = repeat(&Budget::new(10_000_000), &stop, || Rep {
+            value: 7.0,
+            clean: false,
+        })
+        .unwrap();
+        assert_eq!(all.median, 7.0);
+        assert_eq!(all.preempted, all.reps);
+        assert!(!all.stable);
     }
 }

@@ -231,15 +231,16 @@ fn numa(o: &mut String, n: &NumaJson) {
     let _ = write!(
         o,
         "<h2 id=\"numa\">NUMA matrix</h2><p class=\"note\">Rows: the CPU node the thread ran on; \
-         columns: the node the memory was bound to ({} per figure). Latency from one CPU of the \
-         row's node; bandwidth of all of its CPUs. In brackets: the distance sysfs gives. \
+         columns: the node the memory was bound to ({} per figure), and memory interleaved over \
+         every node. Latency from one CPU of the row's node; bandwidth of all of its CPUs. In \
+         brackets: the distance sysfs gives. \
          <b>!</b> marks a pair slower than the other pairs at its distance by more than 10 %.</p>",
         size_label(n.size_bytes)
     );
     let table = |o: &mut String,
                  title: &str,
                  grid: &[Vec<Option<f64>>],
-                 row: &[Option<f64>],
+                 interleaved: &[Option<f64>],
                  hot: (u8, u8, u8),
                  with_distance: bool| {
         let all: Vec<f64> = grid.iter().flatten().flatten().copied().collect();
@@ -253,7 +254,7 @@ fn numa(o: &mut String, n: &NumaJson) {
         for id in &n.nodes {
             let _ = write!(o, "<th>node {id}</th>");
         }
-        o.push_str("</tr>");
+        o.push_str("<th>interleaved</th></tr>");
         for (i, r) in grid.iter().enumerate() {
             let _ = write!(o, "<tr><td>node {}</td>", n.nodes[i]);
             for (j, v) in r.iter().enumerate() {
@@ -281,16 +282,15 @@ fn numa(o: &mut String, n: &NumaJson) {
                     None => o.push_str("<td>—</td>"),
                 }
             }
-            o.push_str("</tr>");
-        }
-        if row.iter().any(Option::is_some) {
-            o.push_str("<tr><td>interleaved (row: CPU node)</td>");
-            for v in row {
-                let _ = write!(
-                    o,
-                    "<td>{}</td>",
-                    v.map_or("—".into(), |v| format!("{v:.1}"))
-                );
+            match interleaved.get(i).copied().flatten() {
+                Some(v) => {
+                    let _ = write!(
+                        o,
+                        "<td style=\"background:{}\">{v:.1}</td>",
+                        heat(v, lo, hi, hot)
+                    );
+                }
+                None => o.push_str("<td>—</td>"),
             }
             o.push_str("</tr>");
         }
@@ -300,7 +300,7 @@ fn numa(o: &mut String, n: &NumaJson) {
         o,
         "Idle latency (ns per load)",
         &n.latency_ns,
-        &n.interleave_row_ns,
+        &n.interleave_ns_by_cpu_node,
         (0xd6, 0x27, 0x28),
         true,
     );
@@ -308,7 +308,7 @@ fn numa(o: &mut String, n: &NumaJson) {
         o,
         "Read bandwidth (GiB/s)",
         &n.bandwidth_gib_s,
-        &n.interleave_bandwidth_gib_s,
+        &n.interleave_gib_s_by_cpu_node,
         (0x2c, 0xa0, 0x2c),
         false,
     );
@@ -638,5 +638,17 @@ mod tests {
         let l = Axis::linear(&pts, |p| p.hi, "x");
         assert_eq!((l.min, l.max), (0.0, 300.0));
         assert_eq!(heat(1.0, 1.0, 2.0, (0, 0, 0)), "#ffffff");
+    }
+
+    #[test]
+    fn the_numa_heat_tables_mark_the_hidden_hop() {
+        let (_, n) = crate::mem::summary::tests::four_node_numa();
+        let mut o = String::new();
+        numa(&mut o, &n);
+        assert_eq!(o.matches("<table>").count(), 2);
+        assert_eq!(o.matches("<b>!</b> 24").count(), 4, "{o}");
+        assert!(o.contains("<th>interleaved</th>"));
+        assert!(o.contains("248.3 <span class=\"note\">(21)</span>"), "{o}");
+        assert!(o.contains("title=\"CPU node 0 → memory node 3: 248.3 ns"), "{o}");
     }
 }

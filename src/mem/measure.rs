@@ -249,13 +249,16 @@ fn cell(
 
 /// GiB/s of running readers, one repetition per `rep_ns` of sleep, until stable.
 fn read_rate(budget: &Budget, stop: &AtomicBool, bytes: &dyn Fn() -> u64) -> Option<Sample> {
-    // Let every reader get going before the first repetition.
-    std::thread::sleep(std::time::Duration::from_nanos(budget.rep_ns));
-    chase::repeat(budget, stop, || {
+    let rep = std::time::Duration::from_nanos(budget.bandwidth_rep_ns());
+    let budget = Budget {
+        rep_ns: rep.as_nanos() as u64,
+        ..*budget
+    };
+    chase::repeat(&budget, stop, || {
         let (b0, t0) = (bytes(), now_ns());
-        std::thread::sleep(std::time::Duration::from_nanos(budget.rep_ns));
+        std::thread::sleep(rep);
         let (b1, t1) = (bytes(), now_ns());
-        stream::gib_per_s(b1 - b0, t1 - t0)
+        chase::Rep::clean(stream::gib_per_s(b1 - b0, t1 - t0))
     })
 }
 
@@ -325,9 +328,6 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
                 })
                 .collect();
             let measured = stream::with_readers(&work, |bytes| {
-                if k > 0 {
-                    std::thread::sleep(std::time::Duration::from_nanos(m.budget.rep_ns));
-                }
                 let mut c = Chaser::new(&chain, m.budget.rep_ns);
                 let (b0, t0) = (bytes(), now_ns());
                 let s = chase::repeat(&m.budget, stop, || c.rep());

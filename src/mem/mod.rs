@@ -284,6 +284,21 @@ fn assemble(
             ));
         }
     }
+    let busy = curve
+        .iter()
+        .flatten()
+        .filter(|p| p.reps > 0 && p.preempted_reps == p.reps)
+        .count()
+        + f.loaded
+            .iter()
+            .flat_map(|l| &l.points)
+            .filter(|p| p.latency.preempted == p.latency.reps)
+            .count();
+    if busy > 0 {
+        warnings.push(format!(
+            "{busy} figure(s) were taken with no repetition that kept its CPU throughout: the machine is busy, and they include time spent waiting for a CPU"
+        ));
+    }
     let parts: Vec<String> = plan.parts.iter().map(|p| p.name().to_string()).collect();
     MemResult {
         schema: result::SCHEMA.into(),

@@ -93,6 +93,9 @@ pub struct CurvePointJson {
     /// (p75 - p25) / median, %.
     pub spread_pct: f64,
     pub reps: usize,
+    /// Repetitions left out because the chasing thread lost its CPU during them (equal to
+    /// `reps` when no repetition was clean and these are all there is).
+    pub preempted_reps: usize,
     pub loads: u64,
     /// The middle half of the repetitions agreed within 2 % before the budget ran out.
     pub stable: bool,
@@ -126,9 +129,10 @@ pub struct NumaJson {
     pub bandwidth_gib_s: Vec<Vec<Option<f64>>>,
     /// Memory interleaved over every memory node: the mean latency over the CPU nodes.
     pub interleave_ns: Option<f64>,
-    /// The interleaved row: per CPU node (null for nodes without CPUs).
-    pub interleave_row_ns: Vec<Option<f64>>,
-    pub interleave_bandwidth_gib_s: Vec<Option<f64>>,
+    /// Interleaved memory from each CPU node, in `nodes` order (null for nodes without
+    /// CPUs): the matrix's extra column.
+    pub interleave_ns_by_cpu_node: Vec<Option<f64>>,
+    pub interleave_gib_s_by_cpu_node: Vec<Option<f64>>,
     /// Share of the sampled pages found on the node they were bound to, %.
     pub placement_pct: Vec<Vec<Option<f64>>>,
     pub threads_per_node: Vec<usize>,
@@ -162,6 +166,7 @@ pub struct LoadedJson {
     pub spread_pct: f64,
     pub stable: bool,
     pub reps: usize,
+    pub preempted_reps: usize,
     pub cpus: Vec<usize>,
 }
 
@@ -295,6 +300,7 @@ pub fn curve_json(c: &Curve, topo: &Topology) -> Vec<CurvePointJson> {
                 p75_ns: s.p75,
                 spread_pct: s.spread_pct(),
                 reps: s.reps,
+                preempted_reps: s.preempted,
                 loads: p.loads,
                 stable: s.stable,
                 level: level_of(p.size_bytes, topo),
@@ -330,8 +336,12 @@ pub fn numa_json(m: &Matrix, topo: &Topology) -> NumaJson {
             .map(|&r| m.interleave.get(row_of(r)?)?.as_ref().and_then(f))
             .collect()
     };
-    let interleave_row_ns = row(&|c| Some(c.latency.median));
-    let measured: Vec<f64> = interleave_row_ns.iter().flatten().copied().collect();
+    let interleave_ns_by_cpu_node = row(&|c| Some(c.latency.median));
+    let measured: Vec<f64> = interleave_ns_by_cpu_node
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
     let out_of_line = out_of_line(&nodes, &topo.distance, &latency_ns);
     NumaJson {
         latency_spread_pct: grid(&|c, _| Some(c.latency.spread_pct())),
@@ -339,8 +349,8 @@ pub fn numa_json(m: &Matrix, topo: &Topology) -> NumaJson {
         placement_pct: grid(&|c, node| Some(share_on(&c.placement, node))),
         interleave_ns: (!measured.is_empty())
             .then(|| measured.iter().sum::<f64>() / measured.len() as f64),
-        interleave_bandwidth_gib_s: row(&|c| c.bandwidth.map(|b| b.median)),
-        interleave_row_ns,
+        interleave_gib_s_by_cpu_node: row(&|c| c.bandwidth.map(|b| b.median)),
+        interleave_ns_by_cpu_node,
         threads_per_node: nodes
             .iter()
             .map(|&r| {
@@ -381,6 +391,7 @@ pub fn loaded_json(l: &Loaded) -> Vec<LoadedJson> {
             spread_pct: p.latency.spread_pct(),
             stable: p.latency.stable,
             reps: p.latency.reps,
+            preempted_reps: p.latency.preempted,
             cpus: p.cpus.clone(),
         })
         .collect()
@@ -462,7 +473,7 @@ fn verdict(bytes: &BTreeMap<u32, u64>, memory_nodes: usize, mpol: Option<&str>) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Seed 001's lat_mem_rd figures (20 MB working set, ns) from CPU node 0, completed

@@ -59,7 +59,11 @@ pub fn render(r: &MemResult) -> String {
                     ns(p.max_ns),
                     p.reps,
                     p.level,
-                    if p.stable { "" } else { "  (not stable)" }
+                    match (p.stable, p.preempted_reps) {
+                        (_, n) if n == p.reps => "  (preempted)",
+                        (false, _) => "  (not stable)",
+                        _ => "",
+                    }
                 );
             }
             let levels: Vec<String> = r
@@ -190,7 +194,7 @@ fn machine_lines(t: &Topology) -> String {
 fn numa(o: &mut String, n: &NumaJson) {
     let _ = writeln!(
         o,
-        "\nNUMA matrix ({} per figure; rows: CPU node, columns: memory node; distance from sysfs in brackets)",
+        "\nNUMA matrix ({} per figure; rows: CPU node, columns: memory node, then memory interleaved over all; distance from sysfs in brackets)",
         size_label(n.size_bytes)
     );
     let header = |o: &mut String, title: &str| {
@@ -198,13 +202,14 @@ fn numa(o: &mut String, n: &NumaJson) {
         for id in &n.nodes {
             let _ = write!(o, "{:>14}", format!("node {id}"));
         }
-        o.push('\n');
+        let _ = writeln!(o, "{:>14}", "interleaved");
     };
     let flagged = |i: usize, j: usize| {
         n.out_of_line
             .iter()
             .any(|f| f.cpu_node == n.nodes[i] && f.mem_node == n.nodes[j])
     };
+    let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
     header(o, "Latency (ns)");
     for (i, row) in n.latency_ns.iter().enumerate() {
         if row.iter().all(Option::is_none) {
@@ -213,22 +218,11 @@ fn numa(o: &mut String, n: &NumaJson) {
         let _ = write!(o, "{:<18}", format!("  CPU node {}", n.nodes[i]));
         for (j, v) in row.iter().enumerate() {
             let d = n.distance[i][j];
-            let cell = v.map_or("-".to_string(), |v| {
-                format!("{}{} ({d})", if flagged(i, j) { "!" } else { "" }, ns(v))
-            });
-            let _ = write!(o, "{cell:>14}");
+            let mark = if flagged(i, j) { "!" } else { "" };
+            let _ = write!(o, "{:>14}", cell(*v, &|v| format!("{mark}{} ({d})", ns(v))));
         }
-        o.push('\n');
-    }
-    if let Some(avg) = n.interleave_ns {
-        let _ = write!(o, "{:<18}", "  interleaved");
-        let row: Vec<String> = n
-            .nodes
-            .iter()
-            .zip(&n.interleave_row_ns)
-            .filter_map(|(id, v)| Some(format!("from CPU node {id}: {}", ns((*v)?))))
-            .collect();
-        let _ = writeln!(o, "{} ns mean ({})", ns(avg), row.join(", "));
+        let il = n.interleave_ns_by_cpu_node.get(i).copied().flatten();
+        let _ = writeln!(o, "{:>14}", cell(il, &ns));
     }
     header(o, "Read GiB/s");
     for (i, row) in n.bandwidth_gib_s.iter().enumerate() {
@@ -241,22 +235,10 @@ fn numa(o: &mut String, n: &NumaJson) {
             format!("  CPU node {} ×{}", n.nodes[i], n.threads_per_node[i])
         );
         for v in row {
-            let _ = write!(
-                o,
-                "{:>14}",
-                v.map_or("-".to_string(), |v| format!("{v:.2}"))
-            );
+            let _ = write!(o, "{:>14}", cell(*v, &|v| format!("{v:.2}")));
         }
-        o.push('\n');
-    }
-    let il: Vec<String> = n
-        .nodes
-        .iter()
-        .zip(&n.interleave_bandwidth_gib_s)
-        .filter_map(|(id, v)| Some(format!("from CPU node {id}: {:.2}", (*v)?)))
-        .collect();
-    if !il.is_empty() {
-        let _ = writeln!(o, "{:<18}{}", "  interleaved", il.join(", "));
+        let il = n.interleave_gib_s_by_cpu_node.get(i).copied().flatten();
+        let _ = writeln!(o, "{:>14}", cell(il, &|v| format!("{v:.2}")));
     }
     if n.out_of_line.is_empty() && n.nodes.len() > 2 {
         let _ = writeln!(
@@ -449,4 +431,88 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::mem::chase::Sample;
+    use crate::mem::measure::{Cell, Matrix};
+    use crate::mem::result::{self, tests::seed_001_latency};
+
+    fn sample(v: f64) -> Sample {
+        Sample {
+            median: v,
+            min: v * 0.99,
+            max: v * 1.02,
+            p25: v * 0.995,
+            p75: v * 1.005,
+            reps: 12,
+            preempted: 0,
+            stable: true,
+        }
+    }
+
+    /// Seed 001's machine as `dbio mem` would report it: the topology from the fixture,
+    /// the latencies lat_mem_rd measured there (bandwidths made up, halving per hop).
+    pub(crate) fn four_node_numa() -> (Topology, NumaJson) {
+        let root = crate::storage::sysfs::SysRoot::at(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/mem-sysfs/four_node_2hop"),
+        );
+        let topo = crate::mem::topology::read(&root, 0);
+        let lat = seed_001_latency();
+        let cell = |i: usize, j: usize| {
+            let l = lat[i][j].unwrap();
+            Some(Cell {
+                latency: sample(l),
+                bandwidth: Some(sample(if i == j { 38.0 } else { 38.0 * 53.7 / l })),
+                threads: 8,
+                placement: [(j as i32, 1024)].into(),
+            })
+        };
+        let m = Matrix {
+            size_bytes: 256 << 20,
+            cpu_nodes: vec![0, 1, 2, 3],
+            mem_nodes: vec![0, 1, 2, 3],
+            cells: (0..4)
+                .map(|i| (0..4).map(|j| cell(i, j)).collect())
+                .collect(),
+            interleave: (0..4)
+                .map(|_| {
+                    Some(Cell {
+                        latency: sample(183.2),
+                        bandwidth: Some(sample(21.5)),
+                        threads: 8,
+                        placement: [(0, 256), (1, 256), (2, 256), (3, 256)].into(),
+                    })
+                })
+                .collect(),
+            notes: Vec::new(),
+            complete: true,
+        };
+        let numa = result::numa_json(&m, &topo);
+        (topo, numa)
+    }
+
+    #[test]
+    fn a_four_node_matrix_shows_distances_and_flags_the_hidden_hop() {
+        let (_, n) = four_node_numa();
+        assert_eq!(n.interleave_ns, Some(183.2));
+        assert_eq!(n.placement_pct[1][1], Some(100.0));
+        let mut o = String::new();
+        numa(&mut o, &n);
+        eprintln!("{o}");
+        assert!(o.contains("!248 (21)"), "{o}");
+        assert!(o.contains("53.7 (10)"), "{o}");
+        assert_eq!(o.matches("\n! CPU node").count(), 4, "{o}");
+        assert!(o.contains("CPU node 0 → memory node 3: 248.3 ns, 14 % above the 217.0 ns typical of distance 21"), "{o}");
+        assert!(o.contains("  CPU node 3           !248 (21)      217 (21)      211 (21)     53.9 (10)           183"), "{o}");
+        let t = topology_text(&read_topology(), &MemInfo::default(), Some("always"));
+        assert!(t.contains("NUMA: 4 node(s)"), "{t}");
+    }
+
+    fn read_topology() -> Topology {
+        four_node_numa().0
+    }
 }
