@@ -113,7 +113,10 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
     assert!(f(local) > 0.0, "{local}");
     assert!(f(&matrix(&numa["bandwidth_gib_s"])[cpu_node][cpu_node]) > 0.0);
     assert!(f(&numa["interleave_ns"]) > 0.0);
-    assert_eq!(numa["interleave_row_ns"].as_array().unwrap().len(), nodes);
+    assert_eq!(
+        numa["interleave_ns_by_cpu_node"].as_array().unwrap().len(),
+        nodes
+    );
     // Bound memory was found where it was bound.
     assert!(f(&matrix(&numa["placement_pct"])[cpu_node][cpu_node]) >= 90.0);
 
@@ -532,4 +535,37 @@ fn a_signal_keeps_the_partial_result() {
     assert_eq!(r["partial"], true);
     assert_eq!(r["stop_reason"], "interrupted");
     assert!(!r["curve"].as_array().unwrap().is_empty());
+}
+
+/// On a terminal, a progress line says which part and size is being measured.
+#[test]
+fn a_terminal_shows_what_is_being_measured() {
+    let env = Env::new();
+    let args = [
+        "mem",
+        "--max-size",
+        "2M",
+        "--budget",
+        "50ms",
+        "--numa-size",
+        "2M",
+        "--loaded-size",
+        "2M",
+    ];
+    let Some(tty) = crate::progress::under_pty(&env, &args) else {
+        return;
+    };
+    assert!(tty.contains("\x1b[2K"), "drawn in place: {tty}");
+    // Redrawn at most 8 times a second: the short loaded part may not show.
+    for part in [
+        "dbio mem: latency curve",
+        "KiB (last ",
+        "NUMA matrix: CPU node",
+    ] {
+        assert!(tty.contains(part), "{part}: {tty}");
+    }
+    let mut quiet = args.to_vec();
+    quiet.push("-q");
+    let tty = crate::progress::under_pty(&env, &quiet).unwrap();
+    assert!(!tty.contains("dbio mem: latency curve"), "{tty}");
 }

@@ -649,6 +649,9 @@ mod tests {
         assert_eq!(o.matches("<b>!</b> 24").count(), 4, "{o}");
         assert!(o.contains("<th>interleaved</th>"));
         assert!(o.contains("248.3 <span class=\"note\">(21)</span>"), "{o}");
-        assert!(o.contains("title=\"CPU node 0 → memory node 3: 248.3 ns"), "{o}");
+        assert!(
+            o.contains("title=\"CPU node 0 → memory node 3: 248.3 ns"),
+            "{o}"
+        );
     }
 }

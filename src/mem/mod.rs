@@ -116,11 +116,20 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
         return placement(a, &root, &machine, &started_at, t0).map(|o| Output::Run(Box::new(o)));
     }
     let plan = Plan::new(a, &machine)?;
-    let largest = plan.sizes.last().copied().unwrap_or(0);
+    // mem_4k_1G for a curve up to 1 GiB; mem_4k_numa-loaded without a curve.
+    let what = match plan.sizes.last() {
+        Some(&largest) if plan.has(Part::Curve) => size_label(largest),
+        _ => plan
+            .parts
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join("-"),
+    };
     let dir = crate::report::create_run_dir(
         &a.out,
         &started_at,
-        &format!("mem_{}_{}", plan.memory.pages.name(), size_label(largest)),
+        &format!("mem_{}_{what}", plan.memory.pages.name()),
     )?;
     let progress = Progress::line(crate::progress::wanted(a.quiet));
     let figures = measure_all(&plan, stop, &progress)?;
@@ -167,7 +176,7 @@ fn measure_all(plan: &Plan, stop: &AtomicBool, progress: &Progress) -> Result<Fi
             } => format!(
                 "latency curve {}/{of}: {}{}",
                 index + 1,
-                size_label(size_bytes),
+                human_bytes(size_bytes),
                 last.map_or(String::new(), |ns| format!(" (last {ns:.1} ns)"))
             ),
             Step::Numa { cpu_node, mem_node } => format!(
