@@ -59,17 +59,9 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
         let _ = write!(out, "{}", outcome.summary);
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
-    let recorded = store_path(db).and_then(|path| {
-        let id = Store::open(&path)?.record_mem(&outcome.result, &outcome.run_dir)?;
-        Ok((id, path))
+    record_in_store(db, "memory run", &outcome.run_dir, |store| {
+        store.record_mem(&outcome.result, &outcome.run_dir)
     });
-    match recorded {
-        Ok((id, path)) => eprintln!("dbio: recorded as memory run {id} in {}", path.display()),
-        Err(e) => eprintln!(
-            "dbio: warning: the run was not recorded ({e}); its results are in {}",
-            outcome.run_dir.display()
-        ),
-    }
     Ok(outcome.exit)
 }
 
@@ -170,15 +162,27 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 /// Records a finished run in the results store. Its run directory is already written, so a
 /// store that cannot be written costs one warning line, never the run.
 fn record(db: Option<&Path>, outcome: &RunOutcome) {
+    record_in_store(db, "run", &outcome.run_dir, |store| {
+        store.record(&outcome.result, &outcome.run_dir)
+    });
+}
+
+/// Records with `insert` and says so (as "recorded as `what` ID"), or warns.
+fn record_in_store(
+    db: Option<&Path>,
+    what: &str,
+    run_dir: &Path,
+    insert: impl FnOnce(&mut Store) -> Result<i64>,
+) {
     let recorded = store_path(db).and_then(|path| {
-        let id = Store::open(&path)?.record(&outcome.result, &outcome.run_dir)?;
+        let id = insert(&mut Store::open(&path)?)?;
         Ok((id, path))
     });
     match recorded {
-        Ok((id, path)) => eprintln!("dbio: recorded as run {id} in {}", path.display()),
+        Ok((id, path)) => eprintln!("dbio: recorded as {what} {id} in {}", path.display()),
         Err(e) => eprintln!(
             "dbio: warning: the run was not recorded ({e}); its results are in {}",
-            outcome.run_dir.display()
+            run_dir.display()
         ),
     }
 }

@@ -19,7 +19,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::numa;
-use crate::storage::sysfs::SysRoot;
+use crate::storage::sysfs::{SysRoot, parse_mountinfo, unescape};
 
 /// The mount a file lives on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,59 +241,21 @@ fn populate_read(base: *mut u8, off: usize, len: usize, page: usize) -> io::Resu
 /// The mount holding `path` (already canonical), from `proc/self/mountinfo`.
 pub fn mount_of(root: &SysRoot, path: &Path) -> Option<Mount> {
     let text = root.read("proc/self/mountinfo")?;
-    let mut best: Option<Mount> = None;
-    for line in text.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let Some(mount_point) = left.split_whitespace().nth(4).map(unescape) else {
-            continue;
-        };
-        let mut r = right.split_whitespace();
-        let (Some(fs_type), _source, Some(options)) = (r.next(), r.next(), r.next()) else {
-            continue;
-        };
-        if !path.starts_with(&mount_point) {
-            continue;
-        }
-        // The longest mount point wins; a later line on the same point mounts over it.
-        if best
-            .as_ref()
-            .is_some_and(|b| b.mount_point.len() > mount_point.len())
-        {
-            continue;
-        }
-        best = Some(Mount {
-            mpol: options
-                .split(',')
-                .find_map(|o| o.strip_prefix("mpol="))
-                .map(str::to_string),
-            mount_point,
-            fs_type: fs_type.to_string(),
-            options: options.to_string(),
-        });
-    }
-    best
-}
-
-/// mountinfo and numa_maps escape space, tab, newline and backslash as `\ooo`.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    // The longest mount point wins; a later line on the same point mounts over it.
+    let m = parse_mountinfo(&text)
+        .into_iter()
+        .filter(|m| path.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())?;
+    Some(Mount {
+        mpol: m
+            .super_options
+            .split(',')
+            .find_map(|o| o.strip_prefix("mpol="))
+            .map(str::to_string),
+        mount_point: m.mount_point,
+        fs_type: m.fs_type,
+        options: m.super_options,
+    })
 }
 
 /// One shared-memory object a process maps (all its mappings together).
@@ -335,14 +297,10 @@ pub fn process_placement(root: &SysRoot, pid: u32) -> Result<ProcessPlacement, S
     })?;
     let mounts =
         std::fs::read_to_string(root.path(&format!("{dir}/mountinfo"))).unwrap_or_default();
-    let shared_fs: Vec<(String, String)> = mounts
-        .lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            let point = unescape(left.split_whitespace().nth(4)?);
-            let fs = right.split_whitespace().next()?;
-            matches!(fs, "tmpfs" | "hugetlbfs").then(|| (point, fs.to_string()))
-        })
+    let shared_fs: Vec<(String, String)> = parse_mountinfo(&mounts)
+        .into_iter()
+        .filter(|m| matches!(m.fs_type.as_str(), "tmpfs" | "hugetlbfs"))
+        .map(|m| (m.mount_point, m.fs_type))
         .collect();
     Ok(ProcessPlacement {
         pid,
@@ -439,16 +397,6 @@ mod tests {
                 .mount_point,
             "/"
         );
-    }
-
-    #[test]
-    fn escapes_are_undone() {
-        assert_eq!(
-            unescape(r"/SYSV00000000\040(deleted)"),
-            "/SYSV00000000 (deleted)"
-        );
-        assert_eq!(unescape(r"a\\b"), r"a\\b");
-        assert_eq!(unescape(r"end\04"), r"end\04");
     }
 
     /// Seed 000 and 001 in one process: an SGA in SysV shared memory on huge pages,

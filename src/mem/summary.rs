@@ -395,8 +395,7 @@ pub fn topology_text(t: &Topology, m: &MemInfo, thp: Option<&str>) -> String {
 /// `dbio runs`: the memory runs, one line each.
 pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
     let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
-    let mut o = format!(
-        "{:>5}  {:<20}  {:<9} {:<5} {:>8} {:>8} {:>10} {:>5} {:>12} {:>10}  {}\n",
+    let header = [
         "ID",
         "Started",
         "Kind",
@@ -407,27 +406,45 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
         "Nodes",
         "Interleave",
         "Load GiB/s",
-        "Shared memory"
-    );
-    for r in runs {
-        let _ = writeln!(
-            o,
-            "{:>5}  {:<20}  {:<9} {:<5} {:>8} {:>8} {:>10} {:>5} {:>12} {:>10}  {}{}",
-            r.id,
-            r.started_at,
-            r.kind,
-            r.pages,
+        "Shared memory",
+    ]
+    .map(String::from);
+    let rows = runs.iter().map(|r| {
+        let cells = [
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.kind.clone(),
+            r.pages.clone(),
             r.max_size_bytes.map_or("-".to_string(), size_label),
             opt(r.l1_ns, ns),
             opt(r.memory_ns, ns),
-            r.nodes,
+            r.nodes.to_string(),
             opt(r.interleave_ns, ns),
             opt(r.loaded_max_gib_s, |v| format!("{v:.2}")),
             match (&r.shm_target, r.shm_pages) {
                 (Some(t), Some(p)) => format!("{t}: {} pages", thousands(p)),
                 _ => "-".to_string(),
             },
-            if r.partial { "  partial" } else { "" }
+        ];
+        (cells, r.partial)
+    });
+    let mut o = String::new();
+    for (c, partial) in std::iter::once((header, false)).chain(rows) {
+        let _ = writeln!(
+            o,
+            "{:>5}  {:<20}  {:<9} {:<5} {:>8} {:>8} {:>10} {:>5} {:>12} {:>10}  {}{}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            c[8],
+            c[9],
+            c[10],
+            if partial { "  partial" } else { "" }
         );
     }
     o

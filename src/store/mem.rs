@@ -160,7 +160,7 @@ mod tests {
                                        "free_bytes": 1u64 << 29, "huge_pages_free": 0 });
         let curve = serde_json::json!([{ "size_bytes": 4096, "ns": 1.1, "min_ns": 1.0,
             "max_ns": 1.2, "p25_ns": 1.05, "p75_ns": 1.15, "spread_pct": 9.0, "reps": 5,
-            "loads": 100, "stable": true, "level": "L1d" }]);
+            "preempted_reps": 0, "loads": 100, "stable": true, "level": "L1d" }]);
         serde_json::from_value(serde_json::json!({
             "schema": "dbio.mem.v1", "dbio_version": "0.1.0",
             "started_at": "2026-11-23T10:00:00Z", "elapsed_s": 1.0, "partial": false,
