@@ -259,6 +259,13 @@ impl Plan {
                     size_label(v)
                 )));
             }
+            if v / line > u32::MAX as u64 {
+                return Err(Error::usage(format!(
+                    "{opt} {}: a working set of at most {} lines",
+                    size_label(v),
+                    u32::MAX
+                )));
+            }
         }
         if has(Part::Numa) {
             fits("--numa-size", need(numa_size), usable, m)?;
@@ -355,12 +362,30 @@ impl Plan {
                 (!cpus.is_empty()).then_some(CpuNode { id: n.id, cpus })
             })
             .collect();
-        let mem_nodes: Vec<u32> = topo
+        let mut mem_nodes: Vec<u32> = topo
             .nodes
             .iter()
             .filter(|n| n.memory_bytes > 0 || !topo.numa_in_sysfs)
             .map(|n| n.id)
             .collect();
+        if has(Part::Numa) && topo.numa_in_sysfs && pages != PageKind::Huge {
+            // Memory bound to a node short of it would be taken by reclaim or the OOM
+            // killer, not from another node: leave such a node's column empty.
+            mem_nodes.retain(|&id| {
+                let Some(n) = topo.nodes.iter().find(|n| n.id == id) else {
+                    return false;
+                };
+                let room = n.available_bytes.saturating_sub(RESERVE / 4);
+                if need(numa_size) > room {
+                    warnings.push(format!(
+                        "NUMA matrix: memory node {id} is left out: it has about {} free and each figure needs {}",
+                        human_bytes(n.available_bytes),
+                        human_bytes(need(numa_size))
+                    ));
+                }
+                need(numa_size) <= room
+            });
+        }
         if has(Part::Numa) && topo.nodes.len() > cpu_nodes.len() {
             warnings.push(format!(
                 "NUMA rows of nodes without CPUs dbio may use are empty (CPUs allowed: {})",

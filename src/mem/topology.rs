@@ -39,6 +39,9 @@ pub struct Node {
     /// MemTotal of the node; 0 for a node without memory.
     pub memory_bytes: u64,
     pub free_bytes: u64,
+    /// What can be allocated on the node without swapping or the OOM killer, roughly:
+    /// MemFree plus the inactive page cache (Inactive(file)).
+    pub available_bytes: u64,
     /// Free hugetlb pages of the default huge page size on this node.
     pub huge_pages_free: u64,
 }
@@ -187,6 +190,7 @@ fn read_node(root: &SysRoot, id: u32) -> Node {
         cpus,
         memory_bytes: field("MemTotal"),
         free_bytes: field("MemFree"),
+        available_bytes: field("MemFree") + field("Inactive(file)"),
         huge_pages_free,
     }
 }
@@ -202,6 +206,7 @@ fn whole_machine_node(root: &SysRoot) -> Node {
             .unwrap_or_else(|| vec![0]),
         memory_bytes: m.total_bytes,
         free_bytes: m.free_bytes,
+        available_bytes: m.available_bytes,
         huge_pages_free: m.huge_pages_free,
     }
 }
@@ -376,6 +381,7 @@ mod tests {
         assert_eq!(t.nodes[1].cpus, (8..16).collect::<Vec<_>>());
         assert_eq!(t.nodes[3].memory_bytes, 32767 << 20);
         assert_eq!(t.nodes[2].free_bytes, 29796 << 20);
+        assert_eq!(t.nodes[2].available_bytes, (29796 << 20) + (1000 << 20));
         assert_eq!(t.nodes[0].huge_pages_free, 512);
         for (i, row) in t.distance.iter().enumerate() {
             for (j, &d) in row.iter().enumerate() {

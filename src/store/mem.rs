@@ -157,7 +157,8 @@ mod tests {
     /// A memory run as `dbio mem --shm` or a latency run would record it.
     fn sample(shm: bool) -> MemResult {
         let node = serde_json::json!({ "id": 0, "cpus": [0, 1], "memory_bytes": 1u64 << 30,
-                                       "free_bytes": 1u64 << 29, "huge_pages_free": 0 });
+                                       "free_bytes": 1u64 << 29, "available_bytes": 1u64 << 29,
+                                       "huge_pages_free": 0 });
         let curve = serde_json::json!([{ "size_bytes": 4096, "ns": 1.1, "min_ns": 1.0,
             "max_ns": 1.2, "p25_ns": 1.05, "p75_ns": 1.15, "spread_pct": 9.0, "reps": 5,
             "preempted_reps": 0, "loads": 100, "stable": true, "level": "L1d" }]);
