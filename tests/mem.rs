@@ -128,6 +128,9 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
     assert_eq!(f(&loaded[0]["bandwidth_gib_s"]), 0.0);
     for p in loaded {
         assert!(f(&p["latency_ns"]) > 0.0, "{p}");
+        let rounds: Vec<f64> = p["round_ns"].as_array().unwrap().iter().map(f).collect();
+        assert_eq!(rounds.len(), 3, "{p}");
+        assert_eq!(rounds[1], f(&p["latency_ns"]), "the middle round: {p}");
         if u(&p["threads"]) > 0 {
             assert!(f(&p["bandwidth_gib_s"]) > 0.0, "{p}");
         }

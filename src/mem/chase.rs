@@ -114,8 +114,9 @@ impl Budget {
     pub fn new(time_ns: u64) -> Budget {
         Budget {
             time_ns,
-            // Short, so that a busy machine still leaves whole repetitions uninterrupted.
-            rep_ns: (time_ns / 100).clamp(1_000_000, 2_000_000),
+            // Short, so that a busy machine still leaves whole repetitions uninterrupted
+            // (a scheduler's time slice is a few ms).
+            rep_ns: (time_ns / 100).clamp(100_000, 500_000),
             min_reps: 5,
             tolerance: 0.02,
         }
@@ -143,7 +144,8 @@ pub struct Sample {
     pub p75: f64,
     pub reps: usize,
     /// Repetitions left out because the thread lost its CPU during them. When no
-    /// repetition was clean, the figure is made of preempted ones (`preempted == reps`).
+    /// repetition was clean (`preempted == reps`), the figure is the least disturbed of
+    /// them, its minimum: losing the CPU only ever adds time.
     pub preempted: usize,
     /// The middle half agreed within the budget's tolerance.
     pub stable: bool,
@@ -225,18 +227,18 @@ pub fn repeat(budget: &Budget, stop: &AtomicBool, mut rep: impl FnMut() -> Rep) 
             break;
         }
     }
-    let (values, left_out) = if clean.is_empty() {
-        (&preempted, preempted.len())
-    } else {
-        (&clean, preempted.len())
-    };
+    let values = if clean.is_empty() { &preempted } else { &clean };
     if values.is_empty() {
         return None;
     }
     sorted.clear();
     sorted.extend_from_slice(values);
     sorted.sort_by(f64::total_cmp);
-    Some(Sample::of(&sorted, left_out, stable))
+    let mut s = Sample::of(&sorted, preempted.len(), stable);
+    if clean.is_empty() {
+        s.median = s.min;
+    }
+    Some(s)
 }
 
 /// At most this many loads warm a chain up (a whole lap of anything that fits a cache).
@@ -246,6 +248,8 @@ const WARM_LOADS: u64 = 1 << 20;
 pub struct Chaser {
     p: *const usize,
     loads_per_rep: u64,
+    /// A preempted repetition halves the next ones, down to this.
+    fewest_loads: u64,
     /// Every load made, warm-up included.
     pub loads: u64,
 }
@@ -266,6 +270,7 @@ impl Chaser {
         Chaser {
             p,
             loads_per_rep,
+            fewest_loads: (loads_per_rep / 4 / 16 * 16).max(1024),
             loads: warm + probe,
         }
     }
@@ -280,9 +285,13 @@ impl Chaser {
         let t1 = now_ns();
         self.loads += n;
         std::hint::black_box(self.p);
+        let clean = preemptions() == switches;
+        if !clean {
+            self.loads_per_rep = (n / 2 / 16 * 16).max(self.fewest_loads);
+        }
         Rep {
             value: (t1 - t0) as f64 / n as f64,
-            clean: preemptions() == switches,
+            clean,
         }
     }
 }
@@ -372,8 +381,8 @@ mod tests {
         assert!(repeat(&b, &stop, || Rep::clean(1.0)).is_none());
     }
 
-    /// Preempted repetitions are left out while clean ones exist, and used (flagged) when
-    /// none are.
+    /// Preempted repetitions are left out while clean ones exist; when none is, the least
+    /// disturbed one stands.
     #[test]
     fn preempted_repetitions_are_left_out() {
         let stop = AtomicBool::new(false);
@@ -391,12 +400,16 @@ mod tests {
         })
         .unwrap();
         assert_eq!((s.median, s.max, s.reps, s.preempted), (10.0, 10.0, 5, 4));
-        let all = repeat(&Budget::new(10_000_000), &stop, || Rep {
-            value: 7.0,
-            clean: false,
+        let mut v = 1000.0;
+        let all = repeat(&Budget::new(10_000_000), &stop, || {
+            v -= 0.5;
+            Rep {
+                value: v,
+                clean: false,
+            }
         })
         .unwrap();
-        assert_eq!(all.median, 7.0);
+        assert_eq!(all.median, all.min, "the least disturbed");
         assert_eq!(all.preempted, all.reps);
         assert!(!all.stable);
     }

@@ -268,8 +268,10 @@ pub struct LoadedPoint {
     pub threads: usize,
     /// ns per load of the chasing thread.
     pub latency: Sample,
-    /// What the reading threads read meanwhile, GiB/s.
+    /// What the reading threads read meanwhile, GiB/s (mean of the rounds).
     pub bandwidth_gib_s: f64,
+    /// The latency of each round (sorted); `latency` is the middle round's.
+    pub round_ns: Vec<f64>,
     pub cpus: Vec<usize>,
 }
 
@@ -311,40 +313,68 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
             .map(|_| m.buffer(reader_bytes, &Policy::Local))
             .collect::<io::Result<Vec<_>>>()?;
         let chain = m.chain(&chase_buf, size, size ^ 0x10ad);
-        let mut points = Vec::with_capacity(thread_counts.len());
-        for &k in thread_counts {
-            if stop.load(Relaxed) {
-                break;
+        // Rounds over the thread counts, forth and back, each with a share of the budget:
+        // what else the machine runs drifts, and alternating spreads it over every count.
+        let budget = Budget {
+            time_ns: m.budget.time_ns / LOADED_ROUNDS as u64,
+            ..m.budget
+        };
+        let mut rounds: Vec<Vec<(Sample, f64)>> = vec![Vec::new(); thread_counts.len()];
+        'rounds: for round in 0..LOADED_ROUNDS {
+            let mut order: Vec<usize> = (0..thread_counts.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
             }
-            obs(Step::Loaded { threads: k });
-            let work: Vec<(usize, &[u8])> = reader_cpus[..k]
-                .iter()
-                .zip(&readers)
-                // SAFETY: each buffer is mapped for its whole length and outlives the readers.
-                .map(|(&c, b)| {
-                    (c, unsafe {
-                        std::slice::from_raw_parts(b.as_ptr(), b.len())
+            for i in order {
+                let k = thread_counts[i];
+                if stop.load(Relaxed) {
+                    break 'rounds;
+                }
+                obs(Step::Loaded { threads: k });
+                let work: Vec<(usize, &[u8])> = reader_cpus[..k]
+                    .iter()
+                    .zip(&readers)
+                    // SAFETY: each buffer is mapped for its whole length and outlives the
+                    // readers.
+                    .map(|(&c, b)| {
+                        (c, unsafe {
+                            std::slice::from_raw_parts(b.as_ptr(), b.len())
+                        })
                     })
-                })
-                .collect();
-            let measured = stream::with_readers(&work, |bytes| {
-                let mut c = Chaser::new(&chain, m.budget.rep_ns);
-                let (b0, t0) = (bytes(), now_ns());
-                let s = chase::repeat(&m.budget, stop, || c.rep());
-                let (b1, t1) = (bytes(), now_ns());
-                s.map(|s| (s, stream::gib_per_s(b1 - b0, t1 - t0)))
-            })?;
-            let Some((latency, bandwidth_gib_s)) = measured else {
-                break;
-            };
-            obs(Step::Latency(latency.median));
-            points.push(LoadedPoint {
-                threads: k,
-                latency,
-                bandwidth_gib_s,
-                cpus: reader_cpus[..k].to_vec(),
-            });
+                    .collect();
+                let measured = stream::with_readers(&work, |bytes| {
+                    let mut c = Chaser::new(&chain, budget.rep_ns);
+                    let (b0, t0) = (bytes(), now_ns());
+                    let s = chase::repeat(&budget, stop, || c.rep());
+                    let (b1, t1) = (bytes(), now_ns());
+                    s.map(|s| (s, stream::gib_per_s(b1 - b0, t1 - t0)))
+                })?;
+                let Some((latency, bandwidth)) = measured else {
+                    break 'rounds;
+                };
+                obs(Step::Latency(latency.median));
+                rounds[i].push((latency, bandwidth));
+            }
         }
+        let points: Vec<LoadedPoint> = thread_counts
+            .iter()
+            .zip(rounds)
+            .filter(|(_, r)| r.len() == LOADED_ROUNDS)
+            .map(|(&k, mut r)| {
+                r.sort_by(|a, b| a.0.median.total_cmp(&b.0.median));
+                let mut latency = r[r.len() / 2].0;
+                latency.reps = r.iter().map(|x| x.0.reps).sum();
+                latency.preempted = r.iter().map(|x| x.0.preempted).sum();
+                latency.stable = r.iter().all(|x| x.0.stable);
+                LoadedPoint {
+                    threads: k,
+                    latency,
+                    bandwidth_gib_s: r.iter().map(|x| x.1).sum::<f64>() / r.len() as f64,
+                    round_ns: r.iter().map(|x| x.0.median).collect(),
+                    cpus: reader_cpus[..k].to_vec(),
+                }
+            })
+            .collect();
         Ok(Loaded {
             cpu,
             size_bytes: size,
@@ -354,6 +384,9 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
         })
     })
 }
+
+/// Rounds of loaded latency over the thread counts.
+pub const LOADED_ROUNDS: usize = 3;
 
 /// Runs `f` on a new thread restricted to `cpus`, so the caller's affinity never changes.
 fn on_thread<T: Send>(cpus: &[usize], f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {

@@ -112,6 +112,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     }
     let started_at = crate::sys::utc_now_rfc3339();
     let t0 = now_ns();
+    let load_at_start = load_average();
     if a.shm.is_some() || a.pid.is_some() {
         return placement(a, &root, &machine, &started_at, t0).map(|o| Output::Run(Box::new(o)));
     }
@@ -136,6 +137,13 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     progress.clear();
     let stopped = stop.load(Relaxed);
     let mut r = assemble(a, &plan, &machine, figures, &started_at, t0, stopped);
+    r.load_average = [load_at_start, load_average()];
+    let cpus = r.host.cpus as f64;
+    if load_at_start > (cpus / 2.0).max(1.0) {
+        r.warnings.push(format!(
+            "the machine was busy (load average {load_at_start:.1} on {cpus} CPUs when dbio started): figures beyond the caches vary with what else runs; compare runs made alike"
+        ));
+    }
     if stopped {
         r.warnings
             .push("stopped by a signal: the result holds what was measured until then".into());
@@ -305,7 +313,7 @@ fn assemble(
             .count();
     if busy > 0 {
         warnings.push(format!(
-            "{busy} figure(s) were taken with no repetition that kept its CPU throughout: the machine is busy, and they include time spent waiting for a CPU"
+            "{busy} figure(s) had no repetition that kept its CPU throughout (the machine is busy): each is its least disturbed repetition, and may still include time spent waiting for a CPU"
         ));
     }
     let parts: Vec<String> = plan.parts.iter().map(|p| p.name().to_string()).collect();
@@ -317,6 +325,7 @@ fn assemble(
         partial: stopped,
         stop_reason: if stopped { "interrupted" } else { "completed" }.into(),
         host: HostJson::current(),
+        load_average: [0.0; 2],
         config: MemConfig {
             parts,
             sizes: plan.sizes.clone(),
@@ -418,6 +427,7 @@ fn placement(
         partial: false,
         stop_reason: "completed".into(),
         host: HostJson::current(),
+        load_average: [load_average(); 2],
         config: MemConfig {
             parts: vec!["shm".into()],
             sizes: Vec::new(),
@@ -470,6 +480,14 @@ fn placement(
         run_dir: dir,
         exit: ExitCode::Ok,
     })
+}
+
+/// The 1-minute load average (0 when unknown).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 /// Writes result.json, summary.txt and report.html; returns the summary.

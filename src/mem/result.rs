@@ -28,6 +28,9 @@ pub struct MemResult {
     pub partial: bool,
     pub stop_reason: String,
     pub host: HostJson,
+    /// The 1-minute load average when the run started and ended (/proc/loadavg): other
+    /// work on the machine moves every figure beyond the caches.
+    pub load_average: [f64; 2],
     pub config: MemConfig,
     /// The pages behind the measured memory: "4k", "thp" or "huge".
     pub pages: String,
@@ -93,8 +96,8 @@ pub struct CurvePointJson {
     /// (p75 - p25) / median, %.
     pub spread_pct: f64,
     pub reps: usize,
-    /// Repetitions left out because the chasing thread lost its CPU during them (equal to
-    /// `reps` when no repetition was clean and these are all there is).
+    /// Repetitions left out because the chasing thread lost its CPU during them. Equal to
+    /// `reps` when no repetition was clean: `ns` is then the least disturbed one.
     pub preempted_reps: usize,
     pub loads: u64,
     /// The middle half of the repetitions agreed within 2 % before the budget ran out.
@@ -161,8 +164,10 @@ pub struct LoadedJson {
     pub threads: usize,
     /// What they read, GiB/s.
     pub bandwidth_gib_s: f64,
-    /// The chasing thread's ns per load.
+    /// The chasing thread's ns per load: the middle one of the rounds.
     pub latency_ns: f64,
+    /// Each round's ns per load (rounds alternate over the thread counts, forth and back).
+    pub round_ns: Vec<f64>,
     pub spread_pct: f64,
     pub stable: bool,
     pub reps: usize,
@@ -388,6 +393,7 @@ pub fn loaded_json(l: &Loaded) -> Vec<LoadedJson> {
             threads: p.threads,
             bandwidth_gib_s: p.bandwidth_gib_s,
             latency_ns: p.latency.median,
+            round_ns: p.round_ns.clone(),
             spread_pct: p.latency.spread_pct(),
             stable: p.latency.stable,
             reps: p.latency.reps,

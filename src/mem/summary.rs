@@ -88,24 +88,26 @@ pub fn render(r: &MemResult) -> String {
         if let Some(l) = &r.loaded {
             let _ = writeln!(
                 o,
-                "\nLoaded latency (chase of {} on CPU {}; each reading thread reads {} of its own)",
+                "\nLoaded latency (chase of {} on CPU {}; each reading thread reads {} of its own; rounds alternate over the thread counts)",
                 size_label(c.loaded_size_bytes),
                 c.cpu,
                 size_label(c.reader_bytes)
             );
             let _ = writeln!(
                 o,
-                "{:>9} {:>12} {:>12} {:>8}  reading CPUs",
-                "Threads", "Read GiB/s", "Latency ns", "spread"
+                "{:>9} {:>12} {:>12} {:>8}  {:<22} reading CPUs",
+                "Threads", "Read GiB/s", "Latency ns", "spread", "rounds (ns)"
             );
             for p in l {
+                let rounds: Vec<String> = p.round_ns.iter().map(|&v| ns(v)).collect();
                 let _ = writeln!(
                     o,
-                    "{:>9} {:>12.2} {:>12} {:>7.1}%  {}",
+                    "{:>9} {:>12.2} {:>12} {:>7.1}%  {:<22} {}",
                     p.threads,
                     p.bandwidth_gib_s,
                     ns(p.latency_ns),
                     p.spread_pct,
+                    rounds.join(", "),
                     if p.cpus.is_empty() {
                         "-".to_string()
                     } else {

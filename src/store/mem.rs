@@ -167,6 +167,7 @@ mod tests {
             "started_at": "2026-11-23T10:00:00Z", "elapsed_s": 1.0, "partial": false,
             "stop_reason": "completed",
             "host": { "hostname": "db1", "kernel": "6.18", "cpus": 2 },
+            "load_average": [0.5, 0.7],
             "config": { "parts": ["curve"], "sizes": [4096], "budget_s": 0.3,
                 "pages_requested": "4k", "allow_fallback": false, "numa_size_bytes": 0,
                 "loaded_size_bytes": 0, "reader_bytes": 0, "thread_counts": [], "cpu": 0,
