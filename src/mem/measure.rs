@@ -272,6 +272,9 @@ pub struct LoadedPoint {
     pub bandwidth_gib_s: f64,
     /// The latency of each round (sorted); `latency` is the middle round's.
     pub round_ns: Vec<f64>,
+    /// How busy the CPUs that may read (all but the chasing one) were meanwhile, by the
+    /// readers or anything else (/proc/stat); None when there are none.
+    pub other_cpus_busy_pct: Option<f64>,
     pub cpus: Vec<usize>,
 }
 
@@ -320,6 +323,8 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
             ..m.budget
         };
         let mut rounds: Vec<Vec<(Sample, f64)>> = vec![Vec::new(); thread_counts.len()];
+        // Busy and total ticks of the readers' CPUs during each count's points.
+        let mut ticks = vec![(0u64, 0u64); thread_counts.len()];
         'rounds: for round in 0..LOADED_ROUNDS {
             let mut order: Vec<usize> = (0..thread_counts.len()).collect();
             if round % 2 == 1 {
@@ -342,6 +347,7 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
                         })
                     })
                     .collect();
+                let before = cpu_ticks(reader_cpus);
                 let measured = stream::with_readers(&work, |bytes| {
                     let mut c = Chaser::new(&chain, budget.rep_ns);
                     let (b0, t0) = (bytes(), now_ns());
@@ -352,6 +358,9 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
                 let Some((latency, bandwidth)) = measured else {
                     break 'rounds;
                 };
+                let after = cpu_ticks(reader_cpus);
+                ticks[i].0 += after.0.saturating_sub(before.0);
+                ticks[i].1 += after.1.saturating_sub(before.1);
                 obs(Step::Latency(latency.median));
                 rounds[i].push((latency, bandwidth));
             }
@@ -359,8 +368,9 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
         let points: Vec<LoadedPoint> = thread_counts
             .iter()
             .zip(rounds)
-            .filter(|(_, r)| r.len() == LOADED_ROUNDS)
-            .map(|(&k, mut r)| {
+            .zip(ticks)
+            .filter(|((_, r), _)| r.len() == LOADED_ROUNDS)
+            .map(|((&k, mut r), (busy, total))| {
                 r.sort_by(|a, b| a.0.median.total_cmp(&b.0.median));
                 let mut latency = r[r.len() / 2].0;
                 latency.reps = r.iter().map(|x| x.0.reps).sum();
@@ -371,6 +381,7 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
                     latency,
                     bandwidth_gib_s: r.iter().map(|x| x.1).sum::<f64>() / r.len() as f64,
                     round_ns: r.iter().map(|x| x.0.median).collect(),
+                    other_cpus_busy_pct: (total > 0).then(|| busy as f64 / total as f64 * 100.0),
                     cpus: reader_cpus[..k].to_vec(),
                 }
             })
@@ -387,6 +398,21 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
 
 /// Rounds of loaded latency over the thread counts.
 pub const LOADED_ROUNDS: usize = 3;
+
+/// Busy (not idle, not iowait) and total ticks of `cpus` so far, from /proc/stat.
+fn cpu_ticks(cpus: &[usize]) -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    crate::measure::os::parse_stat(&text)
+        .iter()
+        .filter(|(name, _)| {
+            name.strip_prefix("cpu")
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| cpus.contains(&n))
+        })
+        .fold((0, 0), |(b, t), (_, c)| {
+            (b + c.total.saturating_sub(c.idle + c.iowait), t + c.total)
+        })
+}
 
 /// Runs `f` on a new thread restricted to `cpus`, so the caller's affinity never changes.
 fn on_thread<T: Send>(cpus: &[usize], f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {

@@ -311,6 +311,17 @@ fn assemble(
             .flat_map(|l| &l.points)
             .filter(|p| p.latency.preempted == p.latency.reps)
             .count();
+    if let Some(idle) = f
+        .loaded
+        .iter()
+        .flat_map(|l| &l.points)
+        .find(|p| p.threads == 0)
+        && let Some(pct) = idle.other_cpus_busy_pct.filter(|&p| p > 25.0)
+    {
+        warnings.push(format!(
+            "loaded latency: with 0 reading threads the other CPUs were {pct:.0} % busy with other work: the baseline was not idle, and the rise with load is understated"
+        ));
+    }
     if busy > 0 {
         warnings.push(format!(
             "{busy} figure(s) had no repetition that kept its CPU throughout (the machine is busy): each is its least disturbed repetition, and may still include time spent waiting for a CPU"

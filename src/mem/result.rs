@@ -168,6 +168,8 @@ pub struct LoadedJson {
     pub latency_ns: f64,
     /// Each round's ns per load (rounds alternate over the thread counts, forth and back).
     pub round_ns: Vec<f64>,
+    /// How busy the other CPUs were meanwhile (with 0 threads: other work only).
+    pub other_cpus_busy_pct: Option<f64>,
     pub spread_pct: f64,
     pub stable: bool,
     pub reps: usize,
@@ -394,6 +396,7 @@ pub fn loaded_json(l: &Loaded) -> Vec<LoadedJson> {
             bandwidth_gib_s: p.bandwidth_gib_s,
             latency_ns: p.latency.median,
             round_ns: p.round_ns.clone(),
+            other_cpus_busy_pct: p.other_cpus_busy_pct,
             spread_pct: p.latency.spread_pct(),
             stable: p.latency.stable,
             reps: p.latency.reps,

@@ -95,19 +95,21 @@ pub fn render(r: &MemResult) -> String {
             );
             let _ = writeln!(
                 o,
-                "{:>9} {:>12} {:>12} {:>8}  {:<22} reading CPUs",
-                "Threads", "Read GiB/s", "Latency ns", "spread", "rounds (ns)"
+                "{:>9} {:>12} {:>12} {:>8}  {:<22} {:>11}  reading CPUs",
+                "Threads", "Read GiB/s", "Latency ns", "spread", "rounds (ns)", "others busy"
             );
             for p in l {
                 let rounds: Vec<String> = p.round_ns.iter().map(|&v| ns(v)).collect();
                 let _ = writeln!(
                     o,
-                    "{:>9} {:>12.2} {:>12} {:>7.1}%  {:<22} {}",
+                    "{:>9} {:>12.2} {:>12} {:>7.1}%  {:<22} {:>11}  {}",
                     p.threads,
                     p.bandwidth_gib_s,
                     ns(p.latency_ns),
                     p.spread_pct,
                     rounds.join(", "),
+                    p.other_cpus_busy_pct
+                        .map_or("-".to_string(), |b| format!("{b:.0}%")),
                     if p.cpus.is_empty() {
                         "-".to_string()
                     } else {
