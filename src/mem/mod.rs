@@ -283,7 +283,7 @@ fn assemble(
     let huge_backed_pct = f
         .curve
         .as_ref()
-        .filter(|_| plan.memory.pages == buffer::PageKind::Thp)
+        .filter(|_| plan.memory.pages != buffer::PageKind::Base)
         .map(|c| c.huge_backed_bytes as f64 / c.buffer_bytes.max(1) as f64 * 100.0);
     if let Some(p) = huge_backed_pct.filter(|&p| p < 90.0) {
         warnings.push(format!(

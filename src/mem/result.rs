@@ -78,7 +78,8 @@ pub struct PageSize {
     pub used: String,
     /// Bytes of the pages used: the base page, or the huge page size for thp and huge.
     pub bytes: u64,
-    /// For thp: how much of the largest buffer the kernel really backed with huge pages.
+    /// For thp and huge: how much of the curve's buffer the kernel really backed with huge
+    /// pages (always all of it for hugetlb).
     pub huge_backed_pct: Option<f64>,
     /// Why the pages used differ from those asked for.
     pub fallback: Option<String>,

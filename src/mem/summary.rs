@@ -258,15 +258,15 @@ fn numa(o: &mut String, n: &NumaJson) {
 fn shm(o: &mut String, r: &MemResult, s: &ShmJson) {
     if let Some(f) = &s.file {
         let mount = f.mount.as_ref().map_or(String::new(), |m| {
-            format!(
-                " on {} {} (memory policy: {})",
-                m.fs_type,
-                m.mount_point,
-                m.mpol.as_deref().map_or(
-                    "none: pages go where the process that first wrote them ran".to_string(),
-                    |p| format!("mpol={p}")
-                )
-            )
+            let policy = match (m.fs_type.as_str(), m.mpol.as_deref()) {
+                (_, Some(p)) => format!("memory policy mpol={p}"),
+                ("tmpfs", None) => {
+                    "memory policy: none: pages go where the process that first wrote them ran"
+                        .to_string()
+                }
+                _ => "page cache".to_string(),
+            };
+            format!(" on {} {} ({policy})", m.fs_type, m.mount_point)
         });
         let _ = writeln!(
             o,
