@@ -368,14 +368,21 @@ mod tests {
         let s = repeat(&b, &stop, || Rep::clean(10.0)).unwrap();
         assert!(s.stable);
         assert_eq!((s.reps, s.median, s.spread_pct()), (5, 10.0, 0.0));
+        // Figures that never agree: repetitions stop at the cap (an hour's budget in
+        // repetitions of ten minutes: 6 + 5 + 1), not stable, with their spread.
         let mut k = 0.0;
-        let noisy = repeat(&Budget::new(5_000_000), &stop, || {
+        let capped = Budget {
+            time_ns: 3_600_000_000_000,
+            rep_ns: 600_000_000_000,
+            ..b
+        };
+        let noisy = repeat(&capped, &stop, || {
             k += 1.0;
-            std::thread::sleep(std::time::Duration::from_millis(1));
             Rep::clean(k)
         })
         .unwrap();
         assert!(!noisy.stable);
+        assert_eq!((noisy.reps, noisy.min, noisy.max), (12, 1.0, 12.0));
         assert!(noisy.min < noisy.median && noisy.median < noisy.max);
         stop.store(true, Relaxed);
         assert!(repeat(&b, &stop, || Rep::clean(1.0)).is_none());
