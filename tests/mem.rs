@@ -320,6 +320,16 @@ fn shm_accounts_for_every_page_of_a_tmpfs_file() {
     );
     assert_eq!(placed["mount"]["fs_type"], "tmpfs");
     assert!(r["curve"].is_null());
+    let runs = files_under(&env.join("dbio-runs"));
+    let html = runs
+        .iter()
+        .find(|f| f.ends_with("report.html"))
+        .expect("report.html");
+    let html = std::fs::read_to_string(env.join("dbio-runs").join(html)).unwrap();
+    assert!(
+        html.contains("Where the pages are") && html.contains("16,384"),
+        "{html}"
+    );
 
     // A sparse file: only the pages written are in memory, and mapping it allocated none.
     let sparse = shm.path().join("sparse");
