@@ -39,7 +39,34 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
         Command::Verify(a) => verify(&a.path, &stop),
         Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
+        Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
     }
+}
+
+/// `dbio mem`: the summary (or result.json), recorded in the store like a run.
+fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<ExitCode> {
+    let outcome = match crate::mem::run(a, stop)? {
+        crate::mem::Output::Topology { text, json } => {
+            let _ = write!(
+                std::io::stdout().lock(),
+                "{}",
+                if a.json { json } else { text }
+            );
+            return Ok(ExitCode::Ok);
+        }
+        crate::mem::Output::Run(o) => o,
+    };
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
+    } else {
+        let _ = write!(out, "{}", outcome.summary);
+    }
+    eprintln!("dbio: results in {}", outcome.run_dir.display());
+    record_in_store(db, "memory run", &outcome.run_dir, |store| {
+        store.record_mem(&outcome.result, &outcome.run_dir)
+    });
+    Ok(outcome.exit)
 }
 
 /// SIGINT, SIGTERM and SIGHUP set the stop flag (runs end within 2 s and keep their partial
@@ -226,20 +253,32 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
 /// Records a finished run in the results store. Its run directory is already written, so a
 /// store that cannot be written costs one warning line, never the run.
 fn record(db: Option<&Path>, outcome: &RunOutcome) {
-    let recorded = store_path(db).and_then(|path| {
-        let mut store = Store::open(&path)?;
+    record_in_store(db, "run", &outcome.run_dir, |store| {
         let id = store.record(&outcome.result, &outcome.run_dir)?;
         if outcome.result.dataset.kind == "directory" {
             let ds = std::fs::canonicalize(&outcome.result.dataset.path)
                 .unwrap_or_else(|_| PathBuf::from(&outcome.result.dataset.path));
             store.link_data_set_run(&ds.display().to_string(), id)?;
         }
+        Ok(id)
+    });
+}
+
+/// Records with `insert` and says so (as "recorded as `what` ID"), or warns.
+fn record_in_store(
+    db: Option<&Path>,
+    what: &str,
+    run_dir: &Path,
+    insert: impl FnOnce(&mut Store) -> Result<i64>,
+) {
+    let recorded = store_path(db).and_then(|path| {
+        let id = insert(&mut Store::open(&path)?)?;
         Ok((id, path))
     });
     let unregistered = UNREGISTERED.swap(false, Ordering::Relaxed);
     match recorded {
         Ok((id, path)) => {
-            eprintln!("dbio: recorded as run {id} in {}", path.display());
+            eprintln!("dbio: recorded as {what} {id} in {}", path.display());
             if unregistered {
                 eprintln!(
                     "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
@@ -253,7 +292,7 @@ fn record(db: Option<&Path>, outcome: &RunOutcome) {
             } else {
                 ""
             },
-            outcome.run_dir.display()
+            run_dir.display()
         ),
     }
 }
@@ -273,14 +312,30 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         test: a.test.map(|t| t.name().to_string()),
         last: a.last.map(|n| n as usize),
     })?;
+    // Memory runs (`dbio mem`) have their own table and numbering; listed after the I/O
+    // runs when no test is asked for.
+    let mem_runs = match a.test {
+        None if !a.json => store.mem_runs(a.last.map(|n| n as usize))?,
+        _ => Vec::new(),
+    };
     let mut out = std::io::stdout().lock();
     if a.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
-    } else if runs.is_empty() {
+    } else if runs.is_empty() && mem_runs.is_empty() {
         let _ = writeln!(out, "no runs recorded in {}", path.display());
     } else {
-        let _ = write!(out, "{}", runs_table(&runs));
+        if !runs.is_empty() {
+            let _ = write!(out, "{}", runs_table(&runs));
+        }
+        if !mem_runs.is_empty() {
+            let _ = write!(
+                out,
+                "{}Memory runs (dbio mem)\n{}",
+                if runs.is_empty() { "" } else { "\n" },
+                crate::mem::summary::runs_table(&mem_runs)
+            );
+        }
     }
     Ok(ExitCode::Ok)
 }

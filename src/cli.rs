@@ -78,6 +78,9 @@ pub enum Command {
     /// Check every block of a data set prepared with --verify: checksum, place and last
     /// write. Exit 0 when all are good, 1 with one line per bad block.
     Verify(VerifyArgs),
+    /// Memory latency by working-set size (cache levels marked), the NUMA node × node
+    /// matrix and loaded latency; or where shared memory lives (--shm PATH, --pid PID).
+    Mem(Box<crate::mem::MemArgs>),
 }
 
 #[derive(Debug, Clone, Args)]

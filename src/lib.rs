@@ -9,6 +9,7 @@
 //! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
+//! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
 //! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
 
 pub mod app;
@@ -21,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod matrix;
 pub mod measure;
+pub mod mem;
 pub mod options;
 pub mod progress;
 pub mod report;

@@ -6,7 +6,7 @@ use crate::util::Env;
 
 /// Runs `dbio args` under a pseudo-terminal (util-linux `script`), returns what the terminal
 /// received; None when `script` is not installed.
-fn under_pty(env: &Env, args: &[&str]) -> Option<String> {
+pub fn under_pty(env: &Env, args: &[&str]) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux `script` is not installed");
         return None;

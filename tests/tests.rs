@@ -12,6 +12,7 @@ mod files;
 mod fill;
 mod fuzz;
 mod jobs;
+mod mem;
 mod progress;
 mod report;
 mod results;

@@ -129,7 +129,8 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
         .collect()
 }
 
-fn unescape(s: &str) -> String {
+/// Decodes the octal escapes (`\040`) of mountinfo and numa_maps.
+pub fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

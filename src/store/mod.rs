@@ -6,6 +6,7 @@
 //! Several dbio processes may finish at once: the database is in WAL mode, waits for a busy
 //! lock instead of failing, and every write is one short immediate transaction.
 
+mod mem;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
+pub use mem::MemRunListing;
 use schema::{MIGRATIONS, MigrateError, Migration};
 
 /// How long a writer waits for another dbio process to finish its write.

@@ -28,6 +28,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 2,
         sql: V2_DATA_SETS,
     },
+    Migration {
+        version: 3,
+        sql: V3_MEM_RUNS,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -129,6 +133,37 @@ CREATE TABLE run_warnings (
     warning TEXT    NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+";
+
+/// `dbio mem` runs (result schema `dbio.mem.v1`): a table of their own, since they have no
+/// events, sessions or data set; `runs` and its listing stay as they are.
+const V3_MEM_RUNS: &str = "
+CREATE TABLE mem_runs (
+    id               INTEGER PRIMARY KEY,
+    recorded_at      TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    started_at       TEXT    NOT NULL,
+    -- 'latency' (curve, NUMA matrix, loaded latency) or 'placement' (--shm, --pid).
+    kind             TEXT    NOT NULL,
+    pages            TEXT    NOT NULL,
+    max_size_bytes   INTEGER,
+    -- The headline figures: the first level's and memory's ns per load, the NUMA nodes,
+    -- the interleaved latency, the loaded-latency bandwidth reached.
+    l1_ns            REAL,
+    memory_ns        REAL,
+    nodes            INTEGER NOT NULL,
+    interleave_ns    REAL,
+    loaded_max_gib_s REAL,
+    -- --shm PATH or --pid PID, and the pages found.
+    shm_target       TEXT,
+    shm_pages        INTEGER,
+    partial          INTEGER NOT NULL,
+    run_dir          TEXT    NOT NULL,
+    hostname         TEXT    NOT NULL,
+    dbio_version     TEXT    NOT NULL,
+    result_schema    TEXT    NOT NULL,
+    result_json      TEXT    NOT NULL
+);
+CREATE INDEX mem_runs_by_time ON mem_runs (started_at);
 ";
 
 /// Why a database cannot be brought up to date.
