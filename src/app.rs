@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cli::{
-    CalibrateArgs, CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs,
-    RunsArgs, ShowArgs, SweepArgs,
+    CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunsArgs, ShowArgs,
 };
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
@@ -15,6 +14,8 @@ use crate::options::cli::RunCommand;
 use crate::report::summary::thousands;
 use crate::run::RunOutcome;
 use crate::store::{RunFilter, RunListing, Store};
+use crate::sweep::SweepArgs;
+use crate::sweep::calibrate::CalibrateArgs;
 use crate::units::human_bytes;
 use crate::workload::spec::rand_seed;
 
@@ -64,7 +65,7 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
     record_in_store(db, "memory run", &outcome.run_dir, |store| {
-        store.record_mem(&outcome.result, &outcome.run_dir)
+        store.record_mem(&outcome.result.record()?, &outcome.run_dir)
     });
     Ok(outcome.exit)
 }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::engine::{EngineChoice, IoMode};
 use crate::options::cli::{DataSetCommand, RunCommand};
 use crate::workload::Test;
 
@@ -67,10 +66,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Run one test at several values of one parameter (--param NAME=V1,V2,...): a table,
     /// sweep.json, sweep.csv and sweep.html, plus each point's own run directory.
-    Sweep(Box<SweepArgs>),
+    Sweep(Box<crate::sweep::SweepArgs>),
     /// Find the maximum small-read IOPS within a latency limit, the maximum large-read MiB/s
     /// and a single session's large-read MiB/s; prints the curves walked, writes calibrate.json.
-    Calibrate(Box<CalibrateArgs>),
+    Calibrate(Box<crate::sweep::calibrate::CalibrateArgs>),
     /// Size storage from the database's requirements (a TOML plan): devices for IOPS (with
     /// the RAID write penalty), bandwidth and capacity at the usable surface, spares, arrays;
     /// the device's figures stated or measured by runs made with --span.
@@ -172,59 +171,6 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
-/// `dbio sweep`: every option of `dbio run` applies to every point.
-#[derive(Debug, Clone, Args)]
-pub struct SweepArgs {
-    /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
-    /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
-    /// loop), span (the active surface: span=25%,50%,100%).
-    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = crate::sweep::parse_param, required_unless_present = "curve")]
-    pub param: Option<crate::sweep::SweepParam>,
-    /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
-    /// 10, 50, 70, 80, 90 and 100 % of it.
-    #[arg(long, conflicts_with = "param")]
-    pub curve: bool,
-    #[command(flatten)]
-    pub run: RunCommand,
-}
-
-/// `dbio calibrate`.
-#[derive(Debug, Clone, Args)]
-pub struct CalibrateArgs {
-    #[command(flatten)]
-    pub dataset: DataSetCommand,
-    /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
-    /// p95, p99 (per request), e.g. p99=2ms.
-    #[arg(long, default_value = "p95=10ms", value_parser = crate::sweep::calibrate::parse_limit, value_name = "STAT=DURATION")]
-    pub max_latency: crate::sweep::calibrate::LatencyLimit,
-    /// Measured window of each point.
-    #[arg(long, default_value = "10s", value_parser = parse_duration_arg, allow_hyphen_values = true)]
-    pub point_duration: std::time::Duration,
-    /// Unmeasured warm-up before each point.
-    #[arg(long, default_value = "2s", value_parser = parse_duration_arg, allow_hyphen_values = true)]
-    pub warmup: std::time::Duration,
-    /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_outstanding: u32,
-    /// Open flags and submission, like the database's filesystemio_options: none, directio, asynch, setall.
-    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
-    pub io_mode: IoMode,
-    /// How asynchronous I/O is submitted: auto, uring, aio, sync.
-    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
-    pub engine: EngineChoice,
-    /// Directory the calibration directory (calibrate.json and each point's run) is created in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print calibrate.json to stdout instead of the curves.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// A size above 0 (`--small-size`, ...): the one size parser of every option.
-pub fn parse_size_arg(s: &str) -> Result<u64, String> {
-    crate::options::positive_size(s)
-}
-
 /// A test's name (`dbio runs --test`).
 fn parse_test(s: &str) -> Result<Test, String> {
     Test::from_name(s).ok_or_else(|| {
@@ -233,10 +179,6 @@ fn parse_test(s: &str) -> Result<Test, String> {
             Test::CLASSIC.map(Test::name).join(", ")
         )
     })
-}
-
-pub fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
-    crate::units::parse_duration(s)
 }
 
 /// Renders a clap error as the single line SPEC §7.4 asks for: the offending option and,

@@ -54,10 +54,10 @@ pub struct MatrixArgs {
     #[arg(long = "matrix", value_enum, default_value = "basic")]
     pub shape: Shape,
     /// Small random read size.
-    #[arg(long, default_value = "8K", value_parser = crate::cli::parse_size_arg)]
+    #[arg(long, default_value = "8K", value_parser = crate::options::positive_size)]
     pub small_size: u64,
     /// Large I/O size.
-    #[arg(long, default_value = "1M", value_parser = crate::cli::parse_size_arg)]
+    #[arg(long, default_value = "1M", value_parser = crate::options::positive_size)]
     pub large_size: u64,
     /// Highest small outstanding count (levels 1, 2, 4, ... up to it).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -78,10 +78,10 @@ pub struct MatrixArgs {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub write_pct: u32,
     /// Measured time of each point.
-    #[arg(long, default_value = "10s", value_parser = crate::cli::parse_duration_arg)]
+    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
     pub point_duration: std::time::Duration,
     /// Unmeasured warm-up of each point.
-    #[arg(long, default_value = "2s", value_parser = crate::cli::parse_duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration)]
     pub warmup: std::time::Duration,
     /// Database files' open flags and submission (as for `dbio run`).
     #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]

@@ -11,8 +11,8 @@ use super::buffer::{PageKind, THP_BYTES};
 use super::chase::Budget;
 use super::measure::{CpuNode, Load, Memory};
 use super::topology::{MemInfo, Topology, format_cpu_list};
-use crate::cli::parse_size_arg;
 use crate::error::{Error, Result};
+use crate::options::positive_size as parse_size_arg;
 use crate::units::{human_bytes, size_label};
 
 /// Memory latency by working-set size, the NUMA matrix, loaded latency — or where shared

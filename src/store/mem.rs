@@ -7,8 +7,7 @@ use rusqlite::{TransactionBehavior, params};
 use serde::Serialize;
 
 use super::{Store, sqlite_error};
-use crate::error::{Error, Result};
-use crate::mem::result::MemResult;
+use crate::error::Result;
 
 /// One `dbio mem` run as `dbio runs` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,23 +29,35 @@ pub struct MemRunListing {
     pub run_dir: String,
 }
 
+/// What the store keeps of a `dbio mem` run: its headline figures, beside its result.json
+/// (made by `crate::mem`, which knows the result's shape; the store does not).
+#[derive(Debug, Clone, Default)]
+pub struct MemRecord {
+    pub started_at: String,
+    /// "latency" or "placement".
+    pub kind: String,
+    pub pages: String,
+    pub max_size_bytes: Option<u64>,
+    pub l1_ns: Option<f64>,
+    pub memory_ns: Option<f64>,
+    pub nodes: u64,
+    pub interleave_ns: Option<f64>,
+    pub loaded_max_gib_s: Option<f64>,
+    pub shm_target: Option<String>,
+    pub shm_pages: Option<u64>,
+    pub partial: bool,
+    pub hostname: String,
+    pub dbio_version: String,
+    pub schema: String,
+    /// The result.json text.
+    pub json: String,
+}
+
 impl Store {
     /// Records a `dbio mem` run whose files are in `run_dir`. Returns its id (in the
     /// memory runs' own numbering).
-    pub fn record_mem(&mut self, r: &MemResult, run_dir: &Path) -> Result<i64> {
-        let json = crate::mem::json_text(r)?;
+    pub fn record_mem(&mut self, r: &MemRecord, run_dir: &Path) -> Result<i64> {
         let run_dir = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
-        let level = |name: &str| r.levels.iter().find(|l| l.name == name).and_then(|l| l.ns);
-        let first = r.levels.first().and_then(|l| l.ns);
-        let shm_target = r
-            .config
-            .shm
-            .clone()
-            .or_else(|| r.config.pid.map(|p| format!("pid {p}")));
-        let shm_pages = r
-            .pages_by_node
-            .as_ref()
-            .map(|m| m.values().sum::<u64>() as i64);
         let path = self.path.clone();
         let mut insert = || -> rusqlite::Result<i64> {
             let tx = self
@@ -59,27 +70,22 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                 params![
                     r.started_at,
-                    if r.pages_by_node.is_some() { "placement" } else { "latency" },
+                    r.kind,
                     r.pages,
-                    r.curve
-                        .as_ref()
-                        .and_then(|c| c.last())
-                        .map(|p| p.size_bytes as i64),
-                    first,
-                    level("memory"),
-                    r.topology.nodes.len() as i64,
-                    r.numa.as_ref().and_then(|n| n.interleave_ns),
-                    r.loaded
-                        .as_ref()
-                        .and_then(|l| l.iter().map(|p| p.bandwidth_gib_s).reduce(f64::max)),
-                    shm_target,
-                    shm_pages,
+                    r.max_size_bytes.map(|v| v as i64),
+                    r.l1_ns,
+                    r.memory_ns,
+                    r.nodes as i64,
+                    r.interleave_ns,
+                    r.loaded_max_gib_s,
+                    r.shm_target,
+                    r.shm_pages.map(|v| v as i64),
                     r.partial,
                     run_dir.display().to_string(),
-                    r.host.hostname,
+                    r.hostname,
                     r.dbio_version,
                     r.schema,
-                    json,
+                    r.json,
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -126,26 +132,16 @@ impl Store {
     }
 
     /// The result.json of memory run `id`, as recorded.
-    pub fn mem_result(&self, id: i64) -> Result<Option<MemResult>> {
+    pub fn mem_result(&self, id: i64) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
-        let text: Option<String> = self
-            .conn
+        self.conn
             .query_row(
                 "SELECT result_json FROM mem_runs WHERE id = ?1",
                 [id],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| sqlite_error(&self.path, e))?;
-        text.map(|t| {
-            serde_json::from_str(&t).map_err(|e| {
-                Error::other(format!(
-                    "results store {}: memory run {id} has a result this dbio cannot read ({e})",
-                    self.path.display()
-                ))
-            })
-        })
-        .transpose()
+            .map_err(|e| sqlite_error(&self.path, e))
     }
 }
 
@@ -155,38 +151,23 @@ mod tests {
     use crate::store::RunFilter;
 
     /// A memory run as `dbio mem --shm` or a latency run would record it.
-    fn sample(shm: bool) -> MemResult {
-        let node = serde_json::json!({ "id": 0, "cpus": [0, 1], "memory_bytes": 1u64 << 30,
-                                       "free_bytes": 1u64 << 29, "available_bytes": 1u64 << 29,
-                                       "huge_pages_free": 0 });
-        let curve = serde_json::json!([{ "size_bytes": 4096, "ns": 1.1, "min_ns": 1.0,
-            "max_ns": 1.2, "p25_ns": 1.05, "p75_ns": 1.15, "spread_pct": 9.0, "reps": 5,
-            "preempted_reps": 0, "loads": 100, "stable": true, "level": "L1d" }]);
-        serde_json::from_value(serde_json::json!({
-            "schema": "dbio.mem.v1", "dbio_version": "0.1.0",
-            "started_at": "2026-11-23T10:00:00Z", "elapsed_s": 1.0, "partial": false,
-            "stop_reason": "completed",
-            "host": { "hostname": "db1", "kernel": "6.18", "cpus": 2 },
-            "load_average": [0.5, 0.7],
-            "config": { "parts": ["curve"], "sizes": [4096], "budget_s": 0.3,
-                "pages_requested": "4k", "allow_fallback": false, "numa_size_bytes": 0,
-                "loaded_size_bytes": 0, "reader_bytes": 0, "thread_counts": [], "cpu": 0,
-                "line_bytes": 64, "seed": 1, "clock": "x", "out": "./dbio-runs",
-                "shm": if shm { serde_json::json!("/dev/shm/sga") } else { serde_json::Value::Null },
-                "pid": null },
-            "pages": "4k",
-            "page_size": { "requested": "4k", "used": "4k", "bytes": 4096,
-                           "huge_backed_pct": null, "fallback": null },
-            "topology": { "cache_cpu": 0, "caches": [], "nodes": [node],
-                          "distance": [[10]], "numa_in_sysfs": true },
-            "curve": if shm { serde_json::Value::Null } else { curve },
-            "levels": [{ "name": "L1d", "size_bytes": 32768, "ns": 1.1, "at_size_bytes": 4096 },
-                       { "name": "memory", "size_bytes": null, "ns": 95.0, "at_size_bytes": 1073741824u64 }],
-            "numa": null, "loaded": null, "shm": null,
-            "pages_by_node": if shm { serde_json::json!({ "0": 16384 }) } else { serde_json::Value::Null },
-            "warnings": []
-        }))
-        .expect("sample memory result")
+    fn sample(shm: bool) -> MemRecord {
+        MemRecord {
+            started_at: "2026-11-23T10:00:00Z".into(),
+            kind: if shm { "placement" } else { "latency" }.into(),
+            pages: "4k".into(),
+            max_size_bytes: (!shm).then_some(4096),
+            l1_ns: (!shm).then_some(1.1),
+            memory_ns: (!shm).then_some(95.0),
+            nodes: 1,
+            shm_target: shm.then(|| "/dev/shm/sga".into()),
+            shm_pages: shm.then_some(16384),
+            hostname: "db1".into(),
+            dbio_version: "0.1.0".into(),
+            schema: "dbio.mem.v1".into(),
+            json: "{\"schema\":\"dbio.mem.v1\"}".into(),
+            ..MemRecord::default()
+        }
     }
 
     #[test]
@@ -208,7 +189,13 @@ mod tests {
         assert_eq!(all[1].shm_target.as_deref(), Some("/dev/shm/sga"));
         assert_eq!(all[1].shm_pages, Some(16384));
         assert_eq!(store.mem_runs(Some(1)).unwrap()[0].id, b);
-        assert_eq!(store.mem_result(a).unwrap().unwrap().levels.len(), 2);
+        assert!(
+            store
+                .mem_result(a)
+                .unwrap()
+                .unwrap()
+                .contains("dbio.mem.v1")
+        );
         assert!(store.mem_result(b + 1).unwrap().is_none());
         // I/O runs are untouched by memory runs.
         assert!(store.runs(&RunFilter::default()).unwrap().is_empty());

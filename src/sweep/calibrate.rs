@@ -21,10 +21,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::CalibrateArgs;
 use crate::config::RunConfig;
+use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
+use crate::options::cli::DataSetCommand;
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
@@ -131,6 +132,38 @@ pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
         return Err(format!("'{value}' must be longer than 0, e.g. 10ms"));
     }
     Ok(LatencyLimit { stat, us })
+}
+
+/// `dbio calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub dataset: DataSetCommand,
+    /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
+    /// p95, p99 (per request), e.g. p99=2ms.
+    #[arg(long, default_value = "p95=10ms", value_parser = parse_limit, value_name = "STAT=DURATION")]
+    pub max_latency: LatencyLimit,
+    /// Measured window of each point.
+    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
+    pub point_duration: std::time::Duration,
+    /// Unmeasured warm-up before each point.
+    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
+    pub warmup: std::time::Duration,
+    /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_outstanding: u32,
+    /// Open flags and submission, like the database's filesystemio_options: none, directio, asynch, setall.
+    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
+    pub io_mode: IoMode,
+    /// How asynchronous I/O is submitted: auto, uring, aio, sync.
+    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
+    pub engine: EngineChoice,
+    /// Directory the calibration directory (calibrate.json and each point's run) is created in.
+    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print calibrate.json to stdout instead of the curves.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One point of a walk.

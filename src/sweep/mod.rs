@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::SweepArgs;
 use crate::error::{Error, ExitCode, Result};
+use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, Source};
 use crate::report::result::{LatencyJson, Totals};
 use crate::report::summary::thousands;
@@ -35,6 +35,22 @@ use crate::workload::span::Span;
 use crate::workload::spec::RunConfig;
 
 pub const SCHEMA: &str = "dbio.sweep.v1";
+
+/// `dbio sweep`: every option of `dbio run` applies to every point.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepArgs {
+    /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
+    /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
+    /// loop), span (the active surface: span=25%,50%,100%).
+    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_param, required_unless_present = "curve")]
+    pub param: Option<SweepParam>,
+    /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
+    /// 10, 50, 70, 80, 90 and 100 % of it.
+    #[arg(long, conflicts_with = "param")]
+    pub curve: bool,
+    #[command(flatten)]
+    pub run: RunCommand,
+}
 
 /// A parameter a sweep can vary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
