@@ -204,7 +204,7 @@ fn links_where_results_go_are_never_followed() {
             .filter(|c| c.is_ascii_alphanumeric())
             .take(15)
             .collect();
-        let dir = runs.join(format!("{stamp}_read-iops_async_1s_8M_1s"));
+        let dir = runs.join(format!("{stamp}_read-iops_async_1sessions_8M_1s"));
         std::fs::create_dir(&dir).unwrap();
         for f in [
             "result.json",

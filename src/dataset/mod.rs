@@ -1217,15 +1217,22 @@ impl DataSet {
         self.files.iter().map(|f| f.size).sum()
     }
 
-    /// Bytes on disk of everything in the data set: data files, redo logs and this run's
-    /// temp files.
+    /// Bytes on disk of everything in the data set: data files, redo logs, the verify
+    /// sequence table and this run's temp files — what `dbio doctor` and `dbio clean`
+    /// count too.
     pub fn disk_bytes(&self) -> u64 {
+        let seq = self
+            .manifest
+            .as_ref()
+            .and_then(|m| m.verify_seq.as_ref())
+            .map_or(0, |e| e.size_bytes);
         self.files
             .iter()
             .chain(&self.redo_files)
             .chain(&self.temp_files)
             .map(|f| f.size)
-            .sum()
+            .sum::<u64>()
+            + seq
     }
 
     /// Whether dbio created this data set, or was allowed to overwrite it (and so may

@@ -152,10 +152,11 @@ pub fn run(
         Some(held) => held.clone(),
         None => std::sync::Arc::new(report::open_out(&cfg.out)?),
     };
+    // SPEC §6: <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
     let tail = format!(
-        "{}_{}_{}s_{}_{}",
+        "{}_{}_{}sessions_{}_{}",
         cfg.test.name(),
-        cfg.submission.name(),
+        cfg.submission_label(),
         cfg.sessions,
         size_label(pre.size_bytes),
         duration_label(cfg.duration)
@@ -586,8 +587,20 @@ fn storage_survey(
     Vec<crate::storage::lint::Finding>,
 ) {
     let (map, findings) = crate::storage::survey(&ds.path, Some(cfg.dataset.block_size));
-    for l in &findings {
-        eprintln!("{}", crate::storage::lint::line(l));
+    // In full in the summary and the report; on stderr one line, once per process (a sweep
+    // or a matrix says it once, not at every point).
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !findings.is_empty() && !SAID.swap(true, Ordering::Relaxed) {
+        let warnings = findings.iter().filter(|f| f.severity != "info").count();
+        eprintln!(
+            "dbio: {} configuration finding(s){}, see the summary",
+            findings.len(),
+            if warnings > 0 {
+                format!(" ({warnings} warning(s))")
+            } else {
+                String::new()
+            }
+        );
     }
     (map, findings)
 }

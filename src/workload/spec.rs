@@ -251,6 +251,17 @@ impl RunConfig {
         self.classes.iter().map(|c| c.event)
     }
 
+    /// How the run submits its I/O, as run directories and headers say it: `sync` or
+    /// `async`, or `mixed` for a job whose classes differ.
+    pub fn submission_label(&self) -> &'static str {
+        let mut classes = self.classes.iter().map(|c| c.submission);
+        match classes.next() {
+            None => self.submission.name(),
+            Some(first) if classes.all(|s| s == first) => first.name(),
+            Some(_) => "mixed",
+        }
+    }
+
     /// Whether the run reads or writes the data files.
     pub fn uses_data_files(&self) -> bool {
         if self.classes.is_empty() {
