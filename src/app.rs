@@ -16,6 +16,7 @@ use crate::run::RunOutcome;
 use crate::store::{RunFilter, RunListing, Store};
 use crate::sweep::SweepArgs;
 use crate::sweep::calibrate::CalibrateArgs;
+use crate::sweep::matrix::MatrixArgs;
 use crate::units::human_bytes;
 use crate::workload::spec::rand_seed;
 
@@ -34,7 +35,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show(&a, cli.db.as_deref()),
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
         Command::Map(a) => map(&a),
-        Command::Matrix(a) => crate::matrix::matrix(&a, &stop),
+        Command::Matrix(a) => matrix(&a, &stop, cli.db.as_deref()),
         Command::Doctor(a) => crate::doctor::doctor(&a.paths, &known(cli.db.as_deref())),
         Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
@@ -157,6 +158,23 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
         s.dir.display()
     );
     Ok(s.exit)
+}
+
+/// `dbio matrix`: every point is recorded like a run; the table (or matrix.json) at the end.
+fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let m = crate::sweep::matrix::run(a, stop, &|ds| register(db, ds, "matrix"), &mut |o| {
+        record(db, o)
+    })?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let json =
+            serde_json::to_string_pretty(&m.result).map_err(|e| Error::other(e.to_string()))?;
+        let _ = writeln!(out, "{json}");
+    } else {
+        let _ = write!(out, "{}", m.text);
+    }
+    eprintln!("dbio: matrix in {}", m.dir.display());
+    Ok(m.exit)
 }
 
 /// `dbio calibrate`: every point is recorded like a run; the curves and answers at the end.
@@ -590,7 +608,16 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
 
 /// `dbio map PATH`: the storage stack and its findings.
 fn map(a: &MapArgs) -> Result<ExitCode> {
-    std::fs::metadata(&a.path).map_err(|e| Error::io("cannot map", &a.path, &e))?;
+    std::fs::metadata(&a.path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::usage(format!(
+                "cannot map {}: it does not exist; give a data file, a directory or a block device",
+                a.path.display()
+            ))
+        } else {
+            Error::io("cannot map", &a.path, &e)
+        }
+    })?;
     let (map, findings) = crate::storage::survey(&a.path, Some(a.block_size));
     let mut out = std::io::stdout().lock();
     if a.json {

@@ -61,7 +61,7 @@ pub enum Command {
     /// Show the storage stack under a path: file system, dm/md/partitions, disks, HBA, ports, queue settings.
     Map(MapArgs),
     /// ORION-style grid: small random reads × large I/O at rising outstanding counts.
-    Matrix(crate::matrix::MatrixArgs),
+    Matrix(crate::sweep::matrix::MatrixArgs),
     /// Check for other dbio processes, data sets, run directories and what killed runs left behind.
     Doctor(DoctorArgs),
     /// Run one test at several values of one parameter (--param NAME=V1,V2,...): a table,

@@ -63,6 +63,16 @@ impl Error {
         Error::Io(format!("{what} {}: {}", path.display(), io_advice(err)))
     }
 
+    /// The same error, said of what the user typed: `--target` in front of a message that
+    /// starts with the path ("--target /dev/null is neither a directory, …").
+    pub fn named(self, typed: &str) -> Self {
+        match self {
+            Error::Usage(m) => Error::Usage(format!("{typed} {m}")),
+            Error::Io(m) => Error::Io(format!("{typed}: {m}")),
+            e => e,
+        }
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Usage(_) => ExitCode::Usage,
@@ -78,16 +88,20 @@ pub fn io_advice(err: &io::Error) -> String {
     let base = errno_text(err);
     let hint = match err.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => {
-            "permission denied: run as a user allowed to access it (device nodes usually need root or the 'disk' group), or choose another --target"
+            "permission denied: run as a user allowed to access it (device nodes usually need root or the 'disk' group), or choose another path"
         }
-        Some(libc::ENOSPC) => "no space left: free space or use a smaller --size",
-        Some(libc::EDQUOT) => "disk quota exceeded: free space or use a smaller --size",
+        Some(libc::ENOSPC) => {
+            "no space left: free space, or write less (for a data set, a smaller --size)"
+        }
+        Some(libc::EDQUOT) => {
+            "disk quota exceeded: free space, or write less (for a data set, a smaller --size)"
+        }
         Some(libc::EINVAL) => {
             "invalid argument: the file system refused the request; if it does not support O_DIRECT use --io-mode none or asynch, otherwise use a --block-size that is a multiple of its direct-I/O alignment"
         }
         Some(libc::EIO) => "the device reported an I/O error: check `dmesg` and the storage",
-        Some(libc::EROFS) => "the file system is read-only: choose a writable --target",
-        Some(libc::ENOENT) => "it does not exist: create it or choose another --target",
+        Some(libc::EROFS) => "the file system is read-only: choose a path on a writable one",
+        Some(libc::ENOENT) => "it does not exist: check the path",
         Some(libc::ENOTDIR) => "a part of the path is not a directory",
         Some(libc::EMFILE) | Some(libc::ENFILE) => {
             "too many open files: raise the limit (`ulimit -n`) or use fewer --files or --sessions"

@@ -20,7 +20,6 @@ pub mod dataset;
 pub mod doctor;
 pub mod engine;
 pub mod error;
-pub mod matrix;
 pub mod measure;
 pub mod mem;
 pub mod options;

@@ -642,6 +642,7 @@ fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
         .arg(assert_cmd::cargo::cargo_bin("dbio"))
         .args(["clean", "ds"])
         .env("XDG_DATA_HOME", "/nonexistent")
+        .env_remove("DBIO_DB")
         .current_dir(env.path())
         .output();
     let Ok(out) = out else {
@@ -1139,6 +1140,7 @@ fn a_lock_holders_name_cannot_break_the_one_line_error() {
         ))
         .current_dir(env.path())
         .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
         .output()
         .unwrap();
     assert!(!stderr(&piped).contains("panicked"), "{}", stderr(&piped));

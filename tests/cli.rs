@@ -99,3 +99,25 @@ fn help_and_version_work() {
     let out = env.output(&["--version"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// Commands that take a path, not `--target`, speak of the path as typed.
+#[test]
+fn commands_without_target_do_not_speak_of_it() {
+    assert_usage_error(&["map", "/nonexistent/dbio-test"], "/nonexistent/dbio-test");
+    assert_usage_error(&["clean", "/dev/null"], "not a data set directory");
+    for args in [
+        ["map", "/nonexistent/dbio-test"].as_slice(),
+        ["clean", "/dev/null"].as_slice(),
+        ["verify", "/dev/null"].as_slice(),
+    ] {
+        let out = Env::new().output(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("--target"), "{args:?}: {stderr}");
+    }
+    // `dbio run` names its own option.
+    assert_usage_error(
+        &["run", "read-iops", "--target", "/dev/null"],
+        "--target /dev/null is neither",
+    );
+}

@@ -47,6 +47,8 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
     let out = unsafe {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
             .current_dir(env.path())
+            .env("XDG_DATA_HOME", env.data_home.path())
+            .env_remove("DBIO_DB")
             .args(["prepare", "--size", "64M", "--files", "64"])
             .pre_exec(|| {
                 let lim = libc::rlimit {
@@ -86,6 +88,9 @@ fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::O
         .args(["run", "read-iops", "--target"])
         .arg(target)
         .args(["--duration", "1s", "--warmup", "0s"])
+        // nobody cannot write the test's store: no store at all, never the user's.
+        .env("XDG_DATA_HOME", "/nonexistent")
+        .env_remove("DBIO_DB")
         .current_dir(env.path())
         .output();
     let Ok(out) = out else {

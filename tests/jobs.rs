@@ -576,6 +576,55 @@ fn matrix_runs_its_points_and_writes_the_grids() {
     for f in ["mbps.csv", "lat.csv", "matrix.txt", "matrix.json"] {
         assert!(dir.join(f).is_file(), "{f}");
     }
+    let text = std::fs::read_to_string(dir.join("matrix.txt")).unwrap();
+    assert!(text.starts_with("Matrix detailed: small 8K"), "{text}");
+    // Every point is in the results store, as sweep points are, with its own run directory.
+    let runs = env.output(&["runs", "--json"]);
+    assert!(runs.status.success());
+    let listed: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let mut listed: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_dir"].as_str().unwrap().to_string())
+        .collect();
+    let mut dirs: Vec<String> = m["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            std::fs::canonicalize(env.join(p["run_dir"].as_str().unwrap()))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    listed.sort();
+    dirs.sort();
+    assert_eq!(listed, dirs);
+    // Small reads alone are one outstanding read per session: a synchronous job, listed so.
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let small_only = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_dir"] == dirs_of(&env, &m, (1, 0)))
+        .unwrap();
+    assert_eq!(small_only["submission"], "sync", "{small_only}");
+}
+
+/// The canonical run directory of the matrix point (small, large).
+fn dirs_of(env: &Env, m: &Value, point: (u64, u64)) -> String {
+    let p = m["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| (u(&p["small"]), u(&p["large"])) == point)
+        .unwrap();
+    std::fs::canonicalize(env.join(p["run_dir"].as_str().unwrap()))
+        .unwrap()
+        .display()
+        .to_string()
 }
 
 #[test]

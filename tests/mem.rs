@@ -514,6 +514,7 @@ fn a_signal_keeps_the_partial_result() {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
         .current_dir(env.path())
         .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
         .args([
             "mem",
             "--max-size",

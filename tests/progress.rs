@@ -17,6 +17,7 @@ pub fn under_pty(env: &Env, args: &[&str]) -> Option<String> {
         .args(["-qec", &cmd, "/dev/null"])
         .current_dir(env.path())
         .env("XDG_DATA_HOME", env.data_home.path())
+        .env_remove("DBIO_DB")
         .output()
         .expect("run script");
     assert!(out.status.success(), "{cmd}: {:?}", out.status);

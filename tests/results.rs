@@ -181,14 +181,14 @@ fn run_directory_holds_result_and_summary() {
         .collect();
     assert_eq!(runs.len(), 1);
     let name = runs[0].file_name().unwrap().to_string_lossy().to_string();
-    // <yyyymmddThhmmss>_<test>_<sync|async>_<N>s_<size>_<duration>
+    // <yyyymmddThhmmss>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>
     let parts: Vec<&str> = name.split('_').collect();
     assert_eq!(parts.len(), 6, "{name}");
     assert_eq!(parts[0].len(), 15, "{name}");
     assert_eq!(parts[0].as_bytes()[8], b'T', "{name}");
     assert_eq!(
         &parts[1..],
-        ["read-iops", "async", "3s", "256M", "1s"],
+        ["read-iops", "async", "3sessions", "256M", "1s"],
         "{name}"
     );
     let written = std::fs::read_to_string(runs[0].join("summary.txt")).unwrap();

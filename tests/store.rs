@@ -281,3 +281,35 @@ fn where_the_store_lives() {
     let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(listed.is_empty(), "--db wins over DBIO_DB");
 }
+
+/// A file that is not a store (or a damaged one) is never repaired or replaced: the error
+/// says where it is and how to move it aside, and the file is left as it was.
+#[test]
+fn a_damaged_store_says_where_it_is_and_how_to_move_it_aside() {
+    let env = Env::new();
+    let db = env.db("damaged.db");
+    let garbage = b"this is not an SQLite database, and it is not dbio's to fix\n".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    let out = env.output(&["runs", "--db", &db]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&db) && stderr.contains(&format!("mv {db} {db}.bad")),
+        "{stderr}"
+    );
+    // A run still keeps its results, and warns once with the same advice.
+    let mut args = quick("read-iops", &["--sync"]);
+    args.extend(["--db", &db]);
+    let out = env.output(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("not recorded") && stderr.contains("Move it aside"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        garbage,
+        "the file is untouched"
+    );
+}

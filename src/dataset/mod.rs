@@ -180,18 +180,19 @@ fn temp_file_name(i: usize) -> String {
     format!("dbio-temp-{:03}.tmp", i + 1)
 }
 
-/// What `--target` names.
+/// What `path` is; None if nothing is there. Its errors start with the path, so that a
+/// caller can say how the user named it (`--target`, a job's `target`) in front.
 pub fn target_kind(path: &Path) -> Result<Option<TargetKind>> {
     match std::fs::metadata(path) {
         Ok(md) if md.is_dir() => Ok(Some(TargetKind::Directory)),
         Ok(md) if md.file_type().is_block_device() => Ok(Some(TargetKind::BlockDevice)),
         Ok(md) if md.is_file() => Ok(Some(TargetKind::File)),
         Ok(_) => Err(Error::usage(format!(
-            "--target {} is neither a directory, a regular file nor a block device",
+            "{} is neither a directory, a regular file nor a block device",
             path.display()
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io("cannot access --target", path, &e)),
+        Err(e) => Err(Error::io("cannot access", path, &e)),
     }
 }
 
@@ -206,7 +207,7 @@ fn parent_of(target: &Path) -> PathBuf {
 /// Checks that a data set directory can be made at `target` (it exists, or its parent
 /// does), without creating anything.
 pub fn check_target_dir(target: &Path) -> Result<()> {
-    match target_kind(target)? {
+    match target_kind(target).map_err(|e| e.named("--target"))? {
         Some(TargetKind::Directory) => Ok(()),
         Some(_) => Err(Error::usage(format!(
             "--target {} is not a directory; dbio creates its data set in a directory (only read tests accept an existing file or device)",
@@ -240,7 +241,7 @@ fn open_dir(target: &Path) -> Result<(Dir, bool)> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
         Err(e) => {
             return Err(Error::io(
-                "cannot create the data set directory",
+                "cannot create the data set directory --target",
                 target,
                 &e,
             ));
@@ -1533,15 +1534,16 @@ pub struct CleanReport {
 /// now empty. Nothing else. The manifest stays while any file dbio created remains, so
 /// that a `dbio clean` by someone allowed to can finish the job.
 pub fn clean(path: &Path) -> Result<CleanReport> {
-    match target_kind(path)? {
-        None => {
+    match target_kind(path) {
+        Ok(None) => {
             return Err(Error::usage(format!(
                 "nothing to clean: {} does not exist",
                 path.display()
             )));
         }
-        Some(TargetKind::Directory) => {}
-        Some(_) => {
+        Ok(Some(TargetKind::Directory)) => {}
+        Err(e @ Error::Io(_)) => return Err(e),
+        Ok(Some(_)) | Err(_) => {
             return Err(Error::usage(format!(
                 "{} is not a data set directory; dbio clean only removes data sets dbio created",
                 path.display()

@@ -468,6 +468,17 @@ fn buckets(counts: &Counts) -> Vec<BucketJson> {
 }
 
 impl RunResult {
+    /// How the run submitted its I/O: `sync` or `async`, or for a job whose classes differ,
+    /// `mixed` (as the run directory's name and the summary's header say it).
+    pub fn submission_label(&self) -> &str {
+        let mut classes = self.classes.iter().map(|c| c.submission.as_str());
+        match classes.next() {
+            None => &self.config.submission,
+            Some(first) if classes.all(|s| s == first) => first,
+            Some(_) => "mixed",
+        }
+    }
+
     /// The events, most wait time first: the order of Top Timed Events.
     pub fn events_by_wait_time(&self) -> Vec<&EventResult> {
         let mut v: Vec<&EventResult> = self.events.iter().collect();

@@ -47,7 +47,7 @@ pub struct RunOutcome {
 /// its run directory), checked with the data set's before anything is created.
 pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> Result<DataSet> {
     let target = &cfg.dataset.target;
-    match dataset::target_kind(target)? {
+    match dataset::target_kind(target).map_err(|e| e.named("--target"))? {
         Some(TargetKind::BlockDevice) if matches!(cfg.test, Test::WriteIops | Test::WriteMbps) => {
             space.check().map_err(Error::usage)?;
             // Checked (mounted, holders, O_EXCL, signatures), then --destructive, then asked.

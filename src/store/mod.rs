@@ -208,7 +208,7 @@ impl Store {
             params![
                 r.started_at,
                 r.test,
-                c.submission,
+                r.submission_label(),
                 c.io_mode,
                 c.engine,
                 c.sessions as i64,
@@ -447,6 +447,20 @@ impl Store {
 }
 
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
+    let damaged = matches!(
+        &e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    );
+    if damaged {
+        // The file is someone else's or damaged: dbio never repairs or replaces it.
+        let p = path.display().to_string();
+        return Error::usage(format!(
+            "results store {p}: {e}; it is damaged or not dbio's. Move it aside (`mv {} {}`) and dbio starts a new store there, or use another with --db PATH or DBIO_DB",
+            crate::units::shell_word(&p),
+            crate::units::shell_word(&format!("{p}.bad"))
+        ));
+    }
     Error::other(format!("results store {}: {e}", path.display()))
 }
 

@@ -13,6 +13,7 @@
 //! 10, 50, 70, 80, 90 and 100 % of it: a latency-vs-load curve.
 
 pub mod calibrate;
+pub mod matrix;
 mod page;
 
 use std::fmt::Write as _;

@@ -117,7 +117,7 @@ fn runs_section(runs: &[(String, &RunResult)]) -> Section {
         t.row(cells![
             label.as_str(),
             r.started_at.as_str(),
-            format!("{} ({})", r.test, super::run::submission(r)),
+            format!("{} ({})", r.test, r.submission_label()),
             r.host.hostname.as_str(),
             size_label(c.block_size),
             c.sessions.to_string(),

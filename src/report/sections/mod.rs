@@ -24,7 +24,6 @@ pub use events::{
     BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
 };
 pub use model::*;
-pub use run::submission;
 
 use crate::report::result::RunResult;
 

@@ -11,20 +11,9 @@ pub fn title(r: &RunResult) -> String {
         "dbio {} — {} ({}) — {}",
         r.dbio_version,
         r.test,
-        submission(r),
+        r.submission_label(),
         r.started_at
     )
-}
-
-/// How the run submitted its I/O: `sync` or `async`, or for a job whose classes differ,
-/// `mixed`.
-pub fn submission(r: &RunResult) -> &str {
-    let mut classes = r.classes.iter().map(|c| c.submission.as_str());
-    match classes.next() {
-        None => &r.config.submission,
-        Some(first) if classes.all(|s| s == first) => first,
-        Some(_) => "mixed",
-    }
 }
 
 /// What ran, on what, how, and for how long; where the data set stays.

@@ -20,10 +20,11 @@ use crate::engine::{EngineChoice, IoMode, Submission};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
 use crate::options::cli::DataSetCommand;
-use crate::units::{duration_label, size_label};
+use crate::units::{duration_label, size_label, thousands};
 use crate::workload::spec::ClassSpec;
 use crate::workload::spec::RunConfig;
 use crate::workload::{Event, Test};
+use std::fmt::Write as _;
 
 /// Which points of the grid to run (as ORION's `-matrix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
@@ -36,6 +37,19 @@ pub enum Shape {
     Point,
 }
 
+impl Shape {
+    /// As typed after `--matrix`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Basic => "basic",
+            Shape::Detailed => "detailed",
+            Shape::Row => "row",
+            Shape::Col => "col",
+            Shape::Point => "point",
+        }
+    }
+}
+
 /// How large I/Os are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -44,6 +58,16 @@ pub enum LargeAccess {
     Stream,
     /// Random large reads (db file parallel read of one large block).
     Random,
+}
+
+impl LargeAccess {
+    /// As typed after `--large-access`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LargeAccess::Stream => "stream",
+            LargeAccess::Random => "random",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -238,8 +262,25 @@ fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<R
     Ok(cfg)
 }
 
-/// Runs the grid.
-pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
+/// What a finished (or stopped) matrix produced.
+pub struct MatrixOutcome {
+    pub result: MatrixResult,
+    /// The matrix directory (CSV files, matrix.txt, matrix.json, `points/`).
+    pub dir: PathBuf,
+    /// The table (as matrix.txt).
+    pub text: String,
+    pub exit: ExitCode,
+}
+
+/// Runs the grid, calling `on_data_set` when a point's data set is ready and `on_point`
+/// after each point (the results store records it like a run). Stops at the first point
+/// that was interrupted or hit I/O errors.
+pub fn run(
+    a: &MatrixArgs,
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    on_point: &mut dyn FnMut(&crate::run::RunOutcome),
+) -> Result<MatrixOutcome> {
     if !a.large_size.is_multiple_of(a.dataset.0.block_size) && a.large_access == LargeAccess::Stream
     {
         return Err(Error::usage(format!(
@@ -250,7 +291,7 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
     }
     let tail = format!(
         "matrix_{}_{}_{}",
-        format!("{:?}", a.shape).to_lowercase(),
+        a.shape.name(),
         size_label(a.small_size),
         size_label(a.large_size)
     );
@@ -270,14 +311,15 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             .map_err(|e| Error::io("cannot create", &dir.join("points"), &e))?,
     );
     eprintln!(
-        "dbio: matrix {:?}: {} points of {} + {} warm-up each, in {}",
-        a.shape,
+        "dbio: matrix {}: {} points of {} + {} warm-up each, in {}",
+        a.shape.name(),
         grid.len(),
         duration_label(a.point_duration),
         duration_label(a.warmup),
         dir.display()
     );
     let mut points = Vec::new();
+    let mut exit = ExitCode::Ok;
     for (i, &(small, large)) in grid.iter().enumerate() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -290,7 +332,8 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         let (mut cfg, mut pre) = planned[i].clone();
         cfg.out = points_dir.path().to_path_buf();
         pre.out = Some(points_dir.clone());
-        let outcome = crate::run::run(&cfg, &pre, stop, &|_| {})?;
+        let outcome = crate::run::run(&cfg, &pre, stop, on_data_set)?;
+        on_point(&outcome);
         let r = &outcome.result;
         let kind = |prefix: &'static str| -> Vec<&crate::report::result::EventResult> {
             r.classes
@@ -325,6 +368,7 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
             run_dir: outcome.run_dir.display().to_string(),
         });
         if outcome.exit != ExitCode::Ok {
+            exit = outcome.exit;
             eprintln!(
                 "dbio: point {} ended with {:?}; stopping the matrix",
                 i + 1,
@@ -354,19 +398,14 @@ pub fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         points,
     };
     write_outputs(&held, &result)?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).map_err(|e| Error::other(e.to_string()))?
-        );
-    } else {
-        print!("{}", render(&result));
+    if exit == ExitCode::Ok && stop.load(std::sync::atomic::Ordering::Relaxed) {
+        exit = ExitCode::Interrupted;
     }
-    eprintln!("dbio: matrix in {}", dir.display());
-    Ok(if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        ExitCode::Interrupted
-    } else {
-        ExitCode::Ok
+    Ok(MatrixOutcome {
+        text: render(&result),
+        result,
+        dir,
+        exit,
     })
 }
 
@@ -428,54 +467,69 @@ fn write_outputs(dir: &crate::safety::fs::Dir, r: &MatrixResult) -> Result<()> {
     )
 }
 
-/// The points as a table, then the maxima and where they occurred.
+/// The points as a table, then the maxima and where they occurred. Figures are formatted
+/// as a sweep's table formats them: whole numbers with thousands separators, MiB/s to one
+/// decimal.
 pub fn render(r: &MatrixResult) -> String {
+    let whole = |v: f64| thousands(v.round() as u64);
     let mut o = format!(
-        "Matrix {:?}: small {} random reads, large {} {:?}, {}% writes, {} per point\n\n",
-        r.shape,
+        "Matrix {}: small {} random reads, large {} {}, {}% writes, {} per point\n\n",
+        r.shape.name(),
         size_label(r.small_size),
         size_label(r.large_size),
-        r.large_access,
+        r.large_access.name(),
         r.write_pct,
         duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
     );
-    o.push_str(&format!(
-        "{:>6} {:>6} {:>12} {:>12} {:>12} {:>12}\n",
-        "small", "large", "small IOPS", "mean µs", "p99 µs", "large MiB/s"
-    ));
-    let opt =
-        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let _ = writeln!(
+        o,
+        "{:>6} {:>6} {:>12} {:>11} {:>10} {:>12}",
+        "small", "large", "small IOPS", "mean (µs)", "p99 (µs)", "large MiB/s"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        "-".repeat(6 + 1 + 6 + 1 + 12 + 1 + 11 + 1 + 10 + 1 + 12)
+    );
+    let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+    let tenth = |v: f64| format!("{v:.1}");
     for p in &r.points {
-        o.push_str(&format!(
-            "{:>6} {:>6} {:>12} {:>12} {:>12} {:>12}\n",
+        let _ = writeln!(
+            o,
+            "{:>6} {:>6} {:>12} {:>11} {:>10} {:>12}",
             p.small,
             p.large,
-            opt((p.small > 0).then_some(p.small_iops), 0),
-            opt(p.small_mean_us, 1),
-            opt(p.small_p99_us, 1),
-            opt((p.large > 0).then_some(p.large_mib_per_s), 1)
-        ));
+            cell((p.small > 0).then_some(p.small_iops), &whole),
+            cell(p.small_mean_us, &whole),
+            cell(p.small_p99_us, &whole),
+            cell((p.large > 0).then_some(p.large_mib_per_s), &tenth)
+        );
     }
     o.push('\n');
     if let Some(p) = &r.max_small_iops {
-        o.push_str(&format!(
-            "Maximum small IOPS: {:.0} at small {} / large {}\n",
-            p.small_iops, p.small, p.large
-        ));
-    }
-    if let Some(p) = &r.max_large_mib_per_s {
-        o.push_str(&format!(
-            "Maximum large MiB/s: {:.1} at small {} / large {}\n",
-            p.large_mib_per_s, p.small, p.large
-        ));
-    }
-    if let Some(p) = &r.min_small_latency {
-        o.push_str(&format!(
-            "Minimum small latency: {:.1} µs at small {} / large {}\n",
-            p.small_mean_us.unwrap_or(0.0),
+        let _ = writeln!(
+            o,
+            "Maximum small IOPS: {} at small {} / large {}",
+            whole(p.small_iops),
             p.small,
             p.large
-        ));
+        );
+    }
+    if let Some(p) = &r.max_large_mib_per_s {
+        let _ = writeln!(
+            o,
+            "Maximum large MiB/s: {:.1} at small {} / large {}",
+            p.large_mib_per_s, p.small, p.large
+        );
+    }
+    if let Some(p) = &r.min_small_latency {
+        let _ = writeln!(
+            o,
+            "Minimum small latency: {} µs at small {} / large {}",
+            whole(p.small_mean_us.unwrap_or(0.0)),
+            p.small,
+            p.large
+        );
     }
     o
 }
