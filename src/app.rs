@@ -561,17 +561,29 @@ fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     let r = dataset::clean(&path)?;
-    println!(
-        "removed {} file(s), {} from {}{}",
-        r.files,
-        human_bytes(r.bytes),
-        path.display(),
-        if r.removed_dir {
-            " and the directory"
-        } else {
-            ""
-        }
-    );
+    if r.unfinished {
+        println!(
+            "removed the lock file a killed first preparation left in {}{}",
+            path.display(),
+            if r.removed_dir {
+                ", and the directory it had created"
+            } else {
+                " (the directory was there before: it stays)"
+            }
+        );
+    } else {
+        println!(
+            "removed {} file(s), {} from {}{}",
+            r.files,
+            human_bytes(r.bytes),
+            path.display(),
+            if r.removed_dir {
+                " and the directory"
+            } else {
+                ""
+            }
+        );
+    }
     for (p, why) in &r.left_alone {
         eprintln!("dbio: left {} alone: {why}", p.display());
     }

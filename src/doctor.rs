@@ -79,6 +79,9 @@ pub struct Findings {
     /// Data sets in the registry whose directory (or manifest) is gone.
     pub gone: Vec<DataSetRecord>,
     pub runs: Vec<Runs>,
+    /// Directories where a first preparation was killed before writing its manifest: its
+    /// lock file is left.
+    pub unfinished: Vec<PathBuf>,
     /// Paths that were given but hold nothing of dbio's, or could not be read.
     pub notes: Vec<String>,
 }
@@ -121,6 +124,10 @@ impl Findings {
         match stale::inspect(path) {
             Ok(Some(health)) => {
                 self.data_sets.push(Found { health, record });
+                return true;
+            }
+            Ok(None) if crate::dataset::is_unfinished(path) => {
+                self.unfinished.push(path.to_path_buf());
                 return true;
             }
             Ok(None) => {}
@@ -237,8 +244,15 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     }
     let f = survey(paths, known);
     let _ = writeln!(o, "\nData sets");
-    if f.data_sets.is_empty() && f.gone.is_empty() {
+    if f.data_sets.is_empty() && f.gone.is_empty() && f.unfinished.is_empty() {
         let _ = writeln!(o, "  none found");
+    }
+    for u in &f.unfinished {
+        let _ = writeln!(
+            o,
+            "  {}: STALE: a first preparation was killed here — no data set, only its lock file",
+            u.display()
+        );
     }
     let mut total = 0;
     for found in &f.data_sets {
@@ -300,7 +314,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         .iter()
         .filter(|x| x.health.needs_attention() && !x.health.is_stale())
         .count();
-    if stale.is_empty() && changed == 0 {
+    if stale.is_empty() && changed == 0 && f.unfinished.is_empty() {
         let _ = writeln!(o, "\nNothing needs attention.");
         return Ok(ExitCode::Ok);
     }
@@ -313,6 +327,16 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         advice.push(format!(
             "{} data set(s) hold temporary files of killed runs: `dbio clean --stale {}` removes them (data files stay; `dbio clean PATH` removes a whole data set)",
             stale.len(),
+            dirs.join(" ")
+        ));
+    }
+    if !f.unfinished.is_empty() {
+        let dirs: Vec<String> = (f.unfinished.iter())
+            .map(|d| shell_word(&d.display().to_string()))
+            .collect();
+        advice.push(format!(
+            "{} directory(ies) left by killed first preparations: `dbio clean {}` removes them",
+            dirs.len(),
             dirs.join(" ")
         ));
     }

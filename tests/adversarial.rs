@@ -1145,3 +1145,54 @@ fn a_lock_holders_name_cannot_break_the_one_line_error() {
         .unwrap();
     assert!(!stderr(&piped).contains("panicked"), "{}", stderr(&piped));
 }
+
+/// A first preparation killed before its manifest exists leaves no data (the files were
+/// still unnamed), only its lock file: `dbio doctor` reports it, `dbio clean` removes it,
+/// and the directory too only if dbio created it. The user's own file stays.
+#[test]
+fn a_killed_first_preparation_leaves_nothing_clean_cannot_remove() {
+    let env = Env::new();
+    let own = env.join("own");
+    std::fs::create_dir(&own).unwrap();
+    let notes = Victim::new(own.join("notes.txt"));
+    for (target, dbio_made_it) in [(env.join("new"), true), (own.clone(), false)] {
+        let t = target.to_str().unwrap();
+        // 8 GiB on the test's disk: far longer to fill than the wait for the lock.
+        let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+        wait_locked(&target, child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            !target.join("dbio-manifest.json").exists(),
+            "{t}: killed before its manifest"
+        );
+        let doctor = env.output(&["doctor", t]);
+        let text = String::from_utf8_lossy(&doctor.stdout);
+        assert_eq!(doctor.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("STALE: a first preparation was killed here")
+                && text.contains(&format!("`dbio clean {t}`")),
+            "{text}"
+        );
+        let out = env.output(&["clean", t]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(target.exists(), !dbio_made_it, "{t}");
+        let left: Vec<String> = files_under(&target);
+        assert!(!left.contains(&"dbio-lock".to_string()), "{t}: {left:?}");
+        let doctor = env.output(&["doctor", t]);
+        assert_eq!(doctor.status.code(), Some(0), "{t}");
+    }
+    notes.assert_intact("after clean");
+    // A killed first preparation, then a complete one: the directory is still dbio's.
+    let target = env.join("again");
+    let t = target.to_str().unwrap();
+    let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+    wait_locked(&target, child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.output(&["clean", t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!target.exists(), "the directory dbio created is removed");
+}

@@ -254,6 +254,12 @@ fn open_dir(target: &Path) -> Result<(Dir, bool)> {
 /// The lock file of a data set directory.
 pub const LOCK_NAME: &str = "dbio-lock";
 
+/// What a lock file made by a preparation holds, from the moment it is made: a preparation
+/// killed before its manifest exists leaves the lock file and nothing else, and `dbio
+/// clean` (and `dbio doctor`) know it for dbio's — and whether the directory is too.
+const LOCK_CREATED_DIR: &[u8] = b"dbio created this directory for a data set\n";
+const LOCK_MADE: &[u8] = b"dbio lock file of a data set\n";
+
 /// What a data set is locked by: its `dbio-lock` file, made with mode 0600 so that no other
 /// user can open it to block dbio; or, where that file is missing and cannot be made (a
 /// read-only mount), the directory itself.
@@ -268,16 +274,18 @@ pub struct Lock {
 impl Lock {
     /// Opens the lock of `dir`, making its lock file if it is missing (anyone who may write
     /// the directory makes it; a read-only mount falls back to the directory).
-    pub(crate) fn open(dir: &Dir) -> Result<Lock> {
-        Lock::open_or(dir, true)
+    /// A lock file made now says it is dbio's, and whether dbio created the directory
+    /// (`created_dir`), from the moment it exists.
+    pub(crate) fn open(dir: &Dir, created_dir: bool) -> Result<Lock> {
+        Lock::open_or(dir, Some(created_dir))
     }
 
     /// Opens the lock of `dir` without making anything (`dbio doctor`).
     pub(crate) fn existing(dir: &Dir) -> Result<Lock> {
-        Lock::open_or(dir, false)
+        Lock::open_or(dir, None)
     }
 
-    fn open_or(dir: &Dir, make: bool) -> Result<Lock> {
+    fn open_or(dir: &Dir, make: Option<bool>) -> Result<Lock> {
         let at = dir.join(LOCK_NAME);
         let open = || dir.open_file(LOCK_NAME, libc::O_RDONLY, None);
         let whole_dir = || -> Result<File> {
@@ -289,11 +297,20 @@ impl Lock {
         let mut made = None;
         let file = match open() {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !make => whole_dir()?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && make.is_none() => whole_dir()?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 match dir.create_file_mode(LOCK_NAME, 0, 0o600) {
                     Ok(f) => {
+                        use std::io::Write;
                         made = crate::safety::fs::entry_of(&f).ok().map(|e| e.id);
+                        let marker = if make == Some(true) {
+                            LOCK_CREATED_DIR
+                        } else {
+                            LOCK_MADE
+                        };
+                        // A lock file that cannot say so is still a lock (the directory
+                        // is then not known to be dbio's).
+                        let _ = (&f).write_all(marker);
                         f
                     }
                     // Someone made it meanwhile.
@@ -317,6 +334,23 @@ impl Lock {
             dir: dir.path().to_path_buf(),
             made,
         })
+    }
+
+    /// What the lock file says: that dbio made it (`Some(false)`), and created the
+    /// directory too (`Some(true)`); None for a lock file that says neither.
+    fn marker(&self) -> Option<bool> {
+        let mut buf = [0u8; 64];
+        let n = std::os::unix::fs::FileExt::read_at(&self.file, &mut buf, 0).unwrap_or(0);
+        match &buf[..n] {
+            m if m == LOCK_CREATED_DIR => Some(true),
+            m if m == LOCK_MADE => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Whether the lock file says dbio created the directory.
+    fn says_created_dir(&self) -> bool {
+        self.marker() == Some(true)
     }
 
     /// Removes the lock file this process made, when no data set came of it (a failed
@@ -362,8 +396,8 @@ impl Lock {
 }
 
 /// Locks the data set in `dir` in `mode`, or says who holds it.
-fn lock_dir(dir: &Dir, mode: Mode) -> Result<Lock> {
-    let l = Lock::open(dir)?;
+fn lock_dir(dir: &Dir, mode: Mode, created_dir: bool) -> Result<Lock> {
+    let l = Lock::open(dir, created_dir)?;
     l.take(mode)?;
     Ok(l)
 }
@@ -551,7 +585,9 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     } else {
         Mode::Shared
     };
-    let lock = lock_dir(&dir, wanted)?;
+    let lock = lock_dir(&dir, wanted, created_now)?;
+    // A directory whose first preparation was killed: dbio's all the same.
+    let created_now = created_now || lock.says_created_dir();
     let result = prepare_locked(p, &dir, &lock, wanted, created_now);
     match result {
         Ok(m) => Ok(m.into_data_set(dir, lock, wanted)),
@@ -1498,7 +1534,7 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
         )));
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    let lock = lock_dir(&dir, Mode::Shared)?;
+    let lock = lock_dir(&dir, Mode::Shared, false)?;
     let m = read_manifest(&dir)?.ok_or_else(|| {
         Error::usage(format!(
             "{} holds no dbio data set (no {})",
@@ -1522,11 +1558,46 @@ pub struct CleanReport {
     pub files: usize,
     pub bytes: u64,
     pub removed_dir: bool,
+    /// What was cleaned was a directory a killed first preparation left (no data set in it).
+    pub unfinished: bool,
     /// Files dbio created that are still there, and why (permission, I/O error).
     pub remaining: Vec<(PathBuf, String)>,
     /// Names listed whose file is no longer dbio's, and manifest entries that were never
     /// dbio's (tampered): left alone.
     pub left_alone: Vec<(PathBuf, String)>,
+}
+
+/// The lock file's identity, and whether dbio created the directory, when `dir` has no
+/// manifest but a lock file a preparation made (it says so): what a first preparation
+/// killed before writing its manifest leaves (its data files were still unnamed, and went
+/// with it).
+fn unfinished_lock(dir: &Dir, lock: &Lock) -> Result<Option<(crate::sys::FileId, bool)>> {
+    let Some(created_dir) = lock.marker() else {
+        return Ok(None);
+    };
+    let entry = dir
+        .entry(LOCK_NAME)
+        .map_err(|e| Error::io("cannot look at", &dir.join(LOCK_NAME), &e))?;
+    let me = crate::safety::fs::effective_uid();
+    Ok(entry
+        .filter(|e| e.kind == crate::safety::fs::Kind::File && e.nlink == 1 && e.uid == me)
+        .map(|e| (e.id, created_dir)))
+}
+
+/// Whether `path` is a directory a first preparation left unfinished (killed before its
+/// manifest was written: its lock file is left) and no preparation holds it now.
+/// Changes nothing (`dbio doctor`).
+pub fn is_unfinished(path: &Path) -> bool {
+    let Ok(dir) = Dir::open(path) else {
+        return false;
+    };
+    if !matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) {
+        return false;
+    }
+    let Ok(lock) = Lock::existing(&dir) else {
+        return false;
+    };
+    !lock.busy() && matches!(unfinished_lock(&dir, &lock), Ok(Some(_)))
 }
 
 /// Removes the data set in `path`: the files its manifest lists (each only if still the
@@ -1551,11 +1622,25 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         }
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    let lock = lock_dir(&dir, Mode::Exclusive)?;
+    let lock = lock_dir(&dir, Mode::Exclusive, false)?;
     let manifest_entry = dir
         .entry(manifest::MANIFEST_NAME)
         .map_err(|e| Error::io("cannot look at", &dir.join(manifest::MANIFEST_NAME), &e))?;
     let Some((m, rejected)) = Manifest::read(&dir)? else {
+        if let Some((id, created_dir)) = unfinished_lock(&dir, &lock)? {
+            // Held exclusively by us: no preparation is running. The lock file is dbio's,
+            // and the directory too if the lock file says so (removed only if empty).
+            dir.remove_file(LOCK_NAME, &id)
+                .map_err(|e| Error::io("cannot remove", &dir.join(LOCK_NAME), &e))?;
+            drop(lock);
+            drop(dir);
+            return Ok(CleanReport {
+                files: 1,
+                removed_dir: created_dir && std::fs::remove_dir(path).is_ok(),
+                unfinished: true,
+                ..CleanReport::default()
+            });
+        }
         return Err(Error::usage(format!(
             "{} holds no dbio data set (no {}); nothing removed",
             path.display(),
@@ -1594,10 +1679,11 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
             crate::error::io_advice(&err),
         ));
     }
-    // The lock file goes with the manifest (an empty file of dbio's user, held by us now).
+    // The lock file goes with the manifest (a file of dbio's user, empty or saying that
+    // dbio created the directory, held by us now).
     if r.remaining.is_empty()
         && let Ok(Some(e)) = dir.entry(LOCK_NAME)
-        && e.size == 0
+        && (e.size == 0 || lock.marker().is_some())
     {
         let _ = dir.remove_file(LOCK_NAME, &e.id);
     }

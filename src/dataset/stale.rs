@@ -111,7 +111,7 @@ pub struct Repair {
 /// data set in use is refused rather than touched.
 pub fn clear_stale(path: &Path) -> Result<Repair> {
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
-    let lock = super::Lock::open(&dir)?;
+    let lock = super::Lock::open(&dir, false)?;
     lock.take(Mode::Exclusive)?;
     let Some(mut m) = super::read_manifest(&dir)? else {
         return Ok(Repair::default());
