@@ -594,6 +594,9 @@ impl RunConfig {
             span: a.span,
             span_origin,
         };
+        if let Some(why) = crate::engine::conflicts(cfg.engine, cfg.dataset.verify) {
+            return Err(Error::usage(why));
+        }
         if cfg.dataset.verify && cfg.test == Test::Job && cfg.writes_data() {
             let reader = cfg
                 .classes
