@@ -10,33 +10,23 @@
 set -euo pipefail
 rounds=${1:-5}
 secs=${2:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
 data=/dev/shm/dbio-bench-$$
-work=$(mktemp -d)
-trap 'rm -rf "$work"; "$dbio" clean "$data" >/dev/null 2>&1 || rm -rf "$data"' EXIT
-
-command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
-(cd "$top" && cargo build --release --quiet)
-dbio=$top/target/release/dbio
+source "$(dirname "$0")/fio-common.sh"
 gcc -O2 -o "$work/pread_loop" "$here/pread_loop.c"
 
 "$dbio" prepare --target "$data" --size 1G --files 1 --block-size 4K >/dev/null
 file=$data/dbio-data-001.dbf
 common=(--target "$data" --size 1G --files 1 --block-size 4K --sessions 1 --duration "${secs}s" --warmup 1s --json --out "$work/runs")
 
-json_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["events"][0]["iops"]))'; }
-fio_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'; }
 fio_run() { fio --name=bench --filename="$file" --direct=1 --rw=randread --bs=4k --runtime="$secs" --ramp_time=1 --time_based --output-format=json "$@" | fio_iops; }
-median() { python3 -c 'import sys,statistics; print(round(statistics.median(int(x) for x in sys.argv[1:])))' "$@"; }
-ratio() { python3 -c 'import sys; print(f"{int(sys.argv[1])/int(sys.argv[2]):.2f}")' "$1" "$2"; }
 
-declare -a bare psync dsync fiou dkeep fiob dbatch
+declare -a bare psync dsync fiou dkeep fiob dbatch rbare
 for r in $(seq "$rounds"); do
   echo "round $r/$rounds" >&2
   bare+=("$("$work/pread_loop" "$file" 4096 "$secs")")
   psync+=("$(fio_run --ioengine=psync)")
   dsync+=("$("$dbio" run read-iops --sync "${common[@]}" 2>/dev/null | json_iops)")
+  rbare+=("$(ratio "${dsync[-1]}" "${bare[-1]}")")
   fiou+=("$(fio_run --ioengine=io_uring --iodepth=32)")
   dkeep+=("$("$dbio" run read-iops --async --engine uring --batch 32 --keep-inflight "${common[@]}" 2>/dev/null | json_iops)")
   fiob+=("$(fio_run --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=32)")
@@ -56,6 +46,7 @@ queue depth 1 (synchronous pread)                      IOPS
   dbio run read-iops --sync                       $(printf '%10s' "$m_dsync")
   dbio / fio psync                                $(printf '%10s' "$(ratio "$m_dsync" "$m_psync")")
   dbio / bare pread loop                          $(printf '%10s' "$(ratio "$m_dsync" "$m_bare")")
+  dbio / bare pread loop, each round              ${rbare[*]}
 
 queue depth 32, io_uring, 32 kept in flight
   fio --ioengine=io_uring --iodepth=32            $(printf '%10s' "$m_fiou")

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Env, f, shm_dir, u};
+use crate::util::{Env, event_named as event, f, shm_dir, u};
 
 /// `dbio run TEST` on a small data set in `dir`, 1 s without warm-up, 2 sessions unless
 /// `extra` says otherwise, JSON out; extra environment `env_vars`. Returns the exit status,
@@ -45,15 +45,6 @@ fn run(
     let r = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("dbio {args:?}: no JSON ({e}):\n{stderr}"));
     (out.status.code(), r, stderr)
-}
-
-fn event<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no event {name}: {}", r["events"]))
 }
 
 #[test]

@@ -72,13 +72,9 @@ impl Role {
         }
     }
 
+    /// As `top -H` shows it: `dbio-session-3`, `dbio-lgwr`.
     fn thread_name(self) -> String {
-        match self {
-            Role::Session(i) => format!("dbio-session-{i}"),
-            Role::Lgwr => "dbio-lgwr".into(),
-            Role::Dbwr(k) => format!("dbio-dbwr-{k}"),
-            Role::Noise(_) => "dbio-noise".into(),
-        }
+        format!("dbio-{}", self.name().to_lowercase().replace(' ', "-"))
     }
 
     /// Whether the thread ends by itself when the sessions do (the noise thread runs until
@@ -631,7 +627,6 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
                 .and_then(|(c, _)| c.spec.think),
             shape: &plan.shape,
             blocks_per_file: plan.shape.file_size / plan.shape.block_size,
-            fds,
             rec: Recorder::new(counters, window(sh)),
             ash,
             inst: sh.inst,

@@ -1,7 +1,6 @@
 //! A session: one database foreground (or DBWR) thread's state while it issues I/O — its
 //! buffers, its engine, its random numbers and its recorder.
 
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::engine::{Completion, Engine, IoRequest, Op};
@@ -161,7 +160,6 @@ pub struct Session<'a> {
     pub shape: &'a SessionShape,
     /// `shape.file_size / shape.block_size`, kept to spare a division per request.
     pub blocks_per_file: u64,
-    pub fds: &'a [RawFd],
     pub rec: Recorder,
     /// Where the session publishes its state for ASH: ON CPU, waiting, or idle (thinking).
     pub ash: &'a AshSlot,
@@ -217,7 +215,7 @@ impl Session<'_> {
 
     /// A uniformly random block of the data set: (file index, byte offset). The same block
     /// as `shape.locate` of a random block number, with at most one division.
-    #[inline]
+    #[inline(always)]
     pub fn random_block(&mut self) -> (usize, u64) {
         let per_file = self.blocks_per_file;
         let b = self.rng.u64(..per_file * self.shape.files as u64);
@@ -230,25 +228,37 @@ impl Session<'_> {
     }
 
     /// The size of the next request: `fixed`, or drawn from a class's weighted sizes.
-    #[inline]
+    #[inline(always)]
     pub fn request_len(&mut self, fixed: u64) -> u64 {
-        match &self.shape.sizes {
+        match self.shape.sizes {
             None => fixed,
-            Some(sizes) => sizes.pick(&mut self.rng),
+            Some(_) => self.drawn_len(),
         }
+    }
+
+    /// A size drawn from the class's weighted sizes.
+    #[inline(never)]
+    fn drawn_len(&mut self) -> u64 {
+        let shape = self.shape;
+        shape.sizes.as_ref().map_or(0, |s| s.pick(&mut self.rng))
     }
 
     /// A uniformly random place for a request of `len` bytes (whole blocks) that stays
     /// inside one data file: (file index, byte offset).
-    #[inline]
+    #[inline(always)]
     pub fn random_extent(&mut self, len: u64) -> (usize, u64) {
-        let bs = self.shape.block_size;
-        if len == bs {
+        if len == self.shape.block_size {
             return self.random_block();
         }
-        let per_file = self.shape.file_size / bs;
+        self.random_multiblock(len)
+    }
+
+    /// [`random_extent`](Self::random_extent) of more than one block (weighted sizes).
+    #[inline(never)]
+    fn random_multiblock(&mut self, len: u64) -> (usize, u64) {
+        let bs = self.shape.block_size;
         let file = self.rng.usize(..self.shape.files);
-        let block = self.rng.u64(..=per_file - len.div_ceil(bs));
+        let block = self.rng.u64(..=self.blocks_per_file - len.div_ceil(bs));
         (file, block * bs)
     }
 
@@ -311,7 +321,7 @@ impl Session<'_> {
     ///
     /// # Safety
     /// For a read, the request's buffers must hold what the completed request filled.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn complete(
         &mut self,
         slot: usize,
