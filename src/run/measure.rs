@@ -467,16 +467,20 @@ struct Finished {
     io: InFlight,
 }
 
-/// The one life of every thread of the run: `prepare` (buffers, engine: whatever may fail or
-/// take time) before the start gate; when every thread is ready and none failed, `run`. A
-/// failure stops the run for all; a thread that gave up on outstanding requests leaks its
-/// engine and buffers, since the kernel may still write into them.
+/// The one life of every thread of the run: a descriptor table of its own, as a database
+/// process has; `prepare` (buffers, engine: whatever may fail or take time) before the start
+/// gate; when every thread is ready and none failed, `run`. A failure stops the run for
+/// all; a thread that gave up on outstanding requests leaks its engine and buffers, since
+/// the kernel may still write into them.
 fn live<R>(
     sh: &Shared,
     who: &str,
     prepare: impl FnOnce() -> std::io::Result<R>,
     run: impl FnOnce(R) -> Finished,
 ) -> ThreadEnd {
+    // Every descriptor the run uses is open by now. Without a table of its own (a
+    // seccomp policy may refuse it) the thread works the same, a little slower.
+    let _ = sys::private_fd_table();
     let ready = prepare();
     let go = sh.gate.arrive(ready.is_ok());
     let ready = match ready {
