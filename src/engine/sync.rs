@@ -27,7 +27,7 @@ unsafe fn raw4(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> i64 
     unsafe {
         core::arch::asm!(
             "syscall",
-            inlateout("rax") nr as i64 => ret,
+            inlateout("rax") nr => ret,
             in("rdi") a,
             in("rsi") b,
             in("rdx") c,
