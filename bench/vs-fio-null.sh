@@ -45,12 +45,14 @@ null engines: 4 KiB random reads over 1 GiB, one session/job, medians of $rounds
 one request at a time                                  IOPS
   fio --ioengine=null --iodepth=1                 $(printf '%10s' "$m_fio1")
   dbio run read-iops --sync --engine null         $(printf '%10s' "$m_dbio1")
-  dbio / fio (medians)                            $(printf '%10s' "$(ratio "$m_dbio1" "$m_fio1")")
   dbio / fio, each round                          ${r1[*]}
+  dbio / fio, median of the rounds                $(printf '%10s' "$(median_f "${r1[@]}")")
+  dbio / fio, ratio of the medians                $(printf '%10s' "$(ratio "$m_dbio1" "$m_fio1")")
 
 batches of 32, submitted and waited for together
   fio ... --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=32 $(printf '%10s' "$m_fio32")
   dbio run read-iops --batch 32 --engine null     $(printf '%10s' "$m_dbio32")
-  dbio / fio (medians)                            $(printf '%10s' "$(ratio "$m_dbio32" "$m_fio32")")
   dbio / fio, each round                          ${r32[*]}
+  dbio / fio, median of the rounds                $(printf '%10s' "$(median_f "${r32[@]}")")
+  dbio / fio, ratio of the medians                $(printf '%10s' "$(ratio "$m_dbio32" "$m_fio32")")
 OUT
