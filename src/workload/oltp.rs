@@ -206,8 +206,9 @@ fn queue(dirty: &DirtyQueue, item: u64, stop: &AtomicBool) {
 }
 
 /// Loads the cache before the run (unmeasured): the first blocks of the data set — the hot
-/// spot first — until the cache is full or the data set is in. Reads 1 MiB at a time.
-/// Returns the blocks loaded.
+/// spot first — until the cache is full or the data set is in. Reads 1 MiB at a time,
+/// straight from the kernel like the data set's fill: preparation, not requests of the run,
+/// so no engine (and no test engine) is involved. Returns the blocks loaded.
 pub fn warm_cache(
     cache: &BufferCache,
     fds: &[RawFd],
