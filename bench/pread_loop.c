@@ -1,10 +1,12 @@
 /* The baseline dbio is measured against: a bare loop of random O_DIRECT preads that times
- * nothing. Usage: pread_loop FILE BLOCK_SIZE SECONDS. Prints reads per second. */
+ * nothing. Usage: pread_loop FILE BLOCK_SIZE SECONDS. Prints reads per second and the CPU
+ * time (user + system) per read in ns. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,9 @@ int main(int argc, char **argv) {
         n += 4096;
         if (now() >= end) break;
     }
-    printf("%.0f\n", n / (now() - start));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    printf("%.0f %.1f\n", n / (now() - start), cpu / n * 1e9);
     return 0;
 }

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # dbio against a bare pread loop and fio, on the same file in /dev/shm (tmpfs accepts
 # O_DIRECT and is CPU-bound, so per-request overhead is what shows). Runs alternate
-# (bare, fio, dbio, bare, fio, dbio, ...) so that machine noise hits all of them alike;
-# the medians and their ratios are printed at the end.
+# (bare, dbio, fio, ..., bare, dbio, fio, ...) so that machine noise hits all of them alike;
+# the medians and their ratios are printed at the end. Against the bare loop, the ratio of
+# each round (two runs side by side) and their median come first: a round that another
+# process disturbed moves the median of the rounds less than the ratio of the medians. The
+# CPU time per request of the bare loop and of dbio, which a busy machine disturbs least,
+# comes last.
 #
 #   bench/vs-fio.sh [ROUNDS] [SECONDS]      (defaults: 5 rounds of 5 s)
 #
@@ -10,33 +14,25 @@
 set -euo pipefail
 rounds=${1:-5}
 secs=${2:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
 data=/dev/shm/dbio-bench-$$
-work=$(mktemp -d)
-trap 'rm -rf "$work"; "$dbio" clean "$data" >/dev/null 2>&1 || rm -rf "$data"' EXIT
-
-command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
-(cd "$top" && cargo build --release --quiet)
-dbio=$top/target/release/dbio
+source "$(dirname "$0")/fio-common.sh"
 gcc -O2 -o "$work/pread_loop" "$here/pread_loop.c"
 
 "$dbio" prepare --target "$data" --size 1G --files 1 --block-size 4K >/dev/null
 file=$data/dbio-data-001.dbf
 common=(--target "$data" --size 1G --files 1 --block-size 4K --sessions 1 --duration "${secs}s" --warmup 1s --json --out "$work/runs")
 
-json_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["events"][0]["iops"]))'; }
-fio_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'; }
 fio_run() { fio --name=bench --filename="$file" --direct=1 --rw=randread --bs=4k --runtime="$secs" --ramp_time=1 --time_based --output-format=json "$@" | fio_iops; }
-median() { python3 -c 'import sys,statistics; print(round(statistics.median(int(x) for x in sys.argv[1:])))' "$@"; }
-ratio() { python3 -c 'import sys; print(f"{int(sys.argv[1])/int(sys.argv[2]):.2f}")' "$1" "$2"; }
 
-declare -a bare psync dsync fiou dkeep fiob dbatch
+declare -a bare psync dsync fiou dkeep fiob dbatch rbare cbare cdbio
 for r in $(seq "$rounds"); do
   echo "round $r/$rounds" >&2
-  bare+=("$("$work/pread_loop" "$file" 4096 "$secs")")
+  read -r iops cpu < <("$work/pread_loop" "$file" 4096 "$secs")
+  bare+=("$iops"); cbare+=("$cpu")
+  read -r iops cpu < <("$dbio" run read-iops --sync "${common[@]}" 2>/dev/null | json_iops_cpu)
+  dsync+=("$iops"); cdbio+=("$cpu")
+  rbare+=("$(ratio "${dsync[-1]}" "${bare[-1]}")")
   psync+=("$(fio_run --ioengine=psync)")
-  dsync+=("$("$dbio" run read-iops --sync "${common[@]}" 2>/dev/null | json_iops)")
   fiou+=("$(fio_run --ioengine=io_uring --iodepth=32)")
   dkeep+=("$("$dbio" run read-iops --async --engine uring --batch 32 --keep-inflight "${common[@]}" 2>/dev/null | json_iops)")
   fiob+=("$(fio_run --ioengine=io_uring --iodepth=32 --iodepth_batch_submit=32 --iodepth_batch_complete_min=32)")
@@ -44,6 +40,7 @@ for r in $(seq "$rounds"); do
 done
 
 m_bare=$(median "${bare[@]}"); m_psync=$(median "${psync[@]}"); m_dsync=$(median "${dsync[@]}")
+m_cbare=$(median_f "${cbare[@]}"); m_cdbio=$(median_f "${cdbio[@]}")
 m_fiou=$(median "${fiou[@]}"); m_dkeep=$(median "${dkeep[@]}"); m_fiob=$(median "${fiob[@]}"); m_dbatch=$(median "${dbatch[@]}")
 cat <<OUT
 
@@ -55,7 +52,10 @@ queue depth 1 (synchronous pread)                      IOPS
   fio --ioengine=psync                            $(printf '%10s' "$m_psync")
   dbio run read-iops --sync                       $(printf '%10s' "$m_dsync")
   dbio / fio psync                                $(printf '%10s' "$(ratio "$m_dsync" "$m_psync")")
-  dbio / bare pread loop                          $(printf '%10s' "$(ratio "$m_dsync" "$m_bare")")
+  dbio / bare pread loop, each round              ${rbare[*]}
+  dbio / bare pread loop, median of the rounds    $(printf '%10s' "$(median_f "${rbare[@]}")")
+  dbio / bare pread loop, ratio of the medians    $(printf '%10s' "$(ratio "$m_dsync" "$m_bare")")
+  CPU per request, ns (whole process, medians): bare loop $m_cbare, dbio $m_cdbio, dbio / bare $(fratio "$m_cdbio" "$m_cbare")
 
 queue depth 32, io_uring, 32 kept in flight
   fio --ioengine=io_uring --iodepth=32            $(printf '%10s' "$m_fiou")

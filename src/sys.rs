@@ -9,16 +9,11 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// Nanoseconds on CLOCK_MONOTONIC. Every timestamp in dbio comes from here (vDSO, ~20 ns).
-#[inline]
+/// Nanoseconds on the monotonic scale. Every timestamp in dbio comes from here: the TSC
+/// where the kernel itself keeps time with it, else CLOCK_MONOTONIC (see `clock`).
+#[inline(always)]
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::clock::now_ns()
 }
 
 /// What O_DIRECT requires of buffers and offsets on a file, and where we learned it.
@@ -324,6 +319,18 @@ pub fn try_lock_exclusive(file: &File) -> io::Result<bool> {
     } else {
         Err(e)
     }
+}
+
+/// Gives the calling thread a file descriptor table of its own (a copy of the process's),
+/// as each database process has. The kernel then looks a descriptor up without taking a
+/// reference to its file on every call, as in a single-threaded program: with a shared
+/// table each pread pays an atomic increment and decrement of the file's count.
+pub fn private_fd_table() -> io::Result<()> {
+    // SAFETY: unshare(CLONE_FILES) affects only the calling thread's descriptor table.
+    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Pins the calling thread to `cpu`.

@@ -30,6 +30,8 @@ pub enum Warning {
     NothingMeasured,
     /// Requests were still in flight when dbio gave up waiting for them.
     AbandonedRequests { sessions: usize },
+    /// `--engine null`: no I/O was done.
+    NullEngine,
     /// The block device completed more than 10 % more or fewer requests than dbio did.
     BlockLayerMismatch {
         device: String,
@@ -74,6 +76,10 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "the run was stopped after {measured_s:.1} s of its {planned_s:.1} s measured window: this is a partial result"
+            ),
+            Warning::NullEngine => write!(
+                f,
+                "--engine null: nothing was read or written; these figures are dbio's own cost per request (pacing, timing, histograms, ASH), not what the storage delivers"
             ),
             Warning::NothingMeasured => write!(
                 f,

@@ -7,6 +7,7 @@ mod adversarial;
 mod cli;
 mod dataset;
 mod devices;
+mod engines;
 mod faults;
 mod files;
 mod fill;

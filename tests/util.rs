@@ -96,6 +96,16 @@ pub fn event(r: &Value) -> &Value {
     &events[0]
 }
 
+/// The event called `name` of a result.
+pub fn event_named<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no event {name:?} in {}", r["events"]))
+}
+
 pub fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Env, f, files_under, u};
+use crate::util::{Env, event_named as event, f, files_under, u};
 
 /// A short run of `test` on small redo logs, result as JSON.
 fn run(env: &Env, test: &str, extra: &[&str]) -> Value {
@@ -14,15 +14,6 @@ fn run(env: &Env, test: &str, extra: &[&str]) -> Value {
     args.extend(["--duration", "2s", "--warmup", "0s", "--json"]);
     args.extend_from_slice(extra);
     env.json(&args)
-}
-
-fn event<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no event {name:?} in {}", r["events"]))
 }
 
 /// The ASH checks every test with ASH must pass: every state is ON CPU or an event of the

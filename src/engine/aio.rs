@@ -12,6 +12,7 @@ use crate::sys::now_ns;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FDSYNC: u16 = 3;
 const IOCB_CMD_PREADV: u16 = 7;
 const IOCB_CMD_PWRITEV: u16 = 8;
 
@@ -133,6 +134,14 @@ impl Engine for AioEngine {
         EngineKind::Aio
     }
 
+    /// A synchronous call beside the asynchronous ones, as the database makes for its
+    /// synchronous events.
+    #[inline]
+    fn execute(&mut self, r: &IoRequest) -> Completion {
+        // SAFETY: the caller's buffers are valid for the call (engine contract).
+        unsafe { super::sync::call(self.fds[r.file as usize], r) }
+    }
+
     fn submit(&mut self, reqs: &[IoRequest]) -> io::Result<()> {
         if reqs.len() > self.iocbs.len() {
             return Err(io::Error::new(
@@ -148,6 +157,7 @@ impl Engine for AioEngine {
                 (Op::Write, 0) => (IOCB_CMD_PWRITE, r.buf as u64, u64::from(r.len)),
                 (Op::Read, n) => (IOCB_CMD_PREADV, r.iov as u64, u64::from(n)),
                 (Op::Write, n) => (IOCB_CMD_PWRITEV, r.iov as u64, u64::from(n)),
+                (Op::Datasync, _) => (IOCB_CMD_FDSYNC, 0, 0),
             };
             self.iocbs[i] = Iocb {
                 aio_data: r.tag,

@@ -1,6 +1,6 @@
 //! A test engine: wraps a real one and makes the device misbehave, so dbio's handling of it
-//! can be tested for real. Enabled only by environment variables, and only for requests
-//! that go through an engine (the sync patterns' preads and pwrites call the kernel directly):
+//! can be tested for real. Enabled only by environment variables; it reaches every request
+//! of a run, synchronous calls (`execute`) as much as submitted batches:
 //!
 //! - `DBIO_FAULT_EIO_AFTER=N`: completions after the first N fail with EIO (a device that
 //!   starts failing mid-run, SPEC §7.4);
@@ -95,21 +95,13 @@ impl FaultEngine {
     }
 }
 
-impl Engine for FaultEngine {
-    fn kind(&self) -> EngineKind {
-        self.inner.kind()
-    }
-
-    fn submit(&mut self, reqs: &[IoRequest]) -> io::Result<()> {
-        self.inner.submit(reqs)
-    }
-
-    fn reap(&mut self, min: usize, out: &mut [Completion], timeout_ms: u32) -> io::Result<usize> {
-        let n = self.inner.reap(min, out, timeout_ms)?;
+impl FaultEngine {
+    /// Makes `done` what the misbehaving device would have returned.
+    fn misbehave(&mut self, done: &mut [Completion]) {
         if let Some(stall) = self.stall {
             // Hold the completions until the stall they fell in is over, as a device would.
             let mut until = 0;
-            for c in &mut out[..n] {
+            for c in done.iter_mut() {
                 c.done_ns = stall.completes_at(c.done_ns);
                 until = until.max(c.done_ns);
             }
@@ -119,7 +111,7 @@ impl Engine for FaultEngine {
             }
         }
         if let Some(good_left) = self.good_left.as_mut() {
-            for c in &mut out[..n] {
+            for c in done.iter_mut() {
                 if *good_left > 0 {
                     *good_left -= 1;
                 } else {
@@ -127,6 +119,27 @@ impl Engine for FaultEngine {
                 }
             }
         }
+    }
+}
+
+impl Engine for FaultEngine {
+    fn kind(&self) -> EngineKind {
+        self.inner.kind()
+    }
+
+    fn execute(&mut self, req: &IoRequest) -> Completion {
+        let mut c = self.inner.execute(req);
+        self.misbehave(std::slice::from_mut(&mut c));
+        c
+    }
+
+    fn submit(&mut self, reqs: &[IoRequest]) -> io::Result<()> {
+        self.inner.submit(reqs)
+    }
+
+    fn reap(&mut self, min: usize, out: &mut [Completion], timeout_ms: u32) -> io::Result<usize> {
+        let n = self.inner.reap(min, out, timeout_ms)?;
+        self.misbehave(&mut out[..n]);
         Ok(n)
     }
 }

@@ -1,17 +1,31 @@
-//! How I/O is issued. A test (in `workload/`) builds [`IoRequest`]s; an [`Engine`] submits
-//! them and reports [`Completion`]s. Three engines sit behind the one trait, one file each:
-//! `sync` (pread/pwrite/preadv/pwritev), `aio` (Linux native AIO over raw syscalls) and
-//! `uring` (io_uring). Each session owns its own engine instance: no sharing, no locks.
+//! How I/O is issued. A test (in `workload/`) builds [`IoRequest`]s; an [`Engine`] performs
+//! them and reports [`Completion`]s. Every request of a run goes through an engine — the
+//! synchronous events' preads as much as the asynchronous batches — so that an engine that
+//! wraps another (`fault`) or does no I/O at all (`null`) reaches all of them. One file per
+//! engine behind the one trait: `sync` (pread/pwrite/preadv/pwritev as raw syscalls), `aio`
+//! (Linux native AIO over raw syscalls), `uring` (io_uring), `null` (no I/O: dbio's own cost)
+//! and `fault` (a test engine around any of them). Each thread owns its own engine instance:
+//! no sharing, no locks.
+//!
+//! Two ways in, as a database has:
+//! - [`Engine::execute`]: one request as a synchronous call, completed when it returns —
+//!   what fio calls `FIO_SYNCIO` (its queue hook returns `FIO_Q_COMPLETED`). A database
+//!   issues its synchronous events (db file sequential read, scattered read) with pread and
+//!   preadv whatever its asynchronous engine, so the kernel engines all execute with the
+//!   raw syscall; the null engine completes at once.
+//! - [`Engine::submit`] and [`Engine::reap`]: requests in flight together. The sync engine
+//!   performs them inside `submit`, one after another, and `reap` hands them back.
 //!
 //! Contract for every engine:
-//! - `tag` of a request must be below the engine's capacity and unique among requests in
-//!   flight (sessions use their buffer slot number);
+//! - `tag` of a submitted request must be below the engine's capacity and unique among
+//!   requests in flight (sessions use their buffer slot number);
 //! - buffers stay valid and untouched until the request's completion is reaped;
 //! - a completion carries the request's start and completion times (`sys::now_ns`), so that
 //!   latency is what the request itself took, whatever the engine.
 
 pub mod aio;
 pub mod fault;
+pub mod null;
 pub mod sync;
 pub mod uring;
 
@@ -87,11 +101,24 @@ impl Submission {
     }
 }
 
-/// Read or write.
+/// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Read,
     Write,
+    /// fdatasync of the request's file (no buffer, no bytes): LGWR's `--redo-sync fdatasync`.
+    Datasync,
+}
+
+impl Op {
+    /// The operation as a failure message names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Datasync => "fdatasync",
+        }
+    }
 }
 
 /// One I/O request. Plain data, built on the stack of a session; no allocation.
@@ -145,7 +172,13 @@ impl IoRequest {
         }
     }
 
+    /// An fdatasync of `file`: it completes with result 0.
+    pub fn datasync(file: u32, tag: u64) -> IoRequest {
+        IoRequest::contiguous(Op::Datasync, file, 0, std::ptr::null_mut(), 0, tag)
+    }
+
     /// Bytes this request moves when it completes in full.
+    #[inline]
     pub fn bytes(&self) -> u64 {
         u64::from(self.len)
     }
@@ -164,6 +197,11 @@ pub struct Completion {
 /// The interface every engine implements.
 pub trait Engine {
     fn kind(&self) -> EngineKind;
+
+    /// Performs one request now, as a synchronous call, and returns its completion (the
+    /// request's `tag` is returned as is and need not be below the capacity). Nothing may be
+    /// in flight from `submit` on the same buffers.
+    fn execute(&mut self, req: &IoRequest) -> Completion;
 
     /// Submits all `reqs` (one call into the kernel where the engine can). A synchronous
     /// engine performs them here, one after another.
@@ -186,14 +224,19 @@ pub enum EngineChoice {
     Aio,
     /// Synchronous pread/pwrite/preadv/pwritev.
     Sync,
+    /// No I/O: every request completes at once, without a system call. A measuring aid for
+    /// dbio's own cost per request (pacing, timing, histograms, ASH); never the default,
+    /// never chosen by auto.
+    Null,
 }
 
 impl EngineChoice {
-    pub const ALL: [EngineChoice; 4] = [
+    pub const ALL: [EngineChoice; 5] = [
         EngineChoice::Auto,
         EngineChoice::Uring,
         EngineChoice::Aio,
         EngineChoice::Sync,
+        EngineChoice::Null,
     ];
 
     pub fn name(self) -> &'static str {
@@ -202,10 +245,11 @@ impl EngineChoice {
             EngineChoice::Uring => "uring",
             EngineChoice::Aio => "aio",
             EngineChoice::Sync => "sync",
+            EngineChoice::Null => "null",
         }
     }
 
-    /// Parses `auto`, `uring`, `aio` or `sync`.
+    /// Parses `auto`, `uring`, `aio`, `sync` or `null`.
     pub fn parse(text: &str) -> Result<EngineChoice, String> {
         EngineChoice::ALL
             .into_iter()
@@ -224,6 +268,7 @@ pub enum EngineKind {
     Uring,
     Aio,
     Sync,
+    Null,
 }
 
 impl EngineKind {
@@ -232,9 +277,13 @@ impl EngineKind {
             EngineKind::Uring => "uring",
             EngineKind::Aio => "aio",
             EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
         }
     }
 }
+
+/// Why `--engine null` is chosen, as the result records it.
+pub const NULL_REASON: &str = "--engine null: no I/O — every request completes at once without a system call, so the figures are dbio's own cost per request (pacing, timing, histograms, ASH), not the storage's";
 
 /// The engine chosen for a run and why.
 #[derive(Debug, Clone)]
@@ -243,14 +292,21 @@ pub struct Selection {
     pub reason: String,
 }
 
-/// Picks the engine for a run (SPEC §2): synchronous submission or a synchronous io mode use
-/// plain calls; otherwise the requested engine, and `auto` tries uring, aio, sync in turn.
-/// An explicitly requested engine that is unavailable is an error, not a silent fallback.
+/// Picks the engine for a run (SPEC §2): `--engine null` whatever the submission (it
+/// measures dbio, not I/O); synchronous submission or a synchronous io mode use plain calls;
+/// otherwise the requested engine, and `auto` tries uring, aio, sync in turn. An explicitly
+/// requested engine that is unavailable is an error, not a silent fallback.
 pub fn select(
     choice: EngineChoice,
     io_mode: IoMode,
     submission: Submission,
 ) -> Result<Selection, String> {
+    if choice == EngineChoice::Null {
+        return Ok(Selection {
+            kind: EngineKind::Null,
+            reason: NULL_REASON.into(),
+        });
+    }
     if submission == Submission::Sync {
         return Ok(Selection {
             kind: EngineKind::Sync,
@@ -268,6 +324,7 @@ pub fn select(
         });
     }
     match choice {
+        EngineChoice::Null => unreachable!("chosen above"),
         EngineChoice::Sync => Ok(Selection { kind: EngineKind::Sync, reason: "--engine sync".into() }),
         EngineChoice::Uring => uring::probe()
             .map(|()| Selection { kind: EngineKind::Uring, reason: "--engine uring".into() })
@@ -306,6 +363,7 @@ pub fn open(
 ) -> io::Result<(Box<dyn Engine>, Option<String>)> {
     let (engine, note): (Box<dyn Engine>, Option<String>) = match kind {
         EngineKind::Sync => (Box::new(sync::SyncEngine::new(files, capacity)), None),
+        EngineKind::Null => (Box::new(null::NullEngine::new(capacity)), None),
         EngineKind::Aio => (Box::new(aio::AioEngine::new(files, capacity)?), None),
         EngineKind::Uring => {
             let (e, note) = uring::UringEngine::new(files, capacity, buffers)?;

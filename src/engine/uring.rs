@@ -129,6 +129,9 @@ impl UringEngine {
                     (Op::Write, n, _) => {
                         opcode::Writev::new($fd, r.iov, n).offset(r.offset).build()
                     }
+                    (Op::Datasync, _, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
                 }
             };
         }
@@ -144,6 +147,13 @@ impl UringEngine {
 impl Engine for UringEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::Uring
+    }
+
+    /// A synchronous call beside the ring, as the database makes for its synchronous events.
+    #[inline]
+    fn execute(&mut self, r: &IoRequest) -> Completion {
+        // SAFETY: the caller's buffers are valid for the call (engine contract).
+        unsafe { super::sync::call(self.fds[r.file as usize], r) }
     }
 
     fn submit(&mut self, reqs: &[IoRequest]) -> io::Result<()> {

@@ -7,7 +7,7 @@
 use super::job::Job;
 use super::{RunArgs, Source};
 use crate::dataset::DataSetSpec;
-use crate::engine::Submission;
+use crate::engine::{EngineChoice, Submission};
 use crate::error::{Error, Result};
 use crate::units::size_label;
 use crate::workload::spec::{
@@ -280,6 +280,11 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
     if job.as_ref().is_some_and(|j| j.test.is_none()) {
         // A job of classes: its sessions are its classes'.
         cfg.sessions = cfg.classes.iter().map(|c| c.sessions).sum::<usize>().max(1);
+    }
+    if cfg.engine == EngineChoice::Null && cfg.dataset.verify {
+        return Err(Error::usage(
+            "--verify with --engine null: the null engine reads and writes nothing, so there is nothing to verify; leave out one of them",
+        ));
     }
     if cfg.dataset.verify && cfg.test == Test::Job && cfg.writes_data() {
         let reader = cfg

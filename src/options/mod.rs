@@ -712,7 +712,7 @@ pub static OPTIONS: &[Opt] = &[
         key: Some("run.engine"),
         value: Some("ENGINE"),
         default: Some("auto"),
-        help: "How asynchronous I/O is submitted: auto (io_uring, else Linux AIO, else sync), uring, aio (Linux native AIO, what Oracle uses), sync.",
+        help: "How asynchronous I/O is submitted: auto (io_uring, else Linux AIO, else sync), uring, aio (Linux native AIO, what Oracle uses), sync; null issues no I/O at all (a measuring aid for dbio's own cost per request, never the default).",
         heading: heading::TEST,
         group: Group::Run,
         applies: Applies::All,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{RunConfig, Submission};
 use crate::dataset::{DataSet, OpenFlags, TargetKind};
-use crate::engine::{self, EngineKind, Selection};
+use crate::engine::{EngineKind, Selection};
 use crate::measure::ash::{AshHistory, IDLE, ON_CPU};
 use crate::report::{RunResult, result as rj};
 use crate::sys::DioAlignment;
@@ -43,10 +43,7 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
         .get(f.file)
         .map(|d| d.path.display().to_string())
         .unwrap_or_default();
-    let what = match f.op {
-        engine::Op::Read => "read",
-        engine::Op::Write => "write",
-    };
+    let what = f.op.name();
     let cause = match (f.result, &f.detail) {
         (_, Some(d)) => d.clone(),
         (Some(r), None) if r < 0 => {
@@ -353,6 +350,9 @@ pub fn assemble(i: &Inputs) -> RunResult {
     }
 
     let mut warnings: Vec<Warning> = Vec::new();
+    if selection.kind == EngineKind::Null {
+        warnings.push(Warning::NullEngine);
+    }
     if cfg.submission == Submission::Async && selection.kind == EngineKind::Sync {
         let advice = if cfg.io_mode.asynchronous() {
             "use --engine auto to see what asynchronous I/O gives"
@@ -367,7 +367,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
             });
         }
     }
-    if selection.kind != EngineKind::Sync {
+    // Engines that complete requests at submit (sync, null) block in it by design.
+    if !matches!(selection.kind, EngineKind::Sync | EngineKind::Null) {
         for e in &events {
             if e.submit_calls > 0 && e.requests > 0 && e.submit_mean_us >= 0.5 * e.latency_us.mean {
                 let hint = if selection.kind == EngineKind::Aio && !i.data_flags.direct {

@@ -1,6 +1,9 @@
 //! The measured run: one thread per session, LGWR and DBWR when the test has them, an
-//! optional noise thread, and the ASH sampler. All threads set up first and start together
-//! at a gate; the main thread keeps time and closes each second of history.
+//! optional noise thread, and the ASH sampler. Every thread of the run but the sampler has
+//! the one life [`live`] gives it (elbencho's `Worker`): set up, wait at the start gate until
+//! all are set up, run, stop the run when it failed, and leak — never free — what the kernel
+//! may still use when it left requests outstanding. The main thread keeps time and closes
+//! each second of history.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -8,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::config::RunConfig;
-use crate::engine::{self, EngineKind};
+use crate::engine::{self, Engine, EngineKind};
 use crate::measure::ash::{self, AshHistory};
 use crate::measure::os::OsSampler;
 use crate::measure::{
@@ -55,6 +58,8 @@ enum Role {
     Session(usize),
     Lgwr,
     Dbwr(usize),
+    /// The noise thread of the log-writer starvation experiment, on this CPU.
+    Noise(usize),
 }
 
 impl Role {
@@ -63,7 +68,19 @@ impl Role {
             Role::Session(i) => format!("session {i}"),
             Role::Lgwr => "LGWR".into(),
             Role::Dbwr(k) => format!("DBWR {k}"),
+            Role::Noise(_) => "noise thread".into(),
         }
+    }
+
+    /// As `top -H` shows it: `dbio-session-3`, `dbio-lgwr`.
+    fn thread_name(self) -> String {
+        format!("dbio-{}", self.name().to_lowercase().replace(' ', "-"))
+    }
+
+    /// Whether the thread ends by itself when the sessions do (the noise thread runs until
+    /// the window is over).
+    fn ends_by_itself(self) -> bool {
+        !matches!(self, Role::Noise(_))
     }
 }
 
@@ -121,7 +138,10 @@ struct ThreadEnd {
     /// The first failed request of a session that went on (`--continue-on-error`).
     continued: Option<IoFailure>,
     setup_error: Option<String>,
+    /// About the engine (fallbacks, test engines): `config.engine_notes`.
     note: Option<String>,
+    /// Something that did not happen as asked (a thread not pinned): a warning.
+    warning: Option<String>,
     abandoned: bool,
     lgwr: Option<LgwrStats>,
 }
@@ -148,6 +168,9 @@ struct Shared<'a> {
     window_start: AtomicU64,
     window_end: AtomicU64,
     stop: &'a AtomicBool,
+    /// The measured window is over (or never started): threads that do not end by
+    /// themselves (noise) end now.
+    over: AtomicBool,
 }
 
 /// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms.
@@ -238,6 +261,7 @@ pub fn measure(
         roles.push(Role::Lgwr);
     }
     roles.extend((0..plan.dbwr).map(Role::Dbwr));
+    roles.extend(cfg.redo.noise_cpu.map(Role::Noise));
     let counters: Vec<Arc<SessionCounters>> = roles
         .iter()
         .map(|_| SessionCounters::new(plan.events.len()))
@@ -253,12 +277,12 @@ pub fn measure(
         window_start: AtomicU64::new(0),
         window_end: AtomicU64::new(0),
         stop,
+        over: AtomicBool::new(false),
     };
     let finished = AtomicUsize::new(0);
     let mut sampler = Sampler::new(counters.clone(), plan.events.len());
     let warmup_ns = cfg.warmup.as_nanos() as u64;
     let duration_ns = cfg.duration.as_nanos() as u64;
-    let noise_stop = AtomicBool::new(false);
     let ash_done = AtomicBool::new(false);
     let mut pinning_notes = Vec::new();
 
@@ -269,50 +293,38 @@ pub fn measure(
     let mut ash_history = AshHistory::default();
     let mut os: Option<OsSampler> = None;
     std::thread::scope(|scope| {
-        if let Some(cpu) = cfg.redo.noise_cpu {
-            let noise_stop = &noise_stop;
-            let started = std::thread::Builder::new()
-                .name("dbio-noise".into())
-                .spawn_scoped(scope, move || noise(cpu, noise_stop));
-            if let Err(e) = started {
-                pinning_notes.push(format!("cannot start the noise thread: {e}"));
-            }
-        }
         let mut handles = Vec::with_capacity(roles.len());
         for (i, &role) in roles.iter().enumerate() {
             let counters = counters[i].clone();
             let (shared, finished) = (&shared, &finished);
-            let spawned = std::thread::Builder::new()
-                .name(match role {
-                    Role::Session(i) => format!("dbio-session-{i}"),
-                    Role::Lgwr => "dbio-lgwr".into(),
-                    Role::Dbwr(k) => format!("dbio-dbwr-{k}"),
-                })
-                .stack_size(256 << 10)
-                .spawn_scoped(scope, move || {
-                    let end = role_thread(role, shared, counters);
-                    if let Role::Session(_) = role {
-                        shared.inst.sessions_running.fetch_sub(1, Ordering::SeqCst);
-                    }
+            let spawned = spawn(scope, role, move || {
+                let end = role_thread(role, shared, counters);
+                if let Role::Session(_) = role {
+                    shared.inst.sessions_running.fetch_sub(1, Ordering::SeqCst);
+                }
+                if role.ends_by_itself() {
                     finished.fetch_add(1, Ordering::Relaxed);
-                    end
-                });
+                }
+                end
+            });
             match spawned {
                 Ok(h) => handles.push(h),
+                // The run goes on without its noise (a warning says so).
+                Err(e) if !role.ends_by_itself() => {
+                    pinning_notes.push(format!("cannot start the {}: {e}", role.name()))
+                }
                 Err(e) => {
-                    ends.push(ThreadEnd {
-                        setup_error: Some(format!(
-                            "cannot start the {} thread: {e} (use fewer --sessions)",
-                            role.name()
-                        )),
-                        ..Default::default()
-                    });
+                    ends.push(ThreadEnd::setup_failed(format!(
+                        "cannot start the {} thread: {e} (use fewer --sessions)",
+                        role.name()
+                    )));
                     break;
                 }
             }
         }
+        let ending = roles.iter().filter(|r| r.ends_by_itself()).count();
         let failed = shared.gate.wait_ready(handles.len());
-        if failed > 0 || handles.len() < roles.len() {
+        if failed > 0 || ends.iter().any(|e| e.setup_error.is_some()) {
             shared.gate.open(false);
         } else {
             let t0 = now_ns();
@@ -331,7 +343,7 @@ pub fn measure(
                     })
                     .ok()
             };
-            let all_done = || finished.load(Ordering::Relaxed) == handles.len();
+            let all_done = || finished.load(Ordering::Relaxed) == ending;
             let (warmup_s, duration_s) = (cfg.warmup.as_secs_f64(), cfg.duration.as_secs_f64());
             wait_drawing(start, stop, all_done, progress, || {
                 let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
@@ -366,7 +378,7 @@ pub fn measure(
             let cpu1 = sys::process_cpu_seconds();
             cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
             ash_done.store(true, Ordering::Relaxed);
-            noise_stop.store(true, Ordering::Relaxed);
+            shared.over.store(true, Ordering::Relaxed);
             for h in handles.drain(..) {
                 ends.push(h.join().unwrap_or_else(|_| ThreadEnd {
                     setup_error: Some("a dbio thread panicked".into()),
@@ -383,11 +395,12 @@ pub fn measure(
                 ash_history = h.join().unwrap_or_default();
             }
         }
-        noise_stop.store(true, Ordering::Relaxed);
+        shared.over.store(true, Ordering::Relaxed);
         for h in handles {
             ends.push(h.join().unwrap_or_default());
         }
     });
+    pinning_notes.extend(ends.iter().filter_map(|e| e.warning.clone()));
 
     let mut engine_notes: Vec<String> = ends.iter().filter_map(|e| e.note.clone()).collect();
     engine_notes.sort();
@@ -418,12 +431,120 @@ pub fn measure(
     }
 }
 
+/// Starts the thread of `role` running `body`. Every thread of the run has the same small
+/// stack: nothing on a request's path needs more (a session is many; 256 KiB each keeps
+/// thousands of them cheap).
+fn spawn<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    role: Role,
+    body: impl FnOnce() -> ThreadEnd + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, ThreadEnd>> {
+    std::thread::Builder::new()
+        .name(role.thread_name())
+        .stack_size(256 << 10)
+        .spawn_scoped(scope, body)
+}
+
+/// What the kernel may still use when a thread leaves requests outstanding: its engine first,
+/// then the memory its requests point into, in the order they are let go.
+#[derive(Default)]
+struct InFlight(Vec<Box<dyn std::any::Any>>);
+
+impl InFlight {
+    fn of(engine: Box<dyn Engine>) -> InFlight {
+        InFlight(vec![Box::new(engine)])
+    }
+
+    fn and(mut self, memory: impl std::any::Any) -> InFlight {
+        self.0.push(Box::new(memory));
+        self
+    }
+}
+
+/// How a thread's work ended, and what it used for I/O.
+struct Finished {
+    end: ThreadEnd,
+    io: InFlight,
+}
+
+/// The one life of every thread of the run: a descriptor table of its own, as a database
+/// process has; `prepare` (buffers, engine: whatever may fail or take time) before the start
+/// gate; when every thread is ready and none failed, `run`. A failure stops the run for
+/// all; a thread that gave up on outstanding requests leaks its engine and buffers, since
+/// the kernel may still write into them.
+fn live<R>(
+    sh: &Shared,
+    who: &str,
+    prepare: impl FnOnce() -> std::io::Result<R>,
+    run: impl FnOnce(R) -> Finished,
+) -> ThreadEnd {
+    // Every descriptor the run uses is open by now. Without a table of its own (a
+    // seccomp policy may refuse it) the thread works the same, a little slower.
+    let _ = sys::private_fd_table();
+    let ready = prepare();
+    let go = sh.gate.arrive(ready.is_ok());
+    let ready = match ready {
+        Ok(r) => r,
+        Err(e) => {
+            return ThreadEnd::setup_failed(format!(
+                "{who}: cannot set up: {}",
+                crate::error::io_advice(&e)
+            ));
+        }
+    };
+    if !go {
+        return ThreadEnd::default();
+    }
+    let Finished { end, io } = run(ready);
+    if end.failure.is_some() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    if end.abandoned {
+        std::mem::forget(io);
+    }
+    end
+}
+
+/// One thread: its role's preparation and loop.
+fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
+    match role {
+        Role::Lgwr => lgwr_thread(sh, counters),
+        Role::Session(id) => match sh.plan.class_of(id) {
+            Some((c, local)) if c.plan.pattern == workload::Pattern::RedoWrite => {
+                redo_writer_thread(id, c, local, sh, counters)
+            }
+            _ => session_thread(role, id, sh, counters),
+        },
+        Role::Dbwr(k) => session_thread(role, sh.cfg.sessions + 1 + k, sh, counters),
+        Role::Noise(cpu) => {
+            let prepare = || Ok(pin(cpu, "the noise thread"));
+            live(sh, &role.name(), prepare, |warning| {
+                noise(&sh.over);
+                let end = ThreadEnd {
+                    warning,
+                    ..Default::default()
+                };
+                Finished {
+                    end,
+                    io: InFlight::default(),
+                }
+            })
+        }
+    }
+}
+
+/// Pins the calling thread to `cpu`; a warning when that failed.
+fn pin(cpu: usize, who: &str) -> Option<String> {
+    sys::pin_to_cpu(cpu)
+        .err()
+        .map(|e| format!("{who} could not be pinned to CPU {cpu}: {e}"))
+}
+
 /// The noise thread of the log-writer starvation experiment: ~3 ms of computation, 1 ms of
-/// sleep, on `cpu`, until the run ends.
-fn noise(cpu: usize, stop: &AtomicBool) {
-    let _ = sys::pin_to_cpu(cpu);
+/// sleep, until the run is over.
+fn noise(over: &AtomicBool) {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    while !stop.load(Ordering::Relaxed) {
+    while !over.load(Ordering::Relaxed) {
         let until = now_ns() + 3_000_000;
         while now_ns() < until {
             for _ in 0..1000 {
@@ -437,20 +558,6 @@ fn noise(cpu: usize, stop: &AtomicBool) {
     }
 }
 
-/// One thread: set up, wait at the gate, run its role's loop.
-fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
-    match role {
-        Role::Lgwr => lgwr_thread(sh, counters),
-        Role::Session(id) => match sh.plan.class_of(id) {
-            Some((c, local)) if c.plan.pattern == workload::Pattern::RedoWrite => {
-                redo_writer_thread(id, c, local, sh, counters)
-            }
-            _ => session_thread(role, id, sh, counters),
-        },
-        Role::Dbwr(k) => session_thread(role, sh.cfg.sessions + 1 + k, sh, counters),
-    }
-}
-
 fn window(sh: &Shared) -> Window {
     Window {
         start_ns: sh.window_start.load(Ordering::Relaxed),
@@ -458,8 +565,15 @@ fn window(sh: &Shared) -> Window {
     }
 }
 
-/// A session's (or DBWR's) buffers, its engine (if its loop uses one) and the engine's note.
-type SessionSetup = (AlignedBuf, Option<Box<dyn engine::Engine>>, Option<String>);
+/// The seed of thread `id`'s random choices.
+fn rng_seed(cfg: &RunConfig, id: usize) -> u64 {
+    cfg.seed ^ (id as u64).wrapping_mul(0xd134_2543_de82_ef95)
+}
+
+/// The state of thread `id`'s data to write (`--fill`).
+fn fill_state(cfg: &RunConfig, id: usize) -> u64 {
+    cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
 
 /// A foreground session or a DBWR: both are a [`Session`] running a loop.
 fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
@@ -475,117 +589,92 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         workload::Pattern::Temp => &sh.fds.temp,
         _ => &sh.fds.data,
     };
-    let (buffer_bytes, capacity, uses_engine) = if is_dbwr {
+    let (buffer_bytes, capacity) = if is_dbwr {
         (
             plan.shape.batch * plan.shape.block_size as usize,
             plan.shape.batch,
-            true,
         )
     } else {
-        (plan.buffer_bytes(), plan.capacity(), plan.uses_engine())
+        (plan.buffer_bytes(), plan.capacity())
     };
-    // Set up everything before the start gate: buffers, data to write, the engine.
-    let setup = (|| -> std::io::Result<SessionSetup> {
-        let mut buffers = AlignedBuf::new(buffer_bytes.max(1), sh.buffer_align)?;
-        let state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        cfg.dataset.fill.write_buffer(buffers.as_mut_slice(), state);
-        if uses_engine {
-            let region = (buffers.as_mut_ptr(), buffers.len());
-            let (e, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
-            Ok((buffers, Some(e), note))
-        } else {
-            Ok((buffers, None, None))
-        }
-    })();
     if let (Role::Session(i), Some(log)) = (role, sh.inst.redo.as_ref()) {
         log.register_session(i);
     }
-    let go = sh.gate.arrive(setup.is_ok());
-    let (buffers, engine, note) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            return ThreadEnd::setup_failed(format!(
-                "{}: cannot set up its {} engine: {}",
-                role.name(),
-                sh.kind.name(),
-                crate::error::io_advice(&e)
-            ));
-        }
+    let who = format!("{} ({} engine)", role.name(), sh.kind.name());
+    let prepare = || {
+        let mut buffers = AlignedBuf::new(buffer_bytes.max(1), sh.buffer_align)?;
+        cfg.dataset
+            .fill
+            .write_buffer(buffers.as_mut_slice(), fill_state(cfg, id));
+        let region = (buffers.as_mut_ptr(), buffers.len());
+        let (engine, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
+        Ok((buffers, engine, note))
     };
-    if !go {
-        return ThreadEnd {
-            note,
-            ..Default::default()
+    live(sh, &who, prepare, |(buffers, engine, note)| {
+        let ash = match role {
+            Role::Dbwr(k) => sh.inst.dbwr_ash(k),
+            _ => sh.inst.session_ash(id),
         };
-    }
-    let ash = match role {
-        Role::Dbwr(k) => sh.inst.dbwr_ash(k),
-        _ => sh.inst.session_ash(id),
-    };
-    let mut session = Session {
-        id,
-        local_id: class.map_or(id, |(_, local)| local),
-        slot: class.map_or(0, |(c, _)| c.slot),
-        pacer: class.and_then(|(c, local)| class_pacer(sh, c, local)),
-        event: if is_dbwr {
-            Event::DbFileParallelWrite
+        let mut session = Session {
+            id,
+            local_id: class.map_or(id, |(_, local)| local),
+            slot: class.map_or(0, |(c, _)| c.slot),
+            pacer: class.and_then(|(c, local)| class_pacer(sh, c, local)),
+            event: if is_dbwr {
+                Event::DbFileParallelWrite
+            } else {
+                plan.events[0]
+            },
+            // A committing class thinks between its redo and its commit (redo.rs), not here.
+            think: class
+                .filter(|(c, _)| c.spec.event != Event::LogFileSync)
+                .and_then(|(c, _)| c.spec.think),
+            shape: &plan.shape,
+            blocks_per_file: plan.shape.file_size / plan.shape.block_size,
+            rec: Recorder::new(counters, window(sh)),
+            ash,
+            inst: sh.inst,
+            stop: sh.stop,
+            rng: fastrand::Rng::with_seed(rng_seed(cfg, id)),
+            engine,
+            buffers,
+            completions: vec![engine::Completion::default(); capacity.max(1)],
+            write_seq: 0,
+            abandoned: false,
+            continue_on_error: cfg.continue_on_error,
+            first_error: None,
+            // Temp and commit loops do not touch the data files.
+            verify: (sh.inst.verify.as_ref())
+                .filter(|_| {
+                    is_dbwr
+                        || !matches!(
+                            plan.pattern,
+                            workload::Pattern::Temp | workload::Pattern::Commit
+                        )
+                })
+                .map(|v| v.session(capacity)),
+        };
+        let outcome = if is_dbwr {
+            workload::dbwr::dbwr(plan, &mut session)
         } else {
-            plan.events[0]
-        },
-        // A committing class thinks between its redo and its commit (redo.rs), not here.
-        think: class
-            .filter(|(c, _)| c.spec.event != Event::LogFileSync)
-            .and_then(|(c, _)| c.spec.think),
-        shape: &plan.shape,
-        fds,
-        rec: Recorder::new(counters, window(sh)),
-        ash,
-        inst: sh.inst,
-        stop: sh.stop,
-        rng: fastrand::Rng::with_seed(cfg.seed ^ (id as u64).wrapping_mul(0xd134_2543_de82_ef95)),
-        engine,
-        buffers,
-        completions: vec![engine::Completion::default(); capacity.max(1)],
-        write_seq: 0,
-        abandoned: false,
-        continue_on_error: cfg.continue_on_error,
-        first_error: None,
-        // Temp and commit loops do not touch the data files.
-        verify: (sh.inst.verify.as_ref())
-            .filter(|_| {
-                is_dbwr
-                    || !matches!(
-                        plan.pattern,
-                        workload::Pattern::Temp | workload::Pattern::Commit
-                    )
-            })
-            .map(|v| v.session(capacity)),
-    };
-    let outcome = if is_dbwr {
-        workload::dbwr::dbwr(plan, &mut session)
-    } else {
-        workload::run_session(plan, &mut session)
-    };
-    if outcome.is_err() {
-        sh.stop.store(true, Ordering::Relaxed);
-    }
-    let abandoned = session.abandoned;
-    let continued = session.first_error.take();
-    if abandoned {
-        // The kernel may still write into these buffers: never free them.
-        std::mem::forget(session.engine.take());
-        std::mem::forget(std::mem::replace(
-            &mut session.buffers,
-            AlignedBuf::new(1, 1).expect("tiny allocation"),
-        ));
-    }
-    ThreadEnd {
-        failure: outcome.err(),
-        continued,
-        note,
-        abandoned,
-        ..Default::default()
-    }
+            workload::run_session(plan, &mut session)
+        };
+        let continued = session.first_error.take();
+        let abandoned = session.abandoned;
+        let Session {
+            engine, buffers, ..
+        } = session;
+        Finished {
+            end: ThreadEnd {
+                failure: outcome.err(),
+                continued,
+                note,
+                abandoned,
+                ..Default::default()
+            },
+            io: InFlight::of(engine).and(buffers),
+        }
+    })
 }
 
 /// The open-loop schedule of session `local` of class `c`, if the class has a rate. It starts
@@ -615,6 +704,19 @@ fn class_pacer(
     })
 }
 
+/// The engine of a log writer, over the redo log files and its log buffer.
+fn log_writer_engine(
+    sh: &Shared,
+    log: &workload::redo::RedoLog,
+) -> std::io::Result<(Box<dyn Engine>, Option<String>)> {
+    engine::open(
+        sh.kind,
+        &sh.fds.redo,
+        MAX_PIECES + 1,
+        Some(log.ring_region()),
+    )
+}
+
 /// A "log file parallel write" class: a log writer of its own, writing redo of the class's
 /// sizes at its rate into the redo log files. No session commits; its ASH slot is the
 /// class session's.
@@ -632,98 +734,67 @@ fn redo_writer_thread(
         .sizes
         .expect("a redo write class has its sizes");
     let most = sizes.max();
-    let pinned = pin_log_writer(cfg);
-    let setup = (|| -> std::io::Result<_> {
+    let who = format!("session {id} (log writer of class '{}')", c.spec.name);
+    let prepare = || {
+        let warning = cfg.redo.lgwr_cpu.and_then(|cpu| pin(cpu, "LGWR"));
         // The log buffer holds a few writes; the redo copied into it comes from `redo`.
         let log = workload::redo::RedoLog::new(1, cfg.redo.block, most, sh.buffer_align)?;
         let mut redo = vec![0u8; most as usize];
-        let state = cfg.seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        cfg.dataset.fill.write_buffer(&mut redo, state);
-        let engine = if c.plan.sync {
-            (None, None)
-        } else {
-            let (e, note) = engine::open(
-                sh.kind,
-                &sh.fds.redo,
-                MAX_PIECES + 1,
-                Some(log.ring_region()),
-            )?;
-            (Some(e), note)
-        };
-        Ok((log, redo, engine))
-    })();
-    let go = sh.gate.arrive(setup.is_ok());
-    let (log, mut redo, (engine, note)) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            return ThreadEnd::setup_failed(format!(
-                "session {id} (log writer of class '{}'): cannot set up: {}",
-                c.spec.name,
-                crate::error::io_advice(&e)
-            ));
-        }
+        cfg.dataset
+            .fill
+            .write_buffer(&mut redo, fill_state(cfg, id));
+        let (engine, note) = log_writer_engine(sh, &log)?;
+        Ok((log, redo, engine, note, warning))
     };
-    if !go {
-        return ThreadEnd {
-            note,
-            ..Default::default()
-        };
-    }
-    let running = AtomicUsize::new(1);
-    let mut writer = Lgwr::new(
-        &log,
-        &sh.fds.redo,
-        cfg.redo.file_size,
-        cfg.redo.sync,
-        engine,
-        Recorder::new(counters, window(sh)),
-        sh.inst.session_ash(id),
-        c.slot,
-        &running,
-    );
-    writer.stop = Some(sh.stop);
-    let mut rng =
-        fastrand::Rng::with_seed(cfg.seed ^ (id as u64).wrapping_mul(0xd134_2543_de82_ef95));
-    sh.inst.session_ash(id).on_cpu();
-    let outcome = writer.paced_writes(
-        &mut redo,
-        &sizes,
-        class_pacer(sh, c, local),
-        c.spec.think,
-        &mut rng,
-    );
-    sh.inst.session_ash(id).idle();
-    if outcome.is_err() {
-        sh.stop.store(true, Ordering::Relaxed);
-    }
-    let abandoned = writer.abandoned;
-    if abandoned {
-        // The kernel may still hold requests of this engine (and write from its log
-        // buffer): never tear either down.
-        std::mem::forget(writer.engine.take());
-    }
-    let stats = writer.stats.clone();
-    drop(writer);
-    if abandoned {
-        std::mem::forget(log);
-    }
-    let notes: Vec<String> = pinned.into_iter().chain(note).collect();
-    ThreadEnd {
-        failure: outcome.err(),
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
-        abandoned,
-        lgwr: Some(stats),
-        ..Default::default()
-    }
-}
-
-/// Pins the calling log writer to `--lgwr-cpu` / `[redo] lgwr_cpu`, if set; a note when
-/// that failed.
-fn pin_log_writer(cfg: &RunConfig) -> Option<String> {
-    let cpu = cfg.redo.lgwr_cpu?;
-    sys::pin_to_cpu(cpu)
-        .err()
-        .map(|e| format!("LGWR could not be pinned to CPU {cpu}: {e}"))
+    live(
+        sh,
+        &who,
+        prepare,
+        |(log, mut redo, engine, note, warning)| {
+            let running = AtomicUsize::new(1);
+            let ash = sh.inst.session_ash(id);
+            let mut writer = Lgwr::new(
+                &log,
+                &sh.fds.redo,
+                cfg.redo.file_size,
+                cfg.redo.sync,
+                (engine, c.plan.sync),
+                Recorder::new(counters, window(sh)),
+                ash,
+                c.slot,
+                &running,
+            );
+            writer.stop = Some(sh.stop);
+            let mut rng = fastrand::Rng::with_seed(rng_seed(cfg, id));
+            ash.on_cpu();
+            let outcome = writer.paced_writes(
+                &mut redo,
+                &sizes,
+                class_pacer(sh, c, local),
+                c.spec.think,
+                &mut rng,
+            );
+            ash.idle();
+            let Lgwr {
+                engine,
+                stats,
+                abandoned,
+                ..
+            } = writer;
+            Finished {
+                end: ThreadEnd {
+                    failure: outcome.err(),
+                    note,
+                    warning,
+                    abandoned,
+                    lgwr: Some(stats),
+                    ..Default::default()
+                },
+                // The log buffer is what the redo writes are written from.
+                io: InFlight::of(engine).and(log),
+            }
+        },
+    )
 }
 
 /// The log writer.
@@ -733,60 +804,39 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
         .redo
         .as_ref()
         .expect("plan with LGWR has a log buffer");
-    let mut notes: Vec<String> = pin_log_writer(sh.cfg).into_iter().collect();
-    log.register_lgwr();
-    // Multi-piece writes go out together through an asynchronous engine; synchronous modes
-    // write the pieces one after another.
-    let setup = if sh.plan.sync {
-        Ok((None, None))
-    } else {
-        engine::open(
-            sh.kind,
+    let who = format!("LGWR ({} engine)", sh.kind.name());
+    let prepare = || {
+        let warning = sh.cfg.redo.lgwr_cpu.and_then(|cpu| pin(cpu, "LGWR"));
+        log.register_lgwr();
+        let (engine, note) = log_writer_engine(sh, log)?;
+        Ok((engine, note, warning))
+    };
+    live(sh, &who, prepare, |(engine, note, warning)| {
+        // Multi-piece writes go out together through the engine; synchronous modes write the
+        // pieces one after another.
+        let mut lgwr = Lgwr::new(
+            log,
             &sh.fds.redo,
-            MAX_PIECES + 1,
-            Some(log.ring_region()),
-        )
-        .map(|(e, note)| (Some(e), note))
-    };
-    let go = sh.gate.arrive(setup.is_ok());
-    let (engine, note) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            return ThreadEnd::setup_failed(format!(
-                "LGWR: cannot set up its {} engine: {}",
-                sh.kind.name(),
-                crate::error::io_advice(&e)
-            ));
+            sh.cfg.redo.file_size,
+            sh.cfg.redo.sync,
+            (engine, sh.plan.sync),
+            Recorder::new(counters, window(sh)),
+            sh.inst.lgwr_ash(),
+            sh.plan.slot(Event::LogFileParallelWrite),
+            &sh.inst.sessions_running,
+        );
+        lgwr.stop = Some(sh.stop);
+        let outcome = lgwr.run();
+        Finished {
+            end: ThreadEnd {
+                failure: outcome.err(),
+                note,
+                warning,
+                abandoned: lgwr.abandoned,
+                lgwr: Some(lgwr.stats),
+                ..Default::default()
+            },
+            io: InFlight::of(lgwr.engine),
         }
-    };
-    notes.extend(note);
-    if !go {
-        return ThreadEnd::default();
-    }
-    let mut lgwr = Lgwr::new(
-        log,
-        &sh.fds.redo,
-        sh.cfg.redo.file_size,
-        sh.cfg.redo.sync,
-        engine,
-        Recorder::new(counters, window(sh)),
-        sh.inst.lgwr_ash(),
-        sh.plan.slot(Event::LogFileParallelWrite),
-        &sh.inst.sessions_running,
-    );
-    lgwr.stop = Some(sh.stop);
-    let outcome = lgwr.run();
-    if outcome.is_err() {
-        sh.stop.store(true, Ordering::Relaxed);
-    }
-    if lgwr.abandoned {
-        // The kernel may still hold requests of this engine: never tear it down.
-        std::mem::forget(lgwr.engine.take());
-    }
-    ThreadEnd {
-        failure: outcome.err(),
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
-        lgwr: Some(lgwr.stats.clone()),
-        ..Default::default()
-    }
+    })
 }

@@ -412,7 +412,9 @@ fn run_on(
         .fold((false, false), |(r, w), (e, _)| {
             (r || e.reads(), w || e.writes())
         });
-    add_storage(&mut result, survey, os, data_flags.direct, directions);
+    // The null engine issues nothing: the block layer has nothing to agree with.
+    let cross_check = data_flags.direct && selection.kind != crate::engine::EngineKind::Null;
+    add_storage(&mut result, survey, os, cross_check, directions);
     if let Some(v) = inst.verify.as_ref() {
         let names: Vec<String> = (ds.files.iter())
             .map(|f| {

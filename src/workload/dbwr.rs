@@ -25,7 +25,6 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     let batch = s.shape.batch;
     let mut buffers = vec![0usize; batch];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(batch);
-    let mut targets: Vec<(usize, u64)> = vec![(0, 0); batch];
     s.ash.idle();
     loop {
         reqs.clear();
@@ -62,7 +61,6 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
                 }
             };
             let (file, offset) = s.shape.locate(block);
-            targets[k] = (file, offset);
             reqs.push(IoRequest::contiguous(
                 Op::Write,
                 file as u32,
@@ -81,7 +79,7 @@ pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             continue;
         }
         s.ash.on_cpu();
-        let written = submit_and_wait(s, slot, None, &reqs, &targets);
+        let written = submit_and_wait(s, slot, None, &reqs);
         if let Some(c) = cache {
             buffers[..reqs.len()].iter().for_each(|&b| c.end_write(b));
         }

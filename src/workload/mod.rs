@@ -549,17 +549,6 @@ impl Plan {
         event.facts().waits_are_requests
     }
 
-    /// Whether the sessions submit through an engine (rather than calling pread/preadv
-    /// themselves).
-    pub fn uses_engine(&self) -> bool {
-        match self.pattern {
-            Pattern::Batch(_) | Pattern::Stream(_, _) | Pattern::Temp => true,
-            Pattern::Oltp => self.oltp.async_reads,
-            // The log writer opens its engine over its log buffer itself.
-            _ => false,
-        }
-    }
-
     /// Bytes per request.
     pub fn request_bytes(&self) -> u64 {
         match self.pattern {

@@ -2,7 +2,7 @@
 //! and "db file scattered read" (synchronous `preadv` of MBRC blocks into separate block
 //! buffers). The asynchronous multiblock events run in `stream.rs`.
 
-use crate::engine::{Op, sync};
+use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
 
 use super::session::{IoFailure, Session, SessionShape};
@@ -81,12 +81,13 @@ impl Cursor {
     }
 }
 
-/// db file scattered read: one synchronous `preadv` of MBRC blocks into MBRC separate block
-/// buffers, scanning front to back.
+/// db file scattered read: one synchronous `preadv` (through the session's engine) of MBRC
+/// blocks into MBRC separate block buffers, scanning front to back.
 pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
     let bs = s.shape.block_size as usize;
     let mbrc = s.shape.mbrc;
     let most = (bs * mbrc) as u64;
+    let slot = s.slot;
     // Every other block of the region: separate, non-adjacent buffers.
     let iov: Vec<libc::iovec> = (0..mbrc)
         .map(|i| libc::iovec {
@@ -101,22 +102,11 @@ pub fn scattered_read(s: &mut Session) -> Result<(), IoFailure> {
         let blocks = bytes as usize / bs;
         let (file, offset) = cursor.advance_by(bytes);
         let sched = s.pace();
-        s.ash.wait(s.slot);
-        let t0 = now_ns();
-        // SAFETY: the iovecs point into the session's own buffer region.
-        let r = unsafe { sync::readv_at(s.fds[file], iov.as_ptr(), blocks as u32, offset) };
-        now = now_ns();
-        s.ash.on_cpu();
-        if r != bytes as i64 {
-            s.rec.error(s.slot);
-            let f = s.failure(Op::Read, file, offset, bytes, Some(r), None);
-            s.on_error(f)?;
-            continue;
-        }
-        if s.verify.is_some() && !s.verify_read_iov(s.slot, &iov[..blocks], file, offset)? {
-            continue;
-        }
-        s.rec.request_from(s.slot, sched, t0, now, bytes);
+        let r = IoRequest::vectored(Op::Read, file as u32, offset, &iov[..blocks], 0);
+        let c = s.call(slot, &r);
+        now = c.done_ns;
+        // SAFETY: the preadv filled the iovecs, which point into the session's own region.
+        unsafe { s.complete(slot, &c, &r, None, sched) }?;
     }
     Ok(())
 }

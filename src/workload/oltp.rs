@@ -46,7 +46,6 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     let mut blocks = vec![0u64; n];
     let mut held = vec![Held::Private; n];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(n);
-    let mut targets: Vec<(usize, u64)> = vec![(0, 0); n];
     let mut misses: Vec<usize> = Vec::with_capacity(n);
     let mut now = now_ns();
     while !s.should_stop(now) {
@@ -87,7 +86,6 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
             if let Some(buf) = into {
                 let (file, offset) = s.shape.locate(blocks[i]);
                 let tag = reqs.len();
-                targets[tag] = (file, offset);
                 reqs.push(IoRequest::contiguous(
                     Op::Read,
                     file as u32,
@@ -100,7 +98,7 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
         }
         let physical = reqs.len() as u64;
         let read = if o.async_reads {
-            submit_and_wait(s, read_slot, None, &reqs, &targets).map(|done| done.is_some())
+            submit_and_wait(s, read_slot, None, &reqs).map(|done| done.is_some())
         } else {
             read_one_by_one(s, read_slot, &reqs)
         };
@@ -160,39 +158,15 @@ fn lookup(s: &mut Session, cache: &BufferCache, block: u64, fbw: usize) -> Looku
     found
 }
 
-/// db file sequential read of each request in turn.
+/// db file sequential read of each request in turn, each a synchronous call.
 fn read_one_by_one(s: &mut Session, slot: usize, reqs: &[IoRequest]) -> Result<bool, IoFailure> {
     for r in reqs {
-        let file = r.file as usize;
         // --verify: DBWR may write the block while it is read; remember where it was.
-        let before = s.verify.as_ref().map(|v| v.entry(file, r.offset));
-        s.ash.wait(slot);
-        let t0 = now_ns();
-        // SAFETY: the buffer is a pinned cache buffer or the session's own region.
-        let got = unsafe { sync::read_at(s.fds[file], r.buf, r.len as usize, r.offset) };
-        let t1 = now_ns();
-        s.ash.on_cpu();
-        if got != i64::from(r.len) {
-            s.rec.error(slot);
-            return Err(s.failure(Op::Read, file, r.offset, r.bytes(), Some(got), None));
-        }
-        // SAFETY: the read filled the request's buffer.
-        if before.is_some()
-            && !unsafe {
-                s.verify_completed(
-                    slot,
-                    Op::Read,
-                    r.buf,
-                    r.len as usize,
-                    file,
-                    r.offset,
-                    before,
-                )
-            }?
-        {
-            continue;
-        }
-        s.rec.request(slot, t0, t1, r.bytes());
+        let before = (s.verify.as_ref()).map(|v| v.entry(r.file as usize, r.offset));
+        let c = s.call(slot, r);
+        // SAFETY: the buffer is a pinned cache buffer or the session's own region, filled by
+        // the read.
+        unsafe { s.complete(slot, &c, r, before, None) }?;
     }
     Ok(true)
 }
@@ -232,8 +206,9 @@ fn queue(dirty: &DirtyQueue, item: u64, stop: &AtomicBool) {
 }
 
 /// Loads the cache before the run (unmeasured): the first blocks of the data set — the hot
-/// spot first — until the cache is full or the data set is in. Reads 1 MiB at a time.
-/// Returns the blocks loaded.
+/// spot first — until the cache is full or the data set is in. Reads 1 MiB at a time,
+/// straight from the kernel like the data set's fill: preparation, not requests of the run,
+/// so no engine (and no test engine) is involved. Returns the blocks loaded.
 pub fn warm_cache(
     cache: &BufferCache,
     fds: &[RawFd],

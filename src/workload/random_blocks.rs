@@ -3,41 +3,27 @@
 //! submitted in one call and waited for together, as a foreground reading ahead or DBWR
 //! writing dirty buffers does).
 
-use crate::engine::{IoRequest, Op, sync};
+use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
 
 use super::session::{IoFailure, REAP_TIMEOUT_MS, Session};
 
-/// db file sequential read: pick a random block, `pread` it, wait, repeat.
+/// db file sequential read: pick a random block, read it with one synchronous call (`pread`
+/// through the session's engine), repeat.
 pub fn sequential_read(s: &mut Session) -> Result<(), IoFailure> {
     let block = s.shape.block_size;
     let buf = s.buf_at(0);
+    let slot = s.slot;
     let mut now = now_ns();
     while !s.should_stop(now) {
         let bs = s.request_len(block);
         let (file, offset) = s.random_extent(bs);
         let sched = s.pace();
-        s.ash.wait(s.slot);
-        let t0 = now_ns();
-        // SAFETY: `buf` is the session's own region of at least one request.
-        let r = unsafe { sync::read_at(s.fds[file], buf, bs as usize, offset) };
-        now = now_ns();
-        s.ash.on_cpu();
-        if r != bs as i64 {
-            s.rec.error(s.slot);
-            let f = s.failure(Op::Read, file, offset, bs, Some(r), None);
-            s.on_error(f)?;
-            continue;
-        }
-        // SAFETY: the pread filled `buf`.
-        if s.verify.is_some()
-            && !unsafe {
-                s.verify_completed(s.slot, Op::Read, buf, bs as usize, file, offset, None)
-            }?
-        {
-            continue;
-        }
-        s.rec.request_from(s.slot, sched, t0, now, bs);
+        let r = IoRequest::contiguous(Op::Read, file as u32, offset, buf, bs as u32, 0);
+        let c = s.call(slot, &r);
+        now = c.done_ns;
+        // SAFETY: the read filled `buf`, the session's own region of at least one request.
+        unsafe { s.complete(slot, &c, &r, None, sched) }?;
     }
     Ok(())
 }
@@ -51,11 +37,10 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
     let stride = s.shape.sizes.map_or(block, |m| m.max()) as usize;
     let n = s.shape.batch;
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(n);
-    let mut targets: Vec<(usize, u64)> = vec![(0, 0); n];
     let mut now = now_ns();
     while !s.should_stop(now) {
         reqs.clear();
-        for (slot, target) in targets.iter_mut().enumerate() {
+        for slot in 0..n {
             let bs = s.request_len(block);
             let (mut file, mut offset) = s.random_extent(bs);
             // With --verify, a block being written by another session is not written again
@@ -63,7 +48,6 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
             while op == Op::Write && !s.prepare_write(slot * stride, bs as usize, file, offset) {
                 (file, offset) = s.random_extent(bs);
             }
-            *target = (file, offset);
             let buf = s.buf_at(slot * stride);
             reqs.push(IoRequest::contiguous(
                 op,
@@ -75,7 +59,7 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
             ));
         }
         let sched = s.pace();
-        match submit_and_wait(s, s.slot, sched, &reqs, &targets)? {
+        match submit_and_wait(s, s.slot, sched, &reqs)? {
             Some(last) => now = last,
             None => return Ok(()),
         }
@@ -84,24 +68,23 @@ pub fn batch(s: &mut Session, op: Op) -> Result<(), IoFailure> {
 }
 
 /// Submits `reqs` in one call and waits for all of them: one wait on event `slot`, one
-/// request each. `targets[tag]` is the (file, offset) of the request with that tag; `sched`
-/// the batch's scheduled time in an open loop. Returns the time the last one completed, or
+/// request each. `reqs[tag]` is the request with that tag; `sched` the batch's scheduled time
+/// in an open loop. Returns the time the last one completed, or
 /// `None` when the run stopped while some were still out (they were drained).
 pub fn submit_and_wait(
     s: &mut Session,
     slot: usize,
     sched: Option<u64>,
     reqs: &[IoRequest],
-    targets: &[(usize, u64)],
 ) -> Result<Option<u64>, IoFailure> {
     let Some(first) = reqs.first() else {
         return Ok(Some(now_ns()));
     };
-    let (op, bytes) = (first.op, first.bytes()); // sizes differ only in weighted classes
     let fail = |s: &Session, detail: String| {
-        s.failure(op, targets[0].0, targets[0].1, bytes, None, Some(detail))
+        let (file, offset) = (first.file as usize, first.offset);
+        s.failure(first.op, file, offset, first.bytes(), None, Some(detail))
     };
-    if op == Op::Read
+    if first.op == Op::Read
         && let Some(v) = s.verify.as_mut()
     {
         // Writes (DBWR) may land while these reads are out: remember where each block was.
@@ -132,22 +115,11 @@ pub fn submit_and_wait(
             }
         };
         for c in &comps[..got] {
-            let tag = c.tag as usize;
-            let before = s.verify.as_ref().map(|v| v.before[tag]);
+            let r = &reqs[c.tag as usize];
+            let before = s.verify.as_ref().map(|v| v.before[c.tag as usize]);
             // SAFETY: a completed request's buffer holds what it transferred.
-            unsafe {
-                s.settle(
-                    slot,
-                    op,
-                    c,
-                    targets[tag],
-                    reqs[tag].buf,
-                    reqs[tag].bytes(),
-                    before,
-                    sched,
-                    &mut outcome,
-                )
-            };
+            let settled = unsafe { s.complete(slot, c, r, before, sched) };
+            outcome = outcome.and(settled);
             last = last.max(c.done_ns);
         }
         left -= got;
@@ -159,8 +131,7 @@ pub fn submit_and_wait(
     s.ash.on_cpu();
     if left > 0 {
         // Stopped while requests were still out: wait for them before buffers go away.
-        let lens: Vec<u64> = reqs.iter().map(|r| r.bytes()).collect();
-        s.drain(slot, left, 2_000, (op, targets, &lens));
+        s.drain(slot, left, 2_000, reqs);
         return outcome.map(|()| None);
     }
     s.rec.wait(slot, sched.map_or(t0, |at| at.min(t0)), last);

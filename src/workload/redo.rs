@@ -281,8 +281,11 @@ pub struct Lgwr<'a> {
     pub files: &'a [RawFd],
     pub file_size: u64,
     pub sync: RedoSync,
-    /// Asynchronous engine for multi-piece writes; None in synchronous io modes.
-    pub engine: Option<Box<dyn Engine>>,
+    /// How the log writer's requests are issued.
+    pub engine: Box<dyn Engine>,
+    /// The pieces of a write go out one after another as synchronous calls (`--sync`, a
+    /// synchronous io mode, `[redo] submission = "sync"`), instead of submitted together.
+    pub one_by_one: bool,
     pub rec: Recorder,
     pub ash: &'a AshSlot,
     pub slot: EventSlot,
@@ -305,7 +308,7 @@ impl<'a> Lgwr<'a> {
         files: &'a [RawFd],
         file_size: u64,
         sync: RedoSync,
-        engine: Option<Box<dyn Engine>>,
+        (engine, one_by_one): (Box<dyn Engine>, bool),
         rec: Recorder,
         ash: &'a AshSlot,
         slot: EventSlot,
@@ -317,6 +320,7 @@ impl<'a> Lgwr<'a> {
             file_size,
             sync,
             engine,
+            one_by_one,
             rec,
             ash,
             slot,
@@ -481,85 +485,20 @@ impl<'a> Lgwr<'a> {
             n += 1;
             done += len;
         }
-        let fd = self.files[self.file];
         let t0 = now_ns();
         self.ash.wait(self.slot);
-        let mut failure = None;
-        match self.engine.as_deref_mut() {
-            Some(engine) => {
-                if let Err(e) = engine.submit(&reqs[..n]) {
-                    failure = Some((0, None, Some(format!("submit failed: {e}"))));
-                } else {
-                    let mut left = n;
-                    let mut stop_seen: Option<u64> = None;
-                    while left > 0 {
-                        if let Some(stop) = self.stop
-                            && stop.load(Relaxed)
-                        {
-                            let now = now_ns();
-                            if now - *stop_seen.get_or_insert(now) > 2_000_000_000 {
-                                self.abandoned = true;
-                                failure = Some((
-                                    0,
-                                    None,
-                                    Some(format!(
-                                        "{left} redo write piece(s) did not complete within 2 s of the stop; abandoned"
-                                    )),
-                                ));
-                                break;
-                            }
-                        }
-                        let got = match engine.reap(1, &mut self.completions, REAP_TIMEOUT_MS) {
-                            Ok(g) => g,
-                            Err(e) => {
-                                failure = Some((0, None, Some(format!("wait failed: {e}"))));
-                                break;
-                            }
-                        };
-                        for c in &self.completions[..got] {
-                            let r = reqs[c.tag as usize];
-                            if c.result == i64::from(r.len) {
-                                self.rec.request_from(
-                                    self.slot,
-                                    sched,
-                                    c.start_ns,
-                                    c.done_ns,
-                                    u64::from(r.len),
-                                );
-                            } else if failure.is_none() {
-                                failure = Some((r.offset, Some(c.result), None));
-                            }
-                        }
-                        left -= got;
-                    }
-                }
-            }
-            None => {
-                for r in &reqs[..n] {
-                    let s0 = now_ns();
-                    // SAFETY: the piece lies inside the ring, which outlives this call.
-                    let res = unsafe {
-                        crate::engine::sync::write_at(fd, r.buf, r.len as usize, r.offset)
-                    };
-                    let s1 = now_ns();
-                    if res != i64::from(r.len) {
-                        failure = Some((r.offset, Some(res), None));
-                        break;
-                    }
-                    self.rec
-                        .request_from(self.slot, sched, s0, s1, u64::from(r.len));
-                }
-            }
-        }
+        let mut failure = if self.one_by_one {
+            self.write_one_by_one(&reqs[..n], sched)
+        } else {
+            self.write_together(&reqs[..n], sched)
+        };
         if failure.is_none() && self.sync == RedoSync::Fdatasync {
-            // SAFETY: fdatasync on a valid fd.
-            if unsafe { libc::fdatasync(fd) } != 0 {
-                let e = std::io::Error::last_os_error();
-                failure = Some((
-                    0,
-                    Some(-i64::from(e.raw_os_error().unwrap_or(libc::EIO))),
-                    Some(format!("fdatasync failed: {e}")),
-                ));
+            let c = self
+                .engine
+                .execute(&IoRequest::datasync(self.file as u32, 0));
+            if c.result != 0 {
+                let e = std::io::Error::from_raw_os_error((-c.result) as i32);
+                failure = Some((0, Some(c.result), Some(format!("fdatasync failed: {e}"))));
             }
         }
         let t1 = now_ns();
@@ -583,6 +522,71 @@ impl<'a> Lgwr<'a> {
         self.stats.bytes_written += size;
         self.stats.largest_write = self.stats.largest_write.max(size);
         Ok(())
+    }
+}
+
+/// Why a write failed: (file offset, result, detail).
+type WriteFailure = (u64, Option<i64>, Option<String>);
+
+impl Lgwr<'_> {
+    /// The pieces of one write, one synchronous call after another.
+    fn write_one_by_one(
+        &mut self,
+        pieces: &[IoRequest],
+        sched: Option<u64>,
+    ) -> Option<WriteFailure> {
+        for r in pieces {
+            let c = self.engine.execute(r);
+            if c.result != i64::from(r.len) {
+                return Some((r.offset, Some(c.result), None));
+            }
+            self.rec
+                .request_from(self.slot, sched, c.start_ns, c.done_ns, r.bytes());
+        }
+        None
+    }
+
+    /// The pieces of one write submitted together, each timed to its own completion. A run
+    /// that stops while pieces are out waits 2 s for them, then abandons them.
+    fn write_together(&mut self, pieces: &[IoRequest], sched: Option<u64>) -> Option<WriteFailure> {
+        if let Err(e) = self.engine.submit(pieces) {
+            return Some((0, None, Some(format!("submit failed: {e}"))));
+        }
+        let mut failure = None;
+        let mut left = pieces.len();
+        let mut stop_seen: Option<u64> = None;
+        while left > 0 {
+            if let Some(stop) = self.stop
+                && stop.load(Relaxed)
+            {
+                let now = now_ns();
+                if now - *stop_seen.get_or_insert(now) > 2_000_000_000 {
+                    self.abandoned = true;
+                    return Some((
+                        0,
+                        None,
+                        Some(format!(
+                            "{left} redo write piece(s) did not complete within 2 s of the stop; abandoned"
+                        )),
+                    ));
+                }
+            }
+            let got = match self.engine.reap(1, &mut self.completions, REAP_TIMEOUT_MS) {
+                Ok(g) => g,
+                Err(e) => return Some((0, None, Some(format!("wait failed: {e}")))),
+            };
+            for c in &self.completions[..got] {
+                let r = pieces[c.tag as usize];
+                if c.result == i64::from(r.len) {
+                    self.rec
+                        .request_from(self.slot, sched, c.start_ns, c.done_ns, r.bytes());
+                } else if failure.is_none() {
+                    failure = Some((r.offset, Some(c.result), None));
+                }
+            }
+            left -= got;
+        }
+        failure
     }
 }
 

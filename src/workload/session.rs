@@ -1,10 +1,9 @@
 //! A session: one database foreground (or DBWR) thread's state while it issues I/O — its
 //! buffers, its engine, its random numbers and its recorder.
 
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::engine::{Completion, Engine, Op};
+use crate::engine::{Completion, Engine, IoRequest, Op};
 use crate::measure::Recorder;
 use crate::measure::ash::AshSlot;
 use crate::sys::{AlignedBuf, now_ns};
@@ -159,7 +158,8 @@ pub struct Session<'a> {
     /// Closed-loop think time before each request (job classes).
     pub think: Option<crate::units::DurationRange>,
     pub shape: &'a SessionShape,
-    pub fds: &'a [RawFd],
+    /// `shape.file_size / shape.block_size`, kept to spare a division per request.
+    pub blocks_per_file: u64,
     pub rec: Recorder,
     /// Where the session publishes its state for ASH: ON CPU, waiting, or idle (thinking).
     pub ash: &'a AshSlot,
@@ -167,9 +167,10 @@ pub struct Session<'a> {
     pub inst: &'a Instance,
     pub stop: &'a AtomicBool,
     pub rng: fastrand::Rng,
-    /// Declared before `buffers`: the engine (which may have requests in flight into the
-    /// buffers, or have them registered) is dropped first.
-    pub engine: Option<Box<dyn Engine>>,
+    /// How the session's requests are issued, synchronous calls and batches alike. Declared
+    /// before `buffers`: the engine (which may have requests in flight into the buffers, or
+    /// have them registered) is dropped first.
+    pub engine: Box<dyn Engine>,
     pub buffers: AlignedBuf,
     /// Completions scratch space, sized to the engine capacity.
     pub completions: Vec<Completion>,
@@ -212,33 +213,52 @@ impl Session<'_> {
         self.rec.window_over(now_ns) || self.stop.load(Relaxed)
     }
 
-    /// A uniformly random block of the data set: (file index, byte offset).
-    #[inline]
+    /// A uniformly random block of the data set: (file index, byte offset). The same block
+    /// as `shape.locate` of a random block number, with at most one division.
+    #[inline(always)]
     pub fn random_block(&mut self) -> (usize, u64) {
-        let b = self.rng.u64(..self.shape.data_blocks());
-        self.shape.locate(b)
+        let per_file = self.blocks_per_file;
+        let b = self.rng.u64(..per_file * self.shape.files as u64);
+        let (file, block) = if b < per_file {
+            (0, b)
+        } else {
+            (b / per_file, b % per_file)
+        };
+        (file as usize, block * self.shape.block_size)
     }
 
     /// The size of the next request: `fixed`, or drawn from a class's weighted sizes.
-    #[inline]
+    #[inline(always)]
     pub fn request_len(&mut self, fixed: u64) -> u64 {
-        match &self.shape.sizes {
+        match self.shape.sizes {
             None => fixed,
-            Some(sizes) => sizes.pick(&mut self.rng),
+            Some(_) => self.drawn_len(),
         }
+    }
+
+    /// A size drawn from the class's weighted sizes.
+    #[inline(never)]
+    fn drawn_len(&mut self) -> u64 {
+        let shape = self.shape;
+        shape.sizes.as_ref().map_or(0, |s| s.pick(&mut self.rng))
     }
 
     /// A uniformly random place for a request of `len` bytes (whole blocks) that stays
     /// inside one data file: (file index, byte offset).
-    #[inline]
+    #[inline(always)]
     pub fn random_extent(&mut self, len: u64) -> (usize, u64) {
-        let bs = self.shape.block_size;
-        if len == bs {
+        if len == self.shape.block_size {
             return self.random_block();
         }
-        let per_file = self.shape.file_size / bs;
+        self.random_multiblock(len)
+    }
+
+    /// [`random_extent`](Self::random_extent) of more than one block (weighted sizes).
+    #[inline(never)]
+    fn random_multiblock(&mut self, len: u64) -> (usize, u64) {
+        let bs = self.shape.block_size;
         let file = self.rng.usize(..self.shape.files);
-        let block = self.rng.u64(..=per_file - len.div_ceil(bs));
+        let block = self.rng.u64(..=self.blocks_per_file - len.div_ceil(bs));
         (file, block * bs)
     }
 
@@ -282,117 +302,108 @@ impl Session<'_> {
         }
     }
 
-    /// `--verify`, for a request that transferred all its bytes from or into `buf`: a
-    /// write's blocks are recorded as written; a read's are checked (`before`: the block's
-    /// sequence entry when a single-block read was issued, if writes may have raced it).
-    /// Ok(true): count the request; Ok(false): a bad block, counted as an error of event
-    /// `slot`, go on (`--continue-on-error`); Err: stop.
-    ///
-    /// # Safety
-    /// For a read, `buf` must point to the `len` bytes the read filled.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    pub unsafe fn verify_completed(
-        &mut self,
-        slot: usize,
-        op: Op,
-        buf: *const u8,
-        len: usize,
-        file: usize,
-        offset: u64,
-        before: Option<u32>,
-    ) -> Result<bool, IoFailure> {
-        let Some(v) = self.verify.as_mut() else {
-            return Ok(true);
-        };
-        if op == Op::Write {
-            v.written(file, offset, len as u64, true);
-            return Ok(true);
-        }
-        // SAFETY: the caller promises `buf` holds the `len` bytes the read filled.
-        let data = unsafe { std::slice::from_raw_parts(buf, len) };
-        match v.check(data, file, offset, before) {
-            None => Ok(true),
-            Some(bad) => self.bad_block(slot, file, offset, len as u64, bad),
-        }
+    /// One synchronous call of event `slot` (db file sequential read, scattered read, an
+    /// OLTP read): the session waits on `slot` for ASH while it lasts. Returns its
+    /// completion, timed by the engine.
+    #[inline]
+    pub fn call(&mut self, slot: usize, r: &IoRequest) -> Completion {
+        self.ash.wait(slot);
+        let c = self.engine.execute(r);
+        self.ash.on_cpu();
+        c
     }
 
-    /// Settles one completion of an engine request of `bytes` to `target` (file, offset)
-    /// through `buf`: a full transfer is checked (`--verify`) and recorded — from `sched` in
-    /// an open loop — a short or failed one is counted as an error of event `slot`. The first
-    /// failure that stops the session is kept in `outcome`.
+    /// Settles completion `c` of request `r` of event `slot`: a full transfer is checked
+    /// (`--verify`) and recorded — from `sched` in an open loop — a short or failed one, or a
+    /// bad block, is counted as an error of the event. `before`: a single-block read's
+    /// sequence entry when it was issued, if writes may have raced it. Err: the session
+    /// must stop (the first failure; under `--continue-on-error` it goes on).
     ///
     /// # Safety
-    /// For a read, `buf` must point to the `bytes` the completed request filled.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub unsafe fn settle(
+    /// For a read, the request's buffers must hold what the completed request filled.
+    #[inline(always)]
+    pub unsafe fn complete(
         &mut self,
         slot: usize,
-        op: Op,
         c: &Completion,
-        (file, offset): (usize, u64),
-        buf: *const u8,
-        bytes: u64,
+        r: &IoRequest,
         before: Option<u32>,
         sched: Option<u64>,
-        outcome: &mut Result<(), IoFailure>,
-    ) {
-        if c.result == bytes as i64 {
-            // SAFETY: passed on from the caller.
-            let good = match unsafe {
-                self.verify_completed(slot, op, buf, bytes as usize, file, offset, before)
-            } {
-                Ok(good) => good,
-                Err(f) => {
-                    if outcome.is_ok() {
-                        *outcome = Err(f);
-                    }
-                    false
-                }
-            };
-            if good {
-                self.rec
-                    .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
-            }
-        } else {
-            self.rec.error(slot);
-            if op == Op::Write {
-                self.verify_write_failed(file, offset, bytes);
-            }
-            if outcome.is_ok() {
-                let f = self.failure(op, file, offset, bytes, Some(c.result), None);
-                *outcome = self.on_error(f);
-            }
+    ) -> Result<(), IoFailure> {
+        let bytes = r.bytes();
+        if c.result != bytes as i64 {
+            return self.failed(slot, c, r);
         }
+        // SAFETY: passed on from the caller.
+        if self.verify.is_some() && !unsafe { self.verify_request(slot, r, before) }? {
+            return Ok(());
+        }
+        self.rec
+            .request_from(slot, sched, c.start_ns, c.done_ns, bytes);
+        Ok(())
     }
 
-    /// `--verify`: checks the blocks a vectored read put into `iov` (one block each).
+    /// A request that failed or transferred less than asked: counted, and the failure kept.
+    #[cold]
     #[inline(never)]
-    pub fn verify_read_iov(
+    fn failed(&mut self, slot: usize, c: &Completion, r: &IoRequest) -> Result<(), IoFailure> {
+        self.rec.error(slot);
+        let (file, bytes) = (r.file as usize, r.bytes());
+        if r.op == Op::Write {
+            self.verify_write_failed(file, r.offset, bytes);
+        }
+        let f = self.failure(r.op, file, r.offset, bytes, Some(c.result), None);
+        self.on_error(f)
+    }
+
+    /// `--verify`, for a request that transferred all its bytes: a write's blocks are
+    /// recorded as written; a read's are checked. Ok(true): count the request; Ok(false): a
+    /// bad block, counted as an error of event `slot`, go on (`--continue-on-error`); Err:
+    /// stop.
+    ///
+    /// # Safety
+    /// For a read, the request's buffers must hold what the read filled.
+    #[inline(never)]
+    unsafe fn verify_request(
         &mut self,
         slot: usize,
-        iov: &[libc::iovec],
-        file: usize,
-        offset: u64,
+        r: &IoRequest,
+        before: Option<u32>,
     ) -> Result<bool, IoFailure> {
         let Some(v) = self.verify.as_mut() else {
             return Ok(true);
         };
+        let (file, bytes) = (r.file as usize, r.bytes());
+        match r.op {
+            Op::Write => {
+                v.written(file, r.offset, bytes, true);
+                return Ok(true);
+            }
+            Op::Datasync => return Ok(true),
+            Op::Read => {}
+        }
         let mut first = None;
-        let mut at = offset;
-        for io in iov {
-            // SAFETY: the read filled each iovec, memory the caller owns.
-            let data = unsafe { std::slice::from_raw_parts(io.iov_base as *const u8, io.iov_len) };
-            if let Some(bad) = v.check(data, file, at, None) {
+        let mut check = |ptr: *const u8, len: usize, at: u64| {
+            // SAFETY: the read filled this buffer, memory the caller owns.
+            let data = unsafe { std::slice::from_raw_parts(ptr, len) };
+            if let Some(bad) = v.check(data, file, at, before) {
                 first = first.or(Some(bad));
             }
-            at += io.iov_len as u64;
+        };
+        if r.iov_count == 0 {
+            check(r.buf, bytes as usize, r.offset);
+        } else {
+            // SAFETY: a vectored request points at `iov_count` iovecs the caller owns.
+            let iov = unsafe { std::slice::from_raw_parts(r.iov, r.iov_count as usize) };
+            let mut at = r.offset;
+            for io in iov {
+                check(io.iov_base as *const u8, io.iov_len, at);
+                at += io.iov_len as u64;
+            }
         }
-        let len = at - offset;
         match first {
             None => Ok(true),
-            Some(bad) => self.bad_block(slot, file, offset, len, bad),
+            Some(bad) => self.bad_block(slot, file, r.offset, bytes, bad),
         }
     }
 
@@ -433,10 +444,10 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// The engine (patterns that use one always have it).
+    /// The session's engine.
     #[inline]
     pub fn engine(&mut self) -> &mut dyn Engine {
-        self.engine.as_deref_mut().expect("pattern needs an engine")
+        &mut *self.engine
     }
 
     pub fn failure(
@@ -462,13 +473,13 @@ impl Session<'_> {
     /// Waits for `inflight` outstanding requests so their buffers can be released, recording
     /// those that still complete inside the window. Gives up after `limit_ms` (a device that
     /// never answers must not hang dbio); returns how many are still outstanding.
-    /// `targets[tag]` is where the request with that tag went, `lens[tag]` its size.
+    /// `reqs[tag]` is the request with that tag.
     pub fn drain(
         &mut self,
         slot: usize,
         mut inflight: usize,
         limit_ms: u64,
-        (op, targets, lens): (Op, &[(usize, u64)], &[u64]),
+        reqs: &[IoRequest],
     ) -> usize {
         let deadline = now_ns() + limit_ms * 1_000_000;
         let mut comps = std::mem::take(&mut self.completions);
@@ -478,16 +489,15 @@ impl Session<'_> {
                 Err(_) => break,
             };
             for c in &comps[..n] {
-                let bytes = lens[c.tag as usize];
-                let ok = c.result == bytes as i64;
+                let r = &reqs[c.tag as usize];
+                let ok = c.result == r.bytes() as i64;
                 if ok {
-                    self.rec.request(slot, c.start_ns, c.done_ns, bytes);
+                    self.rec.request(slot, c.start_ns, c.done_ns, r.bytes());
                 }
-                if op == Op::Write
+                if r.op == Op::Write
                     && let Some(v) = self.verify.as_mut()
                 {
-                    let (file, offset) = targets[c.tag as usize];
-                    v.written(file, offset, bytes, ok);
+                    v.written(r.file as usize, r.offset, r.bytes(), ok);
                 }
             }
             inflight -= n;

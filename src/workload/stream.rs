@@ -25,9 +25,10 @@ pub fn stream(s: &mut Session, op: Op, access: Access) -> Result<(), IoFailure> 
         Access::Sequential => s.shape.mbrc as u64 * s.shape.block_size,
         Access::Random => s.shape.block_size,
     };
-    let mut cursor = match op {
-        Op::Read => Cursor::scan(s.shape, s.local_id, bytes),
-        Op::Write => Cursor::region(s.shape, s.local_id, bytes),
+    let mut cursor = if op == Op::Read {
+        Cursor::scan(s.shape, s.local_id, bytes)
+    } else {
+        Cursor::region(s.shape, s.local_id, bytes)
     };
     pump(s, op, s.slot, bytes, |s, len| {
         Some(match access {
@@ -52,8 +53,9 @@ pub fn pump(
 ) -> Result<bool, IoFailure> {
     let depth = s.shape.depth;
     let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut targets: Vec<(usize, u64)> = vec![(0, 0); depth];
-    let mut lens: Vec<u64> = vec![bytes; depth];
+    // The request in flight in each buffer slot (its tag).
+    let mut slots: Vec<IoRequest> =
+        vec![IoRequest::contiguous(op, 0, 0, std::ptr::null_mut(), 0, 0); depth];
     // Open loop (the plan gives rate classes a depth of 1): each request's scheduled time.
     let mut scheds: Vec<Option<u64>> = vec![None; depth];
     let mut reqs: Vec<IoRequest> = Vec::with_capacity(depth);
@@ -71,8 +73,6 @@ pub fn pump(
                 exhausted = true;
                 break;
             };
-            targets[buf_slot] = (file, offset);
-            lens[buf_slot] = len;
             scheds[buf_slot] = s.pace();
             let at = buf_slot * bytes as usize;
             if op == Op::Write && !s.prepare_write(at, len as usize, file, offset) {
@@ -80,14 +80,16 @@ pub fn pump(
                 free.push(buf_slot);
                 break;
             }
-            reqs.push(IoRequest::contiguous(
+            let r = IoRequest::contiguous(
                 op,
                 file as u32,
                 offset,
                 s.buf_at(at),
                 len as u32,
                 buf_slot as u64,
-            ));
+            );
+            slots[buf_slot] = r;
+            reqs.push(r);
         }
         if reqs.is_empty() && inflight == 0 {
             if exhausted {
@@ -105,7 +107,7 @@ pub fn pump(
                     op,
                     reqs[0].file as usize,
                     reqs[0].offset,
-                    bytes,
+                    reqs[0].bytes(),
                     None,
                     Some(format!("submit failed: {e}")),
                 ));
@@ -122,8 +124,8 @@ pub fn pump(
                 s.rec.error(slot);
                 outcome = Err(s.failure(
                     op,
-                    targets[0].0,
-                    targets[0].1,
+                    slots[0].file as usize,
+                    slots[0].offset,
                     bytes,
                     None,
                     Some(format!("wait failed: {e}")),
@@ -134,23 +136,11 @@ pub fn pump(
         let mut last = t0;
         for c in &comps[..got] {
             let tag = c.tag as usize;
-            let buf = s.buf_at(tag * bytes as usize);
             // No test writes blocks a stream reads while it reads them: no race to check.
             // SAFETY: a completed request's buffer slot holds what it transferred.
-            unsafe {
-                s.settle(
-                    slot,
-                    op,
-                    c,
-                    targets[tag],
-                    buf,
-                    lens[tag],
-                    None,
-                    scheds[tag],
-                    &mut outcome,
-                )
-            };
-            free.push(c.tag as usize);
+            let settled = unsafe { s.complete(slot, c, &slots[tag], None, scheds[tag]) };
+            outcome = outcome.and(settled);
+            free.push(tag);
             last = last.max(c.done_ns);
         }
         inflight -= got;
@@ -166,7 +156,7 @@ pub fn pump(
     }
     s.completions = comps;
     if inflight > 0 {
-        s.drain(slot, inflight, 2_000, (op, &targets, &lens));
+        s.drain(slot, inflight, 2_000, &slots);
     }
     outcome.map(|()| exhausted && inflight == 0)
 }
