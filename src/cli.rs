@@ -1,5 +1,7 @@
-//! The command line, exactly as users type it (clap derive). Nothing here is used by the
-//! core directly: `config.rs` turns these raw arguments into a validated [`crate::config::RunConfig`].
+//! The command line, exactly as users type it (clap derive): the subcommands and their
+//! arguments. Run options come from the option table (`crate::options`), which also turns
+//! them into a validated [`crate::workload::spec::RunConfig`]; nothing below the options
+//! layer sees this.
 
 use std::path::PathBuf;
 

@@ -15,7 +15,6 @@
 pub mod app;
 pub mod cli;
 pub mod clock;
-pub mod config;
 pub mod dataset;
 pub mod doctor;
 pub mod engine;

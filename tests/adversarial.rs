@@ -1196,3 +1196,39 @@ fn a_killed_first_preparation_leaves_nothing_clean_cannot_remove() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!target.exists(), "the directory dbio created is removed");
 }
+
+/// Commands that look at a directory (`verify`, `clean`, `doctor`) create nothing in one
+/// that holds no data set — not even a lock file — and change nothing in it.
+#[test]
+fn looking_at_a_foreign_directory_creates_nothing_in_it() {
+    let env = Env::new();
+    let dir = env.join("someone");
+    std::fs::create_dir(&dir).unwrap();
+    let notes = Victim::new(dir.join("notes.txt"));
+    let d = dir.to_str().unwrap();
+    for args in [
+        ["verify", d].as_slice(),
+        ["clean", d].as_slice(),
+        ["clean", "--stale", d].as_slice(),
+        ["doctor", d].as_slice(),
+        ["map", d].as_slice(),
+    ] {
+        let out = env.output(args);
+        assert_eq!(
+            files_under(&dir),
+            ["notes.txt"],
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        notes.assert_intact(&format!("{args:?}"));
+    }
+    for args in [["verify", d], ["clean", d]] {
+        let out = env.output(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("holds no dbio data set"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}

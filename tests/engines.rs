@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::util::{Env, event_named as event, f, shm_dir, u};
 
-/// `dbio run TEST` on a small data set in `dir`, 1 s without warm-up, 2 sessions unless
+/// `dbio run TEST` on a small data set in `dir`, without warm-up, 1 s and 2 sessions unless
 /// `extra` says otherwise, JSON out; extra environment `env_vars`. Returns the exit status,
 /// the result and stderr.
 fn run(
@@ -24,15 +24,17 @@ fn run(
         target.to_str().unwrap(),
         "--size",
         "64M",
-        "--redo-file-size",
-        "8M",
-        "--duration",
-        "1s",
         "--warmup",
         "0s",
         "--json",
     ];
     args.extend_from_slice(extra);
+    if matches!(test, "redo" | "oltp") {
+        args.extend(["--redo-file-size", "8M"]);
+    }
+    if !extra.contains(&"--duration") {
+        args.extend(["--duration", "1s"]);
+    }
     if !extra.contains(&"--sessions") {
         args.extend(["--sessions", "2"]);
     }
@@ -99,6 +101,40 @@ fn eio_from_the_test_engine_stops_synchronous_events_with_exit_4() {
     }
 }
 
+/// A thread that panics (a bug) stops the run — it never hangs it — whichever thread it is:
+/// sessions in preparation-free loops, or LGWR while sessions wait for their commits.
+#[test]
+fn a_panicking_thread_stops_the_run_and_never_hangs_it() {
+    let env = Env::new();
+    let Some(dir) = shm_dir() else { return };
+    for (test, extra, who) in [
+        ("read-iops", &["--sync", "--duration", "30s"][..], "session"),
+        ("read-iops", &["--duration", "30s"][..], "session"),
+        ("redo", &["--duration", "30s"][..], "LGWR"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let (code, r, stderr) = run(
+            &env,
+            dir.path(),
+            &[("DBIO_FAULT_PANIC_AFTER", "100")],
+            test,
+            extra,
+        );
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{test} {extra:?}: stopped long before its 30 s"
+        );
+        assert_eq!(code, Some(4), "{test} {extra:?}: {stderr}");
+        assert_eq!(r["partial"], true, "{test}");
+        assert_eq!(r["stop_reason"], "error", "{test}");
+        let errors = r["errors"].to_string();
+        assert!(
+            errors.contains(who) && errors.contains("panicked (a bug in dbio"),
+            "{test}: {errors}"
+        );
+    }
+}
+
 #[test]
 fn a_stalling_device_holds_synchronous_reads() {
     let env = Env::new();
@@ -115,7 +151,10 @@ fn a_stalling_device_holds_synchronous_reads() {
     assert_eq!(code, Some(0), "{stderr}");
     let e = event(&r, "db file sequential read");
     let max = f(&e["latency_us"]["max"]);
-    assert!((80_000.0..=110_000.0).contains(&max), "max {max} µs");
+    // Held by one stall (up to its 100 ms), never by two: below the 300 ms period. (The
+    // session sleeps through the stall, so on a loaded machine its wake-up may come late;
+    // how late is a timing figure, not this test's business.)
+    assert!((80_000.0..300_000.0).contains(&max), "max {max} µs");
     assert!(f(&e["latency_us"]["p50"]) < 1_000.0, "{e}");
 }
 

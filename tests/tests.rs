@@ -13,6 +13,7 @@ mod files;
 mod fill;
 mod fuzz;
 mod jobs;
+mod layers;
 mod mem;
 mod progress;
 mod report;

@@ -1534,6 +1534,17 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
         )));
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    // No manifest, no data set: say so before making a lock file in someone's directory.
+    let no_data_set = || {
+        Error::usage(format!(
+            "{} holds no dbio data set (no {})",
+            path.display(),
+            manifest::MANIFEST_NAME
+        ))
+    };
+    if matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) {
+        return Err(no_data_set());
+    }
     let lock = lock_dir(&dir, Mode::Shared, false)?;
     let m = read_manifest(&dir)?.ok_or_else(|| {
         Error::usage(format!(
@@ -1584,6 +1595,33 @@ fn unfinished_lock(dir: &Dir, lock: &Lock) -> Result<Option<(crate::sys::FileId,
         .map(|e| (e.id, created_dir)))
 }
 
+/// `dbio clean` of a directory without a manifest: the lock file a killed first
+/// preparation left (and the directory, if dbio created it and it is empty), or nothing and
+/// a usage error. Makes no lock file of its own.
+fn clean_unfinished(path: &Path, dir: Dir) -> Result<CleanReport> {
+    let lock = Lock::existing(&dir)?;
+    lock.take(Mode::Exclusive)?;
+    let Some((id, created_dir)) = unfinished_lock(&dir, &lock)? else {
+        return Err(Error::usage(format!(
+            "{} holds no dbio data set (no {}); nothing removed",
+            path.display(),
+            manifest::MANIFEST_NAME
+        )));
+    };
+    // Held exclusively by us: no preparation is running. The lock file is dbio's, and the
+    // directory too if the lock file says so (removed only if empty).
+    dir.remove_file(LOCK_NAME, &id)
+        .map_err(|e| Error::io("cannot remove", &dir.join(LOCK_NAME), &e))?;
+    drop(lock);
+    drop(dir);
+    Ok(CleanReport {
+        files: 1,
+        removed_dir: created_dir && std::fs::remove_dir(path).is_ok(),
+        unfinished: true,
+        ..CleanReport::default()
+    })
+}
+
 /// Whether `path` is a directory a first preparation left unfinished (killed before its
 /// manifest was written: its lock file is left) and no preparation holds it now.
 /// Changes nothing (`dbio doctor`).
@@ -1622,30 +1660,16 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         }
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
+    if matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) {
+        return clean_unfinished(path, dir);
+    }
     let lock = lock_dir(&dir, Mode::Exclusive, false)?;
     let manifest_entry = dir
         .entry(manifest::MANIFEST_NAME)
         .map_err(|e| Error::io("cannot look at", &dir.join(manifest::MANIFEST_NAME), &e))?;
     let Some((m, rejected)) = Manifest::read(&dir)? else {
-        if let Some((id, created_dir)) = unfinished_lock(&dir, &lock)? {
-            // Held exclusively by us: no preparation is running. The lock file is dbio's,
-            // and the directory too if the lock file says so (removed only if empty).
-            dir.remove_file(LOCK_NAME, &id)
-                .map_err(|e| Error::io("cannot remove", &dir.join(LOCK_NAME), &e))?;
-            drop(lock);
-            drop(dir);
-            return Ok(CleanReport {
-                files: 1,
-                removed_dir: created_dir && std::fs::remove_dir(path).is_ok(),
-                unfinished: true,
-                ..CleanReport::default()
-            });
-        }
-        return Err(Error::usage(format!(
-            "{} holds no dbio data set (no {}); nothing removed",
-            path.display(),
-            manifest::MANIFEST_NAME
-        )));
+        drop(lock);
+        return clean_unfinished(path, dir);
     };
     let mut r = CleanReport::default();
     for x in rejected {

@@ -7,7 +7,9 @@
 //! - `DBIO_FAULT_STALL=EVERY:LENGTH` (durations, e.g. `500ms:100ms`): the device stalls for
 //!   LENGTH at the start of every EVERY of the clock; a request that would complete during a
 //!   stall completes when it ends. What an open loop must show (SPEC §5.5): the arrivals due
-//!   during a stall wait, and their latency from the schedule says so.
+//!   during a stall wait, and their latency from the schedule says so;
+//! - `DBIO_FAULT_PANIC_AFTER=N`: the thread panics at its request N+1, as a bug in dbio
+//!   would make it — a run must stop, not hang, whichever thread it is (a session, LGWR).
 
 use std::io;
 
@@ -18,6 +20,13 @@ use crate::sys::now_ns;
 pub const ENV: &str = "DBIO_FAULT_EIO_AFTER";
 /// The variable that makes the device stall periodically.
 pub const STALL_ENV: &str = "DBIO_FAULT_STALL";
+/// The variable that makes a thread panic after N requests.
+pub const PANIC_ENV: &str = "DBIO_FAULT_PANIC_AFTER";
+
+/// How many completions pass before the thread panics, if panic injection is on.
+pub fn panic_after() -> Option<u64> {
+    std::env::var(PANIC_ENV).ok()?.parse().ok()
+}
 
 /// How many completions pass before failures start, if EIO injection is on.
 pub fn eio_after() -> Option<u64> {
@@ -79,6 +88,8 @@ pub struct FaultEngine {
     /// Completions that still pass before EIO; None: no EIO injection.
     good_left: Option<u64>,
     stall: Option<Stall>,
+    /// Completions that still pass before the thread panics; None: no panic injection.
+    panic_left: Option<u64>,
 }
 
 impl FaultEngine {
@@ -86,11 +97,13 @@ impl FaultEngine {
         inner: Box<dyn Engine>,
         eio_after: Option<u64>,
         stall: Option<Stall>,
+        panic_after: Option<u64>,
     ) -> FaultEngine {
         FaultEngine {
             inner,
             good_left: eio_after,
             stall,
+            panic_left: panic_after,
         }
     }
 }
@@ -98,6 +111,13 @@ impl FaultEngine {
 impl FaultEngine {
     /// Makes `done` what the misbehaving device would have returned.
     fn misbehave(&mut self, done: &mut [Completion]) {
+        if let Some(left) = self.panic_left.as_mut() {
+            let n = done.len() as u64;
+            if *left < n {
+                panic!("{PANIC_ENV}: a thread panics, as a bug would make it (testing)");
+            }
+            *left -= n;
+        }
         if let Some(stall) = self.stall {
             // Hold the completions until the stall they fell in is over, as a device would.
             let mut until = 0;

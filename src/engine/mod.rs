@@ -373,7 +373,8 @@ pub fn open(
     let eio_after = fault::eio_after();
     let stall =
         fault::Stall::from_env().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    if eio_after.is_none() && stall.is_none() {
+    let panic_after = fault::panic_after();
+    if eio_after.is_none() && stall.is_none() && panic_after.is_none() {
         return Ok((engine, note));
     }
     let mut notes: Vec<String> = note.into_iter().collect();
@@ -391,8 +392,19 @@ pub fn open(
             s.every_ns / 1_000_000
         ));
     }
+    if let Some(n) = panic_after {
+        notes.push(format!(
+            "{}: each thread panics after {n} completions (testing)",
+            fault::PANIC_ENV
+        ));
+    }
     Ok((
-        Box::new(fault::FaultEngine::new(engine, eio_after, stall)),
+        Box::new(fault::FaultEngine::new(
+            engine,
+            eio_after,
+            stall,
+            panic_after,
+        )),
         Some(notes.join("; ")),
     ))
 }

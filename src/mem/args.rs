@@ -400,7 +400,7 @@ impl Plan {
                 huge_page_bytes,
                 line: line as usize,
                 budget: Budget::new(a.budget.as_nanos() as u64),
-                seed: a.seed.unwrap_or_else(crate::config::rand_seed),
+                seed: a.seed.unwrap_or_else(crate::workload::spec::rand_seed),
             },
             pages_requested: a.pages,
             fallback,

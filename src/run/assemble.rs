@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{RunConfig, Submission};
 use crate::dataset::{DataSet, OpenFlags, TargetKind};
+use crate::engine::Submission;
 use crate::engine::{EngineKind, Selection};
 use crate::measure::ash::{AshHistory, IDLE, ON_CPU};
 use crate::report::{RunResult, result as rj};
 use crate::sys::DioAlignment;
 use crate::warnings::Warning;
+use crate::workload::spec::RunConfig;
 use crate::workload::{Event, IoFailure, Plan, Test};
 
 use super::measure::Measurement;
@@ -424,7 +425,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     };
     let cpu_total = m.cpu_user_s + m.cpu_system_s;
     let mut open_flags = i.data_flags.names();
-    if plan.lgwr && cfg.redo.sync == crate::config::RedoSync::Fdatasync {
+    if plan.lgwr && cfg.redo.sync == crate::workload::spec::RedoSync::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
     }
     // What the run works on: the data files, else the redo logs, else the temp files.

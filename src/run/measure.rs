@@ -6,11 +6,11 @@
 //! each second of history.
 
 use std::os::fd::RawFd;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::config::RunConfig;
 use crate::engine::{self, Engine, EngineKind};
 use crate::measure::ash::{self, AshHistory};
 use crate::measure::os::OsSampler;
@@ -20,6 +20,7 @@ use crate::measure::{
 use crate::progress::Progress;
 use crate::sys::{self, AlignedBuf, now_ns};
 use crate::workload::redo::{Lgwr, LgwrStats, MAX_PIECES};
+use crate::workload::spec::RunConfig;
 use crate::workload::{self, Event, Instance, IoFailure, Plan, Session};
 
 /// The file descriptors each kind of thread uses.
@@ -481,7 +482,13 @@ fn live<R>(
     // Every descriptor the run uses is open by now. Without a table of its own (a
     // seccomp policy may refuse it) the thread works the same, a little slower.
     let _ = sys::private_fd_table();
-    let ready = prepare();
+    // A panic (a bug) must not hang the run: one in preparation still arrives at the gate
+    // (failed), one in the run stops the run for all, as an I/O failure does.
+    let ready = catch_unwind(AssertUnwindSafe(prepare)).unwrap_or_else(|_| {
+        Err(std::io::Error::other(
+            "it panicked (a bug in dbio: please report it)",
+        ))
+    });
     let go = sh.gate.arrive(ready.is_ok());
     let ready = match ready {
         Ok(r) => r,
@@ -495,7 +502,16 @@ fn live<R>(
     if !go {
         return ThreadEnd::default();
     }
-    let Finished { end, io } = run(ready);
+    let Finished { end, io } = match catch_unwind(AssertUnwindSafe(|| run(ready))) {
+        Ok(f) => f,
+        Err(_) => {
+            sh.stop.store(true, Ordering::Relaxed);
+            // What it had in flight unwound with it; the run ends with this error.
+            return ThreadEnd::setup_failed(format!(
+                "{who} panicked (a bug in dbio: please report it); the run was stopped"
+            ));
+        }
+    };
     if end.failure.is_some() {
         sh.stop.store(true, Ordering::Relaxed);
     }

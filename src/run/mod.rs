@@ -18,7 +18,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::config::{RedoSync, RunConfig};
 use crate::dataset::{self, DataSet, FillOptions, OpenFlags, Prepare, TargetKind};
 use crate::engine::Selection;
 use crate::error::{Error, ExitCode, Result};
@@ -29,6 +28,7 @@ use crate::sys::{self, DioAlignment};
 use crate::units::{duration_label, size_label};
 use crate::workload::cache::{BufferCache, DirtyQueue};
 use crate::workload::redo::RedoLog;
+use crate::workload::spec::{RedoSync, RunConfig};
 use crate::workload::{self, Instance, Plan, Test};
 
 /// What a finished run produced.

@@ -21,7 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
 use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
@@ -31,6 +30,7 @@ use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
 use crate::run::RunOutcome;
 use crate::workload::Test;
+use crate::workload::spec::RunConfig;
 
 pub const SCHEMA: &str = "dbio.calibrate.v1";
 /// A walk goes on while its figure rises by more than this share.

@@ -298,10 +298,10 @@ impl Event {
 
     /// The submission the event has by definition (sync or async), or None when its class
     /// chooses.
-    pub fn fixed_submission(self) -> Option<crate::config::Submission> {
+    pub fn fixed_submission(self) -> Option<crate::engine::Submission> {
         match self.facts().submits {
-            Submits::Sync => Some(crate::config::Submission::Sync),
-            Submits::Async => Some(crate::config::Submission::Async),
+            Submits::Sync => Some(crate::engine::Submission::Sync),
+            Submits::Async => Some(crate::engine::Submission::Async),
             Submits::Either => None,
         }
     }

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, O
 use std::thread::Thread;
 use std::time::Duration;
 
-use crate::config::RedoSync;
 use crate::engine::{Completion, Engine, IoRequest, Op};
 use crate::measure::ash::AshSlot;
 use crate::measure::{EventSlot, Recorder};
 use crate::sys::{AlignedBuf, now_ns};
+use crate::workload::spec::RedoSync;
 
 use super::session::{IoFailure, Pacer, REAP_TIMEOUT_MS, Session, stamp_unique};
 use super::sizes::RequestSizes;
