@@ -82,6 +82,17 @@ pub enum Command {
     /// Memory latency by working-set size (cache levels marked), the NUMA node × node
     /// matrix and loaded latency; or where shared memory lives (--shm PATH, --pid PID).
     Mem(Box<crate::mem::MemArgs>),
+    /// One host's part of a run across hosts, started by the coordinator over ssh: speaks
+    /// JSON lines on stdin/stdout and ends when stdin closes.
+    #[command(hide = true)]
+    Agent(AgentArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// The private directory `--push` copied this binary into: removed at once.
+    #[arg(long, value_name = "DIR")]
+    pub pushed: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -534,5 +534,6 @@ pub fn assemble(i: &Inputs) -> RunResult {
         storage: None,
         lint: Vec::new(),
         verify: None,
+        hosts: Vec::new(),
     }
 }
