@@ -110,6 +110,17 @@ fn serve(
     if !matches!(next(rx, stop), Some(ToAgent::Run)) {
         return Ok(ExitCode::Interrupted);
     }
+    if a.shared && a.index == 0 {
+        // One data set for all: this host prepares it (held exclusively while it does),
+        // then opens it as every other host does.
+        if let Err(e) = crate::run::open_data_set(&cfg, stop, pre.space.clone()) {
+            out.send(&FromAgent::Failed {
+                message: e.to_string(),
+                exit: e.exit_code() as i32,
+            });
+            return Ok(e.exit_code());
+        }
+    }
     pre.hooks = Arc::new(hooks(out, rx, stop));
     match crate::run::run(&cfg, &pre, stop, on_data_set) {
         Ok(o) => {
@@ -256,10 +267,7 @@ fn check(a: &Assignment) -> Result<(RunConfig, Preflight)> {
     args.set("quiet", "true", Source::Typed)
         .map_err(Error::usage)?;
     let cfg = crate::options::check::run_config_with(&args, Some(job))?;
-    let mut pre = crate::options::environment::check(&cfg)?;
-    if a.shared && cfg.writes_data() {
-        pre.files = Some(super::region(cfg.dataset.files as usize, a.index, a.hosts)?);
-    }
+    let pre = crate::options::environment::check(&cfg)?;
     // A data set this host creates must fit before any host starts.
     let creates = !(a.shared && a.index > 0)
         && cfg.uses_data_files()

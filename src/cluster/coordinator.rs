@@ -98,6 +98,14 @@ pub fn plan(a: &RunArgs) -> Result<Plan> {
         first.get_or_insert(cfg);
     }
     let first = first.ok_or_else(|| Error::usage("--hosts: no host given"))?;
+    if m.shared && first.writes() {
+        // A data set is held exclusively by a run that writes (flock, which NFS and cluster
+        // file systems extend across hosts), and redo logs and temp files are one set.
+        return Err(Error::usage(format!(
+            "--shared with {}, which writes: a data set that is written is held by one run at a time, on every host; give each host its own data set with {{host}} in --target (e.g. /u02/dbio-{{host}}), or share one with a test that only reads",
+            first.test.name()
+        )));
+    }
     crate::report::check_out(&first.out)?;
     let job = crate::options::save::run_job_file(&first, a)?;
     Ok(Plan {

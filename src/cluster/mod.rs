@@ -50,17 +50,6 @@ pub fn host_target(target: &Path, host: &str) -> Result<PathBuf> {
     Ok(PathBuf::from(text.replace(HOST_PLACEHOLDER, host)))
 }
 
-/// The data files host `index` of `hosts` writes in a shared data set of `files`: a
-/// contiguous part of them, disjoint from every other host's.
-pub fn region(files: usize, index: usize, hosts: usize) -> Result<std::ops::Range<usize>> {
-    if files < hosts {
-        return Err(Error::usage(format!(
-            "--shared with a test that writes: each host writes only its own data files, so --files must be at least the number of hosts ({hosts}; it is {files})"
-        )));
-    }
-    Ok(index * files / hosts..(index + 1) * files / hosts)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,12 +72,5 @@ mod tests {
             host_target(Path::new("/u02/shared"), "../x").unwrap(),
             PathBuf::from("/u02/shared")
         );
-    }
-
-    #[test]
-    fn regions_are_disjoint_and_cover_the_files() {
-        let r: Vec<_> = (0..3).map(|i| region(8, i, 3).unwrap()).collect();
-        assert_eq!(r, [0..2, 2..5, 5..8]);
-        assert!(region(2, 0, 3).is_err());
     }
 }

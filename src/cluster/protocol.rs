@@ -44,8 +44,7 @@ pub struct Assignment {
     /// The host's place in `--hosts` (from 0) and how many hosts there are.
     pub index: usize,
     pub hosts: usize,
-    /// The data set is shared by every host: this host uses only its part of the data
-    /// files when the run writes them.
+    /// One data set shared by every host: the first prepares it, then all open it.
     pub shared: bool,
 }
 

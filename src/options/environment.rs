@@ -107,7 +107,6 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         space,
         out: None,
         hooks: Default::default(),
-        files: None,
     })
 }
 

@@ -1500,7 +1500,7 @@ pub static OPTIONS: &[Opt] = &[
         key: Some("hosts.shared"),
         value: None,
         default: None,
-        help: "The data set is on storage every host sees (cluster file system, NFS, a shared device): prepared once by the first host, read by all, written by each host only in its own files.",
+        help: "One data set on storage every host sees (cluster file system, NFS, a shared device): prepared once by the first host, then read by all (tests that only read).",
         heading: heading::CLUSTER,
         group: Group::Cluster,
         applies: Applies::All,

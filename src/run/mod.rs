@@ -163,9 +163,6 @@ pub struct Preflight {
     pub out: Option<std::sync::Arc<crate::safety::fs::Dir>>,
     /// What the caller hears of while the run goes (nothing by default).
     pub hooks: Arc<RunHooks>,
-    /// Of the data set's files, use only these (by index): each host's own part of a data
-    /// set several hosts share. None: all of them.
-    pub files: Option<std::ops::Range<usize>>,
 }
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
@@ -361,27 +358,13 @@ fn run_on(
         temp,
         data_flags,
     };
-    let mut files = RunFiles {
+    let files = RunFiles {
         redo: match files.redo_flags {
             Some(f) => ds.open_redo(f)?,
             None => Vec::new(),
         },
         ..files
     };
-    // A part of a shared data set: only its files are kept open and used.
-    if let Some(part) = pre.files.clone().filter(|_| !files.data.is_empty()) {
-        if part.start >= part.end || part.end > files.data.len() {
-            return Err(Error::usage(format!(
-                "the data set in {} has {} data file(s), too few to give this run files {}..{}; use more --files",
-                ds.path.display(),
-                files.data.len(),
-                part.start + 1,
-                part.end
-            )));
-        }
-        files.data = files.data.drain(part.clone()).collect();
-        ds.files = ds.files.drain(part).collect();
-    }
     let align = check_alignment(cfg, ds, &files)?;
     write_read_temp_files(cfg, &files.temp, stop)?;
     let buffer_align = (align.mem_align as usize).max(sys::page_size());
