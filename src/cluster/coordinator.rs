@@ -129,6 +129,9 @@ struct Host {
     stdin: Option<ChildStdin>,
     /// The last lines it wrote on stderr (why ssh failed, what the agent said).
     stderr: Arc<Mutex<Vec<String>>>,
+    /// Its stderr is relayed on ours once it said hello; before, ssh's complaints are only
+    /// kept, and the one line that refuses the host quotes the last.
+    relay: Arc<AtomicBool>,
     pushed: Option<String>,
     hello: Option<(u32, String, String)>,
     checked: Option<std::result::Result<(), String>>,
@@ -219,11 +222,13 @@ fn connect(a: &RunArgs, ssh: &Arc<dyn Transport>, tx: &Sender<Heard>) -> Vec<Hos
     let mut hosts = Vec::new();
     for (i, (h, name)) in started.into_iter().zip(&a.hosts).enumerate() {
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let relay = Arc::new(AtomicBool::new(false));
         let mut host = Host {
             name: name.clone(),
             child: None,
             stdin: None,
             stderr: stderr.clone(),
+            relay: relay.clone(),
             pushed: None,
             hello: None,
             checked: None,
@@ -243,7 +248,7 @@ fn connect(a: &RunArgs, ssh: &Arc<dyn Transport>, tx: &Sender<Heard>) -> Vec<Hos
                 host.pushed = pushed;
                 host.stdin = child.stdin.take();
                 read_lines(i, child.stdout.take().expect("piped"), tx.clone());
-                relay_stderr(name, child.stderr.take().expect("piped"), stderr);
+                relay_stderr(name, child.stderr.take().expect("piped"), stderr, relay);
                 host.child = Some(child);
             }
             Ok(Err(why)) => {
@@ -317,8 +322,14 @@ fn read_lines(i: usize, out: std::process::ChildStdout, tx: Sender<Heard>) {
     });
 }
 
-/// A host's stderr on ours, each line named by the host; the last lines kept.
-fn relay_stderr(name: &str, err: std::process::ChildStderr, tail: Arc<Mutex<Vec<String>>>) {
+/// A host's stderr on ours once `relay` is set, each line named by the host; the last
+/// lines kept.
+fn relay_stderr(
+    name: &str,
+    err: std::process::ChildStderr,
+    tail: Arc<Mutex<Vec<String>>>,
+    relay: Arc<AtomicBool>,
+) {
     let name = name.to_string();
     std::thread::spawn(move || {
         for l in BufReader::new(err).lines() {
@@ -327,7 +338,9 @@ fn relay_stderr(name: &str, err: std::process::ChildStderr, tail: Arc<Mutex<Vec<
             if l.is_empty() {
                 continue;
             }
-            eprintln!("{name}: {l}");
+            if relay.load(Ordering::Relaxed) {
+                eprintln!("{name}: {l}");
+            }
             let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
             if t.len() >= 8 {
                 t.remove(0);
@@ -393,7 +406,10 @@ impl Cluster<'_> {
                 dbio_version,
                 hostname,
                 ..
-            } => h.hello = Some((protocol, dbio_version, hostname)),
+            } => {
+                h.relay.store(true, Ordering::Relaxed);
+                h.hello = Some((protocol, dbio_version, hostname));
+            }
             FromAgent::Alive => {}
             FromAgent::Checked => h.checked = Some(Ok(())),
             FromAgent::Refused { message } => h.checked = Some(Err(message)),
