@@ -17,7 +17,7 @@ counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(8 32 64)
 rate=${RATE:-200} # requests per second per host
 cargo build --release -q
-dbio=$(pwd)/${CARGO_TARGET_DIR:-target}/release/dbio
+dbio=$(realpath "${CARGO_TARGET_DIR:-target}/release/dbio")
 base=/dev/shm/dbio-cluster-scale
 out=$(mktemp -d /tmp/dbio-cluster-scale.XXXXXX)
 export XDG_DATA_HOME=$out/xdg # keep the runs out of the user's results store
