@@ -269,7 +269,9 @@ fn check(a: &Assignment) -> Result<(RunConfig, Preflight)> {
     let cfg = crate::options::check::run_config_with(&args, Some(job))?;
     let pre = crate::options::environment::check(&cfg)?;
     // A data set this host creates must fit before any host starts.
-    let creates = !(a.shared && a.index > 0)
+    // (A shared data set is created by the first host only.)
+    let another_creates = a.shared && a.index > 0;
+    let creates = !another_creates
         && cfg.uses_data_files()
         && !cfg.dataset.target.join("dbio-manifest.json").exists()
         && !std::fs::metadata(&cfg.dataset.target).is_ok_and(|m| !m.is_dir());
