@@ -603,3 +603,59 @@ fn push_leaves_no_binary_behind_and_shared_is_one_data_set() {
     assert_eq!(tmp_dirs(), before);
     let _ = Path::new(&h.keys.path()).exists();
 }
+
+#[test]
+fn calibrate_across_hosts_runs_every_point_on_both() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("cal")) else {
+        return;
+    };
+    let target = format!("{}/cal-{{host}}", shm.path().display());
+    let out = h
+        .dbio(
+            "127.0.0.1,127.0.0.2",
+            &[
+                "calibrate",
+                "--target",
+                &target,
+                "--size",
+                "32M",
+                "--point-duration",
+                "1s",
+                "--warmup",
+                "200ms",
+                "--max-outstanding",
+                "1",
+                "--io-mode",
+                "none",
+                "--json",
+            ],
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cal = std::fs::read_dir(h.env.join("dbio-runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut points = 0;
+    for walk in ["small_reads", "large_reads", "single_session"] {
+        for p in c[walk]["curve"].as_array().unwrap() {
+            let dir = cal.join(p["run_dir"].as_str().unwrap());
+            let r: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                    .unwrap();
+            check_merged(&r);
+            // The curve shows the merged figures.
+            assert_eq!(f(&p["iops"]), f(&r["events"][0]["iops"]), "{walk}");
+            points += 1;
+        }
+    }
+    assert_eq!(points, 3, "{c}");
+}

@@ -890,6 +890,7 @@ size = "784K"
                     "mbrc" | "seed" | "lgwr-cpu" | "noise-cpu" => "0".into(),
                     "think" => "\"1ms\"".into(),
                     "submission" | "lgwr-submission" => "\"sync\"".into(),
+                    "hosts" => "\"db1,db2\"".into(),
                     other => panic!("no sample value for {other}"),
                 },
             }
