@@ -131,3 +131,82 @@ fn the_manual_page_has_every_command_and_renders() {
         None => eprintln!("skipped rendering: neither man nor groff here"),
     }
 }
+
+/// The command between the backticks of `text` that starts with `dbio `, as words (the
+/// paths here need no quoting).
+fn hint(text: &str, starts: &str) -> Vec<String> {
+    let at = text
+        .find(&format!("`dbio {starts}"))
+        .unwrap_or_else(|| panic!("no `dbio {starts}` hint in: {text}"));
+    let rest = &text[at + 1..];
+    let command = &rest[..rest.find('`').expect("a closing backtick")];
+    command
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn hints_work_as_printed() {
+    let env = Env::new();
+    let ok = |args: &[String]| {
+        let out = env.dbio().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "dbio {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    ok(&words(&[
+        "prepare",
+        "--size",
+        "32M",
+        "--files",
+        "2",
+        "--block-size",
+        "16K",
+        "-q",
+    ]));
+    // A data set without verify headers: `dbio verify` says how to make one that has them,
+    // as it is (size, block size, files).
+    let out = env.output(&["verify"]);
+    assert_eq!(out.status.code(), Some(2));
+    let prepare = hint(&String::from_utf8_lossy(&out.stderr), "prepare");
+    assert!(
+        prepare
+            .join(" ")
+            .contains("--size 32M --block-size 16K --files 2 --verify"),
+        "{prepare:?}"
+    );
+    ok(&prepare);
+    ok(&words(&["verify"]));
+    // A run's "remove with `dbio clean ...`".
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--size",
+        "32M",
+        "--files",
+        "2",
+        "--block-size",
+        "16K",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let clean = hint(&String::from_utf8_lossy(&out.stderr), "clean");
+    ok(&clean);
+    assert!(!env.join("dbio-data").exists());
+}

@@ -243,21 +243,30 @@ fn data_set_questions(
             answers.push(("files", e.files.to_string()));
             apply(&mut a, &answers)?;
         }
-        let default = match place.existing {
-            Some(e) if e.block_size == a.block_size && e.files == a.files => size_label(e.size),
-            _ => value_of_or(&a, "size", default_size),
+        let reuse = place
+            .existing
+            .filter(|e| e.block_size == a.block_size && e.files == a.files);
+        let (default, reason) = match reuse {
+            Some(e) => (
+                size_label(e.size),
+                "the size of the data set already there: it is reused, not made again".to_string(),
+            ),
+            None if a.source("size") != Source::Default => (
+                value_of(&a, "size"),
+                "the job file's size; for figures that count, several times the storage's cache"
+                    .to_string(),
+            ),
+            None => (
+                default_size.to_string(),
+                format!(
+                    "{default_size} is made in seconds; for figures that count, several times the storage's cache"
+                ),
+            ),
         };
         let free = place.free;
         let size = ask.text(
             "How big should the data set be?",
-            &format!(
-                "{default}: made in seconds{}; for figures that count, several times the storage's cache",
-                if place.existing.is_some_and(|e| size_label(e.size) == default) {
-                    ", or reused: the data set there has this size"
-                } else {
-                    ""
-                }
-            ),
+            &reason,
             &default,
             move |t: &str| {
                 let bytes = crate::options::positive_size(t)?;
@@ -278,11 +287,13 @@ fn data_set_questions(
         {
             let replace = ask.confirm(
                 &format!(
-                    "{} holds a data set of {} (block {}, {} files); replace it?",
-                    target,
+                    "{target} holds a data set of {} (block {}, {} files), this run needs {} (block {}, {} files); replace it?",
                     size_label(e.size),
                     size_label(e.block_size),
-                    e.files
+                    e.files,
+                    size_label(spec.size),
+                    size_label(spec.block_size),
+                    spec.files
                 ),
                 "yes removes its files first and makes the new one; no asks again",
                 false,
@@ -381,9 +392,9 @@ fn own_classes(ask: &Ask) -> Result<String> {
             n.p99,
             class_check(n.event, "limits.p99"),
         )?;
+        let name = n.label.split(" (").next().unwrap_or(n.label);
         text.push_str(&format!(
-            "[[class]]\nname = \"{}\"\nevent = \"{}\"\nsessions = {sessions}\nrate = {rate}\narrival = \"poisson\"\n[class.limits]\np99 = \"{p99}\"\n\n",
-            n.label,
+            "[[class]]\nname = \"{name}\"\nevent = \"{}\"\nsessions = {sessions}\nrate = {rate}\narrival = \"poisson\"\n[class.limits]\np99 = \"{p99}\"\n\n",
             n.event.name()
         ));
     }
