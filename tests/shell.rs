@@ -176,9 +176,8 @@ fn hints_work_as_printed() {
     assert_eq!(out.status.code(), Some(2));
     let prepare = hint(&String::from_utf8_lossy(&out.stderr), "prepare");
     assert!(
-        prepare
-            .join(" ")
-            .contains("--size 32M --block-size 16K --files 2 --verify"),
+        prepare.join(" ")
+            == "prepare --verify --fresh --target ./dbio-data --size 32M --block-size 16K --files 2",
         "{prepare:?}"
     );
     ok(&prepare);

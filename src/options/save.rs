@@ -21,7 +21,8 @@ pub fn prepare_command(
 ) -> String {
     use crate::units::{shell_word, size_label};
     let mut c = format!(
-        "dbio prepare --fresh --target {} --size {}",
+        "dbio prepare{} --fresh --target {} --size {}",
+        if verify { " --verify" } else { "" },
         shell_word(&target.display().to_string()),
         size_label(size)
     );
@@ -31,9 +32,6 @@ pub fn prepare_command(
     }
     if files > 0 && Some(files.to_string().as_str()) != default("files") {
         c.push_str(&format!(" --files {files}"));
-    }
-    if verify {
-        c.push_str(" --verify");
     }
     c
 }

@@ -26,6 +26,7 @@ impl Ask<'_> {
         options: &[String],
         default: usize,
     ) -> Result<usize> {
+        self.check()?;
         let picked = inquire::Select::new(question, options.to_vec())
             .with_help_message(reason)
             .with_starting_cursor(default)
@@ -45,6 +46,7 @@ impl Ask<'_> {
         options: &[String],
         default: &[usize],
     ) -> Result<Vec<usize>> {
+        self.check()?;
         let picked = inquire::MultiSelect::new(question, options.to_vec())
             .with_help_message(reason)
             .with_default(default)
@@ -72,6 +74,7 @@ impl Ask<'_> {
         default: &str,
         valid: impl Fn(&str) -> std::result::Result<(), String> + Clone + 'static,
     ) -> Result<String> {
+        self.check()?;
         let answer = inquire::Text::new(question)
             .with_help_message(reason)
             .with_default(default)
@@ -89,6 +92,7 @@ impl Ask<'_> {
 
     /// Yes or no.
     pub fn confirm(&self, question: &str, reason: &str, default: bool) -> Result<bool> {
+        self.check()?;
         let yes = inquire::Confirm::new(question)
             .with_help_message(reason)
             .with_default(default)
@@ -99,7 +103,8 @@ impl Ask<'_> {
     }
 
     /// A signal that came between two questions (the terminal is not in raw mode then, so
-    /// Ctrl-C is a SIGINT, which sets the stop flag) stops the wizard too.
+    /// Ctrl-C is a SIGINT, which sets the stop flag) stops the wizard too: checked before
+    /// and after each question.
     pub fn check(&self) -> Result<()> {
         if self.stop.load(Ordering::Relaxed) {
             return Err(Error::Interrupted(STOPPED.into()));

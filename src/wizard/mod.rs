@@ -28,8 +28,9 @@ use crate::workload::Test;
 use ask::Ask;
 use goals::{EXAMPLES, GOALS, NEEDS};
 
-/// What the wizard says (exit 2) when standard input is not a terminal.
-pub const NO_TERMINAL: &str = "dbio wizard asks its questions on a terminal, and standard input is not one; use `dbio run TEST` with options instead (`dbio run --help` lists them)";
+/// What the wizard says (exit 2) when standard input, or standard error where the questions
+/// are drawn, is not a terminal.
+pub const NO_TERMINAL: &str = "dbio wizard asks its questions on a terminal (standard input and standard error), and this is not one; use `dbio run TEST` with options instead (`dbio run --help` lists them)";
 
 /// The wizard's defaults where the option table's are for a long, careful run: a first try
 /// should take about a minute, data set included.
@@ -38,7 +39,7 @@ const DURATION: &str = "30s";
 
 /// `dbio wizard`.
 pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    if !std::io::stdin().is_terminal() {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Err(Error::usage(NO_TERMINAL));
     }
     let ask = Ask { stop };
