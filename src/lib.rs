@@ -10,7 +10,8 @@
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
-//! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
+//! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands);
+//!   [`wizard`] (`dbio wizard`: the same run, asked for); [`shell`] (completions, man page).
 
 pub mod app;
 pub mod cli;
@@ -26,6 +27,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod safety;
+pub mod shell;
 pub mod sizing;
 pub mod storage;
 pub mod store;
@@ -34,4 +36,5 @@ pub mod sys;
 pub mod units;
 pub mod verify;
 pub mod warnings;
+pub mod wizard;
 pub mod workload;

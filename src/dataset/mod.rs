@@ -429,7 +429,7 @@ fn read_manifest(dir: &Dir) -> Result<Option<Manifest>> {
             Some(r) => Err(Error::usage(format!(
                 "the manifest in {} lists {r}; dbio does not act on a data set whose manifest was changed — see `dbio doctor {}`, then move the directory away or remove its files yourself",
                 dir.path().display(),
-                dir.path().display()
+                crate::units::shell_word(&dir.path().display().to_string())
             ))),
         },
     }
@@ -1555,9 +1555,15 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     })?;
     if m.state != State::Ready || m.files.is_empty() {
         return Err(Error::usage(format!(
-            "the data set in {} has no complete data files; run `dbio prepare --verify --target {}`",
+            "the data set in {} has no complete data files; run `{}`",
             path.display(),
-            path.display()
+            crate::options::save::prepare_command(
+                path,
+                m.size_bytes,
+                m.block_size,
+                m.files.len(),
+                true
+            )
         )));
     }
     Ok((m, dir, lock))

@@ -76,9 +76,14 @@ pub fn data_set(a: &RunArgs) -> Result<DataSetSpec> {
 
 /// Stage 1: the run `a` describes, with its job file (`--job`) applied under what was typed.
 pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
+    let job = a.job.as_deref().map(super::job::load).transpose()?;
+    run_config_with(a, job)
+}
+
+/// Stage 1 with the job file already read (`dbio wizard` checks a job before it is saved).
+pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     // The test engine's stall, checked before anything is created.
     crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
-    let job = a.job.as_deref().map(super::job::load).transpose()?;
     let mut merged = a.clone();
     if let Some(j) = &job {
         refuse_beside_job(a, j)?;

@@ -51,8 +51,15 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
             crate::error::io_advice(&std::io::Error::from_raw_os_error((-r) as i32))
         }
         (Some(r), None) => format!(
-            "short {what}: {r} of {} bytes (the file is shorter than the data set says? run `dbio prepare --fresh`)",
-            f.expected
+            "short {what}: {r} of {} bytes (the file is shorter than the data set says? run `{}`)",
+            f.expected,
+            crate::options::save::prepare_command(
+                &ds.path,
+                ds.size_bytes(),
+                ds.block_size,
+                ds.files.len(),
+                ds.verify_id().is_some()
+            )
         ),
         (None, None) => "failed".into(),
     };

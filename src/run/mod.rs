@@ -472,8 +472,15 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
         }
     } else if cfg.writes_data() && ds.verify_id().is_some() {
         eprintln!(
-            "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`dbio prepare --verify --fresh` to have them again)",
-            cfg.test.name()
+            "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`{}` to have them again)",
+            cfg.test.name(),
+            crate::options::save::prepare_command(
+                &ds.path,
+                ds.size_bytes(),
+                ds.block_size,
+                ds.files.len(),
+                true
+            )
         );
         ds.drop_verify()?;
     }

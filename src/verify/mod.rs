@@ -254,9 +254,15 @@ pub fn start(
     let blocks = blocks_per_file * files as u64;
     let mismatch = || {
         crate::error::Error::usage(format!(
-            "{} does not match the data set; recreate it with `dbio prepare --verify --fresh --target {}`",
+            "{} does not match the data set; recreate it with `{}`",
             path.display(),
-            crate::units::shell_word(&dir.path().display().to_string())
+            crate::options::save::prepare_command(
+                dir.path(),
+                blocks_per_file * block_size * files as u64,
+                block_size,
+                files,
+                true
+            )
         ))
     };
     let recorded = recorded.ok_or_else(mismatch)?;
