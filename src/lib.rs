@@ -10,8 +10,11 @@
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
-//! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands);
-//!   [`wizard`] (`dbio wizard`: the same run, asked for); [`shell`] (completions, man page).
+//! - run options, job files and their checks: [`options`] (one table of options);
+//! - the command line: [`cli`] (as typed) → [`app`] (the commands; `app::wizard`, `dbio
+//!   wizard`: the same run, asked for; `app::shell`, completions and the man page).
+//!
+//! Lower layers never import higher ones (README, Layout; `tests/layers.rs` checks it).
 
 pub mod app;
 pub mod cli;
@@ -27,7 +30,6 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod safety;
-pub mod shell;
 pub mod sizing;
 pub mod storage;
 pub mod store;
@@ -36,5 +38,4 @@ pub mod sys;
 pub mod units;
 pub mod verify;
 pub mod warnings;
-pub mod wizard;
 pub mod workload;

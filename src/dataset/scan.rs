@@ -49,13 +49,7 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
         return Err(Error::usage(format!(
             "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `{}`",
             dir.display(),
-            crate::options::save::prepare_command(
-                dir,
-                m.size_bytes,
-                m.block_size,
-                m.files.len(),
-                true
-            )
+            super::prepare_command(dir, m.size_bytes, m.block_size, m.files.len(), true)
         )));
     }
     let dataset = dataset_number(&m.id);

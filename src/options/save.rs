@@ -9,33 +9,6 @@ use crate::error::{Error, Result};
 use crate::workload::Test;
 use crate::workload::spec::{ClassSpec, RunConfig};
 
-/// The `dbio prepare` command that makes the data set in `target` again as it is (for
-/// hints): `--fresh` replaces the one there; its size, and its block size and file count
-/// where they are not the defaults; `--verify` when asked. Quoted for a shell.
-pub fn prepare_command(
-    target: &std::path::Path,
-    size: u64,
-    block_size: u64,
-    files: usize,
-    verify: bool,
-) -> String {
-    use crate::units::{shell_word, size_label};
-    let mut c = format!(
-        "dbio prepare{} --fresh --target {} --size {}",
-        if verify { " --verify" } else { "" },
-        shell_word(&target.display().to_string()),
-        size_label(size)
-    );
-    let default = |name: &str| super::find(name).and_then(|o| o.default);
-    if Some(size_label(block_size).as_str()) != default("block-size") {
-        c.push_str(&format!(" --block-size {}", size_label(block_size)));
-    }
-    if files > 0 && Some(files.to_string().as_str()) != default("files") {
-        c.push_str(&format!(" --files {files}"));
-    }
-    c
-}
-
 /// A TOML value: numbers and switches bare, the rest quoted.
 fn toml_value(o: &Opt, text: &str) -> String {
     let bare = o.is_switch()

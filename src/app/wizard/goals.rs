@@ -90,12 +90,12 @@ pub const EXAMPLES: &[Example] = &[
     Example {
         label: "An OLTP busy hour: commits, single-block reads, DBWR and a sort's temp spill, with p99 limits",
         file: "examples/oltp-peak.toml",
-        text: include_str!("../../examples/oltp-peak.toml"),
+        text: include_str!("../../../examples/oltp-peak.toml"),
     },
     Example {
         label: "A data warehouse's peak: scans, single-block reads and writes at rates, with p99 limits",
         file: "examples/dw-peak.toml",
-        text: include_str!("../../examples/dw-peak.toml"),
+        text: include_str!("../../../examples/dw-peak.toml"),
     },
 ];
 

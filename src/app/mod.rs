@@ -1,4 +1,9 @@
 //! The commands: each turns validated arguments into work and decides what to print.
+//! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
+//! [`shell`] makes the completion scripts and the man page.
+
+pub mod shell;
+pub mod wizard;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,9 +48,9 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => verify(&a.path, &stop),
         Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
         Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
-        Command::Wizard => crate::wizard::wizard(&stop, cli.db.as_deref()),
-        Command::Completions(a) => print_bytes(&crate::shell::completions(a.shell)),
-        Command::Man => print_bytes(&crate::shell::man_page()?),
+        Command::Wizard => crate::app::wizard::wizard(&stop, cli.db.as_deref()),
+        Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
+        Command::Man => print_bytes(&crate::app::shell::man_page()?),
     }
 }
 
