@@ -82,10 +82,24 @@ pub enum Command {
     /// Memory latency by working-set size (cache levels marked), the NUMA node × node
     /// matrix and loaded latency; or where shared memory lives (--shm PATH, --pid PID).
     Mem(Box<crate::mem::MemArgs>),
+    /// Ask, in a terminal, what to measure, where, how big, how and for how long; show the
+    /// equivalent job file and `dbio run` command, save the job file, run it.
+    Wizard,
+    /// Print the completion script of a shell to stdout (see the README for where it goes).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: `dbio man | man -l -`.
+    Man,
     /// One host's part of a run across hosts, started by the coordinator over ssh: speaks
     /// JSON lines on stdin/stdout and ends when stdin closes.
     #[command(hide = true)]
     Agent(AgentArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -11,7 +11,11 @@
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
-//! - the command line: [`cli`] (as typed) → [`config`] (validated) → [`app`] (commands).
+//! - run options, job files and their checks: [`options`] (one table of options);
+//! - the command line: [`cli`] (as typed) → [`app`] (the commands; `app::wizard`, `dbio
+//!   wizard`: the same run, asked for; `app::shell`, completions and the man page).
+//!
+//! Lower layers never import higher ones (README, Layout; `tests/layers.rs` checks it).
 
 pub mod app;
 pub mod cli;

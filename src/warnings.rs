@@ -111,7 +111,7 @@ impl fmt::Display for Warning {
                     let avg = |b: u64, n: u64| b as f64 / n.max(1) as f64 / 1024.0;
                     write!(
                         f,
-                        "the bytes agree, so the block layer split or merged requests (dbio's average {:.0} KiB, the device's {:.0} KiB): check max_sectors_kb and max_segments of {device} (`dbio map`)",
+                        "the bytes agree, so the block layer split or merged requests (dbio's average {:.0} KiB, the device's {:.0} KiB): check max_sectors_kb and max_segments of {device} (`dbio map /dev/{device}`)",
                         avg(*dbio_bytes, *dbio_requests),
                         avg(*device_bytes, *device_requests)
                     )

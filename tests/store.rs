@@ -313,3 +313,36 @@ fn a_damaged_store_says_where_it_is_and_how_to_move_it_aside() {
         "the file is untouched"
     );
 }
+
+/// A reader that goes away (`dbio run … | head -c1`) does not lose the run: it is recorded
+/// in the store and its directory is complete.
+#[test]
+fn a_run_whose_stdout_is_closed_early_is_still_recorded() {
+    let env = Env::new();
+    let db = env.db("closed.db");
+    let mut args = quick("read-iops", &["--sync"]);
+    args.extend(["--db", &db]);
+    let mut child = env
+        .process()
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run dbio");
+    drop(child.stdout.take()); // the reader is gone before dbio prints anything
+    let out = child.wait_with_output().expect("dbio ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "a closed stdout is not a crash: {stderr}"
+    );
+    let listed = runs(&env, &db, &[]);
+    assert_eq!(listed.len(), 1, "recorded once: {listed:?}\n{stderr}");
+    assert_eq!(listed[0]["test"], "read-iops");
+    let dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs")).unwrap().collect();
+    assert_eq!(dirs.len(), 1);
+    let dir = dirs[0].as_ref().unwrap().path();
+    for f in ["result.json", "summary.txt", "report.html"] {
+        assert!(dir.join(f).is_file(), "{f} in {}", dir.display());
+    }
+}

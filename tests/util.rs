@@ -51,6 +51,15 @@ impl Env {
         c
     }
 
+    /// The same `dbio` as a plain process, for tests that hold its pipes themselves.
+    pub fn process(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+        c.current_dir(self.path())
+            .env("XDG_DATA_HOME", self.data_home.path())
+            .env_remove("DBIO_DB");
+        c
+    }
+
     /// Runs `dbio args...`, expects exit 0, returns stdout parsed as JSON.
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.dbio().args(args).output().expect("run dbio");

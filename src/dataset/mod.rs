@@ -58,6 +58,36 @@ pub struct DataSetSpec {
 
 /// The data set size without `--size`.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// The block size without `--block-size` (the option table's default says the same).
+pub const DEFAULT_BLOCK_SIZE: u64 = 8 << 10;
+/// The data files without `--files` (the option table's default says the same).
+pub const DEFAULT_FILES: usize = 4;
+
+/// The `dbio prepare` command that makes the data set in `target` again as it is (for
+/// hints): `--fresh` replaces the one there; its size, and its block size and file count
+/// where they are not the defaults; `--verify` when asked. Quoted for a shell.
+pub fn prepare_command(
+    target: &Path,
+    size: u64,
+    block_size: u64,
+    files: usize,
+    verify: bool,
+) -> String {
+    use crate::units::{shell_word, size_label};
+    let mut c = format!(
+        "dbio prepare{} --fresh --target {} --size {}",
+        if verify { " --verify" } else { "" },
+        shell_word(&target.display().to_string()),
+        size_label(size)
+    );
+    if block_size != DEFAULT_BLOCK_SIZE {
+        c.push_str(&format!(" --block-size {}", size_label(block_size)));
+    }
+    if files > 0 && files != DEFAULT_FILES {
+        c.push_str(&format!(" --files {files}"));
+    }
+    c
+}
 
 impl DataSetSpec {
     /// Bytes in each data file.
@@ -429,7 +459,7 @@ fn read_manifest(dir: &Dir) -> Result<Option<Manifest>> {
             Some(r) => Err(Error::usage(format!(
                 "the manifest in {} lists {r}; dbio does not act on a data set whose manifest was changed — see `dbio doctor {}`, then move the directory away or remove its files yourself",
                 dir.path().display(),
-                dir.path().display()
+                crate::units::shell_word(&dir.path().display().to_string())
             ))),
         },
     }
@@ -1555,9 +1585,9 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     })?;
     if m.state != State::Ready || m.files.is_empty() {
         return Err(Error::usage(format!(
-            "the data set in {} has no complete data files; run `dbio prepare --verify --target {}`",
+            "the data set in {} has no complete data files; run `{}`",
             path.display(),
-            path.display()
+            prepare_command(path, m.size_bytes, m.block_size, m.files.len(), true)
         )));
     }
     Ok((m, dir, lock))

@@ -47,9 +47,9 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
     let (m, held, _lock) = super::lock_existing(dir)?;
     if !m.verify {
         return Err(Error::usage(format!(
-            "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `dbio prepare --verify --fresh --target {}`",
+            "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `{}`",
             dir.display(),
-            dir.display()
+            super::prepare_command(dir, m.size_bytes, m.block_size, m.files.len(), true)
         )));
     }
     let dataset = dataset_number(&m.id);

@@ -79,15 +79,14 @@ pub fn data_set(a: &RunArgs) -> Result<DataSetSpec> {
 
 /// Stage 1: the run `a` describes, with its job file (`--job`) applied under what was typed.
 pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
-    // The test engine's stall, checked before anything is created.
-    crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
     let job = a.job.as_deref().map(super::job::load).transpose()?;
     run_config_with(a, job)
 }
 
-/// Stage 1 with the job already read (a job file's text that came another way than a
-/// path: a host of a cluster run gets its run as text).
+/// Stage 1 with the job file already read (`dbio wizard` checks a job before it is saved;
+/// a host of a cluster run gets its run as a job file's text).
 pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
+    // The test engine's stall, checked before anything is created.
     crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
     let mut merged = a.clone();
     if let Some(j) = &job {

@@ -165,9 +165,8 @@ fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
 /// A batch of random blocks is distinct blocks of the data set: one larger than the data
 /// set (`--batch 4096` of 1M blocks on 8 MiB) cannot be drawn, and a run would spin.
 fn check_batches(plan: &Plan) -> Result<()> {
-    let blocks = plan.shape.data_blocks();
-    let batches = std::iter::once(plan).chain(plan.classes.iter().map(|c| &c.plan));
-    for p in batches {
+    for p in &plan.classes {
+        let blocks = p.shape.data_blocks();
         if matches!(p.pattern, workload::Pattern::Batch(_)) && p.shape.batch as u64 > blocks {
             return Err(Error::usage(format!(
                 "--batch {}: a batch of distinct random blocks cannot be larger than the data set's {blocks} blocks; use a smaller --batch or a larger --size",
@@ -210,13 +209,7 @@ fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result
 /// Memory one session takes: its I/O buffer (the largest of the run's classes) and its
 /// histograms (three per event).
 fn per_session_bytes(plan: &Plan) -> u64 {
-    let buffer = plan
-        .classes
-        .iter()
-        .map(|c| c.plan.buffer_bytes())
-        .chain(std::iter::once(plan.buffer_bytes()))
-        .max()
-        .unwrap_or(0) as u64;
+    let buffer = plan.buffer_bytes() as u64;
     let histograms = plan.events.len() as u64 * 3 * crate::measure::histogram::LEN as u64 * 8;
     buffer + histograms + (64 << 10)
 }

@@ -36,7 +36,7 @@ use crate::engine::Submission;
 use crate::error::{Error, Result};
 use crate::units;
 use crate::workload::sizes::{RequestSizes, WeightedSizes};
-use crate::workload::spec::{ClassSource, ClassSpec, Limits};
+use crate::workload::spec::{ClassKind, ClassSource, ClassSpec, Limits};
 use crate::workload::{Event, Test};
 
 type Value = Spanned<toml::Value>;
@@ -571,6 +571,7 @@ fn parse_class(
             .clone()
             .unwrap_or_else(|| format!("class {} ({})", i + 1, event.name())),
         event,
+        kind: ClassKind::Requests,
         sizes: sizes.unwrap_or(RequestSizes::Fixed(0)),
         default_size: sizes.is_none(),
         sessions,

@@ -1520,6 +1520,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_data_set_defaults_are_the_tables() {
+        // The data set layer names them in hints (`dbio prepare ...`), without the table.
+        let a = RunArgs::defaults(None);
+        assert_eq!(a.block_size, crate::dataset::DEFAULT_BLOCK_SIZE);
+        assert_eq!(a.files as usize, crate::dataset::DEFAULT_FILES);
+        assert_eq!(a.size, None);
+    }
+
+    #[test]
     fn every_option_is_defined_once_and_its_default_parses() {
         let mut names = std::collections::HashSet::new();
         let mut keys = std::collections::HashSet::new();

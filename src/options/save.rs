@@ -4,7 +4,7 @@
 //! `--keep-inflight`). Every value is written by its option's own definition
 //! ([`super::Opt::get`]), so `--job` reads back exactly what was run.
 
-use super::{OPTIONS, Opt, RunArgs};
+use super::{OPTIONS, Opt, RunArgs, Source};
 use crate::error::{Error, Result};
 use crate::workload::Test;
 use crate::workload::spec::{ClassSpec, RunConfig};
@@ -166,18 +166,70 @@ pub fn class_toml(c: &ClassSpec) -> String {
             if c.poisson { "poisson" } else { "fixed" }
         ));
     }
-    let l = &c.limits;
-    if !l.is_empty() {
+    if !c.limits.is_empty() {
         o.push_str("[class.limits]\n");
-        for (stat, d) in &l.latency {
-            o.push_str(&format!("{stat} = \"{}ns\"\n", d.as_nanos()));
+        for (stat, d) in &c.limits.latency {
+            o.push_str(&format!(
+                "{stat} = \"{}\"\n",
+                crate::units::duration_label(*d)
+            ));
         }
-        if let Some(v) = l.min_iops {
-            o.push_str(&format!("min_iops = {v:?}\n"));
+        if let Some(v) = c.limits.min_iops {
+            o.push_str(&format!("min_iops = {v}\n"));
         }
-        if let Some(v) = l.min_mib_per_s {
-            o.push_str(&format!("min_mib_per_s = {v:?}\n"));
+        if let Some(v) = c.limits.min_mib_per_s {
+            o.push_str(&format!("min_mib_per_s = {v}\n"));
         }
+    }
+    o
+}
+
+/// The job file of a job of classes (`cfg.job`), with the options as `a` holds them (the
+/// job file's values under what was typed): `[dataset]` and `[run]` with every option a
+/// job of classes uses, `[redo]` and `[temp]` when a class issues redo or temp I/O, then
+/// every class with its limits. Reading it back runs the same job.
+pub fn classes_job_file(cfg: &RunConfig, a: &RunArgs, title: &str) -> String {
+    use crate::workload::Event;
+    let uses_redo = cfg.classes.iter().any(|c| c.event.is_redo());
+    let commits = cfg.classes.iter().any(|c| c.event == Event::LogFileSync);
+    let uses_temp = cfg.classes.iter().any(|c| c.event.is_temp());
+    let mut a = a.clone();
+    a.seed = Some(cfg.seed);
+    a.size = Some(cfg.dataset.size);
+    let mut o = format!("# {title}\n");
+    for table in ["dataset", "run", "redo", "temp"] {
+        let mut lines = String::new();
+        for opt in OPTIONS.iter().filter(|x| x.with_classes) {
+            let Some((t, k)) = opt.key.and_then(|key| key.split_once('.')) else {
+                continue;
+            };
+            let wanted = match (t, k) {
+                _ if t != table => false,
+                ("redo", "submission") => commits && a.source(opt.name) != Source::Default,
+                ("redo", "noise_cpu") => true,
+                ("redo", _) => uses_redo,
+                ("temp", _) => uses_temp,
+                // What a job of classes uses of [dataset] and [run]: every option that
+                // shapes any run, and the others only when set.
+                _ => {
+                    matches!(opt.applies, super::Applies::All)
+                        || a.source(opt.name) != Source::Default
+                }
+            };
+            if !wanted || (opt.name == "span" && cfg.span.is_full()) {
+                continue;
+            }
+            if let Some(text) = (opt.get)(&a) {
+                lines.push_str(&format!("{k} = {}\n", toml_value(opt, &text)));
+            }
+        }
+        if !lines.is_empty() {
+            o.push_str(&format!("\n[{table}]\n{lines}"));
+        }
+    }
+    for c in &cfg.classes {
+        o.push('\n');
+        o.push_str(&class_toml(c));
     }
     o
 }

@@ -11,7 +11,7 @@ use crate::report::{RunResult, result as rj};
 use crate::sys::DioAlignment;
 use crate::warnings::Warning;
 use crate::workload::spec::RunConfig;
-use crate::workload::{Event, IoFailure, Plan, Test};
+use crate::workload::{ClassPlan, Event, IoFailure, Plan, Test};
 
 use super::measure::Measurement;
 
@@ -51,8 +51,15 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
             crate::error::io_advice(&std::io::Error::from_raw_os_error((-r) as i32))
         }
         (Some(r), None) => format!(
-            "short {what}: {r} of {} bytes (the file is shorter than the data set says? run `dbio prepare --fresh`)",
-            f.expected
+            "short {what}: {r} of {} bytes (the file is shorter than the data set says? run `{}`)",
+            f.expected,
+            crate::dataset::prepare_command(
+                &ds.path,
+                ds.size_bytes(),
+                ds.block_size,
+                ds.files.len(),
+                ds.verify_id().is_some()
+            )
         ),
         (None, None) => "failed".into(),
     };
@@ -108,13 +115,15 @@ fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
     }
 }
 
-/// Per class of a job run: target and achieved rate, lateness, service time.
+/// Per class of a job run: target and achieved rate, lateness, service time. A classic
+/// test's one class (its preset) is the test itself: not listed.
 fn classes_json(
     plan: &Plan,
     events: &[rj::EventResult],
     m: &Measurement,
 ) -> Vec<rj::ClassResultJson> {
-    plan.classes
+    let shown: &[ClassPlan] = if plan.preset { &[] } else { &plan.classes };
+    shown
         .iter()
         .map(|c| {
             let (e, t) = (&events[c.slot], &m.totals[c.slot]);
@@ -274,10 +283,10 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
         sync: format!("{:?}", cfg.redo.sync).to_lowercase(),
         pieces: {
             // The log writer's plan: the run's LGWR, or a "log file parallel write" class.
-            let writer = (i.plan.classes.iter())
+            let sync = (i.plan.classes.iter())
                 .find(|c| c.spec.event == Event::LogFileParallelWrite)
-                .map_or(i.plan, |c| &c.plan);
-            if writer.sync { "sync" } else { "async" }.into()
+                .map_or(i.plan.lgwr_sync, |c| c.sync);
+            if sync { "sync" } else { "async" }.into()
         },
         lgwr_cpu: cfg.redo.lgwr_cpu,
         noise_cpu: cfg.redo.noise_cpu,
@@ -447,7 +456,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         config: rj::RunConfigJson {
             target: cfg.dataset.target.display().to_string(),
             size_bytes,
-            block_size: plan.shape.block_size,
+            block_size: plan.block_size,
             files: ds.files.len() as u32,
             sessions: cfg.sessions,
             submission: cfg.submission.name().into(),
@@ -459,11 +468,11 @@ pub fn assemble(i: &Inputs) -> RunResult {
             open_flags,
             duration_s: cfg.duration.as_secs_f64(),
             warmup_s: cfg.warmup.as_secs_f64(),
-            batch: plan.shape.batch,
+            batch: plan.main().shape.batch,
             keep_inflight: cfg.keep_inflight,
-            depth: plan.shape.depth,
-            mbrc: plan.shape.mbrc,
-            request_bytes: plan.request_bytes(),
+            depth: plan.main().shape.depth,
+            mbrc: plan.main().shape.mbrc,
+            request_bytes: plan.main().request_bytes(),
             seed: cfg.seed,
             dio_mem_align: i.align.mem_align,
             dio_offset_align: i.align.offset_align,

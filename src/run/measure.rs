@@ -546,7 +546,7 @@ fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters>) -> Threa
     match role {
         Role::Lgwr => lgwr_thread(sh, counters),
         Role::Session(id) => match sh.plan.class_of(id) {
-            Some((c, local)) if c.plan.pattern == workload::Pattern::RedoWrite => {
+            (c, local) if c.pattern == workload::Pattern::RedoWrite => {
                 redo_writer_thread(id, c, local, sh, counters)
             }
             _ => session_thread(role, id, sh, counters),
@@ -614,24 +614,28 @@ fn fill_state(cfg: &RunConfig, id: usize) -> u64 {
 /// A foreground session or a DBWR: both are a [`Session`] running a loop.
 fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
     let cfg = sh.cfg;
+    let plan = sh.plan;
     let is_dbwr = matches!(role, Role::Dbwr(_));
-    // Job runs: a session runs its class's plan and records into the class's slot.
-    let class = match role {
-        Role::Session(i) => sh.plan.class_of(i),
-        _ => None,
+    // A session runs its class's pattern and records into the class's slot; a DBWR writes
+    // what the transactions' class dirtied.
+    let (class, local) = match role {
+        Role::Session(i) => plan.class_of(i),
+        _ => (
+            plan.transactions().expect("DBWR writes for transactions"),
+            0,
+        ),
     };
-    let plan = class.map_or(sh.plan, |(c, _)| &c.plan);
-    let fds: &[RawFd] = match plan.pattern {
+    let fds: &[RawFd] = match class.pattern {
         workload::Pattern::Temp => &sh.fds.temp,
         _ => &sh.fds.data,
     };
     let (buffer_bytes, capacity) = if is_dbwr {
         (
-            plan.shape.batch * plan.shape.block_size as usize,
-            plan.shape.batch,
+            class.shape.batch * class.shape.block_size as usize,
+            class.shape.batch,
         )
     } else {
-        (plan.buffer_bytes(), plan.capacity())
+        (class.buffer_bytes(plan), class.capacity(plan))
     };
     if let (Role::Session(i), Some(log)) = (role, sh.inst.redo.as_ref()) {
         log.register_session(i);
@@ -653,20 +657,26 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         };
         let mut session = Session {
             id,
-            local_id: class.map_or(id, |(_, local)| local),
-            slot: class.map_or(0, |(c, _)| c.slot),
-            pacer: class.and_then(|(c, local)| class_pacer(sh, c, local)),
+            local_id: local,
+            slot: if is_dbwr {
+                plan.slot(Event::DbFileParallelWrite)
+            } else {
+                class.slot
+            },
+            pacer: (!is_dbwr).then(|| class_pacer(sh, class, local)).flatten(),
             event: if is_dbwr {
                 Event::DbFileParallelWrite
             } else {
-                plan.events[0]
+                class.spec.event
             },
-            // A committing class thinks between its redo and its commit (redo.rs), not here.
+            // A committing class thinks between its redo and its commit (redo.rs), and the
+            // oltp test between its transactions (oltp.rs), not here.
             think: class
-                .filter(|(c, _)| c.spec.event != Event::LogFileSync)
-                .and_then(|(c, _)| c.spec.think),
-            shape: &plan.shape,
-            blocks_per_file: plan.shape.file_size / plan.shape.block_size,
+                .spec
+                .think
+                .filter(|_| class.pattern != workload::Pattern::Commit && !is_dbwr),
+            shape: &class.shape,
+            blocks_per_file: class.shape.file_size / class.shape.block_size,
             rec: Recorder::new(counters, window(sh)),
             ash,
             inst: sh.inst,
@@ -684,7 +694,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
                 .filter(|_| {
                     is_dbwr
                         || !matches!(
-                            plan.pattern,
+                            class.pattern,
                             workload::Pattern::Temp | workload::Pattern::Commit
                         )
                 })
@@ -693,7 +703,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         let outcome = if is_dbwr {
             workload::dbwr::dbwr(plan, &mut session)
         } else {
-            workload::run_session(plan, &mut session)
+            workload::run_session(plan, class, &mut session)
         };
         let continued = session.first_error.take();
         let abandoned = session.abandoned;
@@ -723,7 +733,7 @@ fn class_pacer(
     let spec = &c.spec;
     // A batch event's arrival is a whole batch: arrivals/s = requests/s ÷ batch.
     let per_arrival = match spec.event {
-        Event::DbFileParallelRead | Event::DbFileParallelWrite => c.plan.shape.batch as f64,
+        Event::DbFileParallelRead | Event::DbFileParallelWrite => c.shape.batch as f64,
         _ => 1.0,
     };
     spec.rate.map(|rate| {
@@ -764,11 +774,7 @@ fn redo_writer_thread(
     counters: Arc<SessionCounters>,
 ) -> ThreadEnd {
     let cfg = sh.cfg;
-    let sizes = c
-        .plan
-        .shape
-        .sizes
-        .expect("a redo write class has its sizes");
+    let sizes = c.shape.sizes.expect("a redo write class has its sizes");
     let most = sizes.max();
     let who = format!("session {id} (log writer of class '{}')", c.spec.name);
     let prepare = || {
@@ -794,7 +800,7 @@ fn redo_writer_thread(
                 &sh.fds.redo,
                 cfg.redo.file_size,
                 cfg.redo.sync,
-                (engine, c.plan.sync),
+                (engine, c.sync),
                 Recorder::new(counters, window(sh)),
                 ash,
                 c.slot,
@@ -855,7 +861,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             &sh.fds.redo,
             sh.cfg.redo.file_size,
             sh.cfg.redo.sync,
-            (engine, sh.plan.sync),
+            (engine, sh.plan.lgwr_sync),
             Recorder::new(counters, window(sh)),
             sh.inst.lgwr_ash(),
             sh.plan.slot(Event::LogFileParallelWrite),

@@ -385,6 +385,13 @@ fn run_on(
             file_size / block_size,
             ds.files.len(),
             verify_writes,
+            &crate::dataset::prepare_command(
+                &ds.path,
+                ds.size_bytes(),
+                ds.block_size,
+                ds.files.len(),
+                true,
+            ),
         )?);
     }
     let survey = storage_survey(cfg, ds);
@@ -395,13 +402,16 @@ fn run_on(
         && cfg.oltp.warm_cache
     {
         let t0 = std::time::Instant::now();
-        let blocks =
-            workload::oltp::warm_cache(cache, &data_fds, &plan.shape, stop).map_err(|e| {
-                Error::Io(format!(
-                    "cannot load the buffer cache: {}",
-                    crate::error::io_advice(&e)
-                ))
-            })?;
+        let shape = &plan
+            .transactions()
+            .expect("a buffer cache is the oltp test's")
+            .shape;
+        let blocks = workload::oltp::warm_cache(cache, &data_fds, shape, stop).map_err(|e| {
+            Error::Io(format!(
+                "cannot load the buffer cache: {}",
+                crate::error::io_advice(&e)
+            ))
+        })?;
         warmed = Some(blocks);
         eprintln!(
             "dbio: buffer cache loaded with {blocks} blocks in {:.1} s",
@@ -518,8 +528,15 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
         }
     } else if cfg.writes_data() && ds.verify_id().is_some() {
         eprintln!(
-            "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`dbio prepare --verify --fresh` to have them again)",
-            cfg.test.name()
+            "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`{}` to have them again)",
+            cfg.test.name(),
+            crate::dataset::prepare_command(
+                &ds.path,
+                ds.size_bytes(),
+                ds.block_size,
+                ds.files.len(),
+                true
+            )
         );
         ds.drop_verify()?;
     }
@@ -608,8 +625,12 @@ fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instanc
         );
     }
     if plan.dbwr > 0 {
-        let bs = plan.shape.block_size;
-        let data_blocks = plan.shape.data_blocks();
+        let shape = &plan
+            .transactions()
+            .expect("DBWR writes for transactions")
+            .shape;
+        let bs = shape.block_size;
+        let data_blocks = shape.data_blocks();
         match cfg.oltp.cache_size {
             Some(size) => {
                 let buffers = (size / bs).min(data_blocks.max(1)) as usize;

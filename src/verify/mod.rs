@@ -240,7 +240,9 @@ pub fn dataset_number(id: &str) -> u64 {
 /// The verification state of a run on the data set in `dir` (number `dataset`): the last
 /// write sequence of every block from `dbio-verify.seq` (`recorded` in the manifest). A run
 /// that writes marks that file `running` first, so a run that never ends is not mistaken
-/// for a complete record.
+/// for a complete record. `recreate` is the command that makes the data set again, for the
+/// error when the table does not match it.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     dir: &crate::safety::fs::Dir,
     recorded: Option<&crate::sys::FileId>,
@@ -249,14 +251,14 @@ pub fn start(
     blocks_per_file: u64,
     files: usize,
     writes: bool,
+    recreate: &str,
 ) -> crate::error::Result<Verifier> {
     let path = dir.join(seq::SEQ_NAME);
     let blocks = blocks_per_file * files as u64;
     let mismatch = || {
         crate::error::Error::usage(format!(
-            "{} does not match the data set; recreate it with `dbio prepare --verify --fresh --target {}`",
-            path.display(),
-            crate::units::shell_word(&dir.path().display().to_string())
+            "{} does not match the data set; recreate it with `{recreate}`",
+            path.display()
         ))
     };
     let recorded = recorded.ok_or_else(mismatch)?;

@@ -51,7 +51,7 @@ use crate::error::{Error, Result};
 pub use event::Event;
 pub use instance::Instance;
 pub use session::{IoFailure, Session, SessionShape};
-use spec::{OltpOptions, RedoOptions, RunConfig, TempOptions};
+use spec::{OltpOptions, RedoOptions, RunConfig};
 pub use stream::Access;
 
 /// The tests of SPEC §4.
@@ -173,339 +173,264 @@ pub enum Pattern {
     RedoWrite,
 }
 
-/// A test made concrete for one run.
+/// A run made concrete: classes of sessions, each running one [`Pattern`] into its own
+/// event slot, and the background threads beside them (LGWR, DBWR). A classic test is one
+/// class, its preset ([`presets`]); a job has its own.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// The events measured, in report order; sessions record into slot = index here.
+    /// The events measured, in report order; threads record into slot = index here.
     pub events: Vec<Event>,
-    pub pattern: Pattern,
-    pub shape: SessionShape,
-    /// A log writer runs beside the sessions.
+    /// Every session belongs to one class, in order: sessions `first_session ..` of each.
+    pub classes: Vec<ClassPlan>,
+    /// The classes are a classic test's preset, not a job's: reports show the test.
+    pub preset: bool,
+    /// A log writer runs beside the sessions (a class commits).
     pub lgwr: bool,
-    /// Database writer threads beside the sessions.
+    /// LGWR writes the pieces of a large write one after another, not together (a
+    /// synchronous io mode, or `[redo] submission = "sync"`).
+    pub lgwr_sync: bool,
+    /// Database writer threads beside the sessions (the oltp test).
     pub dbwr: usize,
-    /// Synchronous submission (--sync or a synchronous io mode): DBWR writes one by one,
-    /// LGWR writes its pieces one after another, temp I/O one request at a time.
-    pub sync: bool,
+    /// The data set's block size.
+    pub block_size: u64,
     pub redo: RedoOptions,
     pub oltp: OltpOptions,
-    pub temp: TempOptions,
-    /// Job files: the I/O classes, each with its own sessions (in order) and event slot.
-    pub classes: Vec<ClassPlan>,
-    /// Temp file of the plan's first session (temp classes of a job share the run's temp
-    /// files in order; session `local_id` uses `temp_first_file + local_id`).
-    pub temp_first_file: usize,
 }
 
-/// One I/O class of a job: its sessions run `plan` (a classic test's plan for its event and
-/// request size) and record into event slot `slot`.
+/// One class of sessions: what they do (`pattern`, over `shape`) and where they record.
 #[derive(Debug, Clone)]
 pub struct ClassPlan {
+    /// The class as the job file (or the test's preset) gave it.
     pub spec: spec::ClassSpec,
-    pub plan: Plan,
+    pub pattern: Pattern,
+    pub shape: SessionShape,
+    /// The class's calls are synchronous: one request at a time.
+    pub sync: bool,
+    /// The slot of the class's event in [`Plan::events`].
     pub slot: usize,
     /// Sessions `first_session .. first_session + spec.sessions` belong to the class.
     pub first_session: usize,
+    /// Temp classes: the temp file of the class's first session (each session has its own).
+    pub temp_first_file: usize,
 }
 
-/// The classic test that issues `event` (job classes run its pattern).
-fn test_for(event: Event) -> Test {
-    match event {
-        Event::DbFileSequentialRead | Event::DbFileParallelRead => Test::ReadIops,
-        Event::DbFileScatteredRead | Event::DirectPathRead => Test::ReadMbps,
-        Event::DbFileParallelWrite => Test::WriteIops,
-        Event::LogFileSync | Event::LogFileParallelWrite => Test::Redo,
-        Event::DirectPathWriteTemp | Event::DirectPathReadTemp => Test::Temp,
-        _ => Test::WriteMbps,
+impl Pattern {
+    /// What a class's sessions run: its kind, else its event's pattern (SPEC §4).
+    fn of(c: &spec::ClassSpec) -> Pattern {
+        use spec::ClassKind::{KeepInflight, Requests, Spills, Transactions};
+        match (c.kind, c.event) {
+            (Transactions, _) => Pattern::Oltp,
+            (Spills, _) => Pattern::Temp,
+            (KeepInflight, Event::DbFileParallelRead) => Pattern::Stream(Op::Read, Access::Random),
+            (KeepInflight, _) => Pattern::Stream(Op::Write, Access::Random),
+            (Requests, Event::DbFileSequentialRead) => Pattern::SequentialRead,
+            (Requests, Event::DbFileParallelRead) => Pattern::Batch(Op::Read),
+            (Requests, Event::DbFileScatteredRead) => Pattern::ScatteredRead,
+            (Requests, Event::DirectPathRead) => Pattern::Stream(Op::Read, Access::Sequential),
+            (Requests, Event::DbFileParallelWrite) => Pattern::Batch(Op::Write),
+            (Requests, Event::DirectPathWrite) => Pattern::Stream(Op::Write, Access::Sequential),
+            (Requests, Event::LogFileSync) => Pattern::Commit,
+            (Requests, Event::LogFileParallelWrite) => Pattern::RedoWrite,
+            (Requests, Event::DirectPathWriteTemp | Event::DirectPathReadTemp) => Pattern::Temp,
+            (Requests, e) => unreachable!("no class issues {} (job files refuse it)", e.name()),
+        }
+    }
+
+    /// Whether the pattern's requests are multiblock (MBRC blocks each).
+    fn multiblock(self) -> bool {
+        matches!(
+            self,
+            Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential)
+        )
     }
 }
 
-/// The plan one job class's sessions run: the classic test's plan for its event, with the
-/// class's request sizes, sessions, batch and depth.
+/// The data files a plan's requests may touch: `files` of `file_size` bytes (the span's
+/// part of each), blocks of `block_size`.
+#[derive(Debug, Clone, Copy)]
+struct DataFiles {
+    files: usize,
+    file_size: u64,
+    block_size: u64,
+}
+
+/// Builds the plan for `cfg` on a data set of `files` files of `file_size` bytes.
+///
+/// `--span` is applied here and nowhere else: the classes' shapes — which every pattern
+/// draws its offsets from — see files that end where the span ends.
+pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
+    span::check(cfg, file_size)?;
+    let data = DataFiles {
+        files,
+        file_size: cfg.span.of(file_size, block_size),
+        block_size,
+    };
+    let specs = presets::classes(cfg);
+    let mut classes = Vec::with_capacity(specs.len());
+    let (mut first_session, mut temp_first_file) = (0, 0);
+    for (slot, c) in specs.into_iter().enumerate() {
+        let sessions = c.sessions;
+        let class = class_plan(cfg, c, data, slot, first_session, temp_first_file)?;
+        if class.pattern == Pattern::Temp {
+            temp_first_file += sessions;
+        }
+        first_session += sessions;
+        classes.push(class);
+    }
+    let mut events: Vec<Event> = classes.iter().map(|c| c.spec.event).collect();
+    let oltp = classes.iter().any(|c| c.pattern == Pattern::Oltp);
+    let spills = classes
+        .iter()
+        .any(|c| c.spec.kind == spec::ClassKind::Spills);
+    if oltp {
+        events.extend([Event::LogFileSync, Event::DbFileParallelWrite]);
+    }
+    if spills {
+        events.push(Event::DirectPathReadTemp);
+    }
+    let commits: Vec<&ClassPlan> = classes
+        .iter()
+        .filter(|c| matches!(c.pattern, Pattern::Commit | Pattern::Oltp))
+        .collect();
+    let lgwr = !commits.is_empty();
+    let mut redo = cfg.redo.clone();
+    if lgwr {
+        events.push(Event::LogFileParallelWrite);
+        // The log buffer holds the largest commit of any committing class.
+        let sizes = |c: &&ClassPlan| match c.pattern {
+            Pattern::Commit => (c.spec.sizes.min(), c.spec.sizes.max()),
+            _ => (cfg.redo.per_commit.lo, cfg.redo.per_commit.hi),
+        };
+        redo.per_commit = crate::units::SizeRange {
+            lo: commits.iter().map(|c| sizes(c).0).min().unwrap_or(1),
+            hi: commits.iter().map(|c| sizes(c).1).max().unwrap_or(1),
+        };
+    }
+    if oltp && cfg.oltp.cache_size.is_some() {
+        events.push(Event::FreeBufferWaits);
+    }
+    Ok(Plan {
+        events,
+        preset: cfg.classes.is_empty(),
+        lgwr,
+        lgwr_sync: redo.submission == Submission::Sync || !cfg.io_mode.asynchronous(),
+        dbwr: if oltp { cfg.redo.writers } else { 0 },
+        block_size,
+        redo,
+        oltp: cfg.oltp.clone(),
+        classes,
+    })
+}
+
+/// What one class's sessions run, on `data`.
 fn class_plan(
     cfg: &RunConfig,
-    c: &spec::ClassSpec,
-    (files, file_size, block_size): (usize, u64, u64),
+    mut c: spec::ClassSpec,
+    data: DataFiles,
+    slot: usize,
+    first_session: usize,
     temp_first_file: usize,
-) -> Result<Plan> {
-    let data = c.event.uses_data_files();
+) -> Result<ClassPlan> {
+    let pattern = Pattern::of(&c);
+    if pattern == Pattern::Temp {
+        c.spill = Some(c.spill.unwrap_or(cfg.temp.spill_size));
+    }
+    let uses_data = c.event.uses_data_files() && pattern != Pattern::Temp;
     // Sizes were checked against the planned data set; an existing file may be smaller.
-    if data && c.sizes.max() > file_size {
+    if uses_data && c.sizes.max() > data.file_size {
         return Err(c.bad_value(
             "size",
             format!(
                 "a request of {} does not fit in the data files (the smallest holds {}); give smaller sizes or a larger target",
                 crate::units::size_label(c.sizes.max()),
-                crate::units::size_label(file_size)
+                crate::units::size_label(data.file_size)
             ),
         ));
     }
-    let mut ccfg = cfg.clone();
-    ccfg.classes.clear();
-    ccfg.test = test_for(c.event);
-    ccfg.submission = c.submission;
-    ccfg.sessions = c.sessions;
-    ccfg.keep_inflight = false;
-    ccfg.batch = c.batch.unwrap_or(cfg.batch);
+    let submits_sync = c.submission == Submission::Sync;
+    let sync = submits_sync || !cfg.io_mode.asynchronous();
+    let weighted = (!c.sizes.is_fixed()).then_some(c.sizes);
+    // A single-block class of one size has its request as its "block" (16K reads of an 8K
+    // data set); weighted sizes are whole blocks of the data set.
+    let single_block = matches!(
+        pattern,
+        Pattern::SequentialRead | Pattern::Batch(_) | Pattern::Stream(_, Access::Random)
+    ) || (pattern == Pattern::Oltp);
+    let block_size = if single_block && weighted.is_none() {
+        c.sizes.max()
+    } else {
+        data.block_size
+    };
+    let whole = data.file_size / block_size * block_size;
+    // A scan's request is capped by the file; other patterns only record the MBRC parameter.
+    let multiblock = if pattern.multiblock() {
+        c.sizes.max().min(whole)
+    } else {
+        cfg.mbrc as u64 * block_size
+    };
+    let batch = c.batch.unwrap_or(cfg.batch);
     // Open loop: one request (or batch) per arrival, so every request has its schedule.
-    ccfg.depth = if c.rate.is_some() {
+    let depth = if c.rate.is_some() {
         1
     } else {
         c.depth.unwrap_or(cfg.depth)
     };
-    let weighted = (!c.sizes.is_fixed()).then_some(c.sizes);
-    let mut shape_block = block_size;
-    match c.event {
-        Event::LogFileSync => {
-            // A commit's wait is synchronous; LGWR's pieces go out together in async modes.
-            ccfg.submission = Submission::Async;
-            ccfg.redo.per_commit = crate::units::SizeRange {
-                lo: c.sizes.min(),
-                hi: c.sizes.max(),
-            };
-            // Think between generating redo and committing, as the redo test does.
-            ccfg.redo.think = c.think;
-        }
-        Event::DirectPathWriteTemp | Event::DirectPathReadTemp => {
-            ccfg.temp.temp_io = c.sizes.max();
-            ccfg.temp.spill_size = c.spill.unwrap_or(cfg.temp.spill_size);
-        }
-        Event::LogFileParallelWrite => {}
-        Event::DbFileScatteredRead | Event::DirectPathRead | Event::DirectPathWrite => {
-            ccfg.mbrc = (c.sizes.max() / block_size) as usize;
-        }
-        _ if weighted.is_none() => {
-            // One size: the class's "block" is its request (16K reads of an 8K data set).
-            ccfg.dataset.block_size = c.sizes.max();
-            shape_block = c.sizes.max();
-        }
-        _ => {} // weighted single-block requests: whole blocks of the data set
-    }
-    let mut p = plan_within(&ccfg, files, file_size, shape_block)?;
-    p.events = vec![c.event];
-    p.lgwr = false;
-    p.temp_first_file = temp_first_file;
-    // A redo write class always draws its sizes (they are not blocks of the data set).
-    p.shape.sizes = match c.event {
-        Event::LogFileParallelWrite => Some(c.sizes),
-        _ => weighted,
-    };
-    if c.event == Event::LogFileParallelWrite {
-        p.pattern = Pattern::RedoWrite;
-    }
-    Ok(p)
-}
-
-/// The plan of a job file's classes (`cfg.classes`): each class's sessions run its own plan
-/// and record into its own event slot; committing classes share one LGWR, whose writes are
-/// one more event after the classes'.
-fn job_plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
-    let mut classes = Vec::with_capacity(cfg.classes.len());
-    let (mut first_session, mut temp_first_file) = (0, 0);
-    for (slot, c) in cfg.classes.iter().enumerate() {
-        let p = class_plan(cfg, c, (files, file_size, block_size), temp_first_file)?;
-        if p.pattern == Pattern::Temp {
-            temp_first_file += c.sessions;
-        }
-        classes.push(ClassPlan {
-            spec: c.clone(),
-            plan: p,
-            slot,
-            first_session,
-        });
-        first_session += c.sessions;
-    }
-    let commits: Vec<&ClassPlan> = classes
-        .iter()
-        .filter(|c| c.spec.event == Event::LogFileSync)
-        .collect();
-    let lgwr = !commits.is_empty();
-    let mut redo = cfg.redo.clone();
-    if lgwr {
-        // The log buffer holds the largest commit of any class.
-        let hi = commits
-            .iter()
-            .map(|c| c.spec.sizes.max())
-            .max()
-            .unwrap_or(1);
-        let lo = commits
-            .iter()
-            .map(|c| c.spec.sizes.min())
-            .min()
-            .unwrap_or(1);
-        redo.per_commit = crate::units::SizeRange { lo, hi };
-    }
-    let mut events: Vec<Event> = cfg.classes.iter().map(|c| c.event).collect();
-    if lgwr {
-        events.push(Event::LogFileParallelWrite);
-    }
-    // LGWR writes its pieces together unless told otherwise or the io mode is synchronous.
-    let sync = if lgwr {
-        cfg.redo.submission == Submission::Sync || !cfg.io_mode.asynchronous()
-    } else {
-        classes.iter().all(|c| c.plan.sync)
-    };
-    let first = classes.first().expect("a job has classes").plan.clone();
-    Ok(Plan {
-        events,
-        sync,
-        lgwr,
-        dbwr: 0,
-        redo,
-        classes,
-        temp_first_file: 0,
-        ..first
-    })
-}
-
-/// Builds the plan for `cfg` on a data set of `files` files of `file_size` bytes.
-///
-/// `--span` is applied here and nowhere else: the plan's shape — which every pattern draws
-/// its offsets from — sees files that end where the span ends.
-pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
-    span::check(cfg, file_size)?;
-    plan_within(cfg, files, cfg.span.of(file_size, block_size), block_size)
-}
-
-/// The plan on data files whose first `file_size` bytes requests may touch.
-fn plan_within(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
-    let sync = cfg.submission == Submission::Sync || !cfg.io_mode.asynchronous();
-    let mut plan = Plan {
-        events: Vec::new(),
-        pattern: Pattern::Commit,
-        shape: SessionShape {
-            sessions: cfg.sessions,
-            files,
-            file_size,
-            block_size,
-            batch: cfg.batch,
-            depth: if sync { 1 } else { cfg.depth },
-            mbrc: 1,
-            sizes: None,
-        },
-        lgwr: false,
-        dbwr: 0,
-        sync,
-        redo: cfg.redo.clone(),
-        oltp: cfg.oltp.clone(),
-        temp: cfg.temp.clone(),
-        classes: Vec::new(),
-        temp_first_file: 0,
-    };
-    if !cfg.classes.is_empty() {
-        // Job files, and classic tests at a --rate.
-        return job_plan(cfg, files, file_size, block_size);
-    }
-    match cfg.test {
-        Test::Job => unreachable!("a job has classes"),
-        Test::Redo => {
-            plan.events = vec![Event::LogFileSync, Event::LogFileParallelWrite];
-            plan.lgwr = true;
-            return Ok(plan);
-        }
-        Test::Oltp => {
-            let read = if cfg.oltp.async_reads {
-                Event::DbFileParallelRead
-            } else {
-                Event::DbFileSequentialRead
-            };
-            plan.events = vec![
-                read,
-                Event::LogFileSync,
-                Event::DbFileParallelWrite,
-                Event::LogFileParallelWrite,
-            ];
-            if cfg.oltp.cache_size.is_some() {
-                plan.events.push(Event::FreeBufferWaits);
-            }
-            plan.pattern = Pattern::Oltp;
-            plan.lgwr = true;
-            plan.dbwr = cfg.redo.writers;
-            plan.shape.batch = cfg.batch.max(cfg.oltp.work_unit);
-            return Ok(plan);
-        }
-        Test::Temp => {
-            plan.events = vec![Event::DirectPathWriteTemp, Event::DirectPathReadTemp];
-            plan.pattern = Pattern::Temp;
-            return Ok(plan);
-        }
-        _ => {}
-    }
-    let sync = cfg.submission == Submission::Sync;
-    let (event, pattern) = match (cfg.test, sync) {
-        (Test::ReadIops, false) if cfg.keep_inflight => (
-            Event::DbFileParallelRead,
-            Pattern::Stream(Op::Read, Access::Random),
-        ),
-        (Test::ReadIops, false) => (Event::DbFileParallelRead, Pattern::Batch(Op::Read)),
-        (Test::ReadIops, true) => (Event::DbFileSequentialRead, Pattern::SequentialRead),
-        (Test::ReadMbps, false) => (
-            Event::DirectPathRead,
-            Pattern::Stream(Op::Read, Access::Sequential),
-        ),
-        (Test::ReadMbps, true) => (Event::DbFileScatteredRead, Pattern::ScatteredRead),
-        (Test::WriteIops, false) if cfg.keep_inflight => (
-            Event::DbFileParallelWrite,
-            Pattern::Stream(Op::Write, Access::Random),
-        ),
-        (Test::WriteIops, _) => (Event::DbFileParallelWrite, Pattern::Batch(Op::Write)),
-        (Test::WriteMbps, _) => (
-            Event::DirectPathWrite,
-            Pattern::Stream(Op::Write, Access::Sequential),
-        ),
-        (Test::Redo | Test::Oltp | Test::Temp | Test::Job, _) => unreachable!("planned above"),
-    };
-    let multiblock = cfg
-        .multiblock_bytes()
-        .min(file_size / block_size * block_size);
     let depth = match pattern {
-        Pattern::Stream(_, _) if sync => 1,
-        Pattern::Stream(_, Access::Random) => cfg.batch,
-        _ => cfg.depth,
+        Pattern::Stream(_, _) if submits_sync => 1,
+        Pattern::Stream(_, Access::Random) => batch,
+        Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if sync => 1,
+        _ => depth,
     };
     let shape = SessionShape {
-        sessions: cfg.sessions,
-        files,
-        file_size,
+        sessions: c.sessions,
+        files: data.files,
+        file_size: data.file_size,
         block_size,
-        batch: cfg.batch,
+        batch,
         depth,
         mbrc: (multiblock / block_size) as usize,
-        sizes: None,
+        // Drawn per request: weighted sizes, a commit's redo, a log writer class's writes.
+        sizes: match pattern {
+            Pattern::Commit | Pattern::RedoWrite => Some(c.sizes),
+            _ => weighted,
+        },
     };
     if pattern == Pattern::Stream(Op::Write, Access::Sequential) {
         // Each session writes its own region: it must hold at least one request.
-        let per_file = cfg.sessions.div_ceil(files) as u64;
-        if file_size / per_file < multiblock {
+        let per_file = c.sessions.div_ceil(data.files) as u64;
+        if data.file_size / per_file < multiblock {
             return Err(Error::usage(format!(
                 "--sessions {}: each session's region of the data set would be smaller than one {} write; use a larger --size or fewer --sessions",
-                cfg.sessions,
+                c.sessions,
                 crate::units::size_label(multiblock)
             )));
         }
     }
-    Ok(Plan {
-        events: vec![event],
+    Ok(ClassPlan {
+        spec: c,
         pattern,
         shape,
-        ..plan
+        sync,
+        slot,
+        first_session,
+        temp_first_file,
     })
 }
 
-impl Plan {
-    /// Most requests one session keeps in flight.
-    pub fn capacity(&self) -> usize {
+impl ClassPlan {
+    /// Most requests one of the class's sessions keeps in flight.
+    pub fn capacity(&self, plan: &Plan) -> usize {
         match self.pattern {
             Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
             Pattern::RedoWrite => redo::MAX_PIECES + 1,
             Pattern::Batch(_) => self.shape.batch,
             Pattern::Stream(_, _) | Pattern::Temp => self.shape.depth,
-            Pattern::Oltp => self.oltp.work_unit,
+            Pattern::Oltp => plan.oltp.work_unit,
         }
     }
 
-    /// Bytes of I/O buffer one session needs.
-    pub fn buffer_bytes(&self) -> usize {
+    /// Bytes of I/O buffer one of the class's sessions needs.
+    pub fn buffer_bytes(&self, plan: &Plan) -> usize {
         let s = &self.shape;
         let bs = s.block_size as usize;
         // Single-block patterns of a class with weighted sizes: room for the largest.
@@ -518,20 +443,62 @@ impl Plan {
             Pattern::ScatteredRead => 2 * s.mbrc * bs,
             Pattern::Stream(_, Access::Sequential) => s.depth * s.mbrc * bs,
             Pattern::Stream(_, Access::Random) => s.depth * bs,
-            Pattern::Commit => self.redo.per_commit.hi as usize,
-            Pattern::Oltp => self.oltp.work_unit * bs + self.redo.per_commit.hi as usize,
-            Pattern::Temp => s.depth * self.temp.temp_io as usize,
+            Pattern::Commit => one,
+            Pattern::Oltp => plan.oltp.work_unit * bs + plan.redo.per_commit.hi as usize,
+            Pattern::Temp => s.depth * self.temp_io() as usize,
             // The redo a write carries is copied from here into the writer's log buffer.
-            Pattern::RedoWrite => s.sizes.map_or(1, |m| m.max() as usize),
+            Pattern::RedoWrite => one,
         }
     }
 
-    /// The class session `id` belongs to, and its index within the class (job runs).
-    pub fn class_of(&self, id: usize) -> Option<(&ClassPlan, usize)> {
-        self.classes
+    /// Temp classes: bytes per temp request.
+    pub fn temp_io(&self) -> u64 {
+        self.spec.sizes.max()
+    }
+
+    /// Temp classes: bytes each session spills (and of its temp file), in whole requests.
+    pub fn spill_bytes(&self) -> u64 {
+        let io = self.temp_io();
+        self.spec.spill.unwrap_or(0) / io * io
+    }
+
+    /// Bytes per request.
+    pub fn request_bytes(&self) -> u64 {
+        match self.pattern {
+            Pattern::SequentialRead | Pattern::Batch(_) | Pattern::Stream(_, Access::Random) => {
+                self.shape.block_size
+            }
+            Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
+                self.shape.mbrc as u64 * self.shape.block_size
+            }
+            Pattern::Oltp => self.shape.block_size,
+            Pattern::Temp => self.temp_io(),
+            Pattern::Commit => 0,
+            Pattern::RedoWrite => self.shape.sizes.map_or(0, |m| m.mean() as u64),
+        }
+    }
+}
+
+impl Plan {
+    /// The class session `id` belongs to, and its index within the class.
+    pub fn class_of(&self, id: usize) -> (&ClassPlan, usize) {
+        let c = self
+            .classes
             .iter()
             .find(|c| (c.first_session..c.first_session + c.spec.sessions).contains(&id))
-            .map(|c| (c, id - c.first_session))
+            .expect("every session belongs to a class");
+        (c, id - c.first_session)
+    }
+
+    /// The first class: the test's preset, or a job's first class (its shape is what the
+    /// result's configuration shows).
+    pub fn main(&self) -> &ClassPlan {
+        &self.classes[0]
+    }
+
+    /// The class DBWR writes for: the one running transactions.
+    pub fn transactions(&self) -> Option<&ClassPlan> {
+        self.classes.iter().find(|c| c.pattern == Pattern::Oltp)
     }
 
     /// The slot of `event` in `events` (recording into it).
@@ -549,20 +516,12 @@ impl Plan {
         event.facts().waits_are_requests
     }
 
-    /// Bytes per request.
-    pub fn request_bytes(&self) -> u64 {
-        match self.pattern {
-            Pattern::SequentialRead | Pattern::Batch(_) | Pattern::Stream(_, Access::Random) => {
-                self.shape.block_size
-            }
-            Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
-                self.shape.mbrc as u64 * self.shape.block_size
-            }
-            Pattern::Oltp => self.shape.block_size,
-            Pattern::Temp => self.temp.temp_io,
-            Pattern::Commit => 0,
-            Pattern::RedoWrite => self.shape.sizes.map_or(0, |m| m.mean() as u64),
-        }
+    /// Most bytes of I/O buffer any session needs.
+    pub fn buffer_bytes(&self) -> usize {
+        (self.classes.iter())
+            .map(|c| c.buffer_bytes(self))
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -589,17 +548,21 @@ pub fn idle_for(ns: u64, ash: &crate::measure::ash::AshSlot, stop: &std::sync::a
     ash.on_cpu();
 }
 
-/// Runs one session's loop until the window ends or `stop` is set.
-pub fn run_session(plan: &Plan, s: &mut Session) -> std::result::Result<(), IoFailure> {
+/// Runs one session of `class` until the window ends or `stop` is set.
+pub fn run_session(
+    plan: &Plan,
+    class: &ClassPlan,
+    s: &mut Session,
+) -> std::result::Result<(), IoFailure> {
     s.ash.on_cpu();
-    let r = match plan.pattern {
+    let r = match class.pattern {
         Pattern::SequentialRead => random_blocks::sequential_read(s),
         Pattern::Batch(op) => random_blocks::batch(s, op),
         Pattern::ScatteredRead => multiblock::scattered_read(s),
         Pattern::Stream(op, access) => stream::stream(s, op, access),
-        Pattern::Commit => redo::commit_loop(plan, s),
+        Pattern::Commit => redo::commit_loop(class, s),
         Pattern::Oltp => oltp::transactions(plan, s),
-        Pattern::Temp => temp::spills(plan, s),
+        Pattern::Temp => temp::spills(plan, class, s),
         Pattern::RedoWrite => {
             unreachable!("a log writer class runs as a log writer (run/measure.rs)")
         }

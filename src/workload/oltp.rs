@@ -36,7 +36,7 @@ pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
     let inst = s.inst;
     let n = o.work_unit;
     let bs = s.shape.block_size;
-    let read_slot = 0;
+    let read_slot = s.slot;
     let lfs = plan.slot(Event::LogFileSync);
     let fbw = plan.slot(Event::FreeBufferWaits);
     let data_blocks = s.shape.data_blocks();

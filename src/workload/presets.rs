@@ -1,26 +1,54 @@
-//! Classic tests as classes. A classic test (`dbio run read-iops`) issues what one class of a
-//! job file would issue — the events of SPEC §4 with the test's options as the class's size,
-//! sessions, batch and depth — so that `--save-job` writes it as a class and `--rate` runs
-//! it open loop. The oltp and temp tests, and `--keep-inflight`, issue more than one class
-//! expresses; they stay tests with options.
+//! Classic tests as presets of classes. A run is classes of sessions (plus LGWR, DBWR and
+//! noise beside them); a classic test (`dbio run read-iops`) is one class doing what the test
+//! does — the events of SPEC §4, with the test's options as the class's size, sessions,
+//! batch and depth. Most are classes a job file can write too ([`ClassKind::Requests`]), so
+//! `--save-job` writes them as a class and `--rate` runs them open loop; `--keep-inflight`,
+//! the temp test and the oltp test are kinds of their own.
 
 use crate::engine::Submission;
 use crate::workload::sizes::RequestSizes;
-use crate::workload::spec::{ClassSpec, RunConfig};
+use crate::workload::spec::{ClassKind, ClassSpec, RunConfig};
 use crate::workload::{Event, Test};
 
-/// The one class a classic test run is (`--save-job`, `--rate`); `None` for runs no class
-/// expresses (oltp, temp, --keep-inflight).
+/// The classes a run's sessions form: a job's own, or the classic test's one.
+pub fn classes(cfg: &RunConfig) -> Vec<ClassSpec> {
+    if cfg.classes.is_empty() {
+        preset(cfg).into_iter().collect()
+    } else {
+        cfg.classes.clone()
+    }
+}
+
+/// The class a classic test run is, when a job file can say it (`--save-job`, `--rate`):
+/// `None` for a job, the oltp and temp tests and `--keep-inflight`.
 pub fn classic_class(cfg: &RunConfig) -> Option<ClassSpec> {
-    let (event, size) = match (cfg.test, cfg.submission) {
-        _ if cfg.keep_inflight => return None,
-        (Test::ReadIops, Submission::Sync) => (Event::DbFileSequentialRead, cfg.dataset.block_size),
-        (Test::ReadIops, Submission::Async) => (Event::DbFileParallelRead, cfg.dataset.block_size),
-        (Test::ReadMbps, Submission::Sync) => (Event::DbFileScatteredRead, cfg.multiblock_bytes()),
-        (Test::ReadMbps, Submission::Async) => (Event::DirectPathRead, cfg.multiblock_bytes()),
-        (Test::WriteIops, _) => (Event::DbFileParallelWrite, cfg.dataset.block_size),
-        (Test::WriteMbps, _) => (Event::DirectPathWrite, cfg.multiblock_bytes()),
-        (Test::Redo, _) => {
+    preset(cfg).filter(|c| c.kind == ClassKind::Requests)
+}
+
+/// The one class of a classic test; `None` for a job (its classes are its own).
+fn preset(cfg: &RunConfig) -> Option<ClassSpec> {
+    let bs = cfg.dataset.block_size;
+    let multiblock = cfg.multiblock_bytes();
+    let sync = cfg.submission == Submission::Sync;
+    let class =
+        |event, size| ClassSpec::fixed(cfg.test.name(), event, size, cfg.sessions, cfg.submission);
+    let batched = |event| ClassSpec {
+        batch: Some(cfg.batch),
+        ..class(event, bs)
+    };
+    let streamed = |event| ClassSpec {
+        depth: Some(cfg.depth),
+        ..class(event, multiblock)
+    };
+    let mut c = match cfg.test {
+        Test::ReadIops if sync => class(Event::DbFileSequentialRead, bs),
+        Test::ReadIops => batched(Event::DbFileParallelRead),
+        Test::ReadMbps if sync => class(Event::DbFileScatteredRead, multiblock),
+        Test::ReadMbps => streamed(Event::DirectPathRead),
+        Test::WriteIops => batched(Event::DbFileParallelWrite),
+        Test::WriteMbps => streamed(Event::DirectPathWrite),
+        Test::Redo => {
+            // A commit's wait is synchronous, whatever LGWR does with the pieces.
             let r = cfg.redo.per_commit;
             let mut c = ClassSpec::fixed(
                 cfg.test.name(),
@@ -33,15 +61,32 @@ pub fn classic_class(cfg: &RunConfig) -> Option<ClassSpec> {
                 c.sizes = RequestSizes::Uniform { lo: r.lo, hi: r.hi };
             }
             c.think = cfg.redo.think;
-            return Some(c);
+            c
         }
-        _ => return None,
+        Test::Oltp => {
+            let read = if cfg.oltp.async_reads {
+                Event::DbFileParallelRead
+            } else {
+                Event::DbFileSequentialRead
+            };
+            ClassSpec {
+                kind: ClassKind::Transactions,
+                // A transaction reads its work unit in one batch; DBWR writes as many.
+                batch: Some(cfg.batch.max(cfg.oltp.work_unit)),
+                depth: Some(cfg.depth),
+                ..class(read, bs)
+            }
+        }
+        Test::Temp => ClassSpec {
+            kind: ClassKind::Spills,
+            depth: Some(cfg.depth),
+            spill: Some(cfg.temp.spill_size),
+            ..class(Event::DirectPathWriteTemp, cfg.temp.temp_io)
+        },
+        Test::Job => return None,
     };
-    let mut c = ClassSpec::fixed(cfg.test.name(), event, size, cfg.sessions, cfg.submission);
-    match event {
-        Event::DbFileParallelRead | Event::DbFileParallelWrite => c.batch = Some(cfg.batch),
-        Event::DirectPathRead | Event::DirectPathWrite => c.depth = Some(cfg.depth),
-        _ => {}
+    if cfg.keep_inflight && !sync && c.batch.is_some() && c.kind == ClassKind::Requests {
+        c.kind = ClassKind::KeepInflight;
     }
     Some(c)
 }

@@ -24,7 +24,7 @@ use crate::workload::spec::RedoSync;
 
 use super::session::{IoFailure, Pacer, REAP_TIMEOUT_MS, Session, stamp_unique};
 use super::sizes::RequestSizes;
-use super::{Event, Plan};
+use super::{ClassPlan, Event};
 use crate::units::DurationRange;
 
 /// Writes larger than this are split into pieces submitted together.
@@ -190,18 +190,16 @@ impl RedoLog {
 /// A "log file sync" class of a job does the same, with its own redo sizes (weighted ones
 /// drawn per commit) and, at a `rate`, commits on a schedule: each commit's wait is then
 /// timed from its scheduled time.
-pub fn commit_loop(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
+pub fn commit_loop(class: &ClassPlan, s: &mut Session) -> Result<(), IoFailure> {
     let lfs = s.slot;
+    let sizes = class.shape.sizes.unwrap_or(class.spec.sizes);
     let mut now = now_ns();
     while !s.should_stop(now) {
         let sched = s.pace();
-        let size = match s.shape.sizes {
-            Some(sizes) => sizes.pick(&mut s.rng),
-            None => plan.redo.per_commit.pick(&mut s.rng),
-        } as usize;
+        let size = sizes.pick(&mut s.rng) as usize;
         let end = generate_at(s, 0, size);
         // Closed loop only: at a rate the schedule sets the pace (config refuses both).
-        if let (Some(think), None) = (plan.redo.think, &s.pacer) {
+        if let (Some(think), None) = (class.spec.think, &s.pacer) {
             super::think(s, think);
         }
         now = commit(s, lfs, end, size as u64, sched)?;

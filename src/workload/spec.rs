@@ -91,11 +91,30 @@ impl Limits {
     }
 }
 
+/// What a class's sessions do. Job files give classes of requests; the other kinds are what
+/// some classic tests do that one event's requests do not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClassKind {
+    /// Requests of the class's event (every class of a job file).
+    #[default]
+    Requests,
+    /// `--keep-inflight`: the batch event's blocks kept in flight, a constant queue depth of
+    /// `batch` random blocks, instead of batches submitted and waited for together.
+    KeepInflight,
+    /// The temp test: write a spill ("direct path write temp"), read it back ("direct path
+    /// read temp"), start over.
+    Spills,
+    /// The oltp test: transactions that read a work unit (the class's event), update some
+    /// blocks and commit ("log file sync"), with DBWR writing what they dirtied.
+    Transactions,
+}
+
 /// One I/O class: an event issued by its own sessions, at a rate or as fast as they can.
 #[derive(Debug, Clone)]
 pub struct ClassSpec {
     pub name: String,
     pub event: Event,
+    pub kind: ClassKind,
     /// Bytes per request: one size, weighted sizes, or (redo) a uniform range. For
     /// "log file sync", the redo each commit carries.
     pub sizes: RequestSizes,
@@ -163,6 +182,7 @@ impl ClassSpec {
         ClassSpec {
             name: name.into(),
             event,
+            kind: ClassKind::Requests,
             sizes: RequestSizes::Fixed(size),
             default_size: false,
             sessions,

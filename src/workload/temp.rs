@@ -7,33 +7,35 @@
 use crate::engine::Op;
 
 use super::session::{IoFailure, Session};
+use super::spec::ClassKind;
 use super::stream::pump;
-use super::{Event, Plan};
+use super::{ClassPlan, Event, Plan};
 
-/// The spill loop of one session: its temp file is number `plan.temp_first_file +
-/// local_id`. A job class issues only its own event: a "direct path write temp" class
-/// writes its spill over and over, a "direct path read temp" class reads it (written before
-/// the run) over and over.
-pub fn spills(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
-    let io = plan.temp.temp_io;
-    let spill = plan.temp.spill_bytes();
-    let file = plan.temp_first_file + s.local_id;
-    let class = plan.events.len() == 1;
+/// The spill loop of one session of `class`: its temp file is number
+/// `class.temp_first_file + local_id`. The temp test's class writes its spill and reads it
+/// back; a job's class issues only its own event: a "direct path write temp" class writes
+/// its spill over and over, a "direct path read temp" class reads it (written before the
+/// run) over and over.
+pub fn spills(plan: &Plan, class: &ClassPlan, s: &mut Session) -> Result<(), IoFailure> {
+    let io = class.temp_io();
+    let spill = class.spill_bytes();
+    let file = class.temp_first_file + s.local_id;
+    let both = class.spec.kind == ClassKind::Spills;
     let passes = [
         (Op::Write, Event::DirectPathWriteTemp),
         (Op::Read, Event::DirectPathReadTemp),
     ];
     loop {
         for (op, event) in passes {
-            if !plan.events.contains(&event) {
+            if !both && event != class.spec.event {
                 continue;
             }
             s.event = event;
-            let slot = if class { s.slot } else { plan.slot(event) };
+            let slot = if both { plan.slot(event) } else { s.slot };
             let mut pos = 0u64;
             let done = pump(s, op, slot, io, |_, len| {
                 if pos + len > spill {
-                    if !class {
+                    if both {
                         return None; // the pass is over
                     }
                     // A class goes round its spill: no drawn size is dropped at the end.

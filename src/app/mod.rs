@@ -1,4 +1,9 @@
 //! The commands: each turns validated arguments into work and decides what to print.
+//! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
+//! [`shell`] makes the completion scripts and the man page.
+
+pub mod shell;
+pub mod wizard;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,6 +16,7 @@ use crate::cli::{
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
+use crate::options::{RunArgs, RunConfig};
 use crate::report::summary::thousands;
 use crate::run::RunOutcome;
 use crate::store::{RunFilter, RunListing, Store};
@@ -42,6 +48,9 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => verify(&a.path, &stop),
         Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
         Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
+        Command::Wizard => crate::app::wizard::wizard(&stop, cli.db.as_deref()),
+        Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
+        Command::Man => print_bytes(&crate::app::shell::man_page()?),
         Command::Agent(a) => crate::cluster::agent::main(a.pushed.as_deref(), &stop, &|ds| {
             register(cli.db.as_deref(), ds, "cluster")
         }),
@@ -115,29 +124,43 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
 }
 
 fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let a = &cmd.0;
-    if crate::cluster::coordinator::wanted(a)? {
-        return run_across_hosts(a, stop, db);
+    if crate::cluster::coordinator::wanted(&cmd.0)? {
+        return run_across_hosts(&cmd.0, stop, db);
     }
-    // Validated in two stages before anything is created: the input, then the machine.
+    let (cfg, pre) = check_run(&cmd.0)?;
+    run_checked(&cmd.0, &cfg, &pre, stop, db)
+}
+
+/// Validates the run `a` describes in two stages before anything is created: the input,
+/// then the machine.
+pub fn check_run(a: &RunArgs) -> Result<(RunConfig, crate::run::Preflight)> {
     let cfg = crate::options::check::run_config(a)?;
     let pre = crate::options::environment::check(&cfg)?;
+    Ok((cfg, pre))
+}
+
+/// A run validated by [`check_run`]: its `--save-job` file written, the run made (with live
+/// progress on a terminal), its summary printed and the run recorded in the results store.
+/// `dbio run` and `dbio wizard` both run through here.
+pub fn run_checked(
+    a: &RunArgs,
+    cfg: &RunConfig,
+    pre: &crate::run::Preflight,
+    stop: &Arc<AtomicBool>,
+    db: Option<&Path>,
+) -> Result<ExitCode> {
     if let Some(path) = &cfg.save_job {
-        let text = crate::options::save::job_file(&cfg, a)?;
+        let text = crate::options::save::job_file(cfg, a)?;
         write_user_file(path, text.as_bytes(), "--save-job")?;
         eprintln!("dbio: wrote the equivalent job file {}", path.display());
     }
-    let outcome = crate::run::run(&cfg, &pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
+    let outcome = crate::run::run(cfg, pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
     finish_run(&outcome, cfg.json, db)
 }
 
 /// `dbio run --hosts ...`: validated here before any host is reached, then run by the
 /// coordinator; printed and recorded as one run.
-fn run_across_hosts(
-    a: &crate::options::RunArgs,
-    stop: &Arc<AtomicBool>,
-    db: Option<&Path>,
-) -> Result<ExitCode> {
+fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let plan = crate::cluster::coordinator::plan(a)?;
     if let Some(path) = &plan.first.save_job {
         write_user_file(path, plan.job.as_bytes(), "--save-job")?;
@@ -229,9 +252,15 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     Ok(c.exit)
 }
 
-/// Writes a file the user named (`--save-job`, `compare --html`): created new and whole,
-/// never over an existing file.
-fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
+/// Prints `bytes` to stdout as they are (a closed pipe ends it quietly).
+fn print_bytes(bytes: &[u8]) -> Result<ExitCode> {
+    let _ = std::io::stdout().lock().write_all(bytes);
+    Ok(ExitCode::Ok)
+}
+
+/// Writes a file the user named (`--save-job`, `compare --html`, the wizard's job file):
+/// created new and whole, never over an existing file.
+pub(crate) fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
     crate::safety::fs::write_new_file(path, bytes).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             Error::usage(format!(
@@ -562,7 +591,7 @@ fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
     })
 }
 
-fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
+pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     let path = match a.paths.as_slice() {
         [] => std::path::PathBuf::from("./dbio-data"),
         [p] => p.clone(),

@@ -1,0 +1,211 @@
+//! `dbio completions SHELL` and `dbio man` (issue 14): made from the real command line, so
+//! every subcommand and run option is in them; the manual page renders with `man`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::util::Env;
+
+/// The subcommands `dbio --help` lists.
+fn subcommands(env: &Env) -> Vec<String> {
+    let out = env.output(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let list: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect();
+    assert!(list.len() >= 18, "{help}");
+    list
+}
+
+#[test]
+fn every_shell_completes_the_subcommands_and_run_options() {
+    let env = Env::new();
+    let commands = subcommands(&env);
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = env.output(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        // fish names a long option `-l sessions`; the others `--sessions`.
+        for option in ["sessions", "io-mode"] {
+            assert!(
+                script.contains(&format!("--{option}")) || script.contains(&format!("-l {option}")),
+                "{shell}: no --{option}"
+            );
+        }
+        for c in &commands {
+            assert!(script.contains(c.as_str()), "{shell}: no {c}");
+        }
+    }
+    let out = env.output(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
+}
+
+#[test]
+fn bash_loads_the_completion_script() {
+    if Command::new("bash").arg("--version").output().is_err() {
+        eprintln!("skipped: no bash");
+        return;
+    }
+    let env = Env::new();
+    let script = env.join("dbio.bash");
+    std::fs::write(&script, env.output(&["completions", "bash"]).stdout).unwrap();
+    // Completing `dbio run --sess` offers --sessions.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(dbio run --sess); COMP_CWORD=2; _dbio dbio --sess run; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    let offered = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        offered.lines().any(|l| l == "--sessions"),
+        "{offered}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_manual_page_has_every_command_and_renders() {
+    let env = Env::new();
+    let out = env.output(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains("\n.TH dbio 1 "), "{}", &page[..200]);
+    for c in subcommands(&env) {
+        assert!(
+            page.contains(&format!(".SH \"DBIO {}\"", c.to_uppercase())),
+            "no section for {c}"
+        );
+    }
+    assert!(page.contains("\\-\\-sessions") && page.contains(".SH FILES"));
+    // `dbio man | man -l -`, as the README says; else groff; else the roff structure above.
+    let render = |cmd: &str, args: &[&str]| -> Option<(String, String)> {
+        let mut child = Command::new(cmd)
+            .args(args)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some((
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ))
+    };
+    let rendered = render("man", &["--warnings", "-l", "-"])
+        .or_else(|| render("groff", &["-k", "-man", "-Tutf8", "-ww"]));
+    match rendered {
+        Some((text, warnings)) => {
+            assert!(warnings.trim().is_empty(), "warnings: {warnings}");
+            let plain: String = text.replace(['\u{2010}', '\u{2212}'], "-");
+            assert!(
+                plain.contains("DBIO RUN") && plain.contains("--sessions"),
+                "{plain}"
+            );
+        }
+        None => eprintln!("skipped rendering: neither man nor groff here"),
+    }
+}
+
+/// The command between the backticks of `text` that starts with `dbio `, as words (the
+/// paths here need no quoting).
+fn hint(text: &str, starts: &str) -> Vec<String> {
+    let at = text
+        .find(&format!("`dbio {starts}"))
+        .unwrap_or_else(|| panic!("no `dbio {starts}` hint in: {text}"));
+    let rest = &text[at + 1..];
+    let command = &rest[..rest.find('`').expect("a closing backtick")];
+    command
+        .split_whitespace()
+        .skip(1)
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn hints_work_as_printed() {
+    let env = Env::new();
+    let ok = |args: &[String]| {
+        let out = env.dbio().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "dbio {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    ok(&words(&[
+        "prepare",
+        "--size",
+        "32M",
+        "--files",
+        "2",
+        "--block-size",
+        "16K",
+        "-q",
+    ]));
+    // A data set without verify headers: `dbio verify` says how to make one that has them,
+    // as it is (size, block size, files).
+    let out = env.output(&["verify"]);
+    assert_eq!(out.status.code(), Some(2));
+    let prepare = hint(&String::from_utf8_lossy(&out.stderr), "prepare");
+    assert!(
+        prepare.join(" ")
+            == "prepare --verify --fresh --target ./dbio-data --size 32M --block-size 16K --files 2",
+        "{prepare:?}"
+    );
+    ok(&prepare);
+    ok(&words(&["verify"]));
+    // A run's "remove with `dbio clean ...`".
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--size",
+        "32M",
+        "--files",
+        "2",
+        "--block-size",
+        "16K",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let clean = hint(&String::from_utf8_lossy(&out.stderr), "clean");
+    ok(&clean);
+    assert!(!env.join("dbio-data").exists());
+}
