@@ -89,6 +89,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `dbio man | man -l -`.
     Man,
+    /// One host's part of a run across hosts, started by the coordinator over ssh: speaks
+    /// JSON lines on stdin/stdout and ends when stdin closes.
+    #[command(hide = true)]
+    Agent(AgentArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -96,6 +100,13 @@ pub struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AgentArgs {
+    /// The private directory `--push` copied this binary into: removed at once.
+    #[arg(long, value_name = "DIR")]
+    pub pushed: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -7,6 +7,7 @@
 //! - the data files: [`dataset`]; one run end to end: [`run`]; what keeps data safe: [`safety`];
 //! - every run recorded, listed and compared: [`store`] (SQLite);
 //! - the storage under a data set and the health of dbio's files: [`storage`], [`doctor`];
+//! - one run across many hosts over OpenSSH: [`cluster`] (`--hosts`, `dbio agent`);
 //! - many runs as one answer: [`sweep`] (sweeps over a parameter, `dbio calibrate`);
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
@@ -19,6 +20,7 @@
 pub mod app;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod dataset;
 pub mod doctor;
 pub mod engine;

@@ -50,6 +50,11 @@ pub enum Warning {
     TempFilesLeft { error: String },
     /// Top Timed Events rests on fewer than [`FEW_ASH_SAMPLES`] active ASH samples.
     FewAshSamples { samples: u64, hz: u32 },
+    /// A run across hosts: a host's clock offset is known only within this much, so its
+    /// start may differ from the others' by as much.
+    ClockUncertain { host: String, uncertainty_ms: f64 },
+    /// A run across hosts: a host's own warning, named by host.
+    OnHost { host: String, warning: Box<Warning> },
     /// A warning read back from a result.json, as it was written.
     Recorded(String),
 }
@@ -135,6 +140,14 @@ impl fmt::Display for Warning {
                 f,
                 "Top Timed Events rests on {samples} active ASH sample(s), fewer than {FEW_ASH_SAMPLES}: its times and shares are rough; measure longer (--duration) or sample more often (--ash-hz, now {hz})"
             ),
+            Warning::ClockUncertain {
+                host,
+                uncertainty_ms,
+            } => write!(
+                f,
+                "{host}: its clock offset is known only within ±{uncertainty_ms:.1} ms (slow round trips over ssh), so its start may differ from the other hosts' by as much; a quieter network or a closer coordinator helps"
+            ),
+            Warning::OnHost { host, warning } => write!(f, "{host}: {warning}"),
             Warning::Recorded(text) => f.write_str(text),
         }
     }

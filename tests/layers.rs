@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("report", &["report"]),
     ("one run, the store", &["run", "store"]),
     ("options", &["options"]),
-    ("commands", &["sweep", "sizing", "mem", "doctor"]),
+    ("commands", &["sweep", "sizing", "mem", "doctor", "cluster"]),
     ("front", &["cli", "app"]),
 ];
 

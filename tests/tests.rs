@@ -5,6 +5,7 @@ mod util;
 
 mod adversarial;
 mod cli;
+mod cluster;
 mod dataset;
 mod devices;
 mod engines;

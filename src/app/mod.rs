@@ -51,6 +51,9 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Wizard => crate::app::wizard::wizard(&stop, cli.db.as_deref()),
         Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
         Command::Man => print_bytes(&crate::app::shell::man_page()?),
+        Command::Agent(a) => crate::cluster::agent::main(a.pushed.as_deref(), &stop, &|ds| {
+            register(cli.db.as_deref(), ds, "cluster")
+        }),
     }
 }
 
@@ -121,6 +124,9 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
 }
 
 fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    if crate::cluster::coordinator::wanted(&cmd.0)? {
+        return run_across_hosts(&cmd.0, stop, db);
+    }
     let (cfg, pre) = check_run(&cmd.0)?;
     run_checked(&cmd.0, &cfg, &pre, stop, db)
 }
@@ -149,15 +155,35 @@ pub fn run_checked(
         eprintln!("dbio: wrote the equivalent job file {}", path.display());
     }
     let outcome = crate::run::run(cfg, pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
+    finish_run(&outcome, cfg.json, db)
+}
+
+/// `dbio run --hosts ...`: validated here before any host is reached, then run by the
+/// coordinator; printed and recorded as one run.
+fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    let plan = crate::cluster::coordinator::plan(a)?;
+    if let Some(path) = &plan.first.save_job {
+        write_user_file(path, plan.job.as_bytes(), "--save-job")?;
+        eprintln!(
+            "dbio: wrote the job file every host runs {}",
+            path.display()
+        );
+    }
+    let outcome = crate::cluster::coordinator::run(&plan, stop)?;
+    finish_run(&outcome, plan.first.json, db)
+}
+
+/// Prints a finished run (its summary, or result.json with `--json`) and records it.
+fn finish_run(outcome: &RunOutcome, json: bool, db: Option<&Path>) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    if cfg.json {
+    if json {
         let json = serde_json::to_string_pretty(&outcome.result)
             .map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
         let _ = write!(out, "{}", outcome.summary);
     }
-    record(db, &outcome);
+    record(db, outcome);
     if let Some(e) = &outcome.write_error {
         eprintln!("error: {e}");
         return Ok(ExitCode::IoError);
@@ -168,6 +194,11 @@ pub fn run_checked(
 
 /// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
 fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    if crate::cluster::coordinator::wanted(&a.run.0)? {
+        return Err(Error::usage(
+            "--hosts: dbio sweep runs on this host; a run across hosts is dbio run --hosts (or dbio calibrate --hosts)",
+        ));
+    }
     let test = a.run.0.test.map_or("job", |t| t.name());
     let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &mut |o| {
         record(db, o)
@@ -307,7 +338,7 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
 fn record(db: Option<&Path>, outcome: &RunOutcome) {
     record_in_store(db, "run", &outcome.run_dir, |store| {
         let id = store.record(&outcome.result, &outcome.run_dir)?;
-        if outcome.result.dataset.kind == "directory" {
+        if outcome.result.dataset.kind == "directory" && outcome.result.hosts.is_empty() {
             let ds = std::fs::canonicalize(&outcome.result.dataset.path)
                 .unwrap_or_else(|_| PathBuf::from(&outcome.result.dataset.path));
             store.link_data_set_run(&ds.display().to_string(), id)?;

@@ -9,4 +9,4 @@ pub mod sampler;
 
 pub use histogram::{Counts, LiveHistogram};
 pub use recorder::{EventSlot, Recorder, SessionCounters, Window};
-pub use sampler::{DbTotals, EventTotals, Sampler, SecondPoint};
+pub use sampler::{DbTotals, EventTotals, Interval, Sampler, SecondPoint};

@@ -65,10 +65,22 @@ pub struct SecondPoint {
     pub p99_us: Option<f64>,
 }
 
+/// One event in one second, with the second's own histogram: what a caller that merges
+/// seconds of several runs needs (histograms add up; percentiles do not).
+#[derive(Debug, Clone, Default)]
+pub struct Interval {
+    pub requests: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub latency_sum_ns: u64,
+    pub latency: Counts,
+}
+
 #[derive(Clone, Default)]
 struct Snap {
     requests: u64,
     bytes: u64,
+    errors: u64,
     latency_sum_ns: u64,
     latency: Counts,
 }
@@ -79,6 +91,9 @@ pub struct Sampler {
     prev: Vec<Snap>,
     /// Per-second points so far, in order of `t` then event.
     pub history: Vec<SecondPoint>,
+    /// Keep each closed second's [`Interval`]s (see [`Sampler::intervals`]).
+    pub keep_intervals: bool,
+    intervals: Vec<Interval>,
 }
 
 impl Sampler {
@@ -88,7 +103,14 @@ impl Sampler {
             events,
             prev: vec![Snap::default(); events],
             history: Vec::new(),
+            keep_intervals: false,
+            intervals: Vec::new(),
         }
+    }
+
+    /// The last closed second, per event (empty unless `keep_intervals`).
+    pub fn intervals(&self) -> &[Interval] {
+        &self.intervals
     }
 
     fn snap(&self, ev: EventSlot) -> Snap {
@@ -97,6 +119,7 @@ impl Sampler {
             let e = &session.events[ev];
             s.requests += e.requests.load(Relaxed);
             s.bytes += e.bytes.load(Relaxed);
+            s.errors += e.errors.load(Relaxed);
             s.latency_sum_ns += e.latency_sum_ns.load(Relaxed);
             e.latency.add_to(&mut s.latency);
         }
@@ -107,19 +130,31 @@ impl Sampler {
     /// Returns the new points (one per event).
     pub fn close_second(&mut self, t: u32) -> &[SecondPoint] {
         let first = self.history.len();
+        self.intervals.clear();
         for ev in 0..self.events {
             let now = self.snap(ev);
             let prev = &self.prev[ev];
             let requests = now.requests.saturating_sub(prev.requests);
             let bytes = now.bytes.saturating_sub(prev.bytes);
             let sum = now.latency_sum_ns.saturating_sub(prev.latency_sum_ns);
-            let (mean_us, p99_us) = if requests > 0 {
-                let delta = now.latency.minus(&prev.latency);
-                let p99 = delta.to_hdr().value_at_quantile(0.99) as f64 / 1000.0;
-                (Some(sum as f64 / requests as f64 / 1000.0), Some(p99))
-            } else {
-                (None, None)
+            let delta =
+                (requests > 0 || self.keep_intervals).then(|| now.latency.minus(&prev.latency));
+            let (mean_us, p99_us) = match &delta {
+                Some(d) if requests > 0 => {
+                    let p99 = d.to_hdr().value_at_quantile(0.99) as f64 / 1000.0;
+                    (Some(sum as f64 / requests as f64 / 1000.0), Some(p99))
+                }
+                _ => (None, None),
             };
+            if self.keep_intervals {
+                self.intervals.push(Interval {
+                    requests,
+                    bytes,
+                    errors: now.errors.saturating_sub(prev.errors),
+                    latency_sum_ns: sum,
+                    latency: delta.unwrap_or_default(),
+                });
+            }
             self.history.push(SecondPoint {
                 t,
                 event: ev,

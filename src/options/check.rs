@@ -15,6 +15,9 @@ use crate::workload::spec::{
 };
 use crate::workload::{Event, Test};
 
+/// What `--target` may hold in a run across hosts: each host's name.
+pub const HOST_PLACEHOLDER: &str = "{host}";
+
 /// The error for option `name`'s value `value`, named as the user gave it.
 pub fn invalid(a: &RunArgs, name: &str, value: &str, why: impl std::fmt::Display) -> Error {
     origins(a).invalid(name, value, why)
@@ -80,7 +83,8 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
     run_config_with(a, job)
 }
 
-/// Stage 1 with the job file already read (`dbio wizard` checks a job before it is saved).
+/// Stage 1 with the job file already read (`dbio wizard` checks a job before it is saved;
+/// a host of a cluster run gets its run as a job file's text).
 pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     // The test engine's stall, checked before anything is created.
     crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
@@ -90,6 +94,14 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         j.apply(&mut merged)?;
     }
     let a = &merged;
+    if a.hosts.is_empty() && a.target.to_string_lossy().contains(HOST_PLACEHOLDER) {
+        return Err(invalid(
+            a,
+            "target",
+            &a.target.display().to_string(),
+            "{host} stands for each host's name in a run across hosts (--hosts); without --hosts give a plain path",
+        ));
+    }
     let test = match (a.test, &job) {
         (_, Some(j)) => j.test.unwrap_or(Test::Job),
         (Some(t), None) => t,

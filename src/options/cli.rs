@@ -90,7 +90,7 @@ pub fn read(m: &ArgMatches, groups: &[Group], a: &mut RunArgs) -> Result<(), cla
 #[derive(Debug, Clone)]
 pub struct RunCommand(pub RunArgs);
 
-const RUN_GROUPS: &[Group] = &[Group::DataSet, Group::Run];
+const RUN_GROUPS: &[Group] = &[Group::DataSet, Group::Run, Group::Cluster];
 
 impl clap::Args for RunCommand {
     fn augment_args(cmd: Command) -> Command {
@@ -163,6 +163,33 @@ impl clap::FromArgMatches for DataSetCommand {
         let mut a = RunArgs::defaults(None);
         read(m, &[Group::DataSet], &mut a)?;
         Ok(DataSetCommand(a))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// The options of a run across many hosts alone (`dbio calibrate`).
+#[derive(Debug, Clone)]
+pub struct ClusterCommand(pub RunArgs);
+
+impl clap::Args for ClusterCommand {
+    fn augment_args(cmd: Command) -> Command {
+        augment(cmd, &[Group::Cluster])
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ClusterCommand {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut a = RunArgs::defaults(None);
+        read(m, &[Group::Cluster], &mut a)?;
+        Ok(ClusterCommand(a))
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {

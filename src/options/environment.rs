@@ -106,6 +106,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         selection,
         space,
         out: None,
+        hooks: Default::default(),
     })
 }
 

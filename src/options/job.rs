@@ -67,6 +67,9 @@ struct JobFile {
     oltp: Option<Table>,
     #[serde(default)]
     temp: Option<Table>,
+    /// A run across many hosts: names, ssh, remote_dbio, push, shared.
+    #[serde(default)]
+    hosts: Option<Table>,
     #[serde(default)]
     class: Vec<JobClass>,
 }
@@ -215,6 +218,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
         ("redo", &file.redo),
         ("oltp", &file.oltp),
         ("temp", &file.temp),
+        ("hosts", &file.hosts),
     ];
     for (table, values) in tables {
         for (k, v) in values.iter().flatten() {
@@ -887,6 +891,7 @@ size = "784K"
                     "mbrc" | "seed" | "lgwr-cpu" | "noise-cpu" => "0".into(),
                     "think" => "\"1ms\"".into(),
                     "submission" | "lgwr-submission" => "\"sync\"".into(),
+                    "hosts" => "\"db1,db2\"".into(),
                     other => panic!("no sample value for {other}"),
                 },
             }

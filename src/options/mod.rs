@@ -114,6 +114,16 @@ pub struct RunArgs {
     pub destructive: bool,
     pub yes: bool,
     pub continue_on_error: bool,
+    /// `--hosts`: the ssh destinations of a cluster run, as typed (empty: this host alone).
+    pub hosts: Vec<String>,
+    /// `--ssh`: the command (and its options) that reaches a host.
+    pub ssh: String,
+    /// `--remote-dbio`: the dbio binary on the hosts.
+    pub remote_dbio: String,
+    /// `--push`: copy this binary to each host for the run.
+    pub push: bool,
+    /// `--shared`: one data set on storage every host sees.
+    pub shared: bool,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -172,6 +182,11 @@ impl RunArgs {
             destructive: false,
             yes: false,
             continue_on_error: false,
+            hosts: Vec::new(),
+            ssh: String::new(),
+            remote_dbio: String::new(),
+            push: false,
+            shared: false,
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -234,6 +249,7 @@ pub mod heading {
     pub const TEMP: &str = "Temp spills (temp)";
     pub const OUTPUT: &str = "Output";
     pub const SAFETY: &str = "Safety";
+    pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
 }
 
 /// Which subcommands take an option.
@@ -243,6 +259,8 @@ pub enum Group {
     DataSet,
     /// The options of one run: `run`, `sweep`.
     Run,
+    /// A run across many hosts: `run`, `calibrate`.
+    Cluster,
 }
 
 /// The tests an option applies to.
@@ -375,6 +393,31 @@ fn one_of<T: Copy>(text: &str, names: &[(&str, T)]) -> Result<T, String> {
             let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
             format!("'{text}'; accepted: {}", all.join(", "))
         })
+}
+
+/// `--hosts h1,h2,...`: ssh destinations, each at most once.
+pub fn hosts(text: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in text.split(',').map(str::trim) {
+        if h.is_empty() {
+            return Err(
+                "a comma-separated list of ssh destinations, e.g. db1,db2 (no empty names)".into(),
+            );
+        }
+        if h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!(
+                "'{h}' is not an ssh destination (no leading '-', spaces or control characters)"
+            ));
+        }
+        if out.iter().any(|o| o == h) {
+            return Err(format!("'{h}' is given twice"));
+        }
+        out.push(h.to_string());
+    }
+    if out.len() > 1024 {
+        return Err("at most 1024 hosts".into());
+    }
+    Ok(out)
 }
 
 fn size_text(v: u64) -> String {
@@ -1368,6 +1411,107 @@ pub static OPTIONS: &[Opt] = &[
             Ok(())
         },
         get: |_| None,
+    }, // ---- a run across many hosts
+    Opt {
+        name: "hosts",
+        short: None,
+        key: Some("hosts.names"),
+        value: Some("H1,H2,..."),
+        default: None,
+        help: "Run on these hosts at once, each an ssh destination as ssh takes it (user@host, an ~/.ssh/config alias): one synchronized run, histograms merged, a row per host. `{host}` in --target is each host's name.",
+        heading: heading::CLUSTER,
+        group: Group::Cluster,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.hosts = hosts(t)?;
+            Ok(())
+        },
+        get: |a| (!a.hosts.is_empty()).then(|| a.hosts.join(",")),
+    },
+    Opt {
+        name: "ssh",
+        short: None,
+        key: Some("hosts.ssh"),
+        value: Some("CMD"),
+        default: Some("ssh"),
+        help: "The command that reaches a host, with its options (e.g. \"ssh -F ./cluster.conf\"); dbio adds -o BatchMode=yes (never a password prompt) and -o ConnectTimeout=10 unless given.",
+        heading: heading::CLUSTER,
+        group: Group::Cluster,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            if shlex::split(t).is_none_or(|w| w.is_empty()) {
+                return Err("a command, e.g. \"ssh\" or \"ssh -F FILE\" (quotes balanced)".into());
+            }
+            a.ssh = t.to_string();
+            Ok(())
+        },
+        get: |a| Some(a.ssh.clone()),
+    },
+    Opt {
+        name: "remote-dbio",
+        short: None,
+        key: Some("hosts.remote_dbio"),
+        value: Some("PATH"),
+        default: Some("dbio"),
+        help: "The dbio binary on the hosts (default: dbio on the remote PATH); its version must be this one's.",
+        heading: heading::CLUSTER,
+        group: Group::Cluster,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &["push"],
+        requires: None,
+        set: |a, t| {
+            if t.is_empty() || t.bytes().any(|b| b.is_ascii_control()) {
+                return Err("a path without control characters, e.g. /usr/local/bin/dbio".into());
+            }
+            a.remote_dbio = t.to_string();
+            Ok(())
+        },
+        get: |a| Some(a.remote_dbio.clone()),
+    },
+    Opt {
+        name: "push",
+        short: None,
+        key: Some("hosts.push"),
+        value: None,
+        default: None,
+        help: "Copy this dbio binary to a private temporary directory on each host and run it from there; it is removed as soon as it has started.",
+        heading: heading::CLUSTER,
+        group: Group::Cluster,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.push = switch(t)?;
+            Ok(())
+        },
+        get: |a| a.push.then(|| "true".into()),
+    },
+    Opt {
+        name: "shared",
+        short: None,
+        key: Some("hosts.shared"),
+        value: None,
+        default: None,
+        help: "One data set on storage every host sees (cluster file system, NFS, a shared device): prepared once by the first host, then read by all (tests that only read).",
+        heading: heading::CLUSTER,
+        group: Group::Cluster,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.shared = switch(t)?;
+            Ok(())
+        },
+        get: |a| a.shared.then(|| "true".into()),
     },
 ];
 

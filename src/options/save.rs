@@ -32,8 +32,17 @@ fn shapes(o: &Opt, cfg: &RunConfig, test_form: bool) -> bool {
     if key == "run.submission" || key == "run.sessions" {
         return test_form;
     }
-    if key == "redo.submission" {
+    if key == "redo.submission" || key.starts_with("hosts.") {
         return false;
+    }
+    if cfg.test == Test::Job {
+        // Beside classes: what a job uses, and [redo]/[temp] only when a class does.
+        return o.with_classes
+            && match key.split_once('.').map(|(t, _)| t) {
+                Some("redo") => key == "redo.noise_cpu" || cfg.uses_redo(),
+                Some("temp") => cfg.uses_temp(),
+                _ => true,
+            };
     }
     if key.starts_with("dataset.") || key.starts_with("run.") && o.with_classes {
         return o.applies.to(cfg.test);
@@ -52,12 +61,38 @@ pub fn job_file(cfg: &RunConfig, typed: &RunArgs) -> Result<String> {
             "--save-job with --job: the job file is already there",
         ));
     }
+    write(cfg, typed, true)
+}
+
+/// The job file of any run, `--job` with typed overrides included: what a run across many
+/// hosts sends each host. `a` is the run's arguments as given (a job file's values are
+/// applied under what was typed, as the run itself did).
+pub fn run_job_file(cfg: &RunConfig, a: &RunArgs) -> Result<String> {
+    write(cfg, a, false)
+}
+
+/// The job file of `cfg`; `classic_as_class`: a classic test is written as the class that
+/// expresses it where one does (`--save-job`), else as the test with its options (the same
+/// test runs elsewhere, under its own name).
+fn write(cfg: &RunConfig, a: &RunArgs, classic_as_class: bool) -> Result<String> {
+    let mut merged = a.clone();
+    if let Some(path) = &a.job {
+        super::job::load(path)?.apply(&mut merged)?;
+    }
+    let typed = &merged;
     let class = match cfg.classes.as_slice() {
-        [] => crate::workload::presets::classic_class(cfg),
+        _ if cfg.test == Test::Job => None,
+        [] if classic_as_class => crate::workload::presets::classic_class(cfg),
+        [] => None,
         [one] => Some(one.clone()),
         _ => None,
     };
-    let test_form = class.is_none();
+    let classes: Vec<ClassSpec> = if cfg.test == Test::Job {
+        cfg.classes.clone()
+    } else {
+        class.clone().into_iter().collect()
+    };
+    let test_form = classes.is_empty();
     // What was run: the values as typed, with what the run resolved (seed, size).
     let mut a = typed.clone();
     a.seed = Some(cfg.seed);
@@ -96,9 +131,9 @@ pub fn job_file(cfg: &RunConfig, typed: &RunArgs) -> Result<String> {
             o.push_str(&format!("\n[{table}]\n{lines}"));
         }
     }
-    if let Some(c) = class {
+    for c in &classes {
         o.push('\n');
-        o.push_str(&class_toml(&c));
+        o.push_str(&class_toml(c));
     }
     Ok(o)
 }

@@ -253,6 +253,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             Vec::new()
         },
         verify: None,
+        hosts: Vec::new(),
     }
 }
 

@@ -70,6 +70,46 @@ pub struct RunResult {
     /// `--verify`: blocks checked and bad (the whole run, warm-up included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// A run across hosts (`--hosts`): one object per host, beside the merged figures
+    /// above (which are the cluster's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRunJson>,
+}
+
+/// One host of a run across hosts: its clock against the coordinator's, when it started,
+/// and its own figures (events with the same fields as the merged ones), OS statistics,
+/// storage map and findings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostRunJson {
+    /// The host as typed in `--hosts` (an ssh destination).
+    pub host: String,
+    /// Its name for itself (uname).
+    pub hostname: String,
+    /// Its clock minus the coordinator's, and how far that may be off (half the smallest
+    /// round trip over ssh).
+    pub clock_offset_us: f64,
+    pub clock_uncertainty_us: f64,
+    /// When its warm-up began, on the coordinator's clock, after the instant all hosts were
+    /// given (ms; None when it never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ms: Option<f64>,
+    pub partial: bool,
+    pub stop_reason: String,
+    pub measured_seconds: f64,
+    /// Its data set (or its part of a shared one) and the seed its sessions drew with.
+    pub dataset: DataSetJson,
+    pub seed: u64,
+    pub events: Vec<EventResult>,
+    pub totals: Totals,
+    pub cpu: CpuJson,
+    pub warnings: Vec<Warning>,
+    pub errors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<StorageJson>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lint: Vec<Finding>,
 }
 
 /// `storage` in result.json: the map `dbio map --json` prints. A map this dbio cannot

@@ -543,5 +543,6 @@ pub fn assemble(i: &Inputs) -> RunResult {
         storage: None,
         lint: Vec::new(),
         verify: None,
+        hosts: Vec::new(),
     }
 }

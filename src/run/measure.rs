@@ -255,6 +255,7 @@ pub fn measure(
     stop: &Arc<AtomicBool>,
     progress: &Progress,
     os_devices: Vec<(String, String)>,
+    hooks: &super::RunHooks,
 ) -> Measurement {
     let n = cfg.sessions;
     let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
@@ -282,6 +283,12 @@ pub fn measure(
     };
     let finished = AtomicUsize::new(0);
     let mut sampler = Sampler::new(counters.clone(), plan.events.len());
+    sampler.keep_intervals = hooks.on_second.is_some();
+    let on_second = |t: u32, sampler: &Sampler| {
+        if let Some(f) = &hooks.on_second {
+            f(t, sampler.intervals());
+        }
+    };
     let warmup_ns = cfg.warmup.as_nanos() as u64;
     let duration_ns = cfg.duration.as_nanos() as u64;
     let ash_done = AtomicBool::new(false);
@@ -325,10 +332,21 @@ pub fn measure(
         }
         let ending = roles.iter().filter(|r| r.ends_by_itself()).count();
         let failed = shared.gate.wait_ready(handles.len());
-        if failed > 0 || ends.iter().any(|e| e.setup_error.is_some()) {
+        let set_up = failed == 0 && !ends.iter().any(|e| e.setup_error.is_some());
+        // The caller may hold the start (every host of a cluster starts at one instant).
+        let start_at = match (&hooks.wait_for_start, set_up) {
+            (_, false) => None,
+            (None, true) => Some(now_ns()),
+            (Some(wait), true) => wait().inspect(|&at| sleep_until(at, stop, &|| false)),
+        };
+        if start_at.is_none() || stop.load(Ordering::Relaxed) {
+            interrupted = set_up;
             shared.gate.open(false);
         } else {
             let t0 = now_ns();
+            if let Some(f) = &hooks.on_start {
+                f(t0);
+            }
             let start = t0 + warmup_ns;
             let end = start + duration_ns;
             shared.window_start.store(start, Ordering::Relaxed);
@@ -370,6 +388,7 @@ pub fn measure(
                     break;
                 }
                 last = sampler.close_second(t).to_vec();
+                on_second(t, &sampler);
                 os.sample(t);
                 t += 1;
             }
@@ -391,6 +410,7 @@ pub fn measure(
             measured_ns = joined.min(end).saturating_sub(start);
             if measured_ns > 0 {
                 sampler.close_second(t);
+                on_second(t, &sampler);
             }
             if let Some(h) = ash_thread {
                 ash_history = h.join().unwrap_or_default();

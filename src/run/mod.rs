@@ -40,6 +40,40 @@ pub struct RunOutcome {
     /// The run directory could not be written (a full `--out`, ...): what was measured is
     /// still here, to be recorded in the store and printed, and the run exits 4.
     pub write_error: Option<Error>,
+    /// Every event's totals with its histograms, in the order of `result.events`: what a
+    /// caller merging several runs adds up (histograms, never percentiles).
+    pub totals: Vec<crate::measure::EventTotals>,
+}
+
+/// What a caller of [`run`] hears of, and decides, while the run goes: generic moments of
+/// any run (a run across many hosts is made of them; nothing here knows of hosts).
+#[derive(Default)]
+pub struct RunHooks {
+    /// Called once the data set is ready and every thread is set up, before any request:
+    /// blocks until the run may start and returns the instant (`sys::now_ns`) its warm-up
+    /// begins, or None for "do not start" (the run ends as interrupted, measuring nothing).
+    #[allow(clippy::type_complexity)]
+    pub wait_for_start: Option<Box<dyn Fn() -> Option<u64> + Send + Sync>>,
+    /// The warm-up began, at this instant.
+    #[allow(clippy::type_complexity)]
+    pub on_start: Option<Box<dyn Fn(u64) + Send + Sync>>,
+    /// Second `t` of the measured window closed: every event's figures and histogram of
+    /// that second (the last second of a run may be short).
+    #[allow(clippy::type_complexity)]
+    pub on_second: Option<Box<dyn Fn(u32, &[crate::measure::Interval]) + Send + Sync>>,
+    /// Write no run directory: the caller keeps the result (`--out` is not this run's).
+    pub no_run_dir: bool,
+}
+
+impl std::fmt::Debug for RunHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunHooks")
+            .field("wait_for_start", &self.wait_for_start.is_some())
+            .field("on_start", &self.on_start.is_some())
+            .field("on_second", &self.on_second.is_some())
+            .field("no_run_dir", &self.no_run_dir)
+            .finish()
+    }
 }
 
 /// Opens (or creates) the data set a run needs: data files for tests that read or write
@@ -127,6 +161,8 @@ pub struct Preflight {
     /// (sweep, matrix, calibrate), so a point's results go below it, never through a path
     /// someone could swap; None: `--out`, opened by its path.
     pub out: Option<std::sync::Arc<crate::safety::fs::Dir>>,
+    /// What the caller hears of while the run goes (nothing by default).
+    pub hooks: Arc<RunHooks>,
 }
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
@@ -146,6 +182,9 @@ pub fn run(
     crate::clock::calibrate();
     let ds = open_data_set(cfg, stop, pre.space.clone())?;
     on_data_set(&ds);
+    if pre.hooks.no_run_dir {
+        return run_in(cfg, stop, ds, None, pre, started_at);
+    }
     // The run directory now, before anything is measured, so results cannot be lost at
     // the end for want of a place.
     let out = match &pre.out {
@@ -162,7 +201,7 @@ pub fn run(
         duration_label(cfg.duration)
     );
     let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
-    let result = run_in(cfg, stop, ds, &run_dir, &pre.selection, started_at);
+    let result = run_in(cfg, stop, ds, Some(&run_dir), pre, started_at);
     if result.is_err() {
         // Nothing was measured: the empty run directory goes.
         if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
@@ -176,8 +215,8 @@ fn run_in(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
     mut ds: DataSet,
-    run_dir: &crate::safety::fs::Dir,
-    selection: &Selection,
+    run_dir: Option<&crate::safety::fs::Dir>,
+    pre: &Preflight,
     started_at: String,
 ) -> Result<RunOutcome> {
     check_verify(cfg, &mut ds)?;
@@ -203,7 +242,7 @@ fn run_in(
         Vec::new()
     };
     eprintln!("dbio: {}", ds.describe());
-    let outcome = run_on(cfg, &mut ds, temp, data_flags, selection, stop, started_at);
+    let outcome = run_on(cfg, &mut ds, temp, data_flags, pre, stop, started_at);
     // Whatever happened: this run's named temp files go (unnamed ones went with their
     // descriptors).
     let removed = ds.remove_temp_files();
@@ -216,6 +255,10 @@ fn run_in(
                 error: e.to_string(),
             });
     }
+    let Some(run_dir) = run_dir else {
+        let summary = crate::report::summary::render(&outcome.result);
+        return Ok(RunOutcome { summary, ..outcome });
+    };
     let (summary, write_error) = match report::write_run(run_dir, &outcome.result) {
         Ok(s) => (s, None),
         Err(e) => (
@@ -295,10 +338,11 @@ fn run_on(
     ds: &mut DataSet,
     temp: Vec<File>,
     data_flags: OpenFlags,
-    selection: &Selection,
+    pre: &Preflight,
     stop: &Arc<AtomicBool>,
     started_at: String,
 ) -> Result<RunOutcome> {
+    let selection = &pre.selection;
     let files = RunFiles {
         data: if cfg.uses_data_files() {
             ds.open(data_flags)?
@@ -396,6 +440,7 @@ fn run_on(
         stop,
         &display,
         os_devices,
+        &pre.hooks,
     );
     display.clear();
     drop(files);
@@ -465,6 +510,7 @@ fn run_on(
         summary: String::new(),
         exit,
         write_error: None,
+        totals: m.totals,
     })
 }
 

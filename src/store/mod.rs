@@ -279,6 +279,28 @@ impl Store {
                 ],
             )?;
         }
+        for (seq, h) in r.hosts.iter().enumerate() {
+            let e = main.and_then(|m| h.events.iter().find(|e| e.name == m.name));
+            tx.execute(
+                "INSERT INTO run_hosts (run_id, seq, host, hostname, clock_offset_us,
+                    clock_uncertainty_us, partial, requests, iops, mib_per_s, p99_us, data_set)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    id,
+                    seq as i64,
+                    h.host,
+                    h.hostname,
+                    h.clock_offset_us,
+                    h.clock_uncertainty_us,
+                    h.partial,
+                    h.totals.requests as i64,
+                    e.map(|e| e.iops),
+                    e.map(|e| e.mib_per_s),
+                    e.map(|e| e.latency_us.p99),
+                    h.dataset.path,
+                ],
+            )?;
+        }
         for (seq, warning) in r.warnings.iter().enumerate() {
             tx.execute(
                 "INSERT INTO run_warnings (run_id, seq, warning) VALUES (?1, ?2, ?3)",

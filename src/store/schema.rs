@@ -32,6 +32,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 3,
         sql: V3_MEM_RUNS,
     },
+    Migration {
+        version: 4,
+        sql: V4_RUN_HOSTS,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -164,6 +168,26 @@ CREATE TABLE mem_runs (
     result_json      TEXT    NOT NULL
 );
 CREATE INDEX mem_runs_by_time ON mem_runs (started_at);
+";
+
+/// The hosts of a run across hosts (`--hosts`): one run in `runs` (its merged figures),
+/// one row here per host with its main event's figures and its clock.
+const V4_RUN_HOSTS: &str = "
+CREATE TABLE run_hosts (
+    run_id               INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq                  INTEGER NOT NULL,
+    host                 TEXT    NOT NULL,
+    hostname             TEXT    NOT NULL,
+    clock_offset_us      REAL    NOT NULL,
+    clock_uncertainty_us REAL    NOT NULL,
+    partial              INTEGER NOT NULL,
+    requests             INTEGER NOT NULL,
+    iops                 REAL,
+    mib_per_s            REAL,
+    p99_us               REAL,
+    data_set             TEXT    NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
 ";
 
 /// Why a database cannot be brought up to date.

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
-use crate::options::cli::DataSetCommand;
+use crate::options::cli::{ClusterCommand, DataSetCommand};
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
@@ -164,6 +164,10 @@ pub struct CalibrateArgs {
     /// Print calibrate.json to stdout instead of the curves.
     #[arg(long)]
     pub json: bool,
+    /// `--hosts` and its options: every point is one run across those hosts, its figures
+    /// merged.
+    #[command(flatten)]
+    pub cluster: ClusterCommand,
 }
 
 /// One point of a walk.
@@ -293,10 +297,14 @@ pub fn run(
             single_session_mib_per_s: None,
         },
     };
-    // Every point's configuration is checked before anything runs or a directory appears.
+    // Every point's configuration is checked before anything runs or a directory appears
+    // (across hosts: everything that can be checked before a host is reached).
     for kind in [Kind::SmallReads, Kind::LargeReads, Kind::SingleSession] {
-        let cfg = c.config(kind, 1, 1)?;
-        crate::options::environment::check(&cfg)?;
+        if c.across_hosts() {
+            crate::cluster::coordinator::plan(&c.args(kind, 1, 1))?;
+        } else {
+            crate::options::environment::check(&c.config(kind, 1, 1)?)?;
+        }
     }
     let out = crate::report::open_out(&a.out)?;
     let held = crate::report::create_run_dir(&out, &c.result.started_at, "calibrate")?;
@@ -334,7 +342,16 @@ impl Calibrator<'_> {
         (sessions, outstanding / sessions)
     }
 
+    fn across_hosts(&self) -> bool {
+        !self.a.cluster.0.hosts.is_empty()
+    }
+
     fn config(&self, kind: Kind, sessions: u32, per_session: u32) -> Result<RunConfig> {
+        crate::options::check::run_config(&self.args(kind, sessions, per_session))
+    }
+
+    /// A point's run as `dbio run` options.
+    fn args(&self, kind: Kind, sessions: u32, per_session: u32) -> RunArgs {
         let test = match kind {
             Kind::SmallReads => Test::ReadIops,
             Kind::LargeReads | Kind::SingleSession => Test::ReadMbps,
@@ -359,7 +376,13 @@ impl Calibrator<'_> {
             Kind::LargeReads => r.depth = per_session,
             Kind::SingleSession => {}
         }
-        crate::options::check::run_config(&r)
+        let c = &self.a.cluster.0;
+        r.hosts = c.hosts.clone();
+        r.ssh = c.ssh.clone();
+        r.remote_dbio = c.remote_dbio.clone();
+        r.push = c.push;
+        r.shared = c.shared;
+        r
     }
 
     /// Runs one point; `None` when the calibration was stopped before it.
@@ -380,9 +403,16 @@ impl Calibrator<'_> {
             "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
             cfg.test.name()
         );
-        let mut pre = crate::options::environment::check(&cfg)?;
-        pre.out = self.held.clone();
-        let outcome = crate::run::run(&cfg, &pre, self.stop, self.on_data_set)?;
+        let outcome = if self.across_hosts() {
+            // One run across the hosts; its run directory is the coordinator's, in ours.
+            let plan =
+                crate::cluster::coordinator::plan(&self.args(kind, sessions, per_session.max(1)))?;
+            crate::cluster::coordinator::run(&plan, self.stop)?
+        } else {
+            let mut pre = crate::options::environment::check(&cfg)?;
+            pre.out = self.held.clone();
+            crate::run::run(&cfg, &pre, self.stop, self.on_data_set)?
+        };
         self.fresh = false;
         (self.on_point)(&outcome);
         if outcome.exit != ExitCode::Ok {

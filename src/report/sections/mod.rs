@@ -11,6 +11,7 @@
 //!
 //! A new format renders a [`Report`]: it walks the sections and writes each [`Block`].
 
+mod cluster;
 mod compare;
 mod events;
 pub mod format;
@@ -31,6 +32,7 @@ use crate::report::result::RunResult;
 pub fn run(r: &RunResult) -> Report {
     let mut sections = vec![run::configuration(r)];
     sections.extend(run::errors(r));
+    sections.extend(cluster::hosts(r));
     sections.push(events::top_timed_events(r));
     sections.push(events::load_profile(r));
     sections.extend(workload::redo(r));

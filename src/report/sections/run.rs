@@ -115,7 +115,8 @@ pub fn configuration(r: &RunResult) -> Section {
             r.measured_seconds, r.stop_reason
         )));
     }
-    if d.kind == "directory" {
+    // A run across hosts says where each host's data set stays in its hosts section.
+    if d.kind == "directory" && r.hosts.is_empty() {
         s.push(Block::Note(format!(
             "Data set kept in {} ({} on disk: data, redo and temp files); remove with `dbio clean {}`",
             d.path,

@@ -1,0 +1,661 @@
+//! One run across hosts (`--hosts`, issue 15): two sshd instances of this machine, on
+//! 127.0.0.1 and 127.0.0.2, act as two hosts. Each test starts its own, with keys made in
+//! its temporary directory, and kills them when it ends. Without sshd or root the tests
+//! say "skipped" (`.ci/install-deps` installs openssh-server, so CI runs them).
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{Env, f, is_root, u};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Two (or more) sshd instances, one per loopback address, and what a client needs.
+struct Hosts {
+    env: Env,
+    keys: tempfile::TempDir,
+    sshds: Vec<Child>,
+    /// The ssh client configuration (`--ssh "ssh -F FILE"`).
+    config: PathBuf,
+    /// A remote dbio that keeps its results store in this test's own place and is marked,
+    /// so the test finds its agents among all processes.
+    remote: PathBuf,
+    mark: String,
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for c in &mut self.sshds {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn run_quiet(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A port free on both 127.0.0.1 and 127.0.0.2.
+fn free_port() -> u16 {
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        if std::net::TcpListener::bind(("127.0.0.2", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+impl Hosts {
+    /// sshd on `addrs` (loopback addresses), all on one port; None (with "skipped") where
+    /// there is no sshd or no root.
+    fn start(addrs: &[&str]) -> Option<Hosts> {
+        if !Path::new(SSHD).exists() {
+            eprintln!("skipped: no {SSHD} (apt-get install openssh-server; .ci/install-deps does)");
+            return None;
+        }
+        if !is_root() {
+            eprintln!("skipped: the test sshd needs root");
+            return None;
+        }
+        // sshd wants its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let keys = tempfile::Builder::new()
+            .prefix("dbio-test-ssh-")
+            .tempdir()
+            .unwrap();
+        let k = keys.path();
+        for name in ["host_key", "user_key"] {
+            let key = k.join(name);
+            assert!(
+                run_quiet(
+                    "ssh-keygen",
+                    &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()]
+                ),
+                "ssh-keygen failed"
+            );
+        }
+        std::fs::copy(k.join("user_key.pub"), k.join("authorized_keys")).unwrap();
+        let port = free_port();
+        let mut sshds = Vec::new();
+        for (i, addr) in addrs.iter().enumerate() {
+            let conf = k.join(format!("sshd{i}.conf"));
+            std::fs::write(
+                &conf,
+                format!(
+                    "Port {port}\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\nStrictModes no\nUsePAM no\nPidFile {}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\n",
+                    k.join("host_key").display(),
+                    k.join("authorized_keys").display(),
+                    k.join(format!("sshd{i}.pid")).display()
+                ),
+            )
+            .unwrap();
+            let child = Command::new(SSHD)
+                .args(["-D", "-e", "-f", conf.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start sshd");
+            sshds.push(child);
+        }
+        let config = k.join("ssh_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Host *\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+                k.join("user_key").display()
+            ),
+        )
+        .unwrap();
+        let env = Env::new();
+        let mark = format!("dbio-cluster-test-{}", fastrand_mark());
+        let remote = k.join("dbio-remote");
+        write_script(
+            &remote,
+            &format!(
+                "#!/bin/sh\nexport XDG_DATA_HOME={} DBIO_TEST_MARK={mark}\nexec {} \"$@\"\n",
+                env.data_home.path().join("remote").display(),
+                dbio_bin().display()
+            ),
+        );
+        // Wait until every sshd listens.
+        let t0 = Instant::now();
+        for addr in addrs {
+            while std::net::TcpStream::connect((*addr, port)).is_err() {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "sshd never listened"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Some(Hosts {
+            env,
+            keys,
+            sshds,
+            config,
+            remote,
+            mark,
+        })
+    }
+
+    fn ssh(&self) -> String {
+        format!("ssh -F {}", self.config.display())
+    }
+
+    /// `dbio run ... --hosts HOSTS` through the test sshds, with this test's stores.
+    fn dbio(&self, hosts: &str, args: &[&str]) -> assert_cmd::Command {
+        let mut c = self.env.dbio();
+        c.args(args)
+            .args(["--hosts", hosts, "--ssh", &self.ssh()])
+            .args(["--remote-dbio", self.remote.to_str().unwrap()]);
+        c
+    }
+
+    /// The same as a child process, to act on while it runs.
+    fn spawn(&self, hosts: &str, args: &[&str]) -> Child {
+        let mut c = Command::new(dbio_bin());
+        c.current_dir(self.env.path())
+            .env("XDG_DATA_HOME", self.env.data_home.path())
+            .env_remove("DBIO_DB")
+            .args(args)
+            .args(["--hosts", hosts, "--ssh", &self.ssh()])
+            .args(["--remote-dbio", self.remote.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().unwrap()
+    }
+
+    /// The pids of this test's `dbio agent` processes.
+    fn agents(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let marked = environ
+                .split(|&b| b == 0)
+                .any(|v| v == format!("DBIO_TEST_MARK={}", self.mark).as_bytes());
+            if marked && cmdline.split(|&b| b == 0).any(|a| a == b"agent") {
+                out.push(pid);
+            }
+        }
+        out
+    }
+}
+
+fn fastrand_mark() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    )
+}
+
+fn dbio_bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("dbio")
+}
+
+/// A short run on /dev/shm: one session, 32 MiB per host, `duration`.
+fn short<'a>(test: &'a str, target: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        test,
+        "--target",
+        target,
+        "--size",
+        "32M",
+        "--sessions",
+        "1",
+        "--duration",
+        duration,
+        "--warmup",
+        "200ms",
+        "--io-mode",
+        "none",
+        "--json",
+    ]
+}
+
+fn shm(name: &str) -> Option<tempfile::TempDir> {
+    let _ = name;
+    crate::util::shm_dir()
+}
+
+/// Checks what every run across the two hosts must hold.
+fn check_merged(r: &Value) {
+    let hosts = r["hosts"].as_array().expect("hosts");
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for (k, e) in r["events"].as_array().unwrap().iter().enumerate() {
+        let name = e["name"].as_str().unwrap();
+        let per_host: Vec<&Value> = hosts.iter().map(|h| &h["events"][k]).collect();
+        let sum: u64 = per_host.iter().map(|h| u(&h["requests"])).sum();
+        assert!(sum > 0, "{name}: nothing done");
+        assert_eq!(
+            u(&e["requests"]),
+            sum,
+            "{name}: merged requests = sum over hosts"
+        );
+        for p in ["p50", "p99"] {
+            let own: Vec<f64> = per_host.iter().map(|h| f(&h["latency_us"][p])).collect();
+            let lo = own.iter().cloned().fold(f64::MAX, f64::min);
+            let hi = own.iter().cloned().fold(0.0, f64::max);
+            let m = f(&e["latency_us"][p]);
+            // Within the hosts' own (HDR buckets: 1 % either way).
+            assert!(
+                m >= lo * 0.99 - 0.01 && m <= hi * 1.01 + 0.01,
+                "{name}: merged {p} {m} not between the hosts' {own:?}"
+            );
+        }
+        let per_second: u64 = (r["timeseries"].as_array().unwrap().iter())
+            .filter(|p| p["event"] == name)
+            .map(|p| u(&p["requests"]))
+            .sum();
+        assert_eq!(per_second, sum, "{name}: merged seconds add up");
+    }
+    for h in hosts {
+        assert!(h["clock_offset_us"].is_number(), "{h}");
+        let unc = f(&h["clock_uncertainty_us"]);
+        assert!(unc > 0.0 && unc < 1_000_000.0, "uncertainty {unc}");
+        // Warm-up began within a few ms of the instant given to all.
+        let skew = f(&h["start_skew_ms"]);
+        assert!(skew.abs() < 50.0, "{}: started {skew} ms off", h["host"]);
+    }
+}
+
+/// The network sockets process `pid` holds (TCP, UDP, or a named or listening Unix
+/// socket), from /proc/PID/fd and /proc/net. (An unnamed socket pair, as a signal
+/// handler's self-pipe, reaches nothing outside the process.)
+fn network_sockets_of(pid: u32) -> Vec<String> {
+    let mut inodes = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        if let Ok(t) = std::fs::read_link(e.path()) {
+            let t = t.to_string_lossy().into_owned();
+            if let Some(i) = t.strip_prefix("socket:[") {
+                inodes.push(i.trim_end_matches(']').to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for table in ["tcp", "tcp6", "udp", "udp6", "raw", "raw6", "unix"] {
+        let text = std::fs::read_to_string(format!("/proc/net/{table}")).unwrap_or_default();
+        for l in text.lines().skip(1) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let inode = if table == "unix" { f.get(6) } else { f.get(9) };
+            if !inode.is_some_and(|i| inodes.iter().any(|x| x == i)) {
+                continue;
+            }
+            // unix: Flags 00010000 = listening; a path in column 8 = named.
+            let counts = table != "unix" || f.get(3) == Some(&"00010000") || f.len() > 7;
+            if counts {
+                found.push(format!("{table}: {l}"));
+            }
+        }
+    }
+    found
+}
+
+/// Waits until both agents run; the coordinator's stderr if they never do.
+fn wait_agents(h: &Hosts, child: &mut Child, t0: Instant) {
+    while h.agents().len() < 2 {
+        if t0.elapsed() > Duration::from_secs(30) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("the agents never ran: {}", stderr_of(child));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        if t0.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stderr_of(child: &mut Child) -> String {
+    let mut s = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
+    s
+}
+
+fn stdout_json(child: &mut Child) -> Value {
+    let mut s = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut s).unwrap();
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+#[test]
+fn two_hosts_one_run_merged_histograms_no_socket() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("x")) else {
+        return;
+    };
+    let target = format!("{}/ds-{{host}}", shm.path().display());
+    let mut args = short("read-iops", &target, "2s");
+    args.push("--sync");
+    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    // While it runs: the coordinator holds no socket and listens on nothing.
+    let t0 = Instant::now();
+    let mut looked = false;
+    while t0.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none() {
+        if h.agents().len() == 2 {
+            std::thread::sleep(Duration::from_millis(300));
+            let sockets = network_sockets_of(child.id());
+            assert!(sockets.is_empty(), "the coordinator's sockets: {sockets:?}");
+            // Nor does any agent (ssh and sshd do the connecting).
+            for agent in h.agents() {
+                let sockets = network_sockets_of(agent);
+                assert!(sockets.is_empty(), "agent {agent}'s sockets: {sockets:?}");
+            }
+            looked = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(looked, "the agents never ran");
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(0), "{err}");
+    let r = stdout_json(&mut child);
+    check_merged(&r);
+    // {host} made one data set per host.
+    for host in ["127.0.0.1", "127.0.0.2"] {
+        let ds = shm.path().join(format!("ds-{host}"));
+        assert!(ds.join("dbio-manifest.json").exists(), "{}", ds.display());
+    }
+    let hosts: Vec<&str> = (r["hosts"].as_array().unwrap().iter())
+        .map(|x| x["dataset"]["path"].as_str().unwrap())
+        .collect();
+    assert_ne!(hosts[0], hosts[1]);
+    // One run directory, its summary with a row per host; one run in the store.
+    let runs: Vec<PathBuf> = std::fs::read_dir(h.env.join("dbio-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let summary = std::fs::read_to_string(runs[0].join("summary.txt")).unwrap();
+    assert!(summary.contains("Hosts"), "{summary}");
+    for host in ["127.0.0.1", "127.0.0.2"] {
+        assert!(
+            summary.lines().any(|l| l.starts_with(host)),
+            "no row for {host}:\n{summary}"
+        );
+    }
+    let listed = h.env.json(&["runs", "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert!(h.agents().is_empty(), "agents left: {:?}", h.agents());
+}
+
+#[test]
+fn a_job_file_with_a_hosts_table_runs_on_both() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("j")) else {
+        return;
+    };
+    let job = h.env.join("two.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[dataset]\ntarget = \"{}/j-{{host}}\"\nsize = \"32M\"\n\n[run]\nduration = \"1s\"\nwarmup = \"200ms\"\nio_mode = \"none\"\n\n[hosts]\nnames = \"127.0.0.1,127.0.0.2\"\nssh = \"{}\"\nremote_dbio = \"{}\"\n\n[[class]]\nevent = \"db file sequential read\"\nsessions = 1\n[class.limits]\np99 = \"1s\"\n\n[[class]]\nevent = \"direct path read\"\nsize = \"1M\"\nsessions = 1\n",
+            shm.path().display(),
+            h.ssh(),
+            h.remote.display()
+        ),
+    )
+    .unwrap();
+    let out = h
+        .env
+        .output(&["run", "--job", job.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_merged(&r);
+    assert_eq!(r["events"].as_array().unwrap().len(), 2);
+    assert_eq!(r["verdict"]["pass"], true, "{}", r["verdict"]);
+}
+
+#[test]
+fn killing_one_agent_stops_the_run_within_5_s_and_leaves_no_agent() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("k")) else {
+        return;
+    };
+    let target = format!("{}/k-{{host}}", shm.path().display());
+    let mut args = short("read-iops", &target, "30s");
+    args.push("--sync");
+    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let t0 = Instant::now();
+    wait_agents(&h, &mut child, t0);
+    std::thread::sleep(Duration::from_millis(3000));
+    let victim = h.agents()[0];
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let killed = Instant::now();
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    let took = killed.elapsed();
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(took < Duration::from_secs(5), "stopped after {took:?}");
+    assert!(err.contains("lost"), "{err}");
+    let r = stdout_json(&mut child);
+    assert_eq!(r["partial"], true);
+    let reason = r["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("127.0.0."), "{reason}");
+    // The other host's measurements are kept.
+    assert!(u(&r["events"][0]["requests"]) > 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(h.agents().is_empty(), "agents left: {:?}", h.agents());
+}
+
+#[test]
+fn ctrl_c_on_the_coordinator_ends_every_agent_within_2_s() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("c")) else {
+        return;
+    };
+    let target = format!("{}/c-{{host}}", shm.path().display());
+    let mut args = short("read-iops", &target, "30s");
+    args.push("--sync");
+    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let t0 = Instant::now();
+    wait_agents(&h, &mut child, t0);
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let sent = Instant::now();
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(130), "{err}");
+    while !h.agents().is_empty() && sent.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        sent.elapsed() < Duration::from_millis(2500),
+        "agents still there after {:?}",
+        sent.elapsed()
+    );
+    let r = stdout_json(&mut child);
+    assert_eq!(r["partial"], true);
+    assert_eq!(r["stop_reason"], "interrupted");
+}
+
+#[test]
+fn an_unreachable_host_is_refused_before_anything_starts() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1"]), shm("u")) else {
+        return;
+    };
+    let target = format!("{}/u-{{host}}", shm.path().display());
+    let args = short("read-iops", &target, "1s");
+    // Nothing listens on 127.0.0.3.
+    let out = h.dbio("127.0.0.1,127.0.0.3", &args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // One line, naming the host (ssh's own complaint is quoted in it, not relayed too).
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("error:") && lines[0].contains("127.0.0.3"),
+        "{err}"
+    );
+    // Nothing was created on the host that answered.
+    assert!(
+        std::fs::read_dir(shm.path()).unwrap().next().is_none(),
+        "{:?}",
+        crate::util::files_under(shm.path())
+    );
+    assert!(!h.env.join("dbio-runs").exists());
+    assert!(h.agents().is_empty());
+}
+
+#[test]
+fn another_dbio_version_there_is_refused_naming_the_host() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("v")) else {
+        return;
+    };
+    let old = h.keys.path().join("dbio-old");
+    write_script(
+        &old,
+        "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1,\"dbio_version\":\"0.0.1\",\"hostname\":\"old\",\"pid\":1}'\ncat > /dev/null\n",
+    );
+    let target = format!("{}/v-{{host}}", shm.path().display());
+    let mut args = short("read-iops", &target, "1s");
+    args.extend(["--remote-dbio", old.to_str().unwrap()]);
+    let mut c = h.env.dbio();
+    c.args(&args)
+        .args(["--hosts", "127.0.0.2", "--ssh", &h.ssh()]);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("127.0.0.2") && err.contains("0.0.1") && err.contains("versions must match"),
+        "{err}"
+    );
+    assert!(std::fs::read_dir(shm.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn push_leaves_no_binary_behind_and_shared_is_one_data_set() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("p")) else {
+        return;
+    };
+    let tmp_dirs = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tmp."))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = tmp_dirs();
+    let target = format!("{}/shared", shm.path().display());
+    let mut args = short("read-iops", &target, "1s");
+    args.extend(["--sync", "--shared", "--push"]);
+    let mut c = h.env.dbio();
+    c.args(&args)
+        .args(["--hosts", "127.0.0.1,127.0.0.2", "--ssh", &h.ssh()]);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_merged(&r);
+    // One data set, prepared by the first host and read by both.
+    let hosts = r["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["dataset"]["path"], hosts[1]["dataset"]["path"]);
+    // The first host prepared it before the others opened it.
+    assert_eq!(hosts[1]["dataset"]["reused"], true);
+    assert_eq!(std::fs::read_dir(shm.path()).unwrap().count(), 1);
+    // The pushed binaries' directories are gone.
+    assert_eq!(tmp_dirs(), before);
+    let _ = Path::new(&h.keys.path()).exists();
+}
+
+#[test]
+fn calibrate_across_hosts_runs_every_point_on_both() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("cal")) else {
+        return;
+    };
+    let target = format!("{}/cal-{{host}}", shm.path().display());
+    let out = h
+        .dbio(
+            "127.0.0.1,127.0.0.2",
+            &[
+                "calibrate",
+                "--target",
+                &target,
+                "--size",
+                "32M",
+                "--point-duration",
+                "1s",
+                "--warmup",
+                "200ms",
+                "--max-outstanding",
+                "1",
+                "--io-mode",
+                "none",
+                "--json",
+            ],
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cal = std::fs::read_dir(h.env.join("dbio-runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut points = 0;
+    for walk in ["small_reads", "large_reads", "single_session"] {
+        for p in c[walk]["curve"].as_array().unwrap() {
+            let dir = cal.join(p["run_dir"].as_str().unwrap());
+            let r: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                    .unwrap();
+            check_merged(&r);
+            // The curve shows the merged figures.
+            assert_eq!(f(&p["iops"]), f(&r["events"][0]["iops"]), "{walk}");
+            points += 1;
+        }
+    }
+    assert_eq!(points, 3, "{c}");
+}
