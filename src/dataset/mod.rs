@@ -1845,3 +1845,82 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
     r.removed_dir = r.remaining.is_empty() && m.created_dir && std::fs::remove_dir(path).is_ok();
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(target: &Path) -> DataSetSpec {
+        DataSetSpec {
+            target: target.to_path_buf(),
+            size: 4 << 20,
+            block_size: 8192,
+            files: 4,
+            fresh: false,
+            fill: fill::Content::Zero,
+            size_given: None,
+            verify: false,
+        }
+    }
+
+    fn prepare_as(target: &Path, region_writer: bool) -> Result<DataSet> {
+        let (written, stop) = (AtomicU64::new(0), AtomicBool::new(false));
+        let fill = FillOptions {
+            seed: 1,
+            buffered: true,
+            written: &written,
+            stop: &stop,
+        };
+        let spec = spec(target);
+        prepare(&Prepare {
+            target,
+            data: Some(&spec),
+            redo: None,
+            fresh: false,
+            writes: true,
+            region_writer,
+            space: SpaceNeeds::default(),
+            fill: &fill,
+        })
+    }
+
+    const WRITE: OpenFlags = OpenFlags {
+        write: true,
+        direct: false,
+        dsync: false,
+    };
+
+    #[test]
+    fn region_writers_hold_one_data_set_together_and_change_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("ds");
+        // Nothing there yet: a region writer makes nothing.
+        let e = prepare_as(&target, true).unwrap_err().to_string();
+        assert!(e.contains("not ready to be written in regions"), "{e}");
+        assert!(!target.exists());
+        drop(prepare_as(&target, false).unwrap());
+        let manifest = target.join("dbio-manifest.json");
+        let before = std::fs::read(&manifest).unwrap();
+        let mut a = prepare_as(&target, true).unwrap();
+        let mut b = prepare_as(&target, true).unwrap();
+        a.keep_region(0, 2).unwrap();
+        b.keep_region(1, 2).unwrap();
+        let names = |d: &DataSet| d.files.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), ["dbio-data-001.dbf", "dbio-data-003.dbf"]);
+        assert_eq!(names(&b), ["dbio-data-002.dbf", "dbio-data-004.dbf"]);
+        assert_eq!(a.open(WRITE).unwrap().len(), 2);
+        assert_eq!(b.open(WRITE).unwrap().len(), 2);
+        // A plain writer needs it alone: refused while the region writers hold it.
+        let e = prepare_as(&target, false).unwrap_err().to_string();
+        assert!(e.contains("in use"), "{e}");
+        // Nothing of the manifest is theirs to write.
+        assert!(a.create_temp_files(&[8192], WRITE).is_err());
+        assert!(a.save_verify(|_| unreachable!()).is_err());
+        drop((a, b));
+        assert_eq!(std::fs::read(&manifest).unwrap(), before);
+        // More regions than files: refused.
+        let mut c = prepare_as(&target, true).unwrap();
+        let e = c.keep_region(0, 5).unwrap_err().to_string();
+        assert!(e.contains("4 data file(s)"), "{e}");
+    }
+}
