@@ -659,3 +659,154 @@ fn calibrate_across_hosts_runs_every_point_on_both() {
     }
     assert_eq!(points, 3, "{c}");
 }
+
+/// The data files (by name) process `pid` holds open for writing in `dir`.
+fn data_files_written_by(pid: u32, dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return names;
+    };
+    for e in fds.flatten() {
+        let Ok(t) = std::fs::read_link(e.path()) else {
+            continue;
+        };
+        if t.parent() != Some(dir) {
+            continue;
+        }
+        let name = t.file_name().unwrap().to_string_lossy().into_owned();
+        let info = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            e.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            .unwrap_or(0);
+        // O_ACCMODE: 0 is O_RDONLY.
+        if name.starts_with("dbio-data-") && flags & 3 != 0 {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn shared_writes_each_host_only_its_own_data_files() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("w")) else {
+        return;
+    };
+    let target = format!("{}/shared", shm.path().display());
+    let dir = shm.path().join("shared");
+    let mut args = short("write-iops", &target, "2s");
+    args.extend(["--sync", "--shared", "--files", "4"]);
+    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let t0 = Instant::now();
+    wait_agents(&h, &mut child, t0);
+    // While both write: which data files each agent holds open for writing.
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    while t0.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none() {
+        let now: Vec<Vec<String>> = (h.agents().into_iter())
+            .map(|pid| data_files_written_by(pid, &dir))
+            .filter(|v| !v.is_empty())
+            .collect();
+        if now.len() == 2 {
+            seen = now;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    seen.sort();
+    let own = |a: &str, b: &str| vec![a.to_string(), b.to_string()];
+    assert_eq!(
+        seen,
+        vec![
+            own("dbio-data-001.dbf", "dbio-data-003.dbf"),
+            own("dbio-data-002.dbf", "dbio-data-004.dbf")
+        ],
+        "the files each agent held open for writing"
+    );
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(0), "{err}");
+    let r = stdout_json(&mut child);
+    check_merged(&r);
+    // One data set, written by both, each host its region: files i with i % 2 == index.
+    let hosts = r["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["dataset"]["path"], hosts[1]["dataset"]["path"]);
+    for (k, x) in hosts.iter().enumerate() {
+        let region = &x["dataset"]["region"];
+        assert_eq!(u(&region["index"]), k as u64, "{x}");
+        assert_eq!(u(&region["of"]), 2, "{x}");
+        let files: Vec<&str> = (region["files"].as_array().unwrap().iter())
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        assert_eq!(files, seen[k], "host {k}");
+        assert_eq!(u(&x["dataset"]["files"]), 2, "{x}");
+        assert!(u(&x["totals"]["requests"]) > 0, "host {k} wrote nothing");
+    }
+    // The merged result names the whole data set.
+    assert_eq!(u(&r["dataset"]["files"]), 4, "{}", r["dataset"]);
+    assert!(r["dataset"]["region"].is_null());
+    assert_eq!(std::fs::read_dir(shm.path()).unwrap().count(), 1);
+    // Released by both: a plain writer may have it now.
+    let out = h
+        .env
+        .dbio()
+        .args(short("write-iops", &target, "1s"))
+        .args(["--files", "4"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(h.agents().is_empty(), "agents left: {:?}", h.agents());
+}
+
+/// `--shared` with what cannot be split among hosts: refused before any host is reached,
+/// one line naming why, nothing created.
+#[test]
+fn shared_writes_that_cannot_be_split_are_refused() {
+    let env = Env::new();
+    let Some(shm) = shm("r") else { return };
+    let target = format!("{}/shared", shm.path().display());
+    let cases: [(&str, &[&str], &str); 4] = [
+        ("redo", &[], "redo logs, which are one set"),
+        ("temp", &[], "temp files, which are one set"),
+        (
+            "write-iops",
+            &["--files", "1"],
+            "--files 1 is fewer than the 2 hosts",
+        ),
+        (
+            "write-mbps",
+            &["--verify"],
+            "--verify keeps one sequence table",
+        ),
+    ];
+    for (test, extra, why) in cases {
+        let mut args = short(test, &target, "1s");
+        args.extend(extra);
+        // An ssh that cannot reach anything: the refusal comes first.
+        let out = env
+            .dbio()
+            .args(&args)
+            .args(["--shared", "--hosts", "127.0.0.1,127.0.0.2"])
+            .args(["--ssh", "ssh -o ConnectTimeout=1 -p 1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{test}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{test}: {err}");
+        assert!(
+            err.contains("--shared") && err.contains(why),
+            "{test}: {err}"
+        );
+        assert!(!shm.path().join("shared").exists(), "{test}: created");
+    }
+}

@@ -541,6 +541,7 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result
                 redo: None,
                 fresh: spec.fresh,
                 writes: true,
+                region_writer: false,
                 space: Default::default(),
                 fill: &fill,
             })

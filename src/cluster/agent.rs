@@ -97,7 +97,7 @@ fn serve(
     let Some(ToAgent::Check(a)) = next(rx, stop) else {
         return Ok(ExitCode::Interrupted);
     };
-    let (cfg, mut pre) = match check(&a) {
+    let (mut cfg, mut pre) = match check(&a) {
         Ok(c) => c,
         Err(e) => {
             out.send(&FromAgent::Refused {
@@ -113,12 +113,24 @@ fn serve(
     if a.shared && a.index == 0 {
         // One data set for all: this host prepares it (held exclusively while it does),
         // then opens it as every other host does.
-        if let Err(e) = crate::run::open_data_set(&cfg, stop, pre.space.clone()) {
+        if let Err(e) = crate::run::prepare_data_set(&cfg, stop, pre.space.clone()) {
             out.send(&FromAgent::Failed {
                 message: e.to_string(),
                 exit: e.exit_code() as i32,
             });
             return Ok(e.exit_code());
+        }
+    }
+    if a.shared {
+        // Prepared above by the first host (with --fresh if asked): every host's run opens
+        // it as it is.
+        cfg.dataset.fresh = false;
+        if cfg.writes() {
+            // Each host writes its own region of it: the data files i with i % hosts == index.
+            pre.region = Some(crate::run::Region {
+                index: a.index,
+                of: a.hosts,
+            });
         }
     }
     pre.hooks = Arc::new(hooks(out, rx, stop));

@@ -99,12 +99,7 @@ pub fn plan(a: &RunArgs) -> Result<Plan> {
     }
     let first = first.ok_or_else(|| Error::usage("--hosts: no host given"))?;
     if m.shared && first.writes() {
-        // A data set is held exclusively by a run that writes (flock, which NFS and cluster
-        // file systems extend across hosts), and redo logs and temp files are one set.
-        return Err(Error::usage(format!(
-            "--shared with {}, which writes: a data set that is written is held by one run at a time, on every host; give each host its own data set with {{host}} in --target (e.g. /u02/dbio-{{host}}), or share one with a test that only reads",
-            first.test.name()
-        )));
+        shared_writes(&first, m.hosts.len())?;
     }
     crate::report::check_out(&first.out)?;
     let job = crate::options::save::run_job_file(&first, a)?;
@@ -113,6 +108,34 @@ pub fn plan(a: &RunArgs) -> Result<Plan> {
         first,
         job,
     })
+}
+
+/// `--shared` with a run that writes: each host writes its own region of the data set, the
+/// data files `i` with `i % hosts == index` — what cannot be split so is refused.
+fn shared_writes(first: &RunConfig, hosts: usize) -> Result<()> {
+    let one_set = if first.uses_redo() {
+        Some("redo logs")
+    } else if first.uses_temp() {
+        Some("temp files")
+    } else {
+        None
+    };
+    let why = if let Some(what) = one_set {
+        format!("it writes {what}, which are one set, not split among hosts")
+    } else if first.dataset.verify {
+        "--verify keeps one sequence table for the whole data set, which hosts writing at once cannot share".to_string()
+    } else if (first.dataset.files as usize) < hosts {
+        format!(
+            "each host writes its own data files (file i by host i mod {hosts}), and --files {} is fewer than the {hosts} hosts; use --files {hosts} or more",
+            first.dataset.files
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage(format!(
+        "--shared with {}: {why}; give each host its own data set with {{host}} in --target (e.g. /u02/dbio-{{host}})",
+        first.test.name()
+    )))
 }
 
 /// What a reader thread heard from a host.

@@ -157,6 +157,14 @@ pub fn merge(
     r.config.target = target.to_string();
     r.dataset.path = target.to_string();
     r.dataset.disk_bytes = with.iter().map(|(h, _)| h.dataset.disk_bytes).sum();
+    if r.dataset.region.is_some() {
+        // One data set written in regions, one per host: the whole of it is theirs together.
+        r.dataset.size_bytes = with.iter().map(|(h, _)| h.dataset.size_bytes).sum();
+        r.dataset.files = with.iter().map(|(h, _)| h.dataset.files).sum();
+        r.dataset.region = None;
+        r.config.size_bytes = r.dataset.size_bytes;
+        r.config.files = r.dataset.files as u32;
+    }
     r.config.sessions = with.iter().map(|(h, _)| h.config.sessions).sum();
     let (user, system) = with.iter().fold((0.0, 0.0), |(u, s), (h, _)| {
         (u + h.cpu.user_s, s + h.cpu.system_s)

@@ -144,9 +144,15 @@ pub struct DataSet {
     pub fill: Option<String>,
     /// A block device claimed for a write test with `--destructive` (see [`claimed_device`]).
     pub destructive: bool,
+    /// The region of the data files this run uses, `(index, of)`: the files `i` with
+    /// `i % of == index` ([`DataSet::keep_region`]); None: all of them.
+    pub region: Option<(usize, usize)>,
     /// The data set directory, locked (None for a file or device target).
     dir: Option<Dir>,
     mode: Mode,
+    /// Held shared beside writers of other regions ([`Prepare::region_writer`]): its data
+    /// files may be written, its manifest never.
+    region_writer: bool,
     manifest: Option<Manifest>,
     /// The data set's lock, held for the run.
     _lock: Option<Lock>,
@@ -550,6 +556,12 @@ pub struct Prepare<'a> {
     /// Whether the run writes into the data set (data, redo or temp files): it then holds
     /// the data set exclusively. A run that only reads holds it shared and changes nothing.
     pub writes: bool,
+    /// The run writes only the data files of its own region ([`DataSet::keep_region`]),
+    /// beside other such writers of the other regions: it holds the data set shared, may
+    /// open its data files for writing, and changes nothing else — no manifest, no file
+    /// made or removed. The data set must be ready as the run wants it, prepared before by
+    /// a run that held it exclusively.
+    pub region_writer: bool,
     /// Other space the run will need: temp files in the data set directory, its run
     /// directory. Checked with the data set's, on the same file systems, before anything
     /// is created or removed.
@@ -610,7 +622,12 @@ impl Changes {
 }
 
 fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
-    let wanted = if p.writes || created_now {
+    if p.region_writer && created_now {
+        return Err(not_ready_for_regions(&dir, "there is none yet"));
+    }
+    let wanted = if p.region_writer {
+        Mode::Shared
+    } else if p.writes || created_now {
         Mode::Exclusive
     } else {
         Mode::Shared
@@ -620,7 +637,11 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     let created_now = created_now || lock.says_created_dir();
     let result = prepare_locked(p, &dir, &lock, wanted, created_now);
     match result {
-        Ok(m) => Ok(m.into_data_set(dir, lock, wanted)),
+        Ok(m) => {
+            let mut ds = m.into_data_set(dir, lock, wanted);
+            ds.region_writer = p.region_writer;
+            Ok(ds)
+        }
         Err(e) => {
             lock.unmake(&dir);
             Err(e)
@@ -735,6 +756,26 @@ fn prepare_locked(
     space.merge(&p.space);
     space.check().map_err(Error::usage)?;
 
+    if p.region_writer {
+        // Writers of regions hold it together: none may change what the others use.
+        let why = if !had_manifest {
+            Some("it has no manifest".to_string())
+        } else if let Some(why) = &changes.data {
+            Some(format!("its data files would be rebuilt ({why})"))
+        } else if changes.any() {
+            Some("it has redo logs or temp files to change".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(not_ready_for_regions(dir, &why));
+        }
+        return Ok(Prepared {
+            m,
+            reused: true,
+            fill_method: None,
+        });
+    }
     if !changes.any() {
         // Nothing to change: a run that only reads writes nothing at all.
         if !had_manifest && p.writes {
@@ -843,6 +884,14 @@ fn prepare_locked(
         reused: !built,
         fill_method: built.then(|| methods.join("; ")),
     })
+}
+
+/// A writer of one region found the data set not ready: it changes nothing itself.
+fn not_ready_for_regions(dir: &Dir, why: &str) -> Error {
+    Error::usage(format!(
+        "the data set in {} is not ready to be written in regions ({why}); it must be prepared first by a run that holds it alone",
+        dir.path().display()
+    ))
 }
 
 /// Why the data files must be (re)built for `spec`, or None when they serve as they are.
@@ -1169,8 +1218,10 @@ fn from_manifest(dir: Dir, lock: Lock, mode: Mode, m: Manifest, reused: bool) ->
         fill: (!m.files.is_empty()).then(|| m.fill.clone()),
         destructive: false,
         path: dir.path().to_path_buf(),
+        region: None,
         dir: Some(dir),
         mode,
+        region_writer: false,
         manifest: Some(m),
         _lock: Some(lock),
         _claim: None,
@@ -1257,8 +1308,10 @@ fn one_file_data_set(
         fill_method: None,
         fill: None,
         destructive: claim.is_some(),
+        region: None,
         dir: None,
         mode: Mode::Shared,
+        region_writer: false,
         manifest: None,
         _lock: None,
         _claim: claim,
@@ -1308,6 +1361,43 @@ impl DataSet {
         self.manifest.is_some() || self.destructive
     }
 
+    /// Keeps only the region `index` of `of` of the data files: the files `i` with
+    /// `i % of == index`, in their order. The run then sees a data set of those files
+    /// (`of` regions of one data set, each written by one run, are disjoint). Refused for
+    /// a data set of fewer files than regions, or of one file dbio did not make.
+    pub fn keep_region(&mut self, index: usize, of: usize) -> Result<()> {
+        if self.kind != TargetKind::Directory || index >= of || self.files.len() < of {
+            return Err(Error::usage(format!(
+                "{} cannot be split into {of} regions of whole data files: it has {} data file(s){}",
+                self.path.display(),
+                self.files.len(),
+                if self.kind == TargetKind::Directory {
+                    ""
+                } else {
+                    " and is not a data set directory dbio made"
+                }
+            )));
+        }
+        let files = std::mem::take(&mut self.files);
+        self.files = (files.into_iter().enumerate())
+            .filter(|(i, _)| i % of == index)
+            .map(|(_, f)| f)
+            .collect();
+        self.region = Some((index, of));
+        Ok(())
+    }
+
+    /// A writer of one region never writes the manifest: the others hold it too.
+    fn manifest_writable(&self) -> Result<()> {
+        if self.region_writer {
+            return Err(Error::other(format!(
+                "internal: the manifest of {} would be written by a writer of one region",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Opens every data file with `flags`. Writing requires a data set dbio created, held
     /// exclusively, and each file is checked to still be the one dbio created.
     pub fn open(&self, flags: OpenFlags) -> Result<Vec<File>> {
@@ -1332,7 +1422,8 @@ impl DataSet {
                 self.path.display()
             )));
         }
-        if flags.write && self.dir.is_some() && self.mode != Mode::Exclusive {
+        if flags.write && self.dir.is_some() && self.mode != Mode::Exclusive && !self.region_writer
+        {
             return Err(Error::other(
                 "internal: a data set held for reading was opened for writing",
             ));
@@ -1378,6 +1469,7 @@ impl DataSet {
     /// manifest, and removed when the run ends (or by the next run that writes, or
     /// `dbio clean --stale`, if it was killed).
     pub fn create_temp_files(&mut self, sizes: &[u64], flags: OpenFlags) -> Result<Vec<File>> {
+        self.manifest_writable()?;
         let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Err(Error::usage(format!(
                 "{} was not created by dbio; temp files are written only into data sets dbio created (give a directory as --target)",
@@ -1481,6 +1573,7 @@ impl DataSet {
         &mut self,
         write: impl FnOnce(&Dir) -> std::io::Result<(FileId, u64)>,
     ) -> Result<()> {
+        self.manifest_writable()?;
         let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Ok(());
         };
@@ -1498,6 +1591,12 @@ impl DataSet {
         };
         if !m.verify {
             return Ok(());
+        }
+        if self.region_writer {
+            return Err(Error::usage(format!(
+                "the data set in {} carries verify headers that writing would end; prepare it without --verify, or write it from one run",
+                self.path.display()
+            )));
         }
         m.verify = false;
         let seq = m.verify_seq.take();
@@ -1745,4 +1844,83 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
     drop(dir);
     r.removed_dir = r.remaining.is_empty() && m.created_dir && std::fs::remove_dir(path).is_ok();
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(target: &Path) -> DataSetSpec {
+        DataSetSpec {
+            target: target.to_path_buf(),
+            size: 4 << 20,
+            block_size: 8192,
+            files: 4,
+            fresh: false,
+            fill: fill::Content::Zero,
+            size_given: None,
+            verify: false,
+        }
+    }
+
+    fn prepare_as(target: &Path, region_writer: bool) -> Result<DataSet> {
+        let (written, stop) = (AtomicU64::new(0), AtomicBool::new(false));
+        let fill = FillOptions {
+            seed: 1,
+            buffered: true,
+            written: &written,
+            stop: &stop,
+        };
+        let spec = spec(target);
+        prepare(&Prepare {
+            target,
+            data: Some(&spec),
+            redo: None,
+            fresh: false,
+            writes: true,
+            region_writer,
+            space: SpaceNeeds::default(),
+            fill: &fill,
+        })
+    }
+
+    const WRITE: OpenFlags = OpenFlags {
+        write: true,
+        direct: false,
+        dsync: false,
+    };
+
+    #[test]
+    fn region_writers_hold_one_data_set_together_and_change_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("ds");
+        // Nothing there yet: a region writer makes nothing.
+        let e = prepare_as(&target, true).unwrap_err().to_string();
+        assert!(e.contains("not ready to be written in regions"), "{e}");
+        assert!(!target.exists());
+        drop(prepare_as(&target, false).unwrap());
+        let manifest = target.join("dbio-manifest.json");
+        let before = std::fs::read(&manifest).unwrap();
+        let mut a = prepare_as(&target, true).unwrap();
+        let mut b = prepare_as(&target, true).unwrap();
+        a.keep_region(0, 2).unwrap();
+        b.keep_region(1, 2).unwrap();
+        let names = |d: &DataSet| d.files.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), ["dbio-data-001.dbf", "dbio-data-003.dbf"]);
+        assert_eq!(names(&b), ["dbio-data-002.dbf", "dbio-data-004.dbf"]);
+        assert_eq!(a.open(WRITE).unwrap().len(), 2);
+        assert_eq!(b.open(WRITE).unwrap().len(), 2);
+        // A plain writer needs it alone: refused while the region writers hold it.
+        let e = prepare_as(&target, false).unwrap_err().to_string();
+        assert!(e.contains("in use"), "{e}");
+        // Nothing of the manifest is theirs to write.
+        assert!(a.create_temp_files(&[8192], WRITE).is_err());
+        assert!(a.save_verify(|_| unreachable!()).is_err());
+        drop((a, b));
+        assert_eq!(std::fs::read(&manifest).unwrap(), before);
+        // More regions than files: refused.
+        let mut c = prepare_as(&target, true).unwrap();
+        let e = c.keep_region(0, 5).unwrap_err().to_string();
+        assert!(e.contains("4 data file(s)"), "{e}");
+    }
 }

@@ -107,6 +107,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         space,
         out: None,
         hooks: Default::default(),
+        region: None,
     })
 }
 

@@ -215,6 +215,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             fill_method: None,
             fill: Some("random".into()),
             disk_bytes: (1 << 30) + (768 << 20),
+            region: None,
         },
         host: HostJson {
             hostname: "<script>alert(1)</script>".into(),

@@ -363,6 +363,18 @@ pub struct DataSetJson {
     /// files (0 in results of older dbio versions).
     #[serde(default)]
     pub disk_bytes: u64,
+    /// The region of the data set this run used, when it used only one (`--shared` runs
+    /// that write across hosts: each host its own data files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<RegionJson>,
+}
+
+/// A region of a data set: its data files `i` with `i % of == index`, by name.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RegionJson {
+    pub index: usize,
+    pub of: usize,
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -502,6 +502,11 @@ pub fn assemble(i: &Inputs) -> RunResult {
             fill_method: ds.fill_method.clone(),
             fill: ds.fill.clone(),
             disk_bytes: ds.disk_bytes(),
+            region: ds.region.map(|(index, of)| rj::RegionJson {
+                index,
+                of,
+                files: ds.files.iter().map(|f| f.name.clone()).collect(),
+            }),
         },
         host: rj::HostJson::current(),
         cpu: rj::CpuJson {

@@ -76,12 +76,48 @@ impl std::fmt::Debug for RunHooks {
     }
 }
 
+/// A region of a data set: the data files `i` with `i % of == index`. Runs given the
+/// `of` regions of one data set write disjoint files, and so may hold it together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub index: usize,
+    pub of: usize,
+}
+
 /// Opens (or creates) the data set a run needs: data files for tests that read or write
 /// them, redo logs for redo and oltp. `space`: what else the run will write (temp files,
 /// its run directory), checked with the data set's before anything is created.
 pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> Result<DataSet> {
+    open_data_set_in(cfg, stop, space, None)
+}
+
+/// Prepares the data set as a run of `cfg` would find it, then lets it go: made or
+/// checked, and, for a run that writes data blocks without `--verify`, its verify headers
+/// given up — so that runs of its regions ([`Preflight::region`]) find it ready and
+/// change nothing.
+pub fn prepare_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> Result<()> {
+    let mut ds = open_data_set(cfg, stop, space)?;
+    check_verify(cfg, &mut ds)
+}
+
+/// [`open_data_set`], or with `region` the data set's region only: a data set directory
+/// prepared before, held shared beside the runs of its other regions, of which this run
+/// opens (and writes) only its own data files.
+fn open_data_set_in(
+    cfg: &RunConfig,
+    stop: &AtomicBool,
+    space: SpaceNeeds,
+    region: Option<Region>,
+) -> Result<DataSet> {
     let target = &cfg.dataset.target;
-    match dataset::target_kind(target).map_err(|e| e.named("--target"))? {
+    let kind = dataset::target_kind(target).map_err(|e| e.named("--target"))?;
+    if region.is_some() && matches!(kind, Some(TargetKind::File | TargetKind::BlockDevice)) {
+        return Err(Error::usage(format!(
+            "--target {}: a region of a data set is a share of its data files, and this is one file or device; give a data set directory",
+            target.display()
+        )));
+    }
+    match kind {
         Some(TargetKind::BlockDevice) if matches!(cfg.test, Test::WriteIops | Test::WriteMbps) => {
             space.check().map_err(Error::usage)?;
             // Checked (mounted, holders, O_EXCL, signatures), then --destructive, then asked.
@@ -115,6 +151,7 @@ pub fn open_data_set(cfg: &RunConfig, stop: &AtomicBool, space: SpaceNeeds) -> R
                     .then_some((cfg.redo.files, cfg.redo.file_size)),
                 fresh: cfg.dataset.fresh,
                 writes: cfg.writes(),
+                region_writer: region.is_some() && cfg.writes(),
                 space,
                 fill: &fill,
             };
@@ -163,6 +200,11 @@ pub struct Preflight {
     pub out: Option<std::sync::Arc<crate::safety::fs::Dir>>,
     /// What the caller hears of while the run goes (nothing by default).
     pub hooks: Arc<RunHooks>,
+    /// Use only this region of the data set's files, beside runs of its other regions
+    /// (None: all of it). A run that writes then holds the data set shared with them and
+    /// changes nothing in it but its own files' blocks: it must have been prepared before
+    /// ([`prepare_data_set`]).
+    pub region: Option<Region>,
 }
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
@@ -180,8 +222,11 @@ pub fn run(
 ) -> Result<RunOutcome> {
     let started_at = sys::utc_now_rfc3339();
     crate::clock::calibrate();
-    let ds = open_data_set(cfg, stop, pre.space.clone())?;
+    let mut ds = open_data_set_in(cfg, stop, pre.space.clone(), pre.region)?;
     on_data_set(&ds);
+    if let Some(r) = pre.region {
+        ds.keep_region(r.index, r.of)?;
+    }
     if pre.hooks.no_run_dir {
         return run_in(cfg, stop, ds, None, pre, started_at);
     }
