@@ -108,6 +108,7 @@ impl Findings {
     fn has_data_set(&self, p: &Path) -> bool {
         let c = canonical(p);
         self.data_sets.iter().any(|f| canonical(&f.health.dir) == c)
+            || self.unfinished.iter().any(|u| canonical(u) == c)
     }
 
     fn has_runs(&self, p: &Path) -> bool {
@@ -185,6 +186,15 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
             let manifest = p.join(crate::dataset::manifest::MANIFEST_NAME);
             if std::fs::symlink_metadata(&manifest).is_ok() {
                 f.look(&p, 1, Some(r.clone()));
+            } else if let Some(running) = crate::dataset::first_preparation(&p) {
+                if running {
+                    f.notes.push(format!(
+                        "{}: a first preparation is running here (no manifest yet)",
+                        p.display()
+                    ));
+                } else if !f.has_data_set(&p) {
+                    f.unfinished.push(p);
+                }
             } else {
                 f.gone.push(r.clone());
             }
@@ -259,6 +269,13 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let h = &found.health;
         total += h.bytes;
         let _ = writeln!(o, "  {}", describe(found));
+        if h.unfinished_files() {
+            let _ = writeln!(
+                o,
+                "    STALE: files of a killed preparation ({} on disk)",
+                human_bytes(h.bytes)
+            );
+        }
         for t in &h.stray_temp_files {
             let _ = writeln!(
                 o,
@@ -269,7 +286,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         for r in &h.rejected {
             let _ = writeln!(
                 o,
-                "    CHANGED: the manifest's {r}; dbio does not act on this data set (remove its files yourself)"
+                "    CHANGED: the manifest was changed: {r}; dbio does not act on this data set (remove its files yourself)"
             );
         }
         for (p, why) in &h.foreign {
@@ -325,7 +342,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             .map(|h| shell_word(&h.dir.display().to_string()))
             .collect();
         advice.push(format!(
-            "{} data set(s) hold temporary files of killed runs: `dbio clean --stale {}` removes them (data files stay; `dbio clean PATH` removes a whole data set)",
+            "{} data set(s) hold temporary files of killed runs or files of killed preparations: `dbio clean --stale {}` removes them (complete data files stay; `dbio clean PATH` removes a whole data set)",
             stale.len(),
             dirs.join(" ")
         ));
@@ -377,7 +394,9 @@ fn describe(found: &Found) -> String {
         "ready, not in use".to_string()
     };
     let known = match &found.record {
-        Some(r) if r.last_test == "prepare" => format!("; prepared {}", r.last_used_at),
+        Some(r) if r.last_test == "prepare" && h.state == State::Ready => {
+            format!("; prepared {}", r.last_used_at)
+        }
         Some(r) => format!(
             "; last used {} by {}{}",
             r.last_used_at,
@@ -412,8 +431,13 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         for p in &r.removed {
             let _ = writeln!(
                 o,
-                "{}: removed temporary file {}",
+                "{}: removed {} {}",
                 h.dir.display(),
+                if h.unfinished_files() {
+                    "the file of a killed preparation"
+                } else {
+                    "temporary file"
+                },
                 p.display()
             );
         }

@@ -365,7 +365,15 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
         );
         let _ = env.output(&["clean", "--stale", "ds"]);
         let clean = env.output(&["clean", "ds"]);
-        assert_ne!(clean.status.code(), Some(0), "{tamper}: {}", stderr(&clean));
+        if matches!(tamper, "parent" | "absolute") {
+            // A path entry names nothing in the data set: all of dbio's files go, the entry
+            // is named as ignored, and nothing remains.
+            assert!(clean.status.success(), "{tamper}: {}", stderr(&clean));
+            assert!(stderr(&clean).contains("ignored"), "{}", stderr(&clean));
+            assert!(!ds.exists(), "{tamper}");
+        } else {
+            assert_ne!(clean.status.code(), Some(0), "{tamper}: {}", stderr(&clean));
+        }
         victim.assert_intact(tamper);
         for k in &kept {
             k.assert_intact(tamper);
@@ -1231,4 +1239,194 @@ fn looking_at_a_foreign_directory_creates_nothing_in_it() {
             stderr(&out)
         );
     }
+}
+
+/// Waits (up to 60 s) until the manifest in `dir` says a preparation of `size_bytes` is under
+/// way, as one killed now leaves it.
+fn wait_preparing(dir: &Path, size_bytes: u64) {
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(dir.join("dbio-manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|m| m["state"] == "preparing" && m["size_bytes"] == size_bytes)
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "never preparing");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A preparation killed on a file system without O_TMPFILE (first, and with --fresh) leaves
+/// a manifest that is dbio's own: doctor says incomplete, never CHANGED; the next run
+/// recreates it, `clean --stale` and `clean` remove it.
+#[test]
+fn a_killed_preparation_without_tmpfile_is_incomplete_not_changed() {
+    let env = Env::new();
+    let victim = Victim::new(env.join("victim"));
+    let ds = env.join("ds");
+    let t = ds.to_str().unwrap();
+    let no_tmpfile = [("DBIO_TEST_NO_TMPFILE", "1")];
+    let killed = |args: &[&str], size: u64| {
+        let mut child = spawn(&env, args, &no_tmpfile);
+        wait_preparing(&ds, size);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let doctor = env.output(&["doctor", t]);
+        let text = String::from_utf8_lossy(&doctor.stdout).into_owned();
+        assert!(text.contains("incomplete"), "{text}");
+        assert!(!text.contains("CHANGED"), "{text}");
+        text
+    };
+    // A killed first preparation: the next run recreates it.
+    killed(&["prepare", "--target", t, "--size", "2G"], 2 << 30);
+    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A killed --fresh: `clean --stale` removes its files, then the next run recreates it.
+    let text = killed(
+        &["prepare", "--target", t, "--size", "2G", "--fresh"],
+        2 << 30,
+    );
+    assert!(
+        text.contains("STALE: files of a killed preparation"),
+        "{text}"
+    );
+    let out = env.output(&["clean", "--stale", t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("the file of a killed preparation"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(files_under(&ds), ["dbio-lock", "dbio-manifest.json"]);
+    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Killed again: `dbio clean` removes it all.
+    killed(
+        &["prepare", "--target", t, "--size", "2G", "--fresh"],
+        2 << 30,
+    );
+    let out = env.output(&["clean", t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!ds.exists());
+    victim.assert_intact("killed preparations");
+}
+
+/// A first preparation killed before its manifest exists is in the registry from the
+/// moment its directory is made: `dbio doctor` run elsewhere lists it as STALE, and a
+/// store that cannot be written does not fail a preparation.
+#[test]
+fn doctor_anywhere_lists_a_killed_first_preparation() {
+    let env = Env::new();
+    let ds = env.join("ds");
+    let t = ds.to_str().unwrap();
+    let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+    wait_locked(&ds, child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(files_under(&ds), ["dbio-lock"]);
+    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("{t}: STALE: a first preparation was killed here")),
+        "{text}"
+    );
+    let out = env
+        .dbio()
+        .current_dir("/")
+        .args(["clean", t])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!ds.exists());
+    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(!text.contains(t), "forgotten: {text}");
+    // A store that cannot be written: the preparation still succeeds.
+    let out = env.output(&[
+        "--db",
+        "/proc/dbio.db",
+        "prepare",
+        "--target",
+        t,
+        "--size",
+        "8M",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = env.output(&["clean", t]);
+}
+
+/// `dbio clean` of a manifest with a wrong field names the field as a field, not as a file
+/// in the directory, removes dbio's files and exits 0 when nothing remains; 1 when a file
+/// that is not dbio's is left at a listed name.
+#[test]
+fn clean_names_manifest_fields_as_fields_and_exits_1_only_when_something_remains() {
+    let env = Env::new();
+    let ds = env.join("ds");
+    let out = env.output(&["prepare", "--target", "ds", "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut m = manifest_of(&ds);
+    m["size_bytes"] = 4096.into();
+    set_manifest(&ds, &m);
+    let out = env.output(&["clean", "ds"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        !err.contains("ds/size_bytes") && !err.contains("left"),
+        "{err}"
+    );
+    assert!(err.contains("its size_bytes is 4096"), "{err}");
+    assert!(!ds.exists());
+    // A foreign file at a name the manifest lists stays, and clean says so with exit 1.
+    let out = env.output(&["prepare", "--target", "ds", "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notes = Victim::new(ds.join("notes.txt"));
+    let mut m = manifest_of(&ds);
+    m["files"].as_array_mut().unwrap().push(
+        serde_json::json!({"name": "notes.txt", "size_bytes": 4096, "dev": 1, "ino": 5, "btime_ns": null}),
+    );
+    set_manifest(&ds, &m);
+    let out = env.output(&["clean", "ds"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("notes.txt alone"), "{}", stderr(&out));
+    notes.assert_intact("clean");
+    assert_eq!(files_under(&ds), ["notes.txt"]);
+}
+
+/// doctor's hint for a registered data set whose manifest was deleted by hand works as
+/// printed: `dbio clean PATH` forgets it and removes nothing that is not dbio's.
+#[test]
+fn clean_forgets_a_registered_data_set_whose_manifest_is_gone() {
+    let env = Env::new();
+    let ds = env.join("ds");
+    let t = ds.to_str().unwrap();
+    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in files_under(&ds) {
+        std::fs::remove_file(ds.join(name)).unwrap();
+    }
+    let notes = Victim::new(ds.join("notes.txt"));
+    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    let hint = format!("`dbio clean {t}` forgets it");
+    assert!(text.contains("gone") && text.contains(&hint), "{text}");
+    let out = env
+        .dbio()
+        .current_dir("/")
+        .args(["clean", t])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("forgotten"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    notes.assert_intact("clean of a data set whose manifest is gone");
+    assert_eq!(files_under(&ds), ["notes.txt"]);
+    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(!text.contains(t), "{text}");
+    // Not registered any more: a directory that holds no data set is refused, as before.
+    let out = env.output(&["clean", t]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -29,6 +29,19 @@ use crate::workload::spec::rand_seed;
 /// Runs the command line. Returns the exit status.
 pub fn main(cli: Cli) -> Result<ExitCode> {
     let stop = install_signal_handlers()?;
+    let command = match &cli.command {
+        Command::Run(_) => "run",
+        Command::Prepare(_) => "prepare",
+        Command::Matrix(_) => "matrix",
+        Command::Sweep(_) => "sweep",
+        Command::Calibrate(_) => "calibrate",
+        Command::Wizard => "wizard",
+        _ => "dbio",
+    };
+    let db = cli.db.clone();
+    dataset::on_new_data_set(Box::new(move |path, in_use| {
+        note_new_data_set(db.as_deref(), path, in_use, command)
+    }));
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
@@ -301,6 +314,35 @@ fn register(db: Option<&Path>, ds: &crate::dataset::DataSet, test: &str) {
         // Said once, with the run's own record (see `record`).
         UNREGISTERED.store(true, Ordering::Relaxed);
     }
+}
+
+/// Registers the data set directory `path` the moment a preparation takes it into use
+/// (`in_use`), before anything is built, so that `dbio doctor` lists it from anywhere even
+/// if the preparation is killed; forgets it when nothing came of it. A store that cannot be
+/// written changes nothing here (the run's own registering says so).
+fn note_new_data_set(db: Option<&Path>, path: &Path, in_use: bool, command: &str) {
+    let Ok(abs) = std::fs::canonicalize(path) else {
+        return;
+    };
+    let abs = abs.display().to_string();
+    let _ = store_path(db).and_then(|p| {
+        let mut store = Store::open(&p)?;
+        if in_use {
+            let now = crate::sys::utc_now_rfc3339();
+            store.note_data_set(&crate::store::DataSetRecord {
+                path: abs,
+                created_at: now.clone(),
+                last_used_at: now,
+                last_test: command.to_string(),
+                last_run_id: None,
+                disk_bytes: 0,
+                data_files: 0,
+                redo_files: 0,
+            })
+        } else {
+            store.forget_data_set(&abs).map(|_| ())
+        }
+    });
 }
 
 /// A data set could not be registered in the results store.
@@ -618,6 +660,15 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
             })
             .unwrap_or(false)
     };
+    // Registered, but its manifest is gone (deleted by hand): forgotten, nothing removed.
+    if dataset::holds_no_data_set(&path) && forget() {
+        println!(
+            "{} holds no dbio data set any more (its {} is gone); forgotten by the results store, nothing removed",
+            path.display(),
+            dataset::manifest::MANIFEST_NAME
+        );
+        return Ok(ExitCode::Ok);
+    }
     if !path.exists() && forget() {
         println!(
             "{} is gone (moved or deleted by hand); forgotten by the results store",
@@ -647,6 +698,11 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
             } else {
                 ""
             }
+        );
+    }
+    for why in &r.ignored {
+        eprintln!(
+            "dbio: note: the manifest was changed: {why} (ignored; nothing of it was touched)"
         );
     }
     for (p, why) in &r.left_alone {

@@ -119,9 +119,27 @@ pub struct Rejected {
     pub why: String,
 }
 
+impl Rejected {
+    /// Whether this is a field of the manifest whose value is wrong (`list` "manifest"),
+    /// rather than a file entry: its name is a field name, never a file's.
+    pub fn is_field(&self) -> bool {
+        self.list == "manifest"
+    }
+}
+
+/// One clause: "its size_bytes is 1, not …", "its files list names '../victim', which is a
+/// path, not one of dbio's file names".
 impl std::fmt::Display for Rejected {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} entry '{}' {}", self.list, self.name, self.why)
+        if self.is_field() {
+            write!(f, "its {} {}", self.name, self.why)
+        } else {
+            write!(
+                f,
+                "its {} list names '{}', which {}",
+                self.list, self.name, self.why
+            )
+        }
     }
 }
 
@@ -254,7 +272,7 @@ impl Manifest {
             {
                 return Some((
                     "files",
-                    "size_bytes are not equal whole blocks in every data file".into(),
+                    "have sizes that are not equal whole blocks in every data file".into(),
                 ));
             }
             if Some(self.size_bytes) != per.checked_mul(self.files.len() as u64) {
@@ -276,13 +294,13 @@ impl Manifest {
             return Some((
                 "redo_files",
                 format!(
-                    "size_bytes are not the redo_file_size {} (at least 4M, whole 512 B blocks)",
+                    "have sizes that are not the redo_file_size {} (at least 4M, whole 512 B blocks)",
                     self.redo_file_size
                 ),
             ));
         }
         if self.temp_files.iter().any(|f| f.size_bytes == 0) {
-            return Some(("temp_files", "a size_bytes is 0".into()));
+            return Some(("temp_files", "include one of size 0".into()));
         }
         None
     }

@@ -463,7 +463,7 @@ fn read_manifest(dir: &Dir) -> Result<Option<Manifest>> {
         Some((m, rejected)) => match rejected.first() {
             None => Ok(Some(m)),
             Some(r) => Err(Error::usage(format!(
-                "the manifest in {} lists {r}; dbio does not act on a data set whose manifest was changed — see `dbio doctor {}`, then move the directory away or remove its files yourself",
+                "the manifest in {} was changed: {r}; dbio does not act on such a data set — see `dbio doctor {}`, then move the directory away or remove its files yourself",
                 dir.path().display(),
                 crate::units::shell_word(&dir.path().display().to_string())
             ))),
@@ -591,6 +591,25 @@ fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
     }
 }
 
+/// What hears that a data set directory is taken into use before anything is built in it
+/// (`true`), or that nothing came of it after all (`false`): the results store's registry,
+/// so that `dbio doctor` run anywhere lists a first preparation that is killed. It must not
+/// fail the preparation (a store that cannot be written is its own business).
+pub type RegistryHook = Box<dyn Fn(&Path, bool) + Send + Sync>;
+
+static REGISTRY: std::sync::OnceLock<RegistryHook> = std::sync::OnceLock::new();
+
+/// Sets the [`RegistryHook`] (once per process; later calls are ignored).
+pub fn on_new_data_set(hook: RegistryHook) {
+    let _ = REGISTRY.set(hook);
+}
+
+fn tell_registry(path: &Path, in_use: bool) {
+    if let Some(hook) = REGISTRY.get() {
+        hook(path, in_use);
+    }
+}
+
 /// Opens or creates the data set (the `prepare` step). Everything is checked first — the
 /// manifest, the files it lists, what the run wants, the free space — and only then is
 /// anything removed or created.
@@ -633,6 +652,12 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
         Mode::Shared
     };
     let lock = lock_dir(&dir, wanted, created_now)?;
+    let no_manifest = || matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None));
+    // No data set here yet: registered now, before anything is built.
+    let first = no_manifest();
+    if first {
+        tell_registry(p.target, true);
+    }
     // A directory whose first preparation was killed: dbio's all the same.
     let created_now = created_now || lock.says_created_dir();
     let result = prepare_locked(p, &dir, &lock, wanted, created_now);
@@ -644,6 +669,9 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
         }
         Err(e) => {
             lock.unmake(&dir);
+            if first && no_manifest() && matches!(dir.entry(LOCK_NAME), Ok(None)) {
+                tell_registry(p.target, false);
+            }
             Err(e)
         }
     }
@@ -822,6 +850,12 @@ fn prepare_locked(
         if had_headers {
             m.write(dir)?;
         }
+        // The manifest written while preparing describes the data set being built, so
+        // that one left by a kill is dbio's own, consistent, and recreated or removed.
+        m.fill = spec.fill.name();
+        m.size_bytes = spec.size;
+        m.block_size = spec.block_size;
+        m.verify = spec.verify;
         let names: Vec<String> = (0..spec.files).map(data_file_name).collect();
         let seal = spec
             .verify
@@ -842,11 +876,7 @@ fn prepare_locked(
                     Error::io("cannot write", &dir.join(crate::verify::seq::SEQ_NAME), &e)
                 })?;
             m.verify_seq = Some(FileEntry::new(crate::verify::seq::SEQ_NAME, size, seq));
-            m.verify = true;
         }
-        m.fill = spec.fill.name();
-        m.size_bytes = spec.size;
-        m.block_size = spec.block_size;
         methods.push(format!("data files: {method}"));
     }
     if let (true, Some((count, size))) = (changes.redo, p.redo) {
@@ -856,6 +886,7 @@ fn prepare_locked(
             m.redo_files.clear();
             m.write(dir)?;
         }
+        m.redo_file_size = size;
         let names: Vec<String> = (0..count).map(redo_file_name).collect();
         let method = build_group(
             dir,
@@ -867,7 +898,6 @@ fn prepare_locked(
             p.fill,
             None,
         )?;
-        m.redo_file_size = size;
         methods.push(format!("redo logs: {method}"));
     }
     m.state = State::Ready;
@@ -1112,6 +1142,11 @@ fn build_group(
         let listed = std::mem::take(group_mut(m, g));
         let _ = remove_group(dir, &listed);
         m.state = State::Ready;
+        // What was to be built is not there.
+        match g {
+            Group::Data => (m.size_bytes, m.block_size, m.verify) = (0, 0, false),
+            Group::Redo => m.redo_file_size = 0,
+        }
         // The manifest is rewritten if there is one; none is left where there was none.
         if matches!(dir.entry(manifest::MANIFEST_NAME), Ok(Some(_))) {
             if m.all_files().next().is_some() {
@@ -1705,6 +1740,9 @@ pub struct CleanReport {
     /// Names listed whose file is no longer dbio's, and manifest entries that were never
     /// dbio's (tampered): left alone.
     pub left_alone: Vec<(PathBuf, String)>,
+    /// What was wrong in a changed manifest that leaves nothing behind (a field, an entry
+    /// that is a path), one clause each as [`Rejected`] says it.
+    pub ignored: Vec<String>,
 }
 
 /// The lock file's identity, and whether dbio created the directory, when `dir` has no
@@ -1755,16 +1793,29 @@ fn clean_unfinished(path: &Path, dir: Dir) -> Result<CleanReport> {
 /// manifest was written: its lock file is left) and no preparation holds it now.
 /// Changes nothing (`dbio doctor`).
 pub fn is_unfinished(path: &Path) -> bool {
+    first_preparation(path) == Some(false)
+}
+
+/// For a directory without a manifest whose lock file a preparation made: whether that
+/// first preparation is running now (`Some(true)`) or was killed (`Some(false)`, see
+/// [`is_unfinished`]). None otherwise. Changes nothing.
+pub fn first_preparation(path: &Path) -> Option<bool> {
+    let dir = Dir::open(path).ok()?;
+    if !matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) {
+        return None;
+    }
+    let lock = Lock::existing(&dir).ok()?;
+    matches!(unfinished_lock(&dir, &lock), Ok(Some(_))).then(|| lock.busy())
+}
+
+/// Whether `path` is a directory that holds nothing of a dbio data set: no manifest, and
+/// no lock file a preparation made. Changes nothing (`dbio clean` of a registered data set
+/// whose manifest is gone).
+pub fn holds_no_data_set(path: &Path) -> bool {
     let Ok(dir) = Dir::open(path) else {
         return false;
     };
-    if !matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) {
-        return false;
-    }
-    let Ok(lock) = Lock::existing(&dir) else {
-        return false;
-    };
-    !lock.busy() && matches!(unfinished_lock(&dir, &lock), Ok(Some(_)))
+    matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None)) && first_preparation(path).is_none()
 }
 
 /// Removes the data set in `path`: the files its manifest lists (each only if still the
@@ -1802,8 +1853,18 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
     };
     let mut r = CleanReport::default();
     for x in rejected {
-        r.left_alone
-            .push((dir.join(&x.name), format!("its manifest entry {}", x.why)));
+        // A wrong field names no file; an entry that is a path or not one of dbio's names
+        // is never looked up. Only a file at such a name in the directory is left there.
+        let in_dir = !x.is_field()
+            && !x.name.contains('/')
+            && !matches!(x.name.as_str(), "" | "." | "..")
+            && matches!(dir.entry(&x.name), Ok(Some(_)));
+        if in_dir {
+            r.left_alone
+                .push((dir.join(&x.name), format!("its manifest entry {}", x.why)));
+        } else {
+            r.ignored.push(x.to_string());
+        }
     }
     for f in m.all_files() {
         let p = dir.join(&f.name);

@@ -31,6 +31,8 @@ pub struct Health {
     pub stray_temp_files: Vec<PathBuf>,
     /// Listed files that are missing.
     pub missing: usize,
+    /// Listed files that are there and dbio's.
+    pub present: usize,
     /// Manifest entries that are not dbio's (a changed manifest): never acted on.
     pub rejected: Vec<Rejected>,
     /// Listed names where a file that is not dbio's is now, and why: left alone.
@@ -40,7 +42,13 @@ pub struct Health {
 impl Health {
     /// Whether a killed run left something `dbio clean --stale` removes.
     pub fn is_stale(&self) -> bool {
-        !self.stray_temp_files.is_empty()
+        !self.stray_temp_files.is_empty() || self.unfinished_files()
+    }
+
+    /// Whether it holds files of a preparation that was killed (named, where the file
+    /// system has no `O_TMPFILE`) and no run holds it now.
+    pub fn unfinished_files(&self) -> bool {
+        self.state == State::Preparing && !self.busy && self.holders.is_empty() && self.present > 0
     }
 
     /// Whether something needs the user: stale files, or a manifest or files that are not
@@ -60,10 +68,13 @@ pub fn inspect(path: &Path) -> Result<Option<Health>> {
     let lock = super::Lock::existing(&dir)?;
     let busy = lock.busy();
     let holders = lock.holders();
-    let (mut bytes, mut missing, mut foreign) = (0, 0, Vec::new());
+    let (mut bytes, mut missing, mut present, mut foreign) = (0, 0, 0, Vec::new());
     for f in m.all_files() {
         match dir.entry(&f.name) {
-            Ok(Some(e)) if e.is_ours(&f.id()) => bytes += e.size,
+            Ok(Some(e)) if e.is_ours(&f.id()) => {
+                bytes += e.size;
+                present += 1;
+            }
             Ok(Some(e)) => {
                 // The file dbio created, of another user: on disk all the same.
                 if f.id().same_file(&e.id) {
@@ -94,6 +105,7 @@ pub fn inspect(path: &Path) -> Result<Option<Health>> {
         holders,
         stray_temp_files,
         missing,
+        present,
         rejected,
         foreign,
     }))
@@ -102,7 +114,7 @@ pub fn inspect(path: &Path) -> Result<Option<Health>> {
 /// What [`clear_stale`] did.
 #[derive(Debug, Default)]
 pub struct Repair {
-    /// Temporary files removed.
+    /// Temporary files (and files of a killed preparation) removed.
     pub removed: Vec<PathBuf>,
 }
 
@@ -117,6 +129,25 @@ pub fn clear_stale(path: &Path) -> Result<Repair> {
         return Ok(Repair::default());
     };
     let mut repair = Repair::default();
+    if m.state == State::Preparing {
+        // A killed preparation: its files were never usable; the next run rebuilds them.
+        let ours =
+            |f: &&super::FileEntry| matches!(dir.entry(&f.name), Ok(Some(e)) if e.is_ours(&f.id()));
+        repair.removed = m
+            .all_files()
+            .filter(ours)
+            .map(|f| dir.join(&f.name))
+            .collect();
+        let listed: Vec<super::FileEntry> = m.all_files().cloned().collect();
+        remove_group(&dir, &listed)?;
+        m.files.clear();
+        m.redo_files.clear();
+        m.temp_files.clear();
+        m.verify_seq = None;
+        (m.size_bytes, m.block_size, m.redo_file_size, m.verify) = (0, 0, 0, false);
+        m.write(&dir)?;
+        return Ok(repair);
+    }
     if !m.temp_files.is_empty() {
         repair.removed = m
             .temp_files

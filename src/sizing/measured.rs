@@ -214,18 +214,26 @@ fn plan_limits_broken(r: &RunResult, classes: &[Class]) -> Vec<String> {
                 };
                 let most_us = most.as_secs_f64() * 1e6;
                 if measured > most_us {
+                    let (m, l) = two_ms(measured, most_us);
                     broken.push(format!(
-                        "plan class '{}': \"{}\" {stat} {:.2} ms > {:.2} ms",
-                        c.name,
-                        e.name,
-                        measured / 1e3,
-                        most_us / 1e3
+                        "plan class '{}': \"{}\" {stat} {m} ms > {l} ms",
+                        c.name, e.name
                     ));
                 }
             }
         }
     }
     broken
+}
+
+/// Two latencies in µs as milliseconds, with enough decimals (2 to 6) that they read
+/// differently: 0.120 against 0.115 is not "0.12 ms > 0.12 ms".
+fn two_ms(a_us: f64, b_us: f64) -> (String, String) {
+    let at = |d: usize| (format!("{:.d$}", a_us / 1e3), format!("{:.d$}", b_us / 1e3));
+    (2..=6)
+        .map(at)
+        .find(|(a, b)| a != b)
+        .unwrap_or_else(|| at(6))
 }
 
 #[cfg(test)]
@@ -339,5 +347,11 @@ mod tests {
             e.contains("no run passed") && e.contains("run 1 at span 50%"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn limits_broken_read_differently_from_the_limit() {
+        assert_eq!(two_ms(120.0, 115.0), ("0.120".into(), "0.115".into()));
+        assert_eq!(two_ms(2500.0, 1000.0), ("2.50".into(), "1.00".into()));
     }
 }
