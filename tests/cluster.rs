@@ -493,16 +493,17 @@ fn ctrl_c_on_the_coordinator_ends_every_agent_within_2_s() {
     // SAFETY: kill has no memory effects.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let sent = Instant::now();
-    let code = wait_exit(&mut child, Duration::from_secs(10));
-    let err = stderr_of(&mut child);
-    assert_eq!(code, Some(130), "{err}");
+    // The agents are watched while the coordinator still writes its results.
     while !h.agents().is_empty() && sent.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
+    let gone = sent.elapsed();
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(130), "{err}");
     assert!(
-        sent.elapsed() < Duration::from_millis(2500),
-        "agents still there after {:?}",
-        sent.elapsed()
+        gone < Duration::from_secs(2),
+        "agents still there after {gone:?}"
     );
     let r = stdout_json(&mut child);
     assert_eq!(r["partial"], true);
