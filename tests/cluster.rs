@@ -92,6 +92,11 @@ impl Hosts {
             );
         }
         std::fs::copy(k.join("user_key.pub"), k.join("authorized_keys")).unwrap();
+        // Every session of the test sshds gets this test's store and mark, pushed binaries
+        // too: an agent records its data sets in its host's store, never in the user's.
+        let env = Env::new();
+        let mark = format!("dbio-cluster-test-{}", fastrand_mark());
+        let remote_data = env.data_home.path().join("remote");
         let port = free_port();
         let mut sshds = Vec::new();
         for (i, addr) in addrs.iter().enumerate() {
@@ -99,10 +104,11 @@ impl Hosts {
             std::fs::write(
                 &conf,
                 format!(
-                    "Port {port}\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\nStrictModes no\nUsePAM no\nPidFile {}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\n",
+                    "Port {port}\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\nStrictModes no\nUsePAM no\nPidFile {}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nSetEnv XDG_DATA_HOME={} DBIO_TEST_MARK={mark}\n",
                     k.join("host_key").display(),
                     k.join("authorized_keys").display(),
-                    k.join(format!("sshd{i}.pid")).display()
+                    k.join(format!("sshd{i}.pid")).display(),
+                    remote_data.display()
                 ),
             )
             .unwrap();
@@ -123,14 +129,12 @@ impl Hosts {
             ),
         )
         .unwrap();
-        let env = Env::new();
-        let mark = format!("dbio-cluster-test-{}", fastrand_mark());
         let remote = k.join("dbio-remote");
         write_script(
             &remote,
             &format!(
                 "#!/bin/sh\nexport XDG_DATA_HOME={} DBIO_TEST_MARK={mark}\nexec {} \"$@\"\n",
-                env.data_home.path().join("remote").display(),
+                remote_data.display(),
                 dbio_bin().display()
             ),
         );
@@ -602,6 +606,10 @@ fn push_leaves_no_binary_behind_and_shared_is_one_data_set() {
     assert_eq!(std::fs::read_dir(shm.path()).unwrap().count(), 1);
     // The pushed binaries' directories are gone.
     assert_eq!(tmp_dirs(), before);
+    // The pushed agents recorded the data set in their host's store (this test's), never
+    // in the user's.
+    let remote_store = h.env.data_home.path().join("remote/dbio/dbio.db");
+    assert!(remote_store.is_file(), "{}", remote_store.display());
     let _ = Path::new(&h.keys.path()).exists();
 }
 
