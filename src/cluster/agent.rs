@@ -53,7 +53,7 @@ impl Out {
 pub fn main(
     pushed: Option<&Path>,
     stop: &Arc<AtomicBool>,
-    on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    on_data_set: &dyn Fn(&crate::dataset::DataSet, &str),
 ) -> Result<ExitCode> {
     if let Some(dir) = pushed {
         remove_pushed(dir);
@@ -92,7 +92,7 @@ fn serve(
     out: &Out,
     rx: &Arc<Mutex<Receiver<ToAgent>>>,
     stop: &Arc<AtomicBool>,
-    on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    on_data_set: &dyn Fn(&crate::dataset::DataSet, &str),
 ) -> Result<ExitCode> {
     let Some(ToAgent::Check(a)) = next(rx, stop) else {
         return Ok(ExitCode::Interrupted);
@@ -134,7 +134,7 @@ fn serve(
         }
     }
     pre.hooks = Arc::new(hooks(out, rx, stop));
-    match crate::run::run(&cfg, &pre, stop, on_data_set) {
+    match crate::run::run(&cfg, &pre, stop, &|ds| on_data_set(ds, cfg.test.name())) {
         Ok(o) => {
             out.send(&FromAgent::Final {
                 totals: o.totals.iter().map(WireTotals::of).collect(),
