@@ -51,7 +51,12 @@ pub fn hosts(r: &RunResult) -> Option<Section> {
             mean,
             p99,
             requests,
-            format!("{:.0} ± {:.0}", h.clock_offset_us, h.clock_uncertainty_us),
+            format!(
+                "{:.0} ± {:.0}",
+                // Rounded first, so a small negative offset is "0", not "-0".
+                h.clock_offset_us.round() + 0.0,
+                h.clock_uncertainty_us
+            ),
             h.start_skew_ms.map_or("-".into(), |s| format!("{s:+.1}")),
         ];
         row.push(if Some(i) == slowest {
