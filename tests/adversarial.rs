@@ -522,10 +522,7 @@ fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
 }
 
 fn spawn(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .current_dir(env.path())
-        .env("XDG_DATA_HOME", env.data_home.path())
-        .env_remove("DBIO_DB")
+    env.process()
         .envs(vars.iter().copied())
         .args(args)
         .stdout(Stdio::null())
@@ -976,10 +973,8 @@ fn a_full_out_keeps_the_results_in_the_store() {
         return;
     };
     let target = shm.path().join("ds");
-    let child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .current_dir(env.path())
-        .env("XDG_DATA_HOME", env.data_home.path())
-        .env_remove("DBIO_DB")
+    let child = env
+        .process()
         .args([
             "run",
             "read-iops",

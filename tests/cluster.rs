@@ -174,11 +174,8 @@ impl Hosts {
 
     /// The same as a child process, to act on while it runs.
     fn spawn(&self, hosts: &str, args: &[&str]) -> Child {
-        let mut c = Command::new(dbio_bin());
-        c.current_dir(self.env.path())
-            .env("XDG_DATA_HOME", self.env.data_home.path())
-            .env_remove("DBIO_DB")
-            .args(args)
+        let mut c = self.env.process();
+        c.args(args)
             .args(["--hosts", hosts, "--ssh", &self.ssh()])
             .args(["--remote-dbio", self.remote.to_str().unwrap()])
             .stdout(Stdio::piped())
@@ -450,18 +447,24 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
     assert_eq!(r["verdict"]["pass"], true, "{}", r["verdict"]);
 }
 
+/// A 30 s `read-iops --sync` on both test hosts (targets `TAG-{host}` in `shm`), once both
+/// agents run and `settle` has passed.
+fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str, settle: Duration) -> Child {
+    let target = format!("{}/{tag}-{{host}}", shm.path().display());
+    let mut args = short("read-iops", &target, "30s");
+    args.push("--sync");
+    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    wait_agents(h, &mut child, Instant::now());
+    std::thread::sleep(settle);
+    child
+}
+
 #[test]
 fn killing_one_agent_stops_the_run_within_5_s_and_leaves_no_agent() {
     let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("k")) else {
         return;
     };
-    let target = format!("{}/k-{{host}}", shm.path().display());
-    let mut args = short("read-iops", &target, "30s");
-    args.push("--sync");
-    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
-    let t0 = Instant::now();
-    wait_agents(&h, &mut child, t0);
-    std::thread::sleep(Duration::from_millis(3000));
+    let mut child = measuring_on_both(&h, &shm, "k", Duration::from_millis(3000));
     let victim = h.agents()[0];
     // SAFETY: kill has no memory effects.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
@@ -487,13 +490,7 @@ fn ctrl_c_on_the_coordinator_ends_every_agent_within_2_s() {
     let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("c")) else {
         return;
     };
-    let target = format!("{}/c-{{host}}", shm.path().display());
-    let mut args = short("read-iops", &target, "30s");
-    args.push("--sync");
-    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
-    let t0 = Instant::now();
-    wait_agents(&h, &mut child, t0);
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = measuring_on_both(&h, &shm, "c", Duration::from_millis(1500));
     // SAFETY: kill has no memory effects.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let sent = Instant::now();

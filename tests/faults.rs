@@ -45,10 +45,7 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
     let env = Env::new();
     // SAFETY: setrlimit between fork and exec touches only this process's limits.
     let out = unsafe {
-        std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-            .current_dir(env.path())
-            .env("XDG_DATA_HOME", env.data_home.path())
-            .env_remove("DBIO_DB")
+        env.process()
             .args(["prepare", "--size", "64M", "--files", "64"])
             .pre_exec(|| {
                 let lim = libc::rlimit {

@@ -511,10 +511,8 @@ fn topology_of_a_four_node_machine() {
 #[test]
 fn a_signal_keeps_the_partial_result() {
     let env = Env::new();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .current_dir(env.path())
-        .env("XDG_DATA_HOME", env.data_home.path())
-        .env_remove("DBIO_DB")
+    let child = env
+        .process()
         .args([
             "mem",
             "--max-size",

@@ -47,10 +47,8 @@ fn sigint_stops_quickly_and_keeps_a_partial_result() {
         // Prepare first so the signal lands in the measured window.
         assert!(env.output(&["prepare", "--size", "256M"]).status.success());
         let before = files_under(&env.join("dbio-data"));
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-            .current_dir(env.path())
-            .env("XDG_DATA_HOME", env.data_home.path())
-            .env_remove("DBIO_DB")
+        let child = env
+            .process()
             .args([
                 "run",
                 test,

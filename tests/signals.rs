@@ -2,7 +2,7 @@
 //! second signal exits at once and leaves no temporary file; after SIGKILL the data set's
 //! lock is gone with the process, and the next run starts at once, without clean-up.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::{Env, files_under, u, unnamed_open_files, wait_locked};
@@ -13,10 +13,7 @@ fn spawn(env: &Env, args: &[&str]) -> Child {
 
 /// `dbio args...` in the background, in `env` (its own results store), with `vars` set.
 fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .current_dir(env.path())
-        .env("XDG_DATA_HOME", env.data_home.path())
-        .env_remove("DBIO_DB")
+    env.process()
         .envs(vars.iter().copied())
         .args(args)
         .stdout(Stdio::piped())

@@ -247,10 +247,8 @@ fn doctor_finds_what_a_killed_run_left_and_clean_stale_repairs_it() {
         let env = Env::new();
         let prepared = env.output(&["prepare", "--target", "data", "--size", "64M"]);
         assert!(prepared.status.success());
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-            .current_dir(env.path())
-            .env("XDG_DATA_HOME", env.data_home.path())
-            .env_remove("DBIO_DB")
+        let mut child = env
+            .process()
             .env("DBIO_TEST_NO_TMPFILE", if named { "1" } else { "0" })
             .args(["run", test, "--target", "data", "--size", "64M"])
             .args(["--sessions", "2", "--duration", "60s", "--warmup", "0s"])

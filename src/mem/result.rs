@@ -492,34 +492,36 @@ impl MemResult {
                 .and_then(|l| l.ns)
         };
         Ok(crate::store::MemRecord {
-            started_at: self.started_at.clone(),
-            kind: if self.pages_by_node.is_some() {
-                "placement"
-            } else {
-                "latency"
-            }
-            .into(),
-            pages: self.pages.clone(),
-            max_size_bytes: self
-                .curve
-                .as_ref()
-                .and_then(|c| c.last())
-                .map(|p| p.size_bytes),
-            l1_ns: self.levels.first().and_then(|l| l.ns),
-            memory_ns: level("memory"),
-            nodes: self.topology.nodes.len() as u64,
-            interleave_ns: self.numa.as_ref().and_then(|n| n.interleave_ns),
-            loaded_max_gib_s: self
-                .loaded
-                .as_ref()
-                .and_then(|l| l.iter().map(|p| p.bandwidth_gib_s).reduce(f64::max)),
-            shm_target: self
-                .config
-                .shm
-                .clone()
-                .or_else(|| self.config.pid.map(|p| format!("pid {p}"))),
-            shm_pages: self.pages_by_node.as_ref().map(|m| m.values().sum::<u64>()),
-            partial: self.partial,
+            figures: crate::store::MemFigures {
+                started_at: self.started_at.clone(),
+                kind: if self.pages_by_node.is_some() {
+                    "placement"
+                } else {
+                    "latency"
+                }
+                .into(),
+                pages: self.pages.clone(),
+                max_size_bytes: self
+                    .curve
+                    .as_ref()
+                    .and_then(|c| c.last())
+                    .map(|p| p.size_bytes),
+                l1_ns: self.levels.first().and_then(|l| l.ns),
+                memory_ns: level("memory"),
+                nodes: self.topology.nodes.len() as u64,
+                interleave_ns: self.numa.as_ref().and_then(|n| n.interleave_ns),
+                loaded_max_gib_s: self
+                    .loaded
+                    .as_ref()
+                    .and_then(|l| l.iter().map(|p| p.bandwidth_gib_s).reduce(f64::max)),
+                shm_target: self
+                    .config
+                    .shm
+                    .clone()
+                    .or_else(|| self.config.pid.map(|p| format!("pid {p}"))),
+                shm_pages: self.pages_by_node.as_ref().map(|m| m.values().sum::<u64>()),
+                partial: self.partial,
+            },
             hostname: self.host.hostname.clone(),
             dbio_version: self.dbio_version.clone(),
             schema: self.schema.clone(),

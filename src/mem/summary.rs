@@ -413,9 +413,10 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
         "Shared memory",
     ]
     .map(String::from);
-    let rows = runs.iter().map(|r| {
+    let rows = runs.iter().map(|listed| {
+        let r = &listed.figures;
         let cells = [
-            r.id.to_string(),
+            listed.id.to_string(),
             r.started_at.clone(),
             r.kind.clone(),
             r.pages.clone(),

@@ -9,43 +9,39 @@ use serde::Serialize;
 use super::{Store, sqlite_error};
 use crate::error::Result;
 
+/// The headline figures of a `dbio mem` run: what the store keeps beside its result.json
+/// (made by `crate::mem`, which knows the result's shape; the store does not) and what
+/// `dbio runs` lists.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemFigures {
+    pub started_at: String,
+    /// "latency" or "placement".
+    pub kind: String,
+    pub pages: String,
+    pub max_size_bytes: Option<u64>,
+    pub l1_ns: Option<f64>,
+    pub memory_ns: Option<f64>,
+    pub nodes: u64,
+    pub interleave_ns: Option<f64>,
+    pub loaded_max_gib_s: Option<f64>,
+    pub shm_target: Option<String>,
+    pub shm_pages: Option<u64>,
+    pub partial: bool,
+}
+
 /// One `dbio mem` run as `dbio runs` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemRunListing {
     pub id: i64,
-    pub started_at: String,
-    /// "latency" or "placement".
-    pub kind: String,
-    pub pages: String,
-    pub max_size_bytes: Option<u64>,
-    pub l1_ns: Option<f64>,
-    pub memory_ns: Option<f64>,
-    pub nodes: u64,
-    pub interleave_ns: Option<f64>,
-    pub loaded_max_gib_s: Option<f64>,
-    pub shm_target: Option<String>,
-    pub shm_pages: Option<u64>,
-    pub partial: bool,
+    #[serde(flatten)]
+    pub figures: MemFigures,
     pub run_dir: String,
 }
 
-/// What the store keeps of a `dbio mem` run: its headline figures, beside its result.json
-/// (made by `crate::mem`, which knows the result's shape; the store does not).
+/// What the store keeps of a `dbio mem` run: its figures and its result.json.
 #[derive(Debug, Clone, Default)]
 pub struct MemRecord {
-    pub started_at: String,
-    /// "latency" or "placement".
-    pub kind: String,
-    pub pages: String,
-    pub max_size_bytes: Option<u64>,
-    pub l1_ns: Option<f64>,
-    pub memory_ns: Option<f64>,
-    pub nodes: u64,
-    pub interleave_ns: Option<f64>,
-    pub loaded_max_gib_s: Option<f64>,
-    pub shm_target: Option<String>,
-    pub shm_pages: Option<u64>,
-    pub partial: bool,
+    pub figures: MemFigures,
     pub hostname: String,
     pub dbio_version: String,
     pub schema: String,
@@ -56,7 +52,8 @@ pub struct MemRecord {
 impl Store {
     /// Records a `dbio mem` run whose files are in `run_dir`. Returns its id (in the
     /// memory runs' own numbering).
-    pub fn record_mem(&mut self, r: &MemRecord, run_dir: &Path) -> Result<i64> {
+    pub fn record_mem(&mut self, record: &MemRecord, run_dir: &Path) -> Result<i64> {
+        let r = &record.figures;
         let run_dir = std::fs::canonicalize(run_dir).unwrap_or_else(|_| run_dir.to_path_buf());
         let path = self.path.clone();
         let mut insert = || -> rusqlite::Result<i64> {
@@ -82,10 +79,10 @@ impl Store {
                     r.shm_pages.map(|v| v as i64),
                     r.partial,
                     run_dir.display().to_string(),
-                    r.hostname,
-                    r.dbio_version,
-                    r.schema,
-                    r.json,
+                    record.hostname,
+                    record.dbio_version,
+                    record.schema,
+                    record.json,
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -111,18 +108,20 @@ impl Store {
             .query_map([last.map_or(-1, |n| n as i64)], |row| {
                 Ok(MemRunListing {
                     id: row.get(0)?,
-                    started_at: row.get(1)?,
-                    kind: row.get(2)?,
-                    pages: row.get(3)?,
-                    max_size_bytes: row.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                    l1_ns: row.get(5)?,
-                    memory_ns: row.get(6)?,
-                    nodes: row.get::<_, i64>(7)? as u64,
-                    interleave_ns: row.get(8)?,
-                    loaded_max_gib_s: row.get(9)?,
-                    shm_target: row.get(10)?,
-                    shm_pages: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
-                    partial: row.get(12)?,
+                    figures: MemFigures {
+                        started_at: row.get(1)?,
+                        kind: row.get(2)?,
+                        pages: row.get(3)?,
+                        max_size_bytes: row.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                        l1_ns: row.get(5)?,
+                        memory_ns: row.get(6)?,
+                        nodes: row.get::<_, i64>(7)? as u64,
+                        interleave_ns: row.get(8)?,
+                        loaded_max_gib_s: row.get(9)?,
+                        shm_target: row.get(10)?,
+                        shm_pages: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                        partial: row.get(12)?,
+                    },
                     run_dir: row.get(13)?,
                 })
             })?
@@ -153,20 +152,22 @@ mod tests {
     /// A memory run as `dbio mem --shm` or a latency run would record it.
     fn sample(shm: bool) -> MemRecord {
         MemRecord {
-            started_at: "2026-11-23T10:00:00Z".into(),
-            kind: if shm { "placement" } else { "latency" }.into(),
-            pages: "4k".into(),
-            max_size_bytes: (!shm).then_some(4096),
-            l1_ns: (!shm).then_some(1.1),
-            memory_ns: (!shm).then_some(95.0),
-            nodes: 1,
-            shm_target: shm.then(|| "/dev/shm/sga".into()),
-            shm_pages: shm.then_some(16384),
+            figures: MemFigures {
+                started_at: "2026-11-23T10:00:00Z".into(),
+                kind: if shm { "placement" } else { "latency" }.into(),
+                pages: "4k".into(),
+                max_size_bytes: (!shm).then_some(4096),
+                l1_ns: (!shm).then_some(1.1),
+                memory_ns: (!shm).then_some(95.0),
+                nodes: 1,
+                shm_target: shm.then(|| "/dev/shm/sga".into()),
+                shm_pages: shm.then_some(16384),
+                ..MemFigures::default()
+            },
             hostname: "db1".into(),
             dbio_version: "0.1.0".into(),
             schema: "dbio.mem.v1".into(),
             json: "{\"schema\":\"dbio.mem.v1\"}".into(),
-            ..MemRecord::default()
         }
     }
 
@@ -182,12 +183,13 @@ mod tests {
             .unwrap();
         let all = store.mem_runs(None).unwrap();
         assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), [a, b]);
-        assert_eq!(all[0].kind, "latency");
-        assert_eq!((all[0].l1_ns, all[0].memory_ns), (Some(1.1), Some(95.0)));
-        assert_eq!(all[0].max_size_bytes, Some(4096));
-        assert_eq!(all[1].kind, "placement");
-        assert_eq!(all[1].shm_target.as_deref(), Some("/dev/shm/sga"));
-        assert_eq!(all[1].shm_pages, Some(16384));
+        let (l, p) = (&all[0].figures, &all[1].figures);
+        assert_eq!(l.kind, "latency");
+        assert_eq!((l.l1_ns, l.memory_ns), (Some(1.1), Some(95.0)));
+        assert_eq!(l.max_size_bytes, Some(4096));
+        assert_eq!(p.kind, "placement");
+        assert_eq!(p.shm_target.as_deref(), Some("/dev/shm/sga"));
+        assert_eq!(p.shm_pages, Some(16384));
         assert_eq!(store.mem_runs(Some(1)).unwrap()[0].id, b);
         assert!(
             store

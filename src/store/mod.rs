@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
-pub use mem::{MemRecord, MemRunListing};
+pub use mem::{MemFigures, MemRecord, MemRunListing};
 use schema::{MIGRATIONS, MigrateError, Migration};
 
 /// How long a writer waits for another dbio process to finish its write.
