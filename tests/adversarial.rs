@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Loop, Mount, files_under, is_root, shm_dir, wait_locked};
+use crate::util::{Env, Loop, Mount, files_under, is_root, shm_dir, skip, wait_locked};
 
 /// A file that is not dbio's, whose bytes must never change.
 struct Victim {
@@ -319,6 +319,7 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
             }
             _ => {
                 if !is_root() {
+                    skip("moving another user's file in needs root");
                     continue;
                 }
                 // Another user's file, moved in at a data file's name, its identity recorded.
@@ -463,8 +464,7 @@ fn bad_input_is_refused_before_anything_changes() {
 #[test]
 fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
+        return skip("mounting a tmpfs needs root");
     }
     let env = Env::new();
     let Some(_fs) = Mount::new("tmpfs", "size=24m", "tmpfs", &env.join("small")) else {
@@ -634,8 +634,7 @@ fn a_device_holding_an_asm_disk_header_is_never_written() {
 #[test]
 fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
     if !is_root() {
-        eprintln!("skipped: needs root to drop privileges to nobody");
-        return;
+        return skip("needs root to drop privileges to nobody");
     }
     let env = Env::new();
     std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -651,8 +650,7 @@ fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
         .current_dir(env.path())
         .output();
     let Ok(out) = out else {
-        eprintln!("skipped: no setpriv");
-        return;
+        return skip("no setpriv");
     };
     let err = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
@@ -964,8 +962,7 @@ fn sweep_points_never_follow_a_directory_swapped_for_a_link() {
 #[test]
 fn a_full_out_keeps_the_results_in_the_store() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
+        return skip("mounting a tmpfs needs root");
     }
     let Some(shm) = shm_dir() else { return };
     let env = Env::new();
@@ -1105,8 +1102,7 @@ fn commands_made_of_runs_create_nothing_before_their_checks() {
 #[test]
 fn a_lock_holders_name_cannot_break_the_one_line_error() {
     if Command::new("perl").arg("-v").output().is_err() {
-        eprintln!("skipped: no perl");
-        return;
+        return skip("no perl");
     }
     let env = Env::new();
     let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);

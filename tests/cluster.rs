@@ -1,7 +1,8 @@
 //! One run across hosts (`--hosts`, issue 15): two sshd instances of this machine, on
 //! 127.0.0.1 and 127.0.0.2, act as two hosts. Each test starts its own, with keys made in
 //! its temporary directory, and kills them when it ends. Without sshd or root the tests
-//! say "skipped" (`.ci/install-deps` installs openssh-server, so CI runs them).
+//! are skipped through `util::skip` (`.ci/install-deps` installs openssh-server, and CI's
+//! `DBIO_TESTS_STRICT=1` makes a missing one a failure).
 
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Env, f, is_root, u};
+use crate::util::{Env, f, is_root, skip, u};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -63,15 +64,17 @@ fn write_script(path: &Path, text: &str) {
 }
 
 impl Hosts {
-    /// sshd on `addrs` (loopback addresses), all on one port; None (with "skipped") where
+    /// sshd on `addrs` (loopback addresses), all on one port; None (through `skip`) where
     /// there is no sshd or no root.
     fn start(addrs: &[&str]) -> Option<Hosts> {
         if !Path::new(SSHD).exists() {
-            eprintln!("skipped: no {SSHD} (apt-get install openssh-server; .ci/install-deps does)");
+            skip(&format!(
+                "no {SSHD} (apt-get install openssh-server; .ci/install-deps does)"
+            ));
             return None;
         }
         if !is_root() {
-            eprintln!("skipped: the test sshd needs root");
+            skip("the test sshd needs root");
             return None;
         }
         // sshd wants its privilege separation directory.

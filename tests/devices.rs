@@ -1,10 +1,10 @@
 //! SPEC §7.1 on real (loop) block devices: a write test overwrites a device only with
 //! `--destructive`, confirmed, and never one that is mounted, in use or holds anything.
-//! These need root and loop devices; elsewhere they print why they were skipped.
+//! These need root and loop devices; elsewhere they are skipped through `util::skip`.
 
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::util::{Env, Loop, Mount, event, sh, u};
+use crate::util::{Env, Loop, Mount, event, sh, skip, u};
 
 const MIB: u64 = 1 << 20;
 
@@ -52,8 +52,7 @@ fn a_device_holding_ext4_is_refused_with_and_without_destructive() {
         .set_len(64 * MIB)
         .unwrap();
     if !sh("mkfs.ext4", &["-q", "-F", image.to_str().unwrap()]) {
-        eprintln!("skipped: no mkfs.ext4");
-        return;
+        return skip("no mkfs.ext4");
     }
     let Some(dev) = Loop::new(&image, None) else {
         return;
@@ -188,7 +187,7 @@ fn a_device_in_use_or_with_signatures_is_refused() {
         let mut a = args.to_vec();
         a.push(dev.path());
         if !sh(tool, &a) {
-            eprintln!("skipped {tool}: not available");
+            skip(&format!("{tool} failed on {}: not available?", dev.path()));
             continue;
         }
         if what.is_empty() {

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 
-use crate::util::{Env, Loop, Mount, event, files_under, is_root, u};
+use crate::util::{Env, Loop, Mount, event, files_under, is_root, skip, u};
 
 fn error_lines(out: &std::process::Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
@@ -19,8 +19,7 @@ fn error_lines(out: &std::process::Output) -> Vec<String> {
 #[test]
 fn a_full_file_system_refuses_the_data_set_and_leaves_nothing() {
     if !is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root");
-        return;
+        return skip("mounting a tmpfs needs root");
     }
     let env = Env::new();
     let Some(_small) = Mount::new("tmpfs", "size=20m", "tmpfs", &env.join("small")) else {
@@ -75,7 +74,7 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
 /// when privileges cannot be dropped here.
 fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::Output> {
     if !is_root() {
-        eprintln!("skipped: needs root to drop privileges to nobody");
+        skip("needs root to drop privileges to nobody");
         return None;
     }
     std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -91,11 +90,11 @@ fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::O
         .current_dir(env.path())
         .output();
     let Ok(out) = out else {
-        eprintln!("skipped: no setpriv");
+        skip("no setpriv");
         return None;
     };
     if error_lines(&out).iter().any(|e| e.contains("setpriv")) {
-        eprintln!("skipped: setpriv cannot drop privileges here");
+        skip("setpriv cannot drop privileges here");
         return None;
     }
     Some(out)
@@ -203,8 +202,7 @@ fn a_device_failing_mid_run_with_eio_stops_cleanly_with_a_partial_result() {
 #[test]
 fn continue_on_error_counts_failed_requests_and_goes_on() {
     if !is_root() {
-        eprintln!("skipped: needs root for a tmpfs and a loop device");
-        return;
+        return skip("needs root for a tmpfs and a loop device");
     }
     let env = Env::new();
     let Some(_small) = Mount::new("tmpfs", "size=8m", "tmpfs", &env.join("small")) else {

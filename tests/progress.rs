@@ -2,13 +2,13 @@
 
 use std::process::Command;
 
-use crate::util::Env;
+use crate::util::{Env, skip};
 
 /// Runs `dbio args` under a pseudo-terminal (util-linux `script`), returns what the terminal
 /// received; None when `script` is not installed.
 pub fn under_pty(env: &Env, args: &[&str]) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
+        skip("util-linux `script` is not installed");
         return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("dbio");

@@ -4,7 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Mount, files_under, quick, u};
+use crate::util::{Env, Mount, files_under, is_root, quick, skip, u};
 
 #[test]
 fn write_tests_never_touch_files_dbio_did_not_create() {
@@ -119,24 +119,15 @@ fn sigint_stops_quickly_and_keeps_a_partial_result() {
 
 #[test]
 fn read_only_target_gets_one_line() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: mounting a read-only file system needs root");
-        return;
+    if !is_root() {
+        return skip("mounting a read-only file system needs root");
     }
     let env = Env::new();
-    let mnt = env.join("ro");
-    std::fs::create_dir(&mnt).unwrap();
-    let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "ro,size=1M", "tmpfs"])
-        .arg(&mnt)
-        .status();
-    if !matches!(ok, Ok(s) if s.success()) {
-        eprintln!("skipped: cannot mount tmpfs here");
+    let Some(mounted) = Mount::new("tmpfs", "ro,size=1M", "tmpfs", &env.join("ro")) else {
         return;
-    }
+    };
     let out = env.output(&["run", "read-iops", "--target", "ro/data"]);
-    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    drop(mounted);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
@@ -148,10 +139,8 @@ fn read_only_target_gets_one_line() {
 
 #[test]
 fn file_system_refusing_o_direct_gets_one_line() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: mounting ramfs needs root");
-        return;
+    if !is_root() {
+        return skip("mounting ramfs needs root");
     }
     let env = Env::new();
     let mnt = env.join("ramfs");

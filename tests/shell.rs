@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::util::Env;
+use crate::util::{Env, skip};
 
 /// The subcommands `dbio --help` lists.
 fn subcommands(env: &Env) -> Vec<String> {
@@ -52,8 +52,7 @@ fn every_shell_completes_the_subcommands_and_run_options() {
 #[test]
 fn bash_loads_the_completion_script() {
     if Command::new("bash").arg("--version").output().is_err() {
-        eprintln!("skipped: no bash");
-        return;
+        return skip("no bash");
     }
     let env = Env::new();
     let script = env.join("dbio.bash");
@@ -128,7 +127,7 @@ fn the_manual_page_has_every_command_and_renders() {
                 "{plain}"
             );
         }
-        None => eprintln!("skipped rendering: neither man nor groff here"),
+        None => skip("neither man nor groff here to render the page"),
     }
 }
 

@@ -24,6 +24,7 @@ mod sections;
 mod shell;
 mod signals;
 mod sizing;
+mod skips;
 mod span;
 mod storage;
 mod store;

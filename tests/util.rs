@@ -1,8 +1,10 @@
 //! Helpers that make each test read like a usage example: a temporary working directory,
 //! `dbio` run inside it, its JSON parsed.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -228,6 +230,27 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// How many tests (or parts of tests) were skipped so far in this test binary.
+static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// The one way a test gives up because the machine lacks something it needs (root, a loop
+/// device, /dev/shm, sshd, a tool): every early return for a missing precondition goes
+/// through here (tests/skips.rs checks that none goes around it).
+///
+/// With `DBIO_TESTS_STRICT=1` (CI, where `.ci/install-deps` installed everything) a missing
+/// precondition is a failure: this panics. Otherwise it counts the skip and says so on the
+/// real stderr, which libtest does not capture (it captures only the print macros), so a
+/// skipped test is seen even though it passes. Returns `()` so a test can `return skip(..)`.
+pub fn skip(why: &str) {
+    if std::env::var_os("DBIO_TESTS_STRICT").is_some_and(|v| v == "1") {
+        panic!("precondition missing: {why} (DBIO_TESTS_STRICT=1)");
+    }
+    let n = SKIPPED.fetch_add(1, Ordering::SeqCst) + 1;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(std::io::stderr(), "skipped ({n} so far): {test}: {why}");
+}
+
 /// Whether the tests run as root (loop devices, mounts, dropping privileges need it).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -248,14 +271,14 @@ pub fn sh(cmd: &str, args: &[&str]) -> bool {
 pub struct Mount(pub PathBuf);
 
 impl Mount {
-    /// `mount -t TYPE -o OPTIONS SOURCE DIR`; None (with the reason printed) when that fails.
+    /// `mount -t TYPE -o OPTIONS SOURCE DIR`; None (through [`skip`]) when that fails.
     pub fn new(fstype: &str, options: &str, source: &str, dir: &Path) -> Option<Mount> {
         std::fs::create_dir_all(dir).unwrap();
         let d = dir.to_str().unwrap();
         if sh("mount", &["-t", fstype, "-o", options, source, d]) {
             Some(Mount(dir.to_path_buf()))
         } else {
-            eprintln!("skipped: cannot mount {fstype} here");
+            skip(&format!("cannot mount {fstype} on {d} here"));
             None
         }
     }
@@ -275,11 +298,11 @@ pub struct Loop {
 }
 
 impl Loop {
-    /// Attaches `image`, optionally with a logical sector size; None (with the reason
-    /// printed) when loop devices are not available.
+    /// Attaches `image`, optionally with a logical sector size; None (through [`skip`]) when
+    /// loop devices are not available.
     pub fn new(image: &Path, sector_size: Option<u32>) -> Option<Loop> {
         if !is_root() {
-            eprintln!("skipped: loop devices need root");
+            skip("loop devices need root");
             return None;
         }
         let mut c = std::process::Command::new("losetup");
@@ -293,7 +316,7 @@ impl Loop {
                 dev: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
             }),
             _ => {
-                eprintln!("skipped: cannot attach a loop device here");
+                skip("cannot attach a loop device here (losetup --find --show)");
                 None
             }
         }
@@ -325,11 +348,11 @@ impl Drop for Loop {
     }
 }
 
-/// A data set directory on /dev/shm (tmpfs) for this test, removed with it; `None` (the test
-/// is skipped) where there is no /dev/shm.
+/// A data set directory on /dev/shm (tmpfs) for this test, removed with it; `None` (through
+/// [`skip`]) where there is no /dev/shm.
 pub fn shm_dir() -> Option<tempfile::TempDir> {
     if !std::path::Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm");
+        skip("no /dev/shm");
         return None;
     }
     Some(
