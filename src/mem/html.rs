@@ -92,7 +92,8 @@ pub fn render(r: &MemResult) -> String {
                 escape(&l.name),
                 l.size_bytes.map_or("—".into(), human_bytes),
                 l.ns.map_or("—".into(), |v| format!("{v:.2}")),
-                l.at_size_bytes.map_or("—".into(), size_label)
+                l.at_size_bytes
+                    .map_or_else(|| escape(l.note.as_deref().unwrap_or("—")), size_label)
             );
         }
         o.push_str("</table>");

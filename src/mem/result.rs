@@ -14,6 +14,7 @@ use super::measure::{Cell, Curve, Loaded, Matrix, Placement};
 use super::shm::{FilePlacement, ProcessPlacement};
 use super::topology::Topology;
 use crate::report::result::HostJson;
+use crate::units::size_label;
 
 pub const SCHEMA: &str = "dbio.mem.v1";
 
@@ -113,10 +114,16 @@ pub struct LevelJson {
     pub name: String,
     /// The level's size (None for memory).
     pub size_bytes: Option<u64>,
-    /// The latency at the curve point that stands for the level: halfway (on a log scale)
-    /// between the level below and this one; for memory, the largest size.
+    /// The latency at the curve point that stands for the level: a working set inside it
+    /// (larger than the level below, at most this level's size), the one nearest the middle
+    /// on a log scale, preferring those well inside (from twice the level below to half of
+    /// this one); for memory, the largest size beyond the last cache. None when no point of
+    /// the curve lies inside the level: no figure is borrowed from another level.
     pub ns: Option<f64>,
     pub at_size_bytes: Option<u64>,
+    /// Why `ns` is missing: which working sets would lie inside the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,39 +266,77 @@ pub fn level_of(size: u64, topo: &Topology) -> String {
         .map_or_else(|| "memory".to_string(), |c| c.name())
 }
 
-/// The cache levels (and memory) with the latency the curve shows for each.
+/// The cache levels (and memory) with the latency the curve shows for each, each read only
+/// from a working set inside that level (see [`LevelJson::ns`]).
 pub fn levels(curve: &[CurvePointJson], topo: &Topology) -> Vec<LevelJson> {
-    let at_or_below = |target: f64| {
-        curve
-            .iter()
-            .rfind(|p| p.size_bytes as f64 <= target * 1.0001)
-    };
-    let mut below = curve.first().map_or(0.0, |p| p.size_bytes as f64);
+    let smallest = curve.first().map_or(1, |p| p.size_bytes.max(1));
+    let mut below = 0u64;
     let mut out: Vec<LevelJson> = topo
         .caches
         .iter()
         .map(|c| {
-            let target = (below.max(1.0) * c.size_bytes as f64).sqrt();
-            below = c.size_bytes as f64;
-            let p = at_or_below(target).filter(|p| p.size_bytes <= c.size_bytes);
+            let (lo, hi) = (below, c.size_bytes);
+            below = below.max(c.size_bytes);
+            let p = point_inside(curve, lo, hi, smallest);
             LevelJson {
                 name: c.name(),
                 size_bytes: Some(c.size_bytes),
                 ns: p.map(|p| p.ns),
                 at_size_bytes: p.map(|p| p.size_bytes),
+                note: p.is_none().then(|| match lo {
+                    0 => format!("no working set of the curve fits in {}", size_label(hi)),
+                    _ => format!(
+                        "no working set of the curve is above {} and within {}",
+                        size_label(lo),
+                        size_label(hi)
+                    ),
+                }),
             }
         })
         .collect();
+    let llc = topo.llc_bytes();
     let last = curve
         .last()
-        .filter(|p| topo.llc_bytes().is_none_or(|llc| p.size_bytes > llc));
+        .filter(|p| llc.is_none_or(|llc| p.size_bytes > llc));
     out.push(LevelJson {
         name: "memory".into(),
         size_bytes: None,
         ns: last.map(|p| p.ns),
         at_size_bytes: last.map(|p| p.size_bytes),
+        note: last.is_none().then(|| {
+            format!(
+                "no working set of the curve is larger than the last cache ({})",
+                llc.map_or("?".into(), size_label)
+            )
+        }),
     });
     out
+}
+
+/// The curve point that stands for a level holding working sets in `lo` (excluded) ..
+/// `hi` (included): among the points inside, those well inside (2 × `lo` .. `hi` / 2) first,
+/// then the one nearest the level's middle on a log scale (for the first level, the middle
+/// between the curve's smallest size and `hi`). None when no point lies inside.
+fn point_inside(
+    curve: &[CurvePointJson],
+    lo: u64,
+    hi: u64,
+    smallest: u64,
+) -> Option<&CurvePointJson> {
+    let middle = ((lo.max(smallest) as f64) * hi as f64).sqrt().ln();
+    let distance = |p: &CurvePointJson| ((p.size_bytes as f64).ln() - middle).abs();
+    let nearest = |well: bool| {
+        curve
+            .iter()
+            .filter(|p| lo < p.size_bytes && p.size_bytes <= hi)
+            .filter(|p| {
+                !well
+                    || (lo.saturating_mul(2) <= p.size_bytes
+                        && p.size_bytes.saturating_mul(2) <= hi)
+            })
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+    };
+    nearest(true).or_else(|| nearest(false))
 }
 
 pub fn curve_json(c: &Curve, topo: &Topology) -> Vec<CurvePointJson> {
@@ -547,6 +592,123 @@ pub(crate) mod tests {
         .iter()
         .map(|r| r.iter().map(|&v| Some(v)).collect())
         .collect()
+    }
+
+    /// A made-up machine with caches of `sizes` (first L1d, then unified L2, L3, ...).
+    fn caches(sizes: &[u64]) -> Topology {
+        Topology {
+            cache_cpu: 0,
+            caches: sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| crate::mem::topology::Cache {
+                    level: i as u32 + 1,
+                    kind: if i == 0 { "Data" } else { "Unified" }.into(),
+                    size_bytes: s,
+                    line_bytes: 64,
+                    shared_cpus: vec![0],
+                })
+                .collect(),
+            nodes: Vec::new(),
+            distance: Vec::new(),
+            numa_in_sysfs: false,
+        }
+    }
+
+    /// A made-up curve: at each working set of `sizes`, the latency of the level that holds it
+    /// (1, 4, 15 ns for the caches, 90 ns for memory), so a figure read from the wrong level
+    /// shows.
+    fn curve(sizes: &[u64], topo: &Topology) -> Vec<CurvePointJson> {
+        sizes
+            .iter()
+            .map(|&s| {
+                let level = level_of(s, topo);
+                let ns = match level.as_str() {
+                    "L1d" => 1.0,
+                    "L2" => 4.0,
+                    "L3" => 15.0,
+                    _ => 90.0,
+                };
+                CurvePointJson {
+                    size_bytes: s,
+                    ns,
+                    min_ns: ns,
+                    max_ns: ns,
+                    p25_ns: ns,
+                    p75_ns: ns,
+                    spread_pct: 0.0,
+                    reps: 3,
+                    preempted_reps: 0,
+                    loads: 1000,
+                    stable: true,
+                    level,
+                }
+            })
+            .collect()
+    }
+
+    const K: u64 = 1 << 10;
+    const M: u64 = 1 << 20;
+
+    #[test]
+    fn each_level_is_read_well_inside_itself() {
+        // 48K L1d, 1.25M L2, 30M L3 (sizes that are not powers of two), points 4K..256M
+        // at four per doubling.
+        let topo = caches(&[48 * K, 1280 * K, 30 * M]);
+        let sizes = crate::mem::args::sizes_between(4 * K, 256 * M, 4, 64);
+        let c = curve(&sizes, &topo);
+        let l = levels(&c, &topo);
+        let names: Vec<&str> = l.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["L1d", "L2", "L3", "memory"]);
+        let bounds = [(0, 48 * K), (48 * K, 1280 * K), (1280 * K, 30 * M)];
+        for ((level, (lo, hi)), want) in l.iter().zip(bounds).zip([1.0, 4.0, 15.0]) {
+            let at = level.at_size_bytes.unwrap();
+            assert!(
+                2 * lo <= at && 2 * at <= hi,
+                "{level:?}: well inside {lo}..{hi}"
+            );
+            assert_eq!(level.ns, Some(want), "{level:?}");
+            assert!(level.note.is_none());
+        }
+        // The middle of L2 on a log scale is √(48K × 1.25M) ≈ 245K.
+        let l2 = l[1].at_size_bytes.unwrap();
+        assert!((200 * K..=300 * K).contains(&l2), "{l2}");
+        assert_eq!(l[3].at_size_bytes, Some(256 * M));
+        assert_eq!(l[3].ns, Some(90.0));
+    }
+
+    #[test]
+    fn a_level_without_a_point_inside_gets_no_figure_from_another() {
+        // A coarse curve (--sizes 8K,16K,32K,512K,8M): nothing between L1d (32K) and L2
+        // (256K), and nothing beyond L3 (8M). The L2 figure is not taken from 32K (L1d)
+        // nor from 512K (L3), and memory's not from 8M (L3).
+        let topo = caches(&[32 * K, 256 * K, 8 * M]);
+        let c = curve(&[8 * K, 16 * K, 32 * K, 512 * K, 8 * M], &topo);
+        let l = levels(&c, &topo);
+        assert_eq!(l[0].ns, Some(1.0));
+        assert!(l[0].at_size_bytes.unwrap() <= 16 * K, "{:?}", l[0]);
+        assert_eq!((l[1].ns, l[1].at_size_bytes), (None, None), "{:?}", l[1]);
+        let note = l[1].note.as_deref().unwrap();
+        assert!(note.contains("32K") && note.contains("256K"), "{note}");
+        // Only points inside L3: 512K is well inside (≥ 2 × 256K, ≤ 4M).
+        assert_eq!((l[2].ns, l[2].at_size_bytes), (Some(15.0), Some(512 * K)));
+        assert_eq!((l[3].ns, l[3].at_size_bytes), (None, None));
+        assert!(l[3].note.as_deref().unwrap().contains("8M"), "{:?}", l[3]);
+    }
+
+    #[test]
+    fn a_point_just_inside_a_level_is_used_when_none_is_well_inside() {
+        // L2 is 64K over a 48K L1d: 56K and 64K are inside but not well inside (2 × 48K is
+        // more than 64K); the figure comes from one of them, never from 48K or 128K.
+        let topo = caches(&[48 * K, 64 * K, 4 * M]);
+        let c = curve(&[16 * K, 48 * K, 56 * K, 64 * K, 128 * K, M, 16 * M], &topo);
+        let l = levels(&c, &topo);
+        let at = l[1].at_size_bytes.unwrap();
+        assert!(at == 56 * K || at == 64 * K, "{:?}", l[1]);
+        assert_eq!(l[1].ns, Some(4.0));
+        // L3: 128K and 1M are well inside (128K..2M); on a log scale 1M is twice the middle
+        // √(64K × 4M) = 512K away, 128K four times: 1M.
+        assert_eq!(l[2].at_size_bytes, Some(M));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::result::{MemResult, NumaJson, ShmJson};
+use super::result::{LevelJson, MemResult, NumaJson, ShmJson};
 use super::topology::{MemInfo, Topology, format_cpu_list};
 use crate::report::summary::thousands;
 use crate::units::{human_bytes, size_label};
@@ -66,20 +66,8 @@ pub fn render(r: &MemResult) -> String {
                     }
                 );
             }
-            let levels: Vec<String> = r
-                .levels
-                .iter()
-                .filter_map(|l| {
-                    Some(format!(
-                        "{} {} ns (at {})",
-                        l.name,
-                        ns(l.ns?),
-                        human_bytes(l.at_size_bytes?)
-                    ))
-                })
-                .collect();
-            if !levels.is_empty() {
-                let _ = writeln!(o, "Levels: {}", levels.join(", "));
+            if !r.levels.is_empty() {
+                let _ = writeln!(o, "Levels: {}", levels_line(&r.levels));
             }
         }
         if let Some(n) = &r.numa {
@@ -455,6 +443,20 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
     o
 }
 
+/// Each level's latency and the working set it was read at; a level without a working set
+/// inside it shows "—" and why, rather than a figure taken from a neighbouring level.
+fn levels_line(levels: &[LevelJson]) -> String {
+    levels
+        .iter()
+        .map(|l| match (l.ns, l.at_size_bytes, &l.note) {
+            (Some(v), Some(at), _) => format!("{} {} ns (at {})", l.name, ns(v), human_bytes(at)),
+            (_, _, Some(note)) => format!("{} — ({note})", l.name),
+            _ => format!("{} —", l.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -532,6 +534,31 @@ pub(crate) mod tests {
         assert!(o.contains("  CPU node 3           !248 (21)      217 (21)      211 (21)     53.9 (10)           183"), "{o}");
         let t = topology_text(&read_topology(), &MemInfo::default(), Some("always"));
         assert!(t.contains("NUMA: 4 node(s)"), "{t}");
+    }
+
+    #[test]
+    fn a_level_without_a_working_set_inside_shows_a_dash_and_why() {
+        let level = |name: &str, ns: Option<f64>, at: Option<u64>, note: Option<&str>| LevelJson {
+            name: name.into(),
+            size_bytes: None,
+            ns,
+            at_size_bytes: at,
+            note: note.map(String::from),
+        };
+        let line = levels_line(&[
+            level("L1d", Some(1.25), Some(16 << 10), None),
+            level(
+                "L2",
+                None,
+                None,
+                Some("no working set of the curve is above 32K and within 256K"),
+            ),
+        ]);
+        assert!(line.starts_with("L1d 1.25 ns (at 16"), "{line}");
+        assert!(
+            line.ends_with("L2 — (no working set of the curve is above 32K and within 256K)"),
+            "{line}"
+        );
     }
 
     fn read_topology() -> Topology {
