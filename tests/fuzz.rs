@@ -1,12 +1,16 @@
-//! Input hardening (SPEC §7.4): arbitrary text into the unit parsers and arbitrary command
+//! Input hardening: arbitrary text into the unit parsers and arbitrary command
 //! lines into the parser and validation never panic; sizes never overflow; absurd values
 //! are refused with a message. Bounded to a few seconds so it runs in every `cargo test`.
 
+use std::collections::BTreeMap;
+
 use dbio::cli::{Cli, Command};
+use dbio::options::{OPTIONS, Opt};
 use dbio::units;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::util::Env;
 
@@ -50,123 +54,209 @@ proptest! {
     }
 }
 
-/// Options and values, sensible and not, to build command lines from.
-fn arg() -> impl Strategy<Value = String> {
-    let opts = prop::sample::select(vec![
-        "--target",
-        "--size",
-        "--block-size",
-        "--files",
-        "--fresh",
-        "--seed",
-        "--fill",
-        "--sessions",
-        "--duration",
-        "--warmup",
-        "--sync",
-        "--async",
-        "--io-mode",
-        "--engine",
-        "--batch",
-        "--keep-inflight",
-        "--depth",
-        "--mbrc",
-        "--out",
-        "--ash-hz",
-        "--redo-per-commit",
-        "--think",
-        "--redo-block",
-        "--redo-files",
-        "--redo-file-size",
-        "--redo-sync",
-        "--lgwr-cpu",
-        "--noise-cpu",
-        "--writers",
-        "--work-unit",
-        "--update-pct",
-        "--hotspot-pct",
-        "--hotspot-size",
-        "--async-reads",
-        "--cache-size",
-        "--cold-cache",
-        "--spill-size",
-        "--temp-io",
-        "--json",
-        "--destructive",
-        "--yes",
-        "--continue-on-error",
-        "--buffered",
-        "--help-not",
-        "-x",
-        "--",
-    ]);
-    let values = prop::sample::select(vec![
-        "0",
-        "1",
-        "7",
-        "512",
-        "4K",
-        "8K",
-        "1M",
-        "64M",
-        "1G",
-        "99999999999T",
-        "18446744073709551615",
-        "18446744073709551616",
-        "-1",
-        "1s",
-        "0s",
-        "500ms",
-        "10m",
-        "1h",
-        "9999999999h",
-        "512..8K",
-        "8K..512",
-        "1ms..5ms",
-        "..",
-        "random",
-        "zero",
-        "compress=2",
-        "compress=0",
-        "dedupe=4",
-        "dedupe=99999",
-        "setall",
-        "none",
-        "uring",
-        "aio",
-        "sync",
-        "fdatasync",
-        "",
-        " ",
-        "é",
-        "1e9",
-        "0x10",
-        "4294967296",
-        "65536",
-        "65537",
-        "dsync",
-        "/tmp/dbio-fuzz-never-used",
-    ]);
-    prop_oneof![
-        opts.prop_map(String::from),
-        values.prop_map(String::from),
-        any::<String>(),
-    ]
+/// The subcommands that take options of the option table, each with those options: read
+/// from the command line clap builds, so an option added to the table (or to a command) is
+/// fuzzed without anyone listing it here.
+fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
+    let cli = Cli::command();
+    let mut out = BTreeMap::new();
+    for sub in cli.get_subcommands() {
+        let taken: Vec<&'static Opt> = OPTIONS
+            .iter()
+            .filter(|o| {
+                sub.get_arguments()
+                    .any(|a| a.get_id() == o.name && a.get_long() == Some(o.name))
+            })
+            .collect();
+        if !taken.is_empty() {
+            out.insert(sub.get_name().to_string(), taken);
+        }
+    }
+    out
 }
 
+/// The start of a command line of `command` that parses when nothing is added: a test for
+/// `run` and `sweep`, and the swept parameter.
+fn head(command: &str) -> Vec<String> {
+    let words: &[&str] = match command {
+        "run" => &["run", "read-iops"],
+        "sweep" => &["sweep", "read-iops", "--param", "sessions=1,2"],
+        c => &[c],
+    };
+    std::iter::once("dbio")
+        .chain(words.iter().copied())
+        .map(String::from)
+        .collect()
+}
+
+/// Values, sensible and not, to give options.
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "7",
+    "512",
+    "4K",
+    "8K",
+    "1M",
+    "64M",
+    "1G",
+    "99999999999T",
+    "18446744073709551615",
+    "18446744073709551616",
+    "-1",
+    "1s",
+    "0s",
+    "500ms",
+    "10m",
+    "1h",
+    "9999999999h",
+    "512..8K",
+    "8K..512",
+    "1ms..5ms",
+    "..",
+    "random",
+    "zero",
+    "compress=2",
+    "compress=0",
+    "dedupe=4",
+    "dedupe=99999",
+    "setall",
+    "none",
+    "uring",
+    "aio",
+    "sync",
+    "fdatasync",
+    "",
+    " ",
+    "é",
+    "1e9",
+    "0x10",
+    "4294967296",
+    "65536",
+    "65537",
+    "dsync",
+    "50%",
+    "101%",
+    "a,b",
+    "a,,b",
+    "/tmp/dbio-fuzz-never-used",
+];
+
+/// Parses `args` as dbio would and runs the checks that need nothing but the input: none
+/// may panic, and what they accept must hold together.
+fn parse_and_check(args: &[String]) -> Result<(), TestCaseError> {
+    let Ok(cli) = Cli::try_parse_from(args) else {
+        return Ok(());
+    };
+    match cli.command {
+        Command::Run(a) => {
+            if let Ok(cfg) = dbio::options::check::run_config(&a.0) {
+                prop_assert!(cfg.sessions >= 1 && cfg.sessions <= 65536);
+                prop_assert!(cfg.dataset.size >= cfg.dataset.block_size);
+                prop_assert!(cfg.multiblock_bytes() <= cfg.dataset.file_size());
+            }
+        }
+        Command::Sweep(a) => {
+            let _ = dbio::options::check::run_config(&a.run.0);
+        }
+        Command::Prepare(a) => {
+            let _ = dbio::options::check::data_set(&a.dataset.0);
+        }
+        Command::Calibrate(a) => {
+            let _ = dbio::options::check::data_set(&a.dataset.0);
+        }
+        Command::Matrix(a) => {
+            let _ = dbio::options::check::data_set(&a.dataset.0);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Every option of the table is on the command line of some command, and the commands
+/// that take the table's options are the ones its groups name.
+#[test]
+fn every_table_option_is_on_a_command_and_fuzzed_there() {
+    let by_command = table_options_by_command();
+    let commands: Vec<&str> = by_command.keys().map(String::as_str).collect();
+    for c in ["calibrate", "matrix", "prepare", "run", "sweep"] {
+        assert!(
+            commands.contains(&c),
+            "{c} takes table options: {commands:?}"
+        );
+    }
+    for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {
+        assert!(
+            by_command
+                .values()
+                .any(|v| v.iter().any(|t| t.name == o.name)),
+            "--{} is in the table but on no command",
+            o.name
+        );
+    }
+    // `run` takes every option that has a flag.
+    let run: Vec<&str> = by_command["run"].iter().map(|o| o.name).collect();
+    for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {
+        assert!(run.contains(&o.name), "--{} not on `dbio run`", o.name);
+    }
+}
+
+/// Each option of the table, on each command taking it, alone with each value: parsing and
+/// checking never panic.
+#[test]
+fn every_table_option_on_every_command_never_panics() {
+    let mut tried = 0;
+    for (command, options) in table_options_by_command() {
+        for o in options {
+            let values: &[&str] = if o.is_switch() { &[""] } else { VALUES };
+            for v in values {
+                let mut args = head(&command);
+                args.push(o.flag());
+                if !o.is_switch() {
+                    args.push(v.to_string());
+                }
+                parse_and_check(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 1000, "{tried} command lines");
+}
+
+/// A command taking table options, and words for its command line: its table flags, other
+/// flags, values and any text.
 fn argv() -> impl Strategy<Value = Vec<String>> {
-    let head = prop::sample::select(vec![
-        vec!["dbio", "run", "read-iops"],
-        vec!["dbio", "run", "write-mbps"],
-        vec!["dbio", "run", "redo"],
-        vec!["dbio", "run", "oltp"],
-        vec!["dbio", "run", "temp"],
-        vec!["dbio", "prepare"],
-        vec!["dbio", "clean"],
-        vec!["dbio"],
-    ]);
-    (head, prop::collection::vec(arg(), 0..8))
-        .prop_map(|(h, rest)| h.into_iter().map(String::from).chain(rest).collect())
+    let by_command = table_options_by_command();
+    let commands: Vec<(String, Vec<String>)> = by_command
+        .into_iter()
+        .map(|(c, opts)| {
+            let mut flags: Vec<String> = opts.iter().map(|o| o.flag()).collect();
+            flags.extend(["--json", "--help-not", "-x", "--"].map(String::from));
+            (c, flags)
+        })
+        .collect();
+    let mut heads: Vec<(Vec<String>, Vec<String>)> = commands
+        .into_iter()
+        .flat_map(|(c, flags)| {
+            let mut hs = vec![head(&c)];
+            if c == "run" {
+                for t in ["write-mbps", "redo", "oltp", "temp"] {
+                    hs.push(vec!["dbio".into(), "run".into(), t.into()]);
+                }
+            }
+            hs.into_iter().map(move |h| (h, flags.clone()))
+        })
+        .collect();
+    heads.push((vec!["dbio".into()], vec!["--json".into()]));
+    prop::sample::select(heads).prop_flat_map(|(h, flags)| {
+        let word = prop_oneof![
+            prop::sample::select(flags),
+            prop::sample::select(VALUES).prop_map(String::from),
+            any::<String>(),
+        ];
+        prop::collection::vec(word, 0..8)
+            .prop_map(move |rest| h.iter().cloned().chain(rest).collect::<Vec<String>>())
+    })
 }
 
 proptest! {
@@ -174,22 +264,7 @@ proptest! {
 
     #[test]
     fn command_lines_never_panic(args in argv()) {
-        let Ok(cli) = Cli::try_parse_from(&args) else {
-            return Ok(());
-        };
-        match cli.command {
-            Command::Run(a) => {
-                if let Ok(cfg) = dbio::options::check::run_config(&a.0) {
-                    prop_assert!(cfg.sessions >= 1 && cfg.sessions <= 65536);
-                    prop_assert!(cfg.dataset.size >= cfg.dataset.block_size);
-                    prop_assert!(cfg.multiblock_bytes() <= cfg.dataset.file_size());
-                }
-            }
-            Command::Prepare(a) => {
-                let _ = dbio::options::check::data_set(&a.dataset.0);
-            }
-            _ => {}
-        }
+        parse_and_check(&args)?;
     }
 }
 
