@@ -331,6 +331,14 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             crate::safety::lock::printable(&cmd)
         )));
     }
+    // Another name for the same bytes: a second loop device over the same file, a loop
+    // device over this one, the disk of this partition, a device-mapper table over it.
+    let host = crate::storage::sysfs::SysRoot::host();
+    match super::alias::conflict(&host, &super::alias::Host, &name) {
+        Ok(None) => {}
+        Ok(Some(c)) => return Err(refuse(c.to_string())),
+        Err(why) => return Err(refuse(why)),
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_EXCL)
@@ -516,7 +524,17 @@ fn read_devno_str(s: &str) -> Option<u64> {
 
 /// Other processes holding one of the block devices `devs` open, from /proc/PID/fd: (pid,
 /// command line).
-fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
+pub(super) fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
+    opened_where(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+}
+
+/// Other processes holding the regular file `dev`/`ino` open: (pid, command line).
+pub(super) fn opened_by_file(dev: u64, ino: u64) -> Vec<(u32, String)> {
+    opened_where(|m| m.is_file() && m.dev() == dev && m.ino() == ino)
+}
+
+/// Other processes with an open file `holds` says yes to, from /proc/PID/fd.
+fn opened_where(holds: impl Fn(&std::fs::Metadata) -> bool) -> Vec<(u32, String)> {
     let me = std::process::id();
     let mut out = Vec::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
@@ -532,10 +550,9 @@ fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
         let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
             continue;
         };
-        let holds = fds.flatten().any(|fd| {
-            std::fs::metadata(fd.path())
-                .is_ok_and(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
-        });
+        let holds = fds
+            .flatten()
+            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| holds(&m)));
         if holds {
             out.push((pid, crate::safety::lock::cmdline(pid)));
         }
