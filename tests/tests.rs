@@ -4,6 +4,7 @@
 mod util;
 
 mod adversarial;
+mod aliasing;
 mod cli;
 mod cluster;
 mod dataset;

@@ -20,7 +20,9 @@ use crate::workload::{self, Plan, Test};
 /// Stage 2: checks `cfg` against the machine. Creates nothing.
 pub fn check(cfg: &RunConfig) -> Result<Preflight> {
     let target = &cfg.dataset.target;
-    let existing = match dataset::target_kind(target).map_err(|e| e.named("--target"))? {
+    let kind = dataset::target_kind(target).map_err(|e| e.named("--target"))?;
+    refuse_destructive_on(cfg, kind)?;
+    let existing = match kind {
         Some(kind @ (TargetKind::File | TargetKind::BlockDevice)) => Some(kind),
         _ => {
             dataset::check_target_dir(target)?;
@@ -142,6 +144,24 @@ fn check_alignment(cfg: &RunConfig, at: &std::path::Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--destructive` lets a write test overwrite a block device, and nothing else: with any
+/// other target (a directory, a file, a path that does not exist) the user meant a device
+/// that is not there, and the run is refused rather than run on a data set instead.
+fn refuse_destructive_on(cfg: &RunConfig, kind: Option<TargetKind>) -> Result<()> {
+    if !cfg.destructive || kind == Some(TargetKind::BlockDevice) {
+        return Ok(());
+    }
+    let what = match kind {
+        Some(TargetKind::Directory) => "it is a directory",
+        Some(TargetKind::File) => "it is a regular file",
+        _ => "it does not exist",
+    };
+    Err(Error::usage(format!(
+        "--target {}: with --destructive the target must be an existing block device, and {what}; without --destructive, give a data set directory as --target",
+        cfg.dataset.target.display()
+    )))
 }
 
 /// A run that writes may not use an existing file, nor a block device unless it is

@@ -100,14 +100,87 @@ impl Image for DeviceImage<'_> {
 
 const MD_MAGIC: u32 = 0xa92b_4efc;
 
-/// The signatures found on `img`. An error means a place that must be checked could not be
-/// read — the caller must then refuse, not assume the device is blank.
-pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Signature>> {
+/// A signature and the byte it starts at (0, or where a partition would begin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    pub sig: Signature,
+    pub offset: u64,
+}
+
+impl fmt::Display for Found {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.offset == 0 {
+            write!(f, "{}", self.sig)
+        } else {
+            write!(
+                f,
+                "{} at byte {} ({}, where a partition would start, though there is no partition table)",
+                self.sig,
+                self.offset,
+                human_bytes(self.offset)
+            )
+        }
+    }
+}
+
+/// Where partitioning tools start a first partition: sector 63 and sector 2048, with
+/// 512-byte and with 4096-byte sectors. A file system written there on a device whose
+/// partition table was erased (or never written: `losetup -o`, `mkfs` of an offset) is
+/// still somebody's data, and nothing at the start of the device says so.
+pub const PARTITION_STARTS: [u64; 4] = [63 * 512, 63 * 4096, 2048 * 512, 2048 * 4096];
+
+/// How much is read at each place checked: every superblock checked lies in it.
+const HEAD: usize = 128 << 10;
+
+/// The signatures found on `img`: at its start, at its end (md 0.90 and 1.0), and — when its
+/// start holds nothing — file-system and volume superblocks at the usual partition starts
+/// ([`PARTITION_STARTS`]). An error means a place that must be checked could not be read:
+/// the caller must then refuse, not assume the device is blank.
+pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Found>> {
     let size = img.size();
-    // Everything near the start that is checked, in one read.
-    let mut head = vec![0u8; (128 << 10).min(size as usize)];
+    let mut head = vec![0u8; HEAD.min(size as usize)];
     let n = img.read_at(&mut head, 0)?;
     head.truncate(n);
+    let mut at_start = Vec::new();
+    superblocks(&head, &mut at_start);
+    // md 0.90 and 1.0 keep their superblock near the end of the device.
+    let tail_magic = |off: u64| -> io::Result<bool> {
+        let mut b = [0u8; 4];
+        Ok(img.read_at(&mut b, off)? == 4 && u32::from_le_bytes(b) == MD_MAGIC)
+    };
+    if size >= 128 << 10 && tail_magic((size & !0xFFFF) - 0x10000)? {
+        at_start.push(Signature::Md("0.90"));
+    }
+    if size >= 16 << 10 && tail_magic((((size >> 9) - 16) & !7) << 9)? {
+        at_start.push(Signature::Md("1.0"));
+    }
+    partition_tables(&head, &mut at_start);
+    let mut found: Vec<Found> = at_start
+        .into_iter()
+        .map(|sig| Found { sig, offset: 0 })
+        .collect();
+    if !found.is_empty() {
+        // The start says what the device holds (a partition table, or a file system whose
+        // own backup superblocks may lie at the places below).
+        return Ok(found);
+    }
+    for offset in PARTITION_STARTS {
+        if offset >= size {
+            continue;
+        }
+        let mut buf = vec![0u8; HEAD.min((size - offset) as usize)];
+        let n = img.read_at(&mut buf, offset)?;
+        buf.truncate(n);
+        let mut here = Vec::new();
+        superblocks(&buf, &mut here);
+        found.extend(here.into_iter().map(|sig| Found { sig, offset }));
+    }
+    Ok(found)
+}
+
+/// File systems, swap and volume members whose superblock lies in the first 128 KiB of
+/// `head` (the start of the device, or of a would-be partition).
+fn superblocks(head: &[u8], found: &mut Vec<Signature>) {
     let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
     let u16_at = |off: usize| {
         head.get(off..off + 2)
@@ -117,8 +190,6 @@ pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Signature>> {
         head.get(off..off + 4)
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
     };
-
-    let mut found = Vec::new();
     // ext2/3/4: superblock at 1024, s_magic at +56, s_log_block_size (1K << n, n <= 6) at +24.
     if u16_at(1080) == Some(0xEF53) && u32_at(1048).is_some_and(|l| l <= 6) {
         found.push(Signature::Ext);
@@ -149,19 +220,21 @@ pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Signature>> {
     if u32_at(0) == Some(MD_MAGIC) {
         found.push(Signature::Md("1.1"));
     }
-    // md 0.90 and 1.0 keep their superblock near the end of the device.
-    let tail_magic = |off: u64| -> io::Result<bool> {
-        let mut b = [0u8; 4];
-        Ok(img.read_at(&mut b, off)? == 4 && u32::from_le_bytes(b) == MD_MAGIC)
-    };
-    if size >= 128 << 10 && tail_magic((size & !0xFFFF) - 0x10000)? {
-        found.push(Signature::Md("0.90"));
+    if at(510, b"\x55\xAA") && (at(54, b"FAT1") || at(54, b"FAT     ") || at(82, b"FAT32   ")) {
+        found.push(Signature::Vfat);
     }
-    if size >= 16 << 10 && tail_magic((((size >> 9) - 16) & !7) << 9)? {
-        found.push(Signature::Md("1.0"));
+    if at(3, b"NTFS    ") {
+        found.push(Signature::Ntfs);
     }
-    let boot_sector = at(510, b"\x55\xAA");
-    if boot_sector {
+    if at(32769, b"CD001") {
+        found.push(Signature::Iso9660);
+    }
+}
+
+/// MBR and GPT partition tables at the start of the device.
+fn partition_tables(head: &[u8], found: &mut Vec<Signature>) {
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    if at(510, b"\x55\xAA") {
         // Four partition entries at 446: a valid boot flag each, at least one with a type.
         let entries: Vec<&[u8]> = (0..4).map(|i| &head[446 + 16 * i..462 + 16 * i]).collect();
         let flags_ok = entries.iter().all(|e| e[0] == 0 || e[0] == 0x80);
@@ -172,17 +245,6 @@ pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Signature>> {
     if at(512, b"EFI PART") || at(4096, b"EFI PART") {
         found.push(Signature::Gpt);
     }
-    if boot_sector && (at(54, b"FAT1") || at(54, b"FAT     ") || at(82, b"FAT32   ")) {
-        found.push(Signature::Vfat);
-    }
-    if at(3, b"NTFS    ") {
-        found.push(Signature::Ntfs);
-    }
-    let mut iso = [0u8; 5];
-    if size > 32774 && img.read_at(&mut iso, 32769)? == 5 && &iso == b"CD001" {
-        found.push(Signature::Iso9660);
-    }
-    Ok(found)
 }
 
 /// What will be overwritten, as shown before asking.
@@ -269,6 +331,14 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             crate::safety::lock::printable(&cmd)
         )));
     }
+    // Another name for the same bytes: a second loop device over the same file, a loop
+    // device over this one, the disk of this partition, a device-mapper table over it.
+    let host = crate::storage::sysfs::SysRoot::host();
+    match super::alias::conflict(&host, &super::alias::Host, &name) {
+        Ok(None) => {}
+        Ok(Some(c)) => return Err(refuse(c.to_string())),
+        Err(why) => return Err(refuse(why)),
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_EXCL)
@@ -290,10 +360,14 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     })?;
     if !found.is_empty() {
         let what: Vec<String> = found.iter().map(|s| s.to_string()).collect();
+        let erase = if found.iter().all(|f| f.offset == 0) {
+            format!("(e.g. `wipefs -a {}`)", path.display())
+        } else {
+            "(`wipefs` looks at the start of the device only: zero those bytes)".to_string()
+        };
         return Err(refuse(format!(
-            "it holds {} — erase that yourself (e.g. `wipefs -a {}`) if it really is unused",
+            "it holds {} — erase that yourself {erase} if it really is unused",
             what.join(" and "),
-            path.display()
         )));
     }
     // The system's own signature database, beside dbio's checks: no probe, no write.
@@ -450,7 +524,17 @@ fn read_devno_str(s: &str) -> Option<u64> {
 
 /// Other processes holding one of the block devices `devs` open, from /proc/PID/fd: (pid,
 /// command line).
-fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
+pub(super) fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
+    opened_where(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+}
+
+/// Other processes holding the regular file `dev`/`ino` open: (pid, command line).
+pub(super) fn opened_by_file(dev: u64, ino: u64) -> Vec<(u32, String)> {
+    opened_where(|m| m.is_file() && m.dev() == dev && m.ino() == ino)
+}
+
+/// Other processes with an open file `holds` says yes to, from /proc/PID/fd.
+fn opened_where(holds: impl Fn(&std::fs::Metadata) -> bool) -> Vec<(u32, String)> {
     let me = std::process::id();
     let mut out = Vec::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
@@ -466,10 +550,9 @@ fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
         let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
             continue;
         };
-        let holds = fds.flatten().any(|fd| {
-            std::fs::metadata(fd.path())
-                .is_ok_and(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
-        });
+        let holds = fds
+            .flatten()
+            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| holds(&m)));
         if holds {
             out.push((pid, crate::safety::lock::cmdline(pid)));
         }
@@ -527,7 +610,9 @@ mod tests {
     }
 
     fn sigs(img: &[u8]) -> Vec<Signature> {
-        signatures(img).unwrap()
+        let found = signatures(img).unwrap();
+        assert!(found.iter().all(|f| f.offset == 0), "{found:?}");
+        found.into_iter().map(|f| f.sig).collect()
     }
 
     #[test]
@@ -591,6 +676,78 @@ mod tests {
         assert!(sigs(&mbr).is_empty());
         assert_eq!(sigs(&with(512, b"EFI PART")), [Signature::Gpt]);
         assert_eq!(sigs(&with(4096, b"EFI PART")), [Signature::Gpt]);
+    }
+
+    fn found(img: &[u8]) -> Vec<(Signature, u64)> {
+        signatures(img)
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.sig, f.offset))
+            .collect()
+    }
+
+    #[test]
+    fn superblocks_at_partition_starts_are_found_with_their_offset() {
+        let ext_at = |base: usize, size: usize| {
+            let mut img = vec![0u8; size];
+            img[base + 1080..base + 1082].copy_from_slice(&0xEF53u16.to_le_bytes());
+            img[base + 1048..base + 1052].copy_from_slice(&0u32.to_le_bytes());
+            img
+        };
+        for base in [32256usize, 258048, MIB, 8 * MIB] {
+            assert_eq!(
+                found(&ext_at(base, 16 * MIB)),
+                [(Signature::Ext, base as u64)],
+                "ext at {base}"
+            );
+        }
+        let f = signatures(&ext_at(MIB, 4 * MIB)[..]).unwrap();
+        let text = f[0].to_string();
+        assert!(
+            text.contains("at byte 1048576") && text.contains("1.0 MiB"),
+            "{text}"
+        );
+        let mut xfs = blank();
+        xfs[MIB..MIB + 4].copy_from_slice(b"XFSB");
+        assert_eq!(found(&xfs), [(Signature::Xfs, MIB as u64)]);
+        let mut lvm = blank();
+        lvm[32256 + 512..32256 + 520].copy_from_slice(b"LABELONE");
+        lvm[32256 + 536..32256 + 544].copy_from_slice(b"LVM2 001");
+        assert_eq!(found(&lvm), [(Signature::Lvm2, 32256)]);
+        // Not at a partition start: not looked for (a file system's data is not a device's).
+        assert!(found(&ext_at(MIB + 4096, 4 * MIB)).is_empty());
+        // Beyond the end of a small device: nothing read out of range.
+        assert!(found(&ext_at(32256, 40000)).len() == 1);
+        // A device whose start says what it holds reports that only: the start of a file
+        // system (whose backup superblocks may lie further on), or a partition table (whose
+        // partitions are devices of their own, checked as such).
+        let mut both = ext_at(MIB, 4 * MIB);
+        both[1080..1082].copy_from_slice(&0xEF53u16.to_le_bytes());
+        assert_eq!(found(&both), [(Signature::Ext, 0)]);
+        let mut mbr = ext_at(MIB, 4 * MIB);
+        mbr[510..512].copy_from_slice(&[0x55, 0xAA]);
+        mbr[446 + 4] = 0x83;
+        assert_eq!(found(&mbr), [(Signature::Mbr, 0)]);
+    }
+
+    #[test]
+    fn a_real_mkfs_image_at_one_mib_is_recognised() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("ext4.img");
+        std::fs::write(&img, vec![0u8; 8 * MIB]).unwrap();
+        let ok = std::process::Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&img)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        if !matches!(ok, Ok(s) if s.success()) {
+            eprintln!("skipped: no mkfs.ext4");
+            return;
+        }
+        let mut bytes = vec![0u8; 16 * MIB];
+        bytes[MIB..9 * MIB].copy_from_slice(&std::fs::read(&img).unwrap());
+        assert_eq!(found(&bytes), [(Signature::Ext, MIB as u64)]);
     }
 
     #[test]

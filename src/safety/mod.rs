@@ -8,6 +8,8 @@
 //!   or write); who holds it is read from `/proc/locks`, never from a file;
 //! - [`device`] and [`blkid`]: before a write test touches a block device — not mounted,
 //!   not in use, no signature (libblkid's database and dbio's own checks), and confirmed;
+//!   [`alias`]: nor any other device that maps the same bytes (a second loop device over
+//!   the same file, the disk of a partition, a device-mapper table) and is in use;
 //! - [`limits`]: what the machine allows (threads, memory maps, memory, free space), so
 //!   that every input is checked before anything is created, deleted or measured;
 //! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once.
@@ -15,6 +17,7 @@
 //! The data set's manifest is untrusted input: [`crate::dataset::manifest`] checks every
 //! entry (a plain dbio file name and a real identity) before anything acts on it.
 
+pub mod alias;
 pub mod blkid;
 pub mod cleanup;
 pub mod device;

@@ -1,0 +1,348 @@
+//! A write test never overwrites bytes another device maps while that device is in use: a
+//! second loop device over the image of a mounted one (at any offset that overlaps), a loop
+//! device over a mounted device, a device whose file system starts where a partition would;
+//! and `--destructive` means a block device, nothing else. Root and loop devices are needed
+//! (through `util::Loop`); elsewhere the tests print why they were skipped.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::util::{Env, Loop, Mount, files_under, sh};
+
+const MIB: u64 = 1 << 20;
+
+/// A second loop device over `image` with `losetup` options (`-o`, `--sizelimit`), once
+/// loop devices are known to work here (a `Loop` was made): failing now is a failure.
+fn attach(image: &Path, opts: &[&str]) -> Loop {
+    let out = std::process::Command::new("losetup")
+        .args(["--find", "--show"])
+        .args(opts)
+        .arg(image)
+        .output()
+        .expect("losetup");
+    assert!(
+        out.status.success(),
+        "losetup {opts:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Loop {
+        dev: PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
+    }
+}
+
+/// A 1-second write-iops on `dev` with --destructive --yes.
+fn destroy(env: &Env, dev: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "write-iops",
+        "--target",
+        dev,
+        "--destructive",
+        "--yes",
+        "--sessions",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    env.output(&args)
+}
+
+/// Exit 2, exactly one line on stderr, an `error:` containing every one of `words`.
+fn assert_refused(out: &std::process::Output, words: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    for w in words {
+        assert!(lines[0].contains(w), "{w:?} missing in: {}", lines[0]);
+    }
+    assert!(out.stdout.is_empty(), "no result for a refused run");
+}
+
+fn sha256(path: &Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// An ext4 made on `dev` with every table written now (no lazy initialisation that would
+/// change the image later behind the test's back); false when there is no mkfs.ext4.
+fn mkfs_ext4(dev: &str) -> bool {
+    let ok = sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            dev,
+        ],
+    );
+    if !ok {
+        eprintln!("skipped: no mkfs.ext4");
+    }
+    ok
+}
+
+fn blank_image(env: &Env, name: &str, size: u64) -> PathBuf {
+    let image = env.join(name);
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    image
+}
+
+/// The reported attack: an ext4 at 1 MiB of an image (`losetup -o 1M`) is mounted, and a
+/// second loop device over the same image — at offset 0 (no signature at its start, no
+/// holder, not mounted itself), or at the same offset — is given to a write test.
+#[test]
+fn a_second_loop_over_the_image_of_a_mounted_loop_is_refused() {
+    let env = Env::new();
+    let image = blank_image(&env, "image.img", 64 * MIB);
+    let Some(b) = Loop::new(&image, None) else {
+        return;
+    };
+    let a = attach(&image, &["-o", "1048576"]);
+    if !mkfs_ext4(a.path()) {
+        return;
+    }
+    let mnt = env.join("mnt");
+    let Some(_mounted) = Mount::new("ext4", "rw,noatime", a.path(), &mnt) else {
+        return;
+    };
+    let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 253) as u8).collect();
+    std::fs::write(mnt.join("customer.dbf"), &data).unwrap();
+    assert!(sh("sync", &[]));
+    let (image_sha, file_sha) = (sha256(&image), sha256(&mnt.join("customer.dbf")));
+    let c = attach(&image, &["-o", "1048576"]);
+    for dev in [&b, &c] {
+        let out = destroy(&env, dev.path(), &[]);
+        assert_refused(
+            &out,
+            &[
+                dev.path(),
+                "same backing file",
+                "image.img",
+                &format!("as {}", a.path()),
+                &format!("is mounted at {}", mnt.display()),
+            ],
+        );
+    }
+    assert_eq!(sha256(&image), image_sha, "the image is unchanged");
+    assert_eq!(sha256(&mnt.join("customer.dbf")), file_sha);
+    assert_eq!(std::fs::read(mnt.join("customer.dbf")).unwrap(), data);
+}
+
+/// The other device is not mounted but open in a program (a database on a raw device):
+/// refused while it is open, written once it is closed (an idle alias is nobody's data).
+#[test]
+fn a_second_loop_over_the_image_of_a_loop_open_in_a_program_is_refused() {
+    let env = Env::new();
+    let image = blank_image(&env, "raw.img", 16 * MIB);
+    let Some(a) = Loop::new(&image, None) else {
+        return;
+    };
+    let b = attach(&image, &[]);
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&a.dev)
+        .unwrap();
+    let out = destroy(&env, b.path(), &["--size", "8M"]);
+    assert_refused(
+        &out,
+        &[
+            &format!("as {}", a.path()),
+            &format!("is open in process {}", std::process::id()),
+        ],
+    );
+    assert!(
+        std::fs::read(&image).unwrap().iter().all(|&x| x == 0),
+        "nothing written"
+    );
+    drop(held);
+    let out = destroy(&env, b.path(), &["--size", "8M"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read(&image).unwrap().iter().any(|&x| x != 0),
+        "written once nothing else uses the bytes"
+    );
+}
+
+/// Loop devices over ranges of one file that do not overlap are different storage: the
+/// one past a mounted one's size limit may be written, and only within its range; one
+/// whose range reaches into the mounted one's by a single MiB is refused.
+#[test]
+fn a_loop_over_a_range_another_loop_does_not_map_is_allowed_and_an_overlapping_one_is_not() {
+    let env = Env::new();
+    let image = blank_image(&env, "shared.img", 64 * MIB);
+    // Loop devices work here: an idle one over the whole image (an alias nobody uses).
+    let Some(_idle) = Loop::new(&image, None) else {
+        return;
+    };
+    let a = attach(&image, &["-o", "1048576", "--sizelimit", "16777216"]);
+    if !mkfs_ext4(a.path()) {
+        return;
+    }
+    let mnt = env.join("mnt");
+    let Some(_mounted) = Mount::new("ext4", "rw,noatime", a.path(), &mnt) else {
+        return;
+    };
+    std::fs::write(mnt.join("f"), b"in the file system").unwrap();
+    assert!(sh("sync", &[]));
+    let head = |n: u64| {
+        let f = std::fs::File::open(&image).unwrap();
+        let mut b = vec![0u8; n as usize];
+        f.read_exact_at(&mut b, 0).unwrap();
+        b
+    };
+    let before = head(32 * MIB);
+    // 16 MiB .. 24 MiB: the last MiB of the mounted range (1 MiB .. 17 MiB) is in it.
+    let overlapping = attach(&image, &["-o", "16777216", "--sizelimit", "8388608"]);
+    let out = destroy(&env, overlapping.path(), &[]);
+    assert_refused(
+        &out,
+        &[
+            &format!("as {}", a.path()),
+            "bytes 16.0 MiB..17.0 MiB",
+            "is mounted",
+        ],
+    );
+    drop(overlapping);
+    let past = attach(&image, &["-o", "33554432"]);
+    let out = destroy(&env, past.path(), &["--size", "8M"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(head(32 * MIB) == before, "the first 32 MiB are unchanged");
+    assert_eq!(std::fs::read(mnt.join("f")).unwrap(), b"in the file system");
+    let f = std::fs::File::open(&image).unwrap();
+    let mut written = vec![0u8; 8 << 20];
+    f.read_exact_at(&mut written, 32 * MIB).unwrap();
+    assert!(written.iter().any(|&x| x != 0), "the run wrote its range");
+}
+
+/// A file system where a partition would start, on a device with no partition table
+/// (an ext4 image copied in at 1 MiB, or at sector 63), nothing mounted: still data.
+#[test]
+fn a_file_system_at_a_partition_start_of_an_unpartitioned_device_is_refused() {
+    let env = Env::new();
+    let fs = blank_image(&env, "fs.img", 8 * MIB);
+    if !mkfs_ext4(fs.to_str().unwrap()) {
+        return;
+    }
+    let fs_bytes = std::fs::read(&fs).unwrap();
+    for (offset, words) in [
+        (MIB, ["ext2/3/4", "at byte 1048576"]),
+        (32256, ["ext2/3/4", "at byte 32256"]),
+    ] {
+        let image = blank_image(&env, &format!("at{offset}.img"), 32 * MIB);
+        std::fs::File::options()
+            .write(true)
+            .open(&image)
+            .unwrap()
+            .write_all_at(&fs_bytes, offset)
+            .unwrap();
+        let Some(dev) = Loop::new(&image, None) else {
+            return;
+        };
+        let before = dev.read_all();
+        let out = destroy(&env, dev.path(), &[]);
+        assert_refused(&out, &[dev.path(), words[0], words[1]]);
+        assert!(dev.read_all() == before, "the device is unchanged");
+    }
+}
+
+/// `losetup /dev/loopC /dev/loopA` while loopA is mounted: loopC is loopA's bytes.
+#[test]
+fn a_loop_over_a_mounted_loop_is_refused() {
+    let env = Env::new();
+    let image = blank_image(&env, "lower.img", 32 * MIB);
+    let Some(a) = Loop::new(&image, None) else {
+        return;
+    };
+    if !mkfs_ext4(a.path()) {
+        return;
+    }
+    let mnt = env.join("mnt");
+    let Some(_mounted) = Mount::new("ext4", "rw,noatime", a.path(), &mnt) else {
+        return;
+    };
+    assert!(sh("sync", &[]));
+    let before = sha256(&image);
+    let c = attach(&a.dev, &[]);
+    let out = destroy(&env, c.path(), &[]);
+    assert_refused(
+        &out,
+        &[
+            c.path(),
+            &format!("as {}", a.path()),
+            &format!("is mounted at {}", mnt.display()),
+        ],
+    );
+    assert_eq!(sha256(&image), before, "the image is unchanged");
+}
+
+/// `--destructive` with a regular file, a directory or a path that does not exist as
+/// `--target`: refused before anything is made.
+#[test]
+fn destructive_needs_an_existing_block_device() {
+    let env = Env::new();
+    std::fs::write(env.join("plain.dbf"), b"somebody's data").unwrap();
+    std::fs::create_dir(env.join("dir")).unwrap();
+    let before = files_under(env.path());
+    for (target, kind) in [
+        ("plain.dbf", "a regular file"),
+        ("dir", "a directory"),
+        ("missing", "does not exist"),
+    ] {
+        for test in ["write-iops", "read-iops"] {
+            let out = env.output(&[
+                "run",
+                test,
+                "--target",
+                target,
+                "--destructive",
+                "--yes",
+                "--size",
+                "8M",
+                "--duration",
+                "1s",
+            ]);
+            assert_refused(
+                &out,
+                &[
+                    &format!("--target {target}"),
+                    "with --destructive the target must be an existing block device",
+                    kind,
+                ],
+            );
+        }
+    }
+    assert_eq!(files_under(env.path()), before, "nothing created");
+    assert_eq!(
+        std::fs::read(env.join("plain.dbf")).unwrap(),
+        b"somebody's data"
+    );
+    assert!(!env.join("missing").exists());
+    assert!(files_under(env.data_home.path()).is_empty(), "no store");
+}
