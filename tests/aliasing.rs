@@ -2,12 +2,12 @@
 //! second loop device over the image of a mounted one (at any offset that overlaps), a loop
 //! device over a mounted device, a device whose file system starts where a partition would;
 //! and `--destructive` means a block device, nothing else. Root and loop devices are needed
-//! (through `util::Loop`); elsewhere the tests print why they were skipped.
+//! (through `util::Loop`); elsewhere the tests say why they were skipped (and fail under `DBIO_TESTS_STRICT=1`).
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, Loop, Mount, files_under, sh};
+use crate::util::{Env, Loop, Mount, files_under, sh, skip};
 
 const MIB: u64 = 1 << 20;
 
@@ -91,7 +91,7 @@ fn mkfs_ext4(dev: &str) -> bool {
         ],
     );
     if !ok {
-        eprintln!("skipped: no mkfs.ext4");
+        skip("no mkfs.ext4");
     }
     ok
 }
