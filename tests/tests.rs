@@ -27,6 +27,7 @@ mod sizing;
 mod span;
 mod storage;
 mod store;
+mod store_safety;
 mod sweep;
 mod verify;
 mod wizard;
