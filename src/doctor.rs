@@ -405,7 +405,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(o, "  in all: {} on disk", human_bytes(total));
     }
     let _ = writeln!(o, "\nRun directories");
-    if f.runs.is_empty() {
+    if f.runs.is_empty() && f.running.is_empty() && f.killed_runs.is_empty() {
         let _ = writeln!(o, "  none found");
     }
     for r in &f.runs {

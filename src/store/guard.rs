@@ -312,6 +312,10 @@ fn build(tmp: &Path, steps: &[Migration]) -> Result<()> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| fail(e.to_string()))?;
+    // No journal and no syncs while it is private: a build that fails is thrown away. It
+    // is synced once, whole, before it is put in place.
+    conn.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+        .map_err(|e| fail(e.to_string()))?;
     schema::migrate(&mut conn, steps).map_err(|e| fail(e.to_string()))?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
@@ -319,7 +323,13 @@ fn build(tmp: &Path, steps: &[Migration]) -> Result<()> {
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(fail(format!("cannot switch it to WAL mode (got {mode})")));
     }
-    conn.close().map_err(|(_, e)| fail(e.to_string()))
+    conn.close().map_err(|(_, e)| fail(e.to_string()))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| fail(crate::error::io_advice(&e)))
 }
 
 /// Renames `from` to `to` only if nothing is at `to`: Ok(false) when something is.
