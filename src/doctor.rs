@@ -15,7 +15,9 @@ use crate::dataset::State;
 use crate::dataset::stale::{self, Health};
 use crate::error::{ExitCode, Result};
 use crate::report::summary::thousands;
-use crate::store::DataSetRecord;
+use crate::safety::fs::{Dir, Kind};
+use crate::safety::lock::{self, Holder, Mode};
+use crate::store::{DataSetRecord, RunDirRecord};
 use crate::units::{human_bytes, shell_word};
 
 /// One other dbio process.
@@ -84,6 +86,88 @@ pub struct Findings {
     pub unfinished: Vec<PathBuf>,
     /// Paths that were given but hold nothing of dbio's, or could not be read.
     pub notes: Vec<String>,
+    /// Directories of runs that were killed before they wrote their results.
+    pub killed_runs: Vec<KilledRun>,
+    /// Directories of runs going on now, and who holds them.
+    pub running: Vec<(RunDirRecord, Vec<Holder>)>,
+}
+
+/// The directory of a run that was killed before it wrote its results.
+#[derive(Debug)]
+pub struct KilledRun {
+    pub record: RunDirRecord,
+    /// dbio's own files in it (what a run writes there, or their temporary names).
+    pub own: Vec<String>,
+    /// Everything else in it, and why it is not dbio's: left alone.
+    pub foreign: Vec<(String, &'static str)>,
+}
+
+/// What is in a registered run directory.
+enum RunDirState {
+    /// Gone, or complete (its result.json is there): nothing to say.
+    Nothing,
+    Running(Vec<Holder>),
+    Killed {
+        own: Vec<String>,
+        foreign: Vec<(String, &'static str)>,
+    },
+}
+
+/// Whether `name` is a file a run writes into its directory, or one of them under the
+/// temporary name it is written as first (`.NAME.PID-RANDOM.tmp`).
+fn is_run_file_name(name: &str) -> bool {
+    let run_file = |n: &str| crate::run::RUN_DIR_FILES.contains(&n);
+    run_file(name)
+        || name
+            .strip_prefix('.')
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.rsplit_once('.'))
+            .is_some_and(|(file, _)| run_file(file))
+}
+
+/// Looks at the registered run directory `path`: whether a run holds it now (its lock),
+/// is complete, or was killed, and what is in it.
+fn inspect_run_dir(path: &Path) -> RunDirState {
+    let Ok(dir) = Dir::open(path) else {
+        return RunDirState::Nothing;
+    };
+    if let Ok(fd) = dir.dup()
+        && let Ok(false) = lock::try_lock(&fd, Mode::Shared)
+    {
+        return RunDirState::Running(dir.id().map(|id| lock::holders(&id)).unwrap_or_default());
+    }
+    if matches!(dir.entry("result.json"), Ok(Some(_))) {
+        return RunDirState::Nothing;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let (mut own, mut foreign) = (Vec::new(), Vec::new());
+    for name in names {
+        let why = match dir.entry(&name) {
+            Ok(Some(e)) => match e.kind {
+                Kind::File if e.nlink == 1 && e.uid == crate::safety::fs::effective_uid() => {
+                    if is_run_file_name(&name) {
+                        own.push(name);
+                        continue;
+                    }
+                    "dbio writes no file of that name"
+                }
+                Kind::File => "it is a hard link or another user's file",
+                Kind::Dir => "it is a directory",
+                Kind::Symlink => "it is a symbolic link",
+                Kind::Other => "it is not a regular file",
+            },
+            _ => continue,
+        };
+        foreign.push((name, why));
+    }
+    RunDirState::Killed { own, foreign }
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
@@ -168,12 +252,15 @@ impl Findings {
     }
 }
 
-/// What the results store knows: its registry of data sets and the directories its runs
-/// were written to.
+/// What the results store knows: its registry of data sets, the directories its runs
+/// were written to, and the run directories whose run was never recorded.
 #[derive(Debug, Default)]
 pub struct Known {
     pub data_sets: Vec<DataSetRecord>,
     pub run_parents: Vec<PathBuf>,
+    pub unfinished_run_dirs: Vec<RunDirRecord>,
+    /// Why the store could not be read, when it could not.
+    pub store_problem: Option<String>,
 }
 
 /// Finds data sets and run directories: those the store knows and the default places, or
@@ -207,6 +294,17 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
         for p in &known.run_parents {
             if p.is_dir() {
                 f.look(p, 1, None);
+            }
+        }
+        for r in &known.unfinished_run_dirs {
+            match inspect_run_dir(Path::new(&r.path)) {
+                RunDirState::Nothing => {}
+                RunDirState::Running(holders) => f.running.push((r.clone(), holders)),
+                RunDirState::Killed { own, foreign } => f.killed_runs.push(KilledRun {
+                    record: r.clone(),
+                    own,
+                    foreign,
+                }),
             }
         }
         return f;
@@ -307,7 +405,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(o, "  in all: {} on disk", human_bytes(total));
     }
     let _ = writeln!(o, "\nRun directories");
-    if f.runs.is_empty() {
+    if f.runs.is_empty() && f.running.is_empty() && f.killed_runs.is_empty() {
         let _ = writeln!(o, "  none found");
     }
     for r in &f.runs {
@@ -319,8 +417,46 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             human_bytes(r.bytes)
         );
     }
+    for (r, holders) in &f.running {
+        let who = holders
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            o,
+            "  {}: a run of {} going on now{}",
+            r.path,
+            r.test,
+            if who.is_empty() {
+                String::new()
+            } else {
+                format!(" ({who})")
+            }
+        );
+    }
+    for k in &f.killed_runs {
+        let _ = writeln!(
+            o,
+            "  {}: STALE: a run of {} started {} was killed before it wrote its results ({} file(s) of dbio's in it)",
+            k.record.path,
+            k.record.test,
+            k.record.created_at,
+            k.own.len()
+        );
+        for (name, why) in &k.foreign {
+            let _ = writeln!(
+                o,
+                "    LEFT ALONE: {} is not dbio's ({why}); the directory stays while it is there",
+                Path::new(&k.record.path).join(name).display()
+            );
+        }
+    }
     for n in &f.notes {
         let _ = writeln!(o, "  note: {n}");
+    }
+    if let Some(problem) = &known.store_problem {
+        let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
     }
     let stale: Vec<&Health> = (f.data_sets.iter())
         .map(|x| &x.health)
@@ -331,11 +467,27 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         .iter()
         .filter(|x| x.health.needs_attention() && !x.health.is_stale())
         .count();
-    if stale.is_empty() && changed == 0 && f.unfinished.is_empty() {
+    if stale.is_empty()
+        && changed == 0
+        && f.unfinished.is_empty()
+        && f.killed_runs.is_empty()
+        && known.store_problem.is_none()
+    {
         let _ = writeln!(o, "\nNothing needs attention.");
         return Ok(ExitCode::Ok);
     }
     let mut advice = Vec::new();
+    if known.store_problem.is_some() {
+        advice.push(
+            "the results store cannot be read: data sets and run directories it registered are not listed; move it aside or use another with --db PATH or DBIO_DB".to_string(),
+        );
+    }
+    if !f.killed_runs.is_empty() {
+        advice.push(format!(
+            "{} run directory(ies) of killed runs: `dbio clean --stale` removes them (files that are not dbio's stay, and so does their directory)",
+            f.killed_runs.len()
+        ));
+    }
     if !stale.is_empty() {
         let dirs: Vec<String> = stale
             .iter()
@@ -416,11 +568,58 @@ fn describe(found: &Found) -> String {
     )
 }
 
-/// `dbio clean --stale [PATH...]`: removes what doctor reports as stale.
-pub fn clean_stale(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
+/// `dbio clean --stale [PATH...]`: removes what doctor reports as stale. `forget` hears of
+/// each run directory removed (or found gone), for the results store to forget it.
+pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> Result<ExitCode> {
     let mut o = std::io::stdout().lock();
     let f = survey(paths, known);
     let mut repaired = 0;
+    if paths.is_empty() {
+        for r in &known.unfinished_run_dirs {
+            if std::fs::symlink_metadata(&r.path).is_err() {
+                forget(&r.path);
+            }
+        }
+    }
+    for k in &f.killed_runs {
+        let path = Path::new(&k.record.path);
+        let dir = Dir::open(path).map_err(|e| crate::error::Error::io("cannot open", path, &e))?;
+        for name in &k.own {
+            // Removed only while it is still the plain file of dbio's that was looked at.
+            if let Ok(Some(e)) = dir.entry(name) {
+                dir.remove_file(name, &e.id)
+                    .map_err(|e| crate::error::Error::io("cannot remove", &dir.join(name), &e))?;
+            }
+        }
+        let removed = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+            (Some(parent), Some(name)) => Dir::open(parent)
+                .and_then(|p| p.remove_empty_dir(name))
+                .is_ok(),
+            _ => false,
+        };
+        if removed {
+            forget(&k.record.path);
+            let _ = writeln!(
+                o,
+                "{}: removed the directory of a killed run ({} file(s) of dbio's)",
+                k.record.path,
+                k.own.len()
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "{}: removed {} file(s) of dbio's; the directory stays: it holds what is not dbio's ({})",
+                k.record.path,
+                k.own.len(),
+                k.foreign
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        repaired += 1;
+    }
     for h in f
         .data_sets
         .iter()

@@ -586,9 +586,27 @@ fn doctor_from_anywhere_lists_what_a_killed_run_left() {
         )
     };
     let (code, text) = doctor("/");
-    assert_eq!(code, Some(0), "{text}");
     assert!(text.contains(&target), "{text}");
     assert!(text.contains("that run did not end"), "{text}");
+    // The killed run's directory is stale (exit 1) until `dbio clean --stale` removes it.
+    let runs = std::fs::canonicalize(env.join("dbio-runs")).unwrap();
+    assert!(
+        text.contains(&format!("{}/", runs.display()))
+            && text.contains("STALE: a run of write-iops"),
+        "{text}"
+    );
+    assert_eq!(code, Some(1), "{text}");
+    let out = env
+        .dbio()
+        .current_dir("/")
+        .args(["clean", "--stale"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+    let (code, text) = doctor("/");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(&target), "{text}");
     // Removed by hand: gone, and `dbio clean PATH` forgets it.
     std::fs::remove_dir_all(&target).unwrap();
     let (code, text) = doctor("/");

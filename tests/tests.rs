@@ -29,6 +29,7 @@ mod skips;
 mod span;
 mod storage;
 mod store;
+mod store_safety;
 mod sweep;
 mod verify;
 mod wizard;

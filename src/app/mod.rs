@@ -38,15 +38,44 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Wizard => "wizard",
         _ => "dbio",
     };
+    crate::store::stop_waiting_on(Arc::clone(&stop));
     let db = cli.db.clone();
     dataset::on_new_data_set(Box::new(move |path, in_use| {
         note_new_data_set(db.as_deref(), path, in_use, command)
     }));
+    let db = cli.db.clone();
+    crate::run::on_run_dir(Box::new(move |path, test| {
+        note_run_dir(db.as_deref(), path, test)
+    }));
+    // A store dbio must not open (a link, someone else's file) is refused before anything
+    // is created or measured, by every command that records into it.
+    let records = matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Prepare(_)
+            | Command::Matrix(_)
+            | Command::Sweep(_)
+            | Command::Calibrate(_)
+            | Command::Mem(_)
+            | Command::Wizard
+            | Command::Clean(_)
+            | Command::Doctor(_)
+    );
+    if records && let Ok(path) = store_path(cli.db.as_deref()) {
+        crate::store::preflight(&path)?;
+    }
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
         Command::Clean(a) if a.stale => {
-            crate::doctor::clean_stale(&a.paths, &known(cli.db.as_deref()))
+            let known = known(cli.db.as_deref());
+            if let Some(problem) = &known.store_problem {
+                eprintln!(
+                    "dbio: note: {problem}; only the paths given and the default places are looked at"
+                );
+            }
+            let db = cli.db.as_deref();
+            crate::doctor::clean_stale(&a.paths, &known, &|path| forget_run_dir(db, path))
         }
         Command::Clean(a) => clean(&a, cli.db.as_deref()),
         Command::Report(a) => report(&a),
@@ -92,9 +121,12 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
         let _ = write!(out, "{}", outcome.summary);
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
-    record_in_store(db, "memory run", &outcome.run_dir, |store| {
+    let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {
         store.record_mem(&outcome.result.record()?, &outcome.run_dir)
     });
+    if !recorded && outcome.exit == ExitCode::Ok {
+        return Ok(ExitCode::Interrupted);
+    }
     Ok(outcome.exit)
 }
 
@@ -198,12 +230,15 @@ fn finish_run(outcome: &RunOutcome, json: bool, db: Option<&Path>) -> Result<Exi
     } else {
         let _ = write!(out, "{}", outcome.summary);
     }
-    record(db, outcome);
+    let recorded = record(db, outcome);
     if let Some(e) = &outcome.write_error {
         eprintln!("error: {e}");
         return Ok(ExitCode::IoError);
     }
     eprintln!("dbio: results in {}", outcome.run_dir.display());
+    if !recorded && outcome.exit == ExitCode::Ok {
+        return Ok(ExitCode::Interrupted);
+    }
     Ok(outcome.exit)
 }
 
@@ -216,7 +251,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
     }
     let test = a.run.0.test.map_or("job", |t| t.name());
     let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &mut |o| {
-        record(db, o)
+        record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
     if a.run.0.json {
@@ -236,7 +271,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
 /// `dbio matrix`: every point is recorded like a run; the table (or matrix.json) at the end.
 fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let m = crate::sweep::matrix::run(a, stop, &|ds| register(db, ds, "matrix"), &mut |o| {
-        record(db, o)
+        record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -253,7 +288,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
 /// `dbio calibrate`: every point is recorded like a run; the curves and answers at the end.
 fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let c = crate::sweep::calibrate::run(a, stop, &|ds| register(db, ds, "calibrate"), &mut |o| {
-        record(db, o)
+        record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
     if a.json {
@@ -347,11 +382,26 @@ fn note_new_data_set(db: Option<&Path>, path: &Path, in_use: bool, command: &str
     });
 }
 
+/// Registers the run directory `path` in the results store the moment it is created
+/// (`Some(test)`), or forgets it when it was removed again (`None`), so that `dbio doctor`
+/// lists from anywhere the directory of a run that is killed. A store that cannot be
+/// written changes nothing here (the run's own record says so).
+fn note_run_dir(db: Option<&Path>, path: &Path, test: Option<&str>) {
+    let path = path.display().to_string();
+    let _ = store_path(db).and_then(|p| {
+        let mut store = Store::open(&p)?;
+        match test {
+            Some(test) => store.note_run_dir(&path, test),
+            None => store.forget_run_dir(&path).map(|_| ()),
+        }
+    });
+}
+
 /// A data set could not be registered in the results store.
 static UNREGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// What the results store knows of data sets and run directories, for `dbio doctor` and
-/// `dbio clean`. A store that cannot be read is a note, not an error.
+/// `dbio clean`. A store that cannot be read is said (doctor then exits 1), not an error.
 fn known(db: Option<&Path>) -> crate::doctor::Known {
     let read = || -> Result<crate::doctor::Known> {
         let path = store_path(db)?;
@@ -359,6 +409,7 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
             return Ok(crate::doctor::Known::default());
         }
         let store = Store::open_existing(&path)?;
+        let unfinished_run_dirs = store.unfinished_run_dirs()?;
         let mut parents: Vec<PathBuf> = store
             .runs(&RunFilter::default())?
             .iter()
@@ -369,17 +420,25 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
         Ok(crate::doctor::Known {
             data_sets: store.data_sets()?,
             run_parents: parents,
+            unfinished_run_dirs,
+            store_problem: None,
         })
     };
-    read().unwrap_or_else(|e| {
-        eprintln!("dbio: note: the results store cannot be read ({e}); only the paths given and the default places are looked at");
-        crate::doctor::Known::default()
+    read().unwrap_or_else(|e| crate::doctor::Known {
+        store_problem: Some(e.to_string()),
+        ..Default::default()
     })
 }
 
+/// Forgets the run directory `path` in the results store (`dbio clean --stale` removed it).
+fn forget_run_dir(db: Option<&Path>, path: &str) {
+    let _ = store_path(db).and_then(|p| Store::open(&p)?.forget_run_dir(path));
+}
+
 /// Records a finished run in the results store. Its run directory is already written, so a
-/// store that cannot be written costs one warning line, never the run.
-fn record(db: Option<&Path>, outcome: &RunOutcome) {
+/// store that cannot be written costs one warning line, never the run. Returns false when
+/// a signal ended the wait for a locked store (the run was not recorded).
+fn record(db: Option<&Path>, outcome: &RunOutcome) -> bool {
     record_in_store(db, "run", &outcome.run_dir, |store| {
         let id = store.record(&outcome.result, &outcome.run_dir)?;
         if outcome.result.dataset.kind == "directory" && outcome.result.hosts.is_empty() {
@@ -387,17 +446,21 @@ fn record(db: Option<&Path>, outcome: &RunOutcome) {
                 .unwrap_or_else(|_| PathBuf::from(&outcome.result.dataset.path));
             store.link_data_set_run(&ds.display().to_string(), id)?;
         }
+        if let Ok(dir) = std::fs::canonicalize(&outcome.run_dir) {
+            store.finish_run_dir(&dir.display().to_string())?;
+        }
         Ok(id)
-    });
+    })
 }
 
-/// Records with `insert` and says so (as "recorded as `what` ID"), or warns.
+/// Records with `insert` and says so (as "recorded as `what` ID"), or warns. Returns false
+/// when a signal ended the wait for a locked store.
 fn record_in_store(
     db: Option<&Path>,
     what: &str,
     run_dir: &Path,
     insert: impl FnOnce(&mut Store) -> Result<i64>,
-) {
+) -> bool {
     let recorded = store_path(db).and_then(|path| {
         let id = insert(&mut Store::open(&path)?)?;
         Ok((id, path))
@@ -412,16 +475,20 @@ fn record_in_store(
                 );
             }
         }
-        Err(e) => eprintln!(
-            "dbio: warning: the run was not recorded ({e}){}; its results are in {}",
-            if unregistered {
-                ", nor its data set registered"
-            } else {
-                ""
-            },
-            run_dir.display()
-        ),
+        Err(e) => {
+            eprintln!(
+                "dbio: warning: the run was not recorded ({e}){}; its results are in {}",
+                if unregistered {
+                    ", nor its data set registered"
+                } else {
+                    ""
+                },
+                run_dir.display()
+            );
+            return !matches!(e, Error::Interrupted(_));
+        }
     }
+    true
 }
 
 /// `--db`/`DBIO_DB`, else the default place of the results store.

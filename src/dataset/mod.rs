@@ -651,11 +651,24 @@ fn prepare_in(p: &Prepare, dir: Dir, created_now: bool) -> Result<DataSet> {
     } else {
         Mode::Shared
     };
-    let lock = lock_dir(&dir, wanted, created_now)?;
+    // A directory made just now is registered before it is locked: from the moment its
+    // lock can be seen, `dbio doctor` run anywhere finds it, whenever it is killed.
+    if created_now {
+        tell_registry(p.target, true);
+    }
+    let lock = match lock_dir(&dir, wanted, created_now) {
+        Ok(lock) => lock,
+        Err(e) => {
+            if created_now {
+                tell_registry(p.target, false);
+            }
+            return Err(e);
+        }
+    };
     let no_manifest = || matches!(dir.entry(manifest::MANIFEST_NAME), Ok(None));
     // No data set here yet: registered now, before anything is built.
     let first = no_manifest();
-    if first {
+    if first && !created_now {
         tell_registry(p.target, true);
     }
     // A directory whose first preparation was killed: dbio's all the same.

@@ -246,15 +246,55 @@ pub fn run(
         duration_label(cfg.duration)
     );
     let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
+    // Held while the run goes: `dbio doctor` tells a running run's directory from a killed
+    // one's by this lock, never by a PID written down.
+    let held = run_dir.dup().and_then(|fd| {
+        crate::safety::lock::try_lock(&fd, crate::safety::lock::Mode::Exclusive).map(|_| fd)
+    });
+    let abs = std::fs::canonicalize(run_dir.path()).unwrap_or_else(|_| run_dir.path().into());
+    tell_run_dirs(&abs, Some(cfg.test.name()));
     let result = run_in(cfg, stop, ds, Some(&run_dir), pre, started_at);
     if result.is_err() {
         // Nothing was measured: the empty run directory goes.
-        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str()) {
-            let _ = out.remove_empty_dir(name);
+        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str())
+            && out.remove_empty_dir(name).is_ok()
+        {
+            tell_run_dirs(&abs, None);
         }
     }
+    drop(held);
     result
 }
+
+/// What hears of a run directory the moment it is created (`Some(test)`), before anything
+/// is measured, and when it is removed again because nothing was measured (`None`): the
+/// results store's registry, so that `dbio doctor` run anywhere lists the directory of a
+/// run that was killed. It must not fail the run.
+pub type RunDirHook = Box<dyn Fn(&std::path::Path, Option<&str>) + Send + Sync>;
+
+static RUN_DIRS: std::sync::OnceLock<RunDirHook> = std::sync::OnceLock::new();
+
+/// Sets the [`RunDirHook`] (once per process; later calls are ignored).
+pub fn on_run_dir(hook: RunDirHook) {
+    let _ = RUN_DIRS.set(hook);
+}
+
+fn tell_run_dirs(path: &std::path::Path, test: Option<&str>) {
+    if let Some(hook) = RUN_DIRS.get() {
+        hook(path, test);
+    }
+}
+
+/// The names of the files a run writes into its run directory: what `dbio clean --stale`
+/// may remove from the directory of a run that was killed (with the temporary names they
+/// are written under first).
+pub const RUN_DIR_FILES: &[&str] = &[
+    "result.json",
+    "summary.txt",
+    "report.html",
+    "timeseries.csv",
+    "histograms.csv",
+];
 
 fn run_in(
     cfg: &RunConfig,

@@ -6,13 +6,17 @@
 //! Several dbio processes may finish at once: the database is in WAL mode, waits for a busy
 //! lock instead of failing, and every write is one short immediate transaction.
 
+mod guard;
 mod mem;
 pub mod schema;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -23,10 +27,99 @@ use schema::{MIGRATIONS, MigrateError, Migration};
 /// How long a writer waits for another dbio process to finish its write.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a wait for the store looks at the stop flag: a signal ends dbio within 2 s
+/// even while another process holds the store.
+const BUSY_POLL: Duration = Duration::from_millis(10);
+
+/// A wait for the store longer than this is said on stderr, once.
+const SAY_WAIT_AFTER: Duration = Duration::from_secs(1);
+
 /// An open results store.
 pub struct Store {
+    // Declared before the waiter: the connection (whose busy handler points at the
+    // waiter) is closed first.
     conn: Connection,
     path: PathBuf,
+    _waiter: Box<Waiter>,
+}
+
+/// The flag SIGINT, SIGTERM and SIGHUP set, which every wait for the store looks at.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Makes waits for a locked store end when `flag` is set (once per process).
+pub fn stop_waiting_on(flag: Arc<AtomicBool>) {
+    let _ = STOP.set(flag);
+}
+
+/// Whether dbio was told to stop (a wait for the store then gives up).
+pub fn stopped() -> bool {
+    STOP.get().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// One store's waits for a lock another process holds: polled in short steps so that a
+/// signal is heard, given up after [`BUSY_TIMEOUT`], said once when longer than a second.
+struct Waiter {
+    path: PathBuf,
+    since: Cell<Option<Instant>>,
+    said: Cell<bool>,
+}
+
+impl Waiter {
+    fn new(path: &Path) -> Box<Waiter> {
+        Box::new(Waiter {
+            path: path.to_path_buf(),
+            since: Cell::new(None),
+            said: Cell::new(false),
+        })
+    }
+
+    /// Called while the store is busy (`first`: a new wait begins). Sleeps a moment and
+    /// says whether to try again.
+    fn keep_waiting(&self, first: bool) -> bool {
+        let now = Instant::now();
+        let since = match self.since.get() {
+            Some(t) if !first => t,
+            _ => {
+                self.since.set(Some(now));
+                now
+            }
+        };
+        if stopped() || now.duration_since(since) >= BUSY_TIMEOUT {
+            return false;
+        }
+        if now.duration_since(since) >= SAY_WAIT_AFTER && !self.said.replace(true) {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "dbio: waiting for the results store {}, locked by another dbio process (or another program using it); up to {} s, Ctrl-C stops",
+                self.path.display(),
+                BUSY_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(BUSY_POLL);
+        true
+    }
+
+    /// Makes `conn` wait through this waiter whenever the database is busy.
+    fn install(&self, conn: &Connection) {
+        unsafe extern "C" fn on_busy(
+            ctx: *mut std::ffi::c_void,
+            count: std::ffi::c_int,
+        ) -> std::ffi::c_int {
+            // SAFETY: ctx is the Waiter the Store owns, alive as long as its connection.
+            let w = unsafe { &*(ctx as *const Waiter) };
+            std::ffi::c_int::from(w.keep_waiting(count == 0))
+        }
+        // SAFETY: a valid connection handle; the context outlives the connection (the
+        // Store drops its connection first).
+        unsafe {
+            rusqlite::ffi::sqlite3_busy_handler(
+                conn.handle(),
+                Some(on_busy),
+                self as *const Waiter as *mut std::ffi::c_void,
+            );
+        }
+    }
 }
 
 /// One run as `dbio runs` lists it: when, what, the parameters that tell runs apart, and
@@ -90,6 +183,15 @@ pub struct DataSetRecord {
     pub redo_files: u64,
 }
 
+/// A run directory the store knows of whose run was not recorded (yet).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunDirRecord {
+    /// The run directory, absolute.
+    pub path: String,
+    pub created_at: String,
+    pub test: String,
+}
+
 /// Where the store lives unless `--db` or `DBIO_DB` say otherwise:
 /// `$XDG_DATA_HOME/dbio/dbio.db`, else `~/.local/share/dbio/dbio.db`.
 pub fn default_path() -> Result<PathBuf> {
@@ -116,6 +218,18 @@ pub fn result_json_text(r: &RunResult) -> Result<String> {
         .map_err(|e| Error::other(format!("cannot serialize the result: {e}")))
 }
 
+/// Refuses, before anything is created, deleted or measured, a store dbio must not open:
+/// a link, FIFO, hard link or another user's file at its name or beside it, or a file dbio
+/// did not create. Creates and changes nothing; a store that is missing, or that cannot be
+/// read, is left to the command's own open (which says so).
+pub fn preflight(path: &Path) -> Result<()> {
+    guard::check_files(path)?;
+    match guard::classify(path) {
+        guard::Found::Foreign(e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 impl Store {
     /// Opens the store at `path`, creating it (and its directory) if needed and bringing
     /// its schema up to date.
@@ -126,38 +240,71 @@ impl Store {
     /// Opens the store at `path` if it exists; otherwise an empty store in memory, so that
     /// looking at runs never creates a file.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        if path.exists() {
+        guard::check_files(path)?;
+        if guard::present(path) {
             return Store::open(path);
         }
         let mut conn = Connection::open_in_memory().map_err(|e| sqlite_error(path, e))?;
         schema::migrate(&mut conn, MIGRATIONS).map_err(|e| migrate_error(path, e))?;
+        let waiter = Waiter::new(path);
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _waiter: waiter,
         })
     }
 
     fn open_with(path: &Path, steps: &[Migration]) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                Error::other(format!(
-                    "results store {}: cannot create its directory: {e}",
+        guard::check_files(path)?;
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "results store {}: give a file name (--db PATH or DBIO_DB), not a directory",
                     path.display()
                 ))
             })?;
+        let mut created = false;
+        loop {
+            match guard::classify(path) {
+                guard::Found::Dbio => break,
+                guard::Found::Missing if !created => {
+                    let dir = guard::store_dir(path)?;
+                    guard::check_files(path)?;
+                    // Lost the race to another dbio: its store is there now; use it.
+                    guard::create(&dir, name, steps)?;
+                    created = true;
+                }
+                guard::Found::Missing => {
+                    return Err(Error::other(format!(
+                        "results store {}: it was created and is gone again",
+                        path.display()
+                    )));
+                }
+                guard::Found::Foreign(e) | guard::Found::Unreadable(e) => return Err(e),
+            }
         }
-        let mut conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| sqlite_error(path, e))?;
+        // Opened by its resolved path with no link followed: what was checked is what
+        // SQLite opens (a symbolic link put there since is refused, not followed).
+        let real = guard::store_dir(path)?.join(name);
+        let mut conn = Connection::open_with_flags(
+            &real,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_NOFOLLOW
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sqlite_error(path, e))?;
+        let waiter = Waiter::new(path);
+        waiter.install(&conn);
         // Several dbio processes opening a new store at once: switching it to WAL can be
-        // refused as busy without SQLite waiting for the lock, so try again until the busy
-        // timeout has passed.
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        // refused as busy without SQLite waiting for the lock, so try again, through the
+        // same waiter (a signal ends the wait).
+        let mut first = true;
         loop {
             match prepare(&mut conn, steps) {
-                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+                Err(e) if is_busy(&e) && waiter.keep_waiting(first) => first = false,
                 Err(e) => return Err(migrate_error(path, e)),
                 Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
                     return Err(Error::other(format!(
@@ -171,6 +318,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            _waiter: waiter,
         })
     }
 
@@ -356,6 +504,54 @@ impl Store {
             .map_err(|e| sqlite_error(&self.path, e))
     }
 
+    /// Registers the run directory `path` (absolute) of a run of `test` the moment it is
+    /// created, before anything is measured.
+    pub fn note_run_dir(&mut self, path: &str, test: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO run_dirs (path, created_at, test) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (path) DO UPDATE SET created_at = excluded.created_at,
+                    test = excluded.test, finished = 0",
+                params![path, crate::sys::utc_now_rfc3339(), test],
+            )
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Marks the run directory `path` finished (its run is recorded).
+    pub fn finish_run_dir(&mut self, path: &str) -> Result<()> {
+        self.conn
+            .execute("UPDATE run_dirs SET finished = 1 WHERE path = ?1", [path])
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Forgets the run directory `path` (removed, or never used).
+    pub fn forget_run_dir(&mut self, path: &str) -> Result<bool> {
+        self.conn
+            .execute("DELETE FROM run_dirs WHERE path = ?1", [path])
+            .map(|n| n > 0)
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// The run directories whose run was never recorded, by path.
+    pub fn unfinished_run_dirs(&self) -> Result<Vec<RunDirRecord>> {
+        let query = || -> rusqlite::Result<Vec<RunDirRecord>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT path, created_at, test FROM run_dirs WHERE finished = 0 ORDER BY path",
+            )?;
+            stmt.query_map([], |row| {
+                Ok(RunDirRecord {
+                    path: row.get(0)?,
+                    created_at: row.get(1)?,
+                    test: row.get(2)?,
+                })
+            })?
+            .collect()
+        };
+        query().map_err(|e| sqlite_error(&self.path, e))
+    }
+
     /// Every data set in the registry, by path.
     pub fn data_sets(&self) -> Result<Vec<DataSetRecord>> {
         let query = || -> rusqlite::Result<Vec<DataSetRecord>> {
@@ -469,21 +665,30 @@ impl Store {
 }
 
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
-    let damaged = matches!(
-        &e,
-        rusqlite::Error::SqliteFailure(f, _)
-            if matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-    );
-    if damaged {
-        // The file is someone else's or damaged: dbio never repairs or replaces it.
-        let p = path.display().to_string();
-        return Error::usage(format!(
-            "results store {p}: {e}; it is damaged or not dbio's. Move it aside (`mv {} {}`) and dbio starts a new store there, or use another with --db PATH or DBIO_DB",
-            crate::units::shell_word(&p),
-            crate::units::shell_word(&format!("{p}.bad"))
-        ));
+    let code = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
+        _ => None,
+    };
+    match code {
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+            damaged(path, e.to_string())
+        }
+        Some(rusqlite::ErrorCode::DatabaseBusy) if stopped() => Error::Interrupted(format!(
+            "stopped while waiting for the results store {} (another process holds it)",
+            path.display()
+        )),
+        _ => Error::other(format!("results store {}: {e}", path.display())),
     }
-    Error::other(format!("results store {}: {e}", path.display()))
+}
+
+/// The file is damaged or not a database: dbio never repairs or replaces it.
+fn damaged(path: &Path, e: String) -> Error {
+    let p = path.display().to_string();
+    Error::usage(format!(
+        "results store {p}: {e}; it is damaged or not dbio's. Move it aside (`mv {} {}`) and dbio starts a new store there, or use another with --db PATH or DBIO_DB",
+        crate::units::shell_word(&p),
+        crate::units::shell_word(&format!("{p}.bad"))
+    ))
 }
 
 /// Sets the store's connection up: WAL (readers never block the writer and a crash

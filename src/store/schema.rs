@@ -36,6 +36,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 4,
         sql: V4_RUN_HOSTS,
     },
+    Migration {
+        version: 5,
+        sql: V5_RUN_DIRS,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -190,6 +194,18 @@ CREATE TABLE run_hosts (
 );
 ";
 
+/// Run directories from the moment they are created until their run is recorded, so that
+/// `dbio doctor` run from anywhere finds the directory of a run that was killed.
+const V5_RUN_DIRS: &str = "
+CREATE TABLE run_dirs (
+    path        TEXT    PRIMARY KEY,
+    created_at  TEXT    NOT NULL,
+    test        TEXT    NOT NULL,
+    -- Set when the run is recorded (its id in runs).
+    finished    INTEGER NOT NULL DEFAULT 0
+);
+";
+
 /// Why a database cannot be brought up to date.
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
@@ -244,7 +260,8 @@ fn check(conn: &Connection, known: u32) -> Result<u32, MigrateError> {
             [],
             |r| r.get(0),
         )?;
-        if app_id != 0 || tables > 0 {
+        // Empty (a store being made), or an older dbio's store known by its tables.
+        if (app_id != 0 || tables > 0) && !super::guard::is_dbio_schema(conn)? {
             return Err(MigrateError::Foreign);
         }
     }

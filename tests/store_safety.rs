@@ -1,0 +1,493 @@
+//! The results store is a file dbio writes: it and the files SQLite keeps beside it are
+//! opened only as plain files of the user's (never through a link, a FIFO, a hard link or
+//! another user's file); a SQLite database dbio did not create is left byte for byte as it
+//! was; a wait for a locked store ends within 2 s of a signal; the directory of a killed
+//! run is found from anywhere and cleaned; a store that cannot be read makes doctor say so.
+
+use std::io::BufRead;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{Env, is_root, wait_locked};
+
+/// A short read run on a small data set, recording into `db`.
+fn small_run(db: &str) -> Vec<&str> {
+    vec![
+        "run",
+        "read-iops",
+        "--size",
+        "16M",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+        "--db",
+        db,
+    ]
+}
+
+/// A store of dbio's at `db`, made by a real command.
+fn dbio_store(env: &Env, db: &str) {
+    let out = env.output(&[
+        "prepare",
+        "--size",
+        "16M",
+        "--target",
+        "seed-data",
+        "--db",
+        db,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(Path::new(db).is_file());
+}
+
+/// `dbio args` with a deadline: a FIFO or a lock must never make it hang.
+fn output_within(env: &Env, args: &[&str], limit: Duration) -> Output {
+    let mut child = env
+        .process()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dbio {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Exit 2, one line `error: ...` naming `name` and saying `why`, and nothing of a run made.
+fn assert_refused(env: &Env, out: &Output, name: &str, why: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{name}: one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    assert!(
+        lines[0].contains(name) && lines[0].contains(why),
+        "{name} / {why}: {stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{name}");
+    for made in ["dbio-data", "dbio-runs"] {
+        assert!(
+            !env.join(made).exists(),
+            "{name}: {made} was created before the refusal"
+        );
+    }
+}
+
+fn sidecars(db: &str) -> Vec<PathBuf> {
+    ["-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| PathBuf::from(format!("{db}{s}")))
+        .collect()
+}
+
+#[test]
+fn a_symbolic_link_at_the_store_is_never_followed() {
+    let env = Env::new();
+    let victim = env.db("victim.txt");
+    std::fs::write(&victim, b"the user's own file\n").unwrap();
+    let gone = env.db("nothing-here");
+    for (target, what) in [(&victim, "to a file"), (&gone, "dangling")] {
+        let db = env.db("linked.db");
+        symlink(target, &db).unwrap();
+        let out = env.output(&small_run(&db));
+        assert_refused(&env, &out, &db, "symbolic link");
+        let out = env.output(&["runs", "--db", &db]);
+        assert_refused(&env, &out, &db, "symbolic link");
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"the user's own file\n",
+            "{what}"
+        );
+        assert!(
+            !Path::new(&gone).exists(),
+            "{what}: nothing made at the target"
+        );
+        for s in sidecars(&victim).iter().chain(&sidecars(&gone)) {
+            assert!(!s.exists(), "{what}: {}", s.display());
+        }
+        std::fs::remove_file(&db).unwrap();
+    }
+}
+
+#[test]
+fn a_link_beside_the_store_is_never_followed() {
+    let env = Env::new();
+    let db = env.db("dbio.db");
+    dbio_store(&env, &db);
+    let store = std::fs::read(&db).unwrap();
+    let victim = env.db("victim.txt");
+    std::fs::write(&victim, b"keep me\n").unwrap();
+    let gone = env.db("nothing-here");
+    for suffix in ["-wal", "-shm", "-journal"] {
+        for (target, what) in [(&victim, "to a file"), (&gone, "dangling")] {
+            let link = format!("{db}{suffix}");
+            symlink(target, &link).unwrap();
+            for args in [small_run(&db), vec!["runs", "--db", &db]] {
+                let out = env.output(&args);
+                assert_refused(&env, &out, &link, "symbolic link");
+            }
+            assert_eq!(
+                std::fs::read(&victim).unwrap(),
+                b"keep me\n",
+                "{suffix} {what}"
+            );
+            assert!(
+                !Path::new(&gone).exists(),
+                "{suffix} {what}: nothing made there"
+            );
+            assert_eq!(std::fs::read(&db).unwrap(), store, "{suffix} {what}");
+            std::fs::remove_file(&link).unwrap();
+        }
+    }
+    // Without the links the same store is dbio's again: a run is recorded in it.
+    let out = env.output(&small_run(&db));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: serde_json::Value = env.json(&["runs", "--json", "--db", &db]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_hard_link_a_fifo_or_another_users_store_is_refused() {
+    let env = Env::new();
+    let db = env.db("dbio.db");
+    dbio_store(&env, &db);
+
+    let other_name = env.db("other-name.db");
+    std::fs::hard_link(&db, &other_name).unwrap();
+    let out = env.output(&small_run(&db));
+    assert_refused(&env, &out, &db, "hard link");
+    std::fs::remove_file(&other_name).unwrap();
+
+    // A FIFO where SQLite keeps its WAL: refused at once, never opened or waited on.
+    let wal = format!("{db}-wal");
+    let c = std::ffi::CString::new(wal.clone()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for args in [
+        small_run(&db),
+        vec!["runs", "--db", &db],
+        vec!["doctor", "--db", &db],
+    ] {
+        let out = output_within(&env, &args, Duration::from_secs(10));
+        assert_refused(&env, &out, &wal, "not a regular file");
+    }
+    std::fs::remove_file(&wal).unwrap();
+
+    if !is_root() {
+        eprintln!("skipped: giving the store to another user needs root");
+        return;
+    }
+    let c = std::ffi::CString::new(db.clone()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+    let before = std::fs::read(&db).unwrap();
+    for args in [small_run(&db), vec!["runs", "--db", &db]] {
+        let out = env.output(&args);
+        assert_refused(&env, &out, &db, "another user");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+/// Someone's own SQLite database given as the store: refused by every command before any
+/// statement that writes, and left as it was, with no -wal, -shm or -journal beside it.
+#[test]
+fn a_database_dbio_did_not_create_is_left_as_it_was() {
+    let env = Env::new();
+    for wal in [false, true] {
+        let db = env.db(if wal { "app-wal.db" } else { "app.db" });
+        {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            if wal {
+                let mode: String = conn
+                    .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+                    .unwrap();
+                assert_eq!(mode, "wal");
+            }
+            conn.execute_batch(
+                "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+                 INSERT INTO customers (name) VALUES ('Ada'), ('Grace');",
+            )
+            .unwrap();
+        }
+        for s in sidecars(&db) {
+            assert!(!s.exists(), "the app closed cleanly: {}", s.display());
+        }
+        let before = std::fs::read(&db).unwrap();
+        for args in [
+            small_run(&db),
+            vec!["runs", "--db", &db],
+            vec!["show", "1", "--db", &db],
+            vec!["doctor", "--db", &db],
+            vec!["prepare", "--size", "16M", "--db", &db],
+        ] {
+            let out = env.output(&args);
+            assert_refused(&env, &out, &db, "dbio did not create");
+            assert_eq!(
+                std::fs::read(&db).unwrap(),
+                before,
+                "{args:?}: bytes changed"
+            );
+            for s in sidecars(&db) {
+                assert!(!s.exists(), "{args:?} left {}", s.display());
+            }
+        }
+    }
+    // An empty file is not a store dbio made either.
+    let empty = env.db("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let out = env.output(&small_run(&empty));
+    assert_refused(&env, &out, &empty, "empty file");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+}
+
+/// Lines of a child's stderr, as they come.
+fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Another process holds a write transaction on the store: dbio says what it waits for,
+/// and a signal during that wait ends it within 2 s, as during a run.
+#[test]
+fn a_signal_ends_a_wait_for_a_locked_store_within_2s() {
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let env = Env::new();
+        let db = env.db("dbio.db");
+        dbio_store(&env, &db);
+        let holder = rusqlite::Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut args = small_run(&db);
+        args[7] = "60s";
+        let mut child = env
+            .process()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = stderr_lines(&mut child);
+        let t0 = Instant::now();
+        let waiting = loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(30).saturating_sub(t0.elapsed()))
+                .unwrap_or_else(|_| panic!("{name}: dbio never said it waits"));
+            if line.contains("waiting for the results store") {
+                break line;
+            }
+        };
+        assert!(waiting.contains(&db), "{waiting}");
+        // SAFETY: kill on our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let sent = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                sent.elapsed() < Duration::from_secs(5),
+                "{name}: still running 5 s after the signal"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = sent.elapsed();
+        assert!(
+            took < Duration::from_secs(2),
+            "{name}: ended after {took:?}"
+        );
+        assert_eq!(status.code(), Some(130), "{name}");
+        let rest: Vec<String> = lines.try_iter().collect();
+        assert_eq!(
+            rest.iter().filter(|l| l.contains("waiting for")).count(),
+            0,
+            "the wait is said once: {rest:?}"
+        );
+        assert!(
+            !rest.iter().any(|l| l.contains("panicked")),
+            "{name}: {rest:?}"
+        );
+        holder.execute_batch("ROLLBACK").unwrap();
+    }
+}
+
+/// The run directory named in dbio's registry that a run of `pid` created, once it is there.
+fn wait_run_dir(env: &Env) -> PathBuf {
+    let t0 = Instant::now();
+    loop {
+        if let Some(d) = std::fs::read_dir(env.join("dbio-runs"))
+            .ok()
+            .and_then(|mut rd| rd.next())
+        {
+            return std::fs::canonicalize(d.unwrap().path()).unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "no run directory");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A run killed mid-measurement leaves its run directory: `dbio doctor` run anywhere lists
+/// it (and not while the run is alive), `dbio clean --stale` removes dbio's files from it
+/// and the directory, leaving anything else and then the directory too.
+#[test]
+fn the_directory_of_a_killed_run_is_found_from_anywhere_and_cleaned() {
+    let env = Env::new();
+    assert!(env.output(&["prepare", "--size", "16M"]).status.success());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let doctor = |args: &[&str]| -> Output {
+        let mut c = env.process();
+        c.current_dir(elsewhere.path()).args(args).output().unwrap()
+    };
+    let mut child = env
+        .process()
+        .args([
+            "run",
+            "read-iops",
+            "--size",
+            "16M",
+            "--sessions",
+            "1",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_locked(&env.join("dbio-data"), child.id());
+    let run_dir = wait_run_dir(&env);
+    let shown = run_dir.display().to_string();
+    // Alive: its directory is in use, not stale.
+    std::thread::sleep(Duration::from_millis(300));
+    let out = doctor(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{shown}: a run of read-iops going on now")),
+        "{text}"
+    );
+    assert!(!text.contains("STALE"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(run_dir.is_dir());
+    assert!(!run_dir.join("result.json").exists());
+    let out = doctor(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("{shown}: STALE: a run of read-iops")),
+        "{text}"
+    );
+    assert!(text.contains("dbio clean --stale"), "{text}");
+
+    // What a killed write of results could leave is dbio's; a planted file is not.
+    let temp_name = ".result.json.4242-0badcafe.tmp";
+    std::fs::write(run_dir.join(temp_name), b"{").unwrap();
+    std::fs::write(run_dir.join("notes.txt"), b"mine").unwrap();
+    let out = doctor(&["clean", "--stale"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!run_dir.join(temp_name).exists());
+    assert_eq!(std::fs::read(run_dir.join("notes.txt")).unwrap(), b"mine");
+    let out = doctor(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "LEFT ALONE: {} is not dbio's",
+            run_dir.join("notes.txt").display()
+        )),
+        "{text}"
+    );
+
+    std::fs::remove_file(run_dir.join("notes.txt")).unwrap();
+    let out = doctor(&["clean", "--stale"]);
+    assert!(out.status.success());
+    assert!(
+        !run_dir.exists(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = doctor(&["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains(&shown), "{text}");
+
+    // A run that ends is recorded and its directory is nothing to report.
+    let out = env.output(&small_run(
+        &env.data_home
+            .path()
+            .join("dbio/dbio.db")
+            .display()
+            .to_string(),
+    ));
+    assert!(out.status.success());
+    let out = doctor(&["doctor"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A store that cannot be read (garbage, a directory at its name) is not "nothing to
+/// report": doctor says so and exits 1.
+#[test]
+fn doctor_says_when_the_store_cannot_be_read() {
+    for kind in ["garbage", "directory"] {
+        let env = Env::new();
+        let store = env.data_home.path().join("dbio/dbio.db");
+        std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+        if kind == "garbage" {
+            std::fs::write(&store, b"not a database at all\n".repeat(50)).unwrap();
+        } else {
+            std::fs::create_dir(&store).unwrap();
+        }
+        let out = env.output(&["doctor"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {text}{stderr}");
+        assert!(!stderr.contains("panicked"), "{kind}: {stderr}");
+        assert!(
+            text.contains(&store.display().to_string()) && text.contains("cannot be read"),
+            "{kind}: {text}"
+        );
+        assert!(!text.contains("Nothing needs attention"), "{kind}: {text}");
+    }
+}
