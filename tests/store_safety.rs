@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, is_root, wait_locked};
+use crate::util::{Env, is_root, skip, wait_locked};
 
 /// A short read run on a small data set, recording into `db`.
 fn small_run(db: &str) -> Vec<&str> {
@@ -196,8 +196,7 @@ fn a_hard_link_a_fifo_or_another_users_store_is_refused() {
     std::fs::remove_file(&wal).unwrap();
 
     if !is_root() {
-        eprintln!("skipped: giving the store to another user needs root");
-        return;
+        return skip("giving the store to another user needs root");
     }
     let c = std::ffi::CString::new(db.clone()).unwrap();
     // SAFETY: a valid C string.
