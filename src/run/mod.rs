@@ -229,7 +229,7 @@ pub fn run(
         let ds = open_for_run(cfg, pre, stop, on_data_set)?;
         return run_in(cfg, stop, ds, None, pre, started_at);
     }
-    // SPEC §6: <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
+    // The run directory is named <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
     let tail = format!(
         "{}_{}_{}sessions_{}_{}",
         cfg.test.name(),
