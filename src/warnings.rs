@@ -48,6 +48,15 @@ pub enum Warning {
     SequencesNotSaved { error: String },
     /// The run's named temp files could not be removed.
     TempFilesLeft { error: String },
+    /// dbio itself did not run for a stretch of the measured window: the process was
+    /// stopped or starved of CPU, or the machine suspended.
+    NotRunning {
+        seconds: f64,
+        /// Seconds of the measured window (from 1) the stretch lies in.
+        first: u32,
+        last: u32,
+        suspended: bool,
+    },
     /// Top Timed Events rests on fewer than [`FEW_ASH_SAMPLES`] active ASH samples.
     FewAshSamples { samples: u64, hz: u32 },
     /// A run across hosts: a host's clock offset is known only within this much, so its
@@ -135,6 +144,29 @@ impl fmt::Display for Warning {
             ),
             Warning::TempFilesLeft { error } => {
                 write!(f, "could not remove the run's temp files: {error}")
+            }
+            Warning::NotRunning {
+                seconds,
+                first,
+                last,
+                suspended,
+            } => {
+                let which = if first == last {
+                    format!("second {first}")
+                } else {
+                    format!("seconds {first}–{last}")
+                };
+                if *suspended {
+                    write!(
+                        f,
+                        "the machine was suspended for {seconds:.1} s (in {which} of the measured window: CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC); figures of that second are not the storage's alone"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "dbio did not run for {seconds:.1} s ({which} of the measured window: stopped or starved of CPU); latencies in those seconds include that time, and ASH took no samples in it"
+                    )
+                }
             }
             Warning::FewAshSamples { samples, hz } => write!(
                 f,

@@ -632,6 +632,7 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
 
 fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let spec = crate::options::check::data_set(&a.dataset.0)?;
+    crate::safety::places::check_target(&spec.target)?;
     let written = AtomicU64::new(0);
     let seed = a.dataset.0.seed.unwrap_or_else(rand_seed);
     let fill = FillOptions {

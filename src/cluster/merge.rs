@@ -99,6 +99,8 @@ impl Seconds {
                     mean_us: some.then(|| e.latency_sum_ns as f64 / e.requests as f64 / 1000.0),
                     p99_us: some
                         .then(|| e.latency.to_hdr().value_at_quantile(0.99) as f64 / 1000.0),
+                    // Each host's own warnings say when it did not run.
+                    not_running_s: None,
                 });
             }
         }

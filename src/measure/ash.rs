@@ -77,7 +77,9 @@ pub struct AshHistory {
 }
 
 /// Samples `board` `hz` times a second between `start_ns` and `end_ns` (or until `done`),
-/// attributing each sample to its second of the measured window.
+/// attributing each sample to its second of the measured window. A tick the sampler could
+/// not take near its time (the process did not run) is not taken later: the seconds of such
+/// a stretch have fewer ticks, and the run fewer samples, than the window's length says.
 pub fn sample(
     board: &AshBoard,
     states: usize,
@@ -87,6 +89,9 @@ pub fn sample(
     done: &AtomicBool,
 ) -> AshHistory {
     let period = 1_000_000_000 / u64::from(hz.max(1));
+    // A tick taken this late samples the threads of another moment: it is skipped. Well
+    // above a busy machine's scheduling delays.
+    let late_limit = (2 * period).max(250_000_000);
     let mut h = AshHistory {
         hz,
         samples: 0,
@@ -104,6 +109,13 @@ pub fn sample(
             std::thread::sleep(std::time::Duration::from_nanos(
                 (next - now).min(20_000_000),
             ));
+            continue;
+        }
+        if now - next > late_limit {
+            // dbio did not run when this tick was due (stopped, starved, suspended): no
+            // sample is made up for it afterwards from what the threads do now.
+            tick += 1;
+            next = tick_time(start_ns, period, tick, &mut rng);
             continue;
         }
         let t = ((next - start_ns) / 1_000_000_000) as u32 + 1;
@@ -152,6 +164,19 @@ mod tests {
             deciles[((t - start) % period * 10 / period) as usize] += 1;
         }
         assert!(deciles.iter().all(|&n| n > 50), "{deciles:?}");
+    }
+
+    #[test]
+    fn ticks_missed_while_not_running_are_not_made_up() {
+        let board = AshBoard::new(1);
+        board.slot(0).on_cpu();
+        let done = AtomicBool::new(false);
+        // A window that began 3 s ago, as a sampler that was stopped since finds it.
+        let start = now_ns() - 3_000_000_000;
+        let h = sample(&board, 2, 20, start, start + 3_500_000_000, &done);
+        // The last 0.5 s, and at most the 0.25 s before it, are sampled: not 70 ticks.
+        assert!((8..=16).contains(&h.samples), "{} samples", h.samples);
+        assert_eq!(h.seconds.last().map(|s| s.t), Some(4));
     }
 
     #[test]

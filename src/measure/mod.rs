@@ -6,6 +6,7 @@ pub mod histogram;
 pub mod os;
 pub mod recorder;
 pub mod sampler;
+pub mod stall;
 
 pub use histogram::{Counts, LiveHistogram};
 pub use recorder::{EventSlot, Recorder, SessionCounters, Window};

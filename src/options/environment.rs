@@ -20,6 +20,7 @@ use crate::workload::{self, Plan, Test};
 /// Stage 2: checks `cfg` against the machine. Creates nothing.
 pub fn check(cfg: &RunConfig) -> Result<Preflight> {
     let target = &cfg.dataset.target;
+    crate::safety::places::check_target(target)?;
     let kind = dataset::target_kind(target).map_err(|e| e.named("--target"))?;
     refuse_destructive_on(cfg, kind)?;
     let existing = match kind {

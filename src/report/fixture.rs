@@ -31,6 +31,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
                 bytes,
                 mean_us: (requests > 0).then_some(mean),
                 p99_us: (requests > 0).then_some(mean * (3.0 + rng.f64() * 2.0)),
+                not_running_s: None,
             });
         }
     }

@@ -68,6 +68,89 @@ pub fn open_out(out: &Path) -> Result<Dir> {
     })
 }
 
+/// A run directory made for one run, proved writable, with the `--out` directories made
+/// for it: removed again ([`RunPlace::remove`]) when the run fails before writing anything.
+#[derive(Debug)]
+pub struct RunPlace {
+    pub out: std::sync::Arc<Dir>,
+    pub dir: Dir,
+    /// `--out` and its parents, where this run made them.
+    made_out: Vec<PathBuf>,
+}
+
+impl RunPlace {
+    /// Makes the run directory `<yyyymmddThhmmss>_<name_tail>` in `held` (a command made
+    /// of runs holds its directory) or in `--out` `out` (made, with its missing parents,
+    /// when missing), then proves it writable: a file is created in it, written and
+    /// removed. A place that cannot hold results is refused as bad input, and what was
+    /// made for it is removed.
+    pub fn make(
+        out: &Path,
+        held: Option<std::sync::Arc<Dir>>,
+        started_at: &str,
+        name_tail: &str,
+    ) -> Result<RunPlace> {
+        let (out_dir, made_out) = match held {
+            Some(d) => (d, Vec::new()),
+            None => {
+                let (d, made) = Dir::create_missing(out).map_err(|e| {
+                    Error::usage(format!(
+                        "--out {}: cannot create the output directory: {}; choose a directory you can write to",
+                        out.display(),
+                        crate::error::io_advice(&e)
+                    ))
+                })?;
+                (std::sync::Arc::new(d), made)
+            }
+        };
+        let dir = match create_run_dir(&out_dir, started_at, name_tail) {
+            Ok(d) => d,
+            Err(e) => {
+                crate::safety::fs::remove_made(&made_out);
+                return Err(match e {
+                    Error::Io(m) => Error::usage(format!(
+                        "--out {}: {m}; choose a directory you can write to",
+                        out.display()
+                    )),
+                    e => e,
+                });
+            }
+        };
+        let place = RunPlace {
+            out: out_dir,
+            dir,
+            made_out,
+        };
+        if let Err(e) = place.dir.probe_writable() {
+            let at = place.dir.path().display().to_string();
+            place.remove();
+            return Err(Error::usage(format!(
+                "--out {}: cannot write results into {at}: {}; choose a directory you can write to",
+                out.display(),
+                crate::error::io_advice(&e)
+            )));
+        }
+        Ok(place)
+    }
+
+    /// Removes the run directory while it is empty, then the `--out` directories made for
+    /// it: a run that failed before writing anything leaves nothing behind. True when the
+    /// run directory was removed.
+    pub fn remove(self) -> bool {
+        let removed = self
+            .dir
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|name| self.out.remove_empty_dir(name).is_ok());
+        let made = self.made_out;
+        drop(self.dir);
+        drop(self.out);
+        crate::safety::fs::remove_made(&made);
+        removed
+    }
+}
+
 /// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (SPEC §6), adding `-2`, `-3`, ... if a
 /// run in the same second took the name. Returns it open.
 pub fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {

@@ -461,6 +461,11 @@ pub struct SecondJson {
     pub bytes: u64,
     pub mean_us: Option<f64>,
     pub p99_us: Option<f64>,
+    /// Seconds of this second in which dbio itself did not run (stopped, starved of CPU,
+    /// the machine suspended); absent when it ran throughout. Latencies of requests in
+    /// flight then include that time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_running_s: Option<f64>,
 }
 
 /// Latency summary of a histogram, with the exact mean and maximum. Percentiles are the

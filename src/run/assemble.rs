@@ -71,6 +71,13 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
     )
 }
 
+/// How long dbio did not run in second `t` of the window, rounded to milliseconds; None
+/// when it ran throughout.
+fn not_running(stalls: &[crate::measure::stall::Stall], t: u32) -> Option<f64> {
+    let s: f64 = stalls.iter().map(|s| s.in_second(t)).sum();
+    (s >= 0.001).then(|| (s * 1000.0).round() / 1000.0)
+}
+
 /// The ASH history as result.json shows it: per second, average active sessions per state.
 fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
     let state_name = |state: usize| -> Option<String> {
@@ -421,6 +428,15 @@ pub fn assemble(i: &Inputs) -> RunResult {
         });
     }
     warnings.extend(m.pinning_notes.iter().cloned().map(Warning::Setup));
+    warnings.extend(m.stalls.iter().map(|s| {
+        let (first, last) = s.seconds();
+        Warning::NotRunning {
+            seconds: s.ns as f64 / 1e9,
+            first,
+            last,
+            suspended: s.suspended,
+        }
+    }));
     let mut errors: Vec<String> = m.setup_errors.clone();
     errors.extend(m.failures.iter().map(|f| describe_failure(f, ds)));
     errors.dedup();
@@ -528,6 +544,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
                 bytes: p.bytes,
                 mean_us: p.mean_us,
                 p99_us: p.p99_us,
+                not_running_s: not_running(&m.stalls, p.t),
             })
             .collect(),
         ash: (m.ash.samples > 0).then(|| ash_json(plan, &m.ash)),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::engine::{self, Engine, EngineKind};
 use crate::measure::ash::{self, AshHistory};
 use crate::measure::os::OsSampler;
+use crate::measure::stall::{Stall, StallWatch};
 use crate::measure::{
     DbTotals, EventTotals, Recorder, Sampler, SecondPoint, SessionCounters, Window,
 };
@@ -51,6 +52,9 @@ pub struct Measurement {
     pub pinning_notes: Vec<String>,
     /// What the OS saw over the measured window (None when it never started).
     pub os: Option<OsSampler>,
+    /// Stretches of the measured window in which dbio did not run (stopped, starved,
+    /// suspended).
+    pub stalls: Vec<Stall>,
 }
 
 /// Who a thread is.
@@ -174,14 +178,27 @@ struct Shared<'a> {
     over: AtomicBool,
 }
 
-/// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms.
-fn sleep_until(deadline_ns: u64, stop: &AtomicBool, done: &impl Fn() -> bool) {
+/// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms, and
+/// telling `watch` (the measured window's) each time it looks at the clock.
+fn sleep_until(
+    deadline_ns: u64,
+    stop: &AtomicBool,
+    done: &impl Fn() -> bool,
+    watch: Option<&StallWatch>,
+) {
     loop {
         let now = now_ns();
+        if let Some(w) = watch {
+            w.look(now);
+        }
         if now >= deadline_ns || stop.load(Ordering::Relaxed) || done() {
             return;
         }
-        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(20_000_000)));
+        let nap = (deadline_ns - now).min(20_000_000);
+        if let Some(w) = watch {
+            w.sleeping_until(now + nap);
+        }
+        std::thread::sleep(Duration::from_nanos(nap));
     }
 }
 
@@ -228,6 +245,7 @@ fn wait_drawing(
     done: impl Fn() -> bool,
     progress: &Progress,
     draw: impl Fn() -> String,
+    watch: Option<&StallWatch>,
 ) {
     loop {
         let now = now_ns();
@@ -238,7 +256,7 @@ fn wait_drawing(
             progress.set_message(draw());
         }
         let tick = crate::progress::TICK.as_nanos() as u64;
-        sleep_until(deadline_ns.min(now + tick), stop, &done);
+        sleep_until(deadline_ns.min(now + tick), stop, &done, watch);
     }
 }
 
@@ -300,6 +318,7 @@ pub fn measure(
     let mut cpu = (0.0, 0.0);
     let mut ash_history = AshHistory::default();
     let mut os: Option<OsSampler> = None;
+    let mut stalls = Vec::new();
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(roles.len());
         for (i, &role) in roles.iter().enumerate() {
@@ -337,7 +356,7 @@ pub fn measure(
         let start_at = match (&hooks.wait_for_start, set_up) {
             (_, false) => None,
             (None, true) => Some(now_ns()),
-            (Some(wait), true) => wait().inspect(|&at| sleep_until(at, stop, &|| false)),
+            (Some(wait), true) => wait().inspect(|&at| sleep_until(at, stop, &|| false, None)),
         };
         if start_at.is_none() || stop.load(Ordering::Relaxed) {
             interrupted = set_up;
@@ -364,21 +383,37 @@ pub fn measure(
             };
             let all_done = || finished.load(Ordering::Relaxed) == ending;
             let (warmup_s, duration_s) = (cfg.warmup.as_secs_f64(), cfg.duration.as_secs_f64());
-            wait_drawing(start, stop, all_done, progress, || {
-                let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
-                progress_line("warm-up", elapsed, warmup_s, plan, &[])
-            });
+            wait_drawing(
+                start,
+                stop,
+                all_done,
+                progress,
+                || {
+                    let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
+                    progress_line("warm-up", elapsed, warmup_s, plan, &[])
+                },
+                None,
+            );
+            let watch = StallWatch::new(start, end);
             let cpu0 = sys::process_cpu_seconds();
             let os = os.insert(OsSampler::start(os_devices));
             let mut t = 1u32;
             let mut last: Vec<SecondPoint> = Vec::new();
             loop {
                 let boundary = (start + u64::from(t) * 1_000_000_000).min(end);
-                wait_drawing(boundary, stop, all_done, progress, || {
-                    let elapsed = now_ns().saturating_sub(start) as f64 / 1e9;
-                    progress_line("measuring", elapsed, duration_s, plan, &last)
-                });
+                wait_drawing(
+                    boundary,
+                    stop,
+                    all_done,
+                    progress,
+                    || {
+                        let elapsed = now_ns().saturating_sub(start) as f64 / 1e9;
+                        progress_line("measuring", elapsed, duration_s, plan, &last)
+                    },
+                    Some(&watch),
+                );
                 let now = now_ns();
+                watch.look(now);
                 if now < boundary || now >= end {
                     // Stopped early, or the window is over: the OS's last (partial) second
                     // ends here, before the threads are joined, to match the window.
@@ -395,6 +430,7 @@ pub fn measure(
             if progress.is_drawn() {
                 progress.set_message("stopping: waiting for the last requests".into());
             }
+            stalls = watch.stalls();
             let cpu1 = sys::process_cpu_seconds();
             cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
             ash_done.store(true, Ordering::Relaxed);
@@ -449,6 +485,7 @@ pub fn measure(
         abandoned: ends.iter().filter(|e| e.abandoned).count(),
         pinning_notes,
         os,
+        stalls,
     }
 }
 

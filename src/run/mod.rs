@@ -209,11 +209,14 @@ pub struct Preflight {
 
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
 ///
-/// Everything was checked before (`pre`): the options, the machine, `--out`. The data set
-/// is opened (or made) only after its own checks and the free space for everything the run
-/// writes; then the run directory is created, before anything is measured, so results
-/// cannot be lost at the end. `on_data_set` hears of the data set as soon as it is ready
+/// Everything was checked before (`pre`): the options, the machine, `--out`. The run
+/// directory is made first and proved writable (a file created, written and removed in
+/// it), so that no preparation or measurement happens for results that could not be kept.
+/// Then the data set is opened (or made), only after its own checks and the free space for
+/// everything the run writes. `on_data_set` hears of the data set as soon as it is ready
 /// (the results store's registry of data sets), so a run killed later still leaves it known.
+/// A run that fails before writing its results removes its run directory again, and the
+/// `--out` directories it made.
 pub fn run(
     cfg: &RunConfig,
     pre: &Preflight,
@@ -222,21 +225,11 @@ pub fn run(
 ) -> Result<RunOutcome> {
     let started_at = sys::utc_now_rfc3339();
     crate::clock::calibrate();
-    let mut ds = open_data_set_in(cfg, stop, pre.space.clone(), pre.region)?;
-    on_data_set(&ds);
-    if let Some(r) = pre.region {
-        ds.keep_region(r.index, r.of)?;
-    }
     if pre.hooks.no_run_dir {
+        let ds = open_for_run(cfg, pre, stop, on_data_set)?;
         return run_in(cfg, stop, ds, None, pre, started_at);
     }
-    // The run directory now, before anything is measured, so results cannot be lost at
-    // the end for want of a place.
-    let out = match &pre.out {
-        Some(held) => held.clone(),
-        None => std::sync::Arc::new(report::open_out(&cfg.out)?),
-    };
-    // SPEC §6: <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
+    // The run directory is named <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
     let tail = format!(
         "{}_{}_{}sessions_{}_{}",
         cfg.test.name(),
@@ -245,20 +238,19 @@ pub fn run(
         size_label(pre.size_bytes),
         duration_label(cfg.duration)
     );
-    let run_dir = report::create_run_dir(&out, &started_at, &tail)?;
+    let place = report::RunPlace::make(&cfg.out, pre.out.clone(), &started_at, &tail)?;
     // Held while the run goes: `dbio doctor` tells a running run's directory from a killed
     // one's by this lock, never by a PID written down.
-    let held = run_dir.dup().and_then(|fd| {
+    let held = place.dir.dup().and_then(|fd| {
         crate::safety::lock::try_lock(&fd, crate::safety::lock::Mode::Exclusive).map(|_| fd)
     });
-    let abs = std::fs::canonicalize(run_dir.path()).unwrap_or_else(|_| run_dir.path().into());
+    let abs = std::fs::canonicalize(place.dir.path()).unwrap_or_else(|_| place.dir.path().into());
     tell_run_dirs(&abs, Some(cfg.test.name()));
-    let result = run_in(cfg, stop, ds, Some(&run_dir), pre, started_at);
+    let result = open_for_run(cfg, pre, stop, on_data_set)
+        .and_then(|ds| run_in(cfg, stop, ds, Some(&place.dir), pre, started_at));
     if result.is_err() {
-        // Nothing was measured: the empty run directory goes.
-        if let Some(name) = run_dir.path().file_name().and_then(|n| n.to_str())
-            && out.remove_empty_dir(name).is_ok()
-        {
+        // Nothing was written: the run directory goes, and what was made for it.
+        if place.remove() {
             tell_run_dirs(&abs, None);
         }
     }
@@ -295,6 +287,21 @@ pub const RUN_DIR_FILES: &[&str] = &[
     "timeseries.csv",
     "histograms.csv",
 ];
+
+/// The data set of a run, opened (or made), heard of, and cut to the run's region.
+fn open_for_run(
+    cfg: &RunConfig,
+    pre: &Preflight,
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&DataSet),
+) -> Result<DataSet> {
+    let mut ds = open_data_set_in(cfg, stop, pre.space.clone(), pre.region)?;
+    on_data_set(&ds);
+    if let Some(r) = pre.region {
+        ds.keep_region(r.index, r.of)?;
+    }
+    Ok(ds)
+}
 
 fn run_in(
     cfg: &RunConfig,

@@ -257,6 +257,39 @@ impl Dir {
         Dir::open(path)
     }
 
+    /// [`Dir::create_all`], saying which directories it made, outermost first (to be
+    /// removed again, innermost first, with [`remove_made`], when nothing came of them).
+    pub fn create_missing(path: &Path) -> io::Result<(Dir, Vec<PathBuf>)> {
+        let mut missing = Vec::new();
+        let mut at = path.to_path_buf();
+        while matches!(std::fs::symlink_metadata(&at), Err(e) if e.kind() == io::ErrorKind::NotFound)
+        {
+            missing.push(at.clone());
+            match at.parent() {
+                Some(p) if !p.as_os_str().is_empty() => at = p.to_path_buf(),
+                _ => break,
+            }
+        }
+        let mut made = Vec::new();
+        for dir in missing.into_iter().rev() {
+            match std::fs::create_dir(&dir) {
+                Ok(()) => made.push(dir),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    remove_made(&made);
+                    return Err(e);
+                }
+            }
+        }
+        match Dir::open(path) {
+            Ok(d) => Ok((d, made)),
+            Err(e) => {
+                remove_made(&made);
+                Err(e)
+            }
+        }
+    }
+
     /// The directory's path, for messages.
     pub fn path(&self) -> &Path {
         &self.path
@@ -628,6 +661,20 @@ impl Dir {
         self.unlink(from)
     }
 
+    /// Proves that files can be made and written here, as a run's results will be: a
+    /// probe file is created exclusively, one block written into it, and removed again.
+    /// A read-only or full file system, or a directory one may not write, fails here.
+    pub fn probe_writable(&self) -> io::Result<()> {
+        let name = format!(".dbio-probe-{}", std::process::id());
+        let mut file = self.create_file(&name, 0)?;
+        let id = entry_of(&file)?.id;
+        let written = file.write_all(&[0u8; 4096]).and_then(|()| file.sync_data());
+        drop(file);
+        let removed = self.remove_file(&name, &id);
+        written?;
+        removed.map(|_| ())
+    }
+
     /// Makes the directory's entries durable (after a rename or link).
     pub fn sync(&self) -> io::Result<()> {
         // SAFETY: fsync on a valid descriptor.
@@ -650,6 +697,20 @@ impl Dir {
 impl AsRawFd for Dir {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+/// Removes the directories [`Dir::create_missing`] made, innermost first, each only while
+/// it is empty (what anyone put there since stays, and so does the directory holding it).
+pub fn remove_made(made: &[PathBuf]) {
+    for dir in made.iter().rev() {
+        let Ok((parent, name)) = split(dir) else {
+            return;
+        };
+        let removed = Dir::open(&parent).and_then(|p| p.remove_empty_dir(&name));
+        if removed.is_err() {
+            return;
+        }
     }
 }
 

@@ -12,7 +12,8 @@
 //!   the same file, the disk of a partition, a device-mapper table) and is in use;
 //! - [`limits`]: what the machine allows (threads, memory maps, memory, free space), so
 //!   that every input is checked before anything is created, deleted or measured;
-//! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once.
+//! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once;
+//! - [`places`]: where a data set may be made (never on the kernel's pseudo file systems).
 //!
 //! The data set's manifest is untrusted input: [`crate::dataset::manifest`] checks every
 //! entry (a plain dbio file name and a real identity) before anything acts on it.
@@ -24,3 +25,4 @@ pub mod device;
 pub mod fs;
 pub mod limits;
 pub mod lock;
+pub mod places;
