@@ -158,6 +158,50 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// A TOML error of job file `text` as one line naming the key and its line: the toml
+/// crate names neither (`invalid type: integer ... as i128` for a number out of range).
+pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
+    let msg = units::echoed(e.message().trim());
+    let Some(span) = e.span() else {
+        return Error::usage(format!("{origin}: {msg}"));
+    };
+    let line = line_of(text, span.start);
+    let why = if msg.contains("integer") && (msg.contains("i128") || msg.contains("expected u")) {
+        format!("the number is out of range ({msg})")
+    } else {
+        msg
+    };
+    match key_at(text, span.start) {
+        Some(key) => Error::usage(format!(
+            "{origin} (line {line}): invalid value for '{key}': {why}"
+        )),
+        None => Error::usage(format!("{origin} (line {line}): {why}")),
+    }
+}
+
+/// The key (`table.key`) set on the line of byte `offset`, from the text: the line's
+/// `key =` and the table header above it.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 fn bad_at(at: &str, key: &str, why: String) -> Error {
     Error::usage(format!("{at}: invalid value for '{key}': {why}"))
 }
@@ -178,13 +222,7 @@ fn as_text(v: &Scalar) -> std::result::Result<Option<String>, String> {
 
 /// Parses job file `text` (`origin` names it in errors).
 pub fn parse(text: &str, origin: &str) -> Result<Job> {
-    let file: JobFile = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| format!(" (line {})", line_of(text, s.start)))
-            .unwrap_or_default();
-        Error::usage(format!("{origin}{at}: {}", e.message()))
-    })?;
+    let file: JobFile = toml::from_str(text).map_err(|e| toml_error(text, origin, &e))?;
     let at =
         |span: std::ops::Range<usize>| format!("{origin} (line {})", line_of(text, span.start));
     let bad = |key: &str, span: std::ops::Range<usize>, why: String| bad_at(&at(span), key, why);
@@ -249,7 +287,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
                 }
             };
             let mut scratch = RunArgs::defaults(None);
-            (o.set)(&mut scratch, &text).map_err(|e| bad(&key, v.span(), e))?;
+            (o.set)(&mut scratch, &text)
+                .map_err(|e| bad(&key, v.span(), units::value_cut(e, &text)))?;
             job.values.push(JobValue {
                 option: o,
                 text,
