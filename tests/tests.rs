@@ -28,6 +28,7 @@ mod span;
 mod storage;
 mod store;
 mod sweep;
+mod untrusted;
 mod verify;
 mod wizard;
 mod write_side;

@@ -207,7 +207,12 @@ struct Cluster<'a> {
 pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let started_at = crate::sys::utc_now_rfc3339();
-    let ssh: Arc<dyn Transport> = Arc::new(Ssh::new(&p.args.ssh).map_err(Error::usage)?);
+    let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
+    // What a job file starts (allowed by --yes) is shown before it runs.
+    let from_job = crate::options::OPTIONS.iter().any(|o| {
+        o.group == crate::options::Group::Cluster && matches!(p.args.source(o.name), Source::Job(_))
+    });
+    let ssh: Arc<dyn Transport> = Arc::new(if from_job { ssh.announced() } else { ssh });
     let (tx, rx) = mpsc::channel();
     let hosts = connect(&p.args, &ssh, &tx);
     drop(tx);

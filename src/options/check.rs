@@ -88,6 +88,11 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
 pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     // The test engine's stall, checked before anything is created.
     crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
+    if a.yes && !a.destructive && job.is_none() {
+        return Err(Error::usage(
+            "--yes confirms --destructive (overwriting a block device) or what a --job file runs: give it with --destructive or --job",
+        ));
+    }
     let mut merged = a.clone();
     if let Some(j) = &job {
         refuse_beside_job(a, j)?;

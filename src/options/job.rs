@@ -127,15 +127,45 @@ pub struct Job {
 
 impl Job {
     /// Sets in `a` every option the job file sets that was not typed (typed values win).
+    /// A value that would make dbio start a program (the `[hosts]` keys: ssh, the hosts it
+    /// reaches, the binary it starts there, `push`) is refused unless the command line allows
+    /// it: the same option typed (the job's value is then not used) or `--yes`. Job files are
+    /// shared like documents, and a document runs nothing by itself.
     pub fn apply(&self, a: &mut RunArgs) -> Result<()> {
         for v in &self.values {
             if a.typed(v.option.name) {
                 continue;
             }
+            if let Some(what) = starts_program(v)
+                && !a.yes
+            {
+                return Err(Error::usage(format!(
+                    "{}: '{}' {what}, and a job file starts no program by itself: give {} on the command line, or add --yes to allow what the job file runs",
+                    v.at,
+                    v.option.key.unwrap_or(""),
+                    v.option.flag()
+                )));
+            }
             a.set(v.option.name, &v.text, Source::Job(v.at.clone()))
                 .map_err(|e| bad_at(&v.at, v.option.key.unwrap_or(""), e))?;
         }
         Ok(())
+    }
+}
+
+/// What a job file's value would start, for the keys that start programs.
+fn starts_program(v: &JobValue) -> Option<String> {
+    let shown = units::echoed(&v.text);
+    match v.option.key? {
+        "hosts.names" => Some(format!(
+            "would start the ssh command on this machine to reach {shown}"
+        )),
+        "hosts.ssh" => Some(format!("would run '{shown}' on this machine")),
+        "hosts.remote_dbio" => Some(format!("would run '{shown}' on every host")),
+        "hosts.push" if v.text == "true" => {
+            Some("would copy this dbio binary to every host through ssh and run it there".into())
+        }
+        _ => None,
     }
 }
 
@@ -957,6 +987,12 @@ size = "784K"
             let j = parse(&text, "j.toml").unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(j.values.len(), 1, "{text}");
             let mut a = RunArgs::defaults(None);
+            // The [hosts] keys that start programs need --yes (or the option typed).
+            if table == "hosts" && key != "shared" {
+                let e = j.apply(&mut a).expect_err(&text).to_string();
+                assert!(e.contains(o.key.unwrap()) && e.contains("--yes"), "{e}");
+                a.yes = true;
+            }
             j.apply(&mut a).unwrap();
             assert!(matches!(a.source(o.name), Source::Job(_)), "{text}");
             keys += 1;
