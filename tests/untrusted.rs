@@ -89,3 +89,204 @@ fn a_job_files_push_and_remote_binary_need_the_same_permission() {
     let out = env.output(&["run", "read-iops", "--yes"]);
     assert_refused(&out, &["--yes", "--destructive"]);
 }
+
+/// A real result of a one-second run on a small data set in `env` (recorded in its store
+/// as run 1), and its run directory.
+fn real_result(env: &Env) -> (serde_json::Value, std::path::PathBuf) {
+    let target = env.join("data");
+    let r = env.json(&[
+        "run",
+        "read-iops",
+        "--target",
+        target.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--files",
+        "1",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--io-mode",
+        "none",
+        "--json",
+    ]);
+    let runs = env.join("dbio-runs");
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    (r, dir)
+}
+
+/// `dbio report DIR` on `text` as result.json: refused with one line naming `field`, in
+/// little time.
+fn report_refuses(env: &Env, name: &str, text: &[u8], field: &str) {
+    let dir = env.join(name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("result.json"), text).unwrap();
+    let t = std::time::Instant::now();
+    let out = env.output(&["report", dir.to_str().unwrap()]);
+    assert!(t.elapsed().as_secs() < 10, "{name}: {:?}", t.elapsed());
+    assert_refused(&out, &[field]);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "{name}: a report was written"
+    );
+}
+
+#[test]
+fn crafted_result_files_are_refused_naming_the_field_in_bounded_time() {
+    let env = Env::new();
+    let (r, run_dir) = real_result(&env);
+    // The real one reads back.
+    let out = env.output(&["report", run_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let crafted = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = r.clone();
+        f(&mut v);
+        serde_json::to_vec(&v).unwrap()
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "t-far",
+            crafted(&|v| v["timeseries"][0]["t"] = 4_000_000_000u64.into()),
+            "timeseries[0].t",
+        ),
+        (
+            "t-huge",
+            crafted(&|v| v["timeseries"][0]["t"] = serde_json::json!(1e15)),
+            "t",
+        ),
+        (
+            "seconds-huge",
+            crafted(&|v| v["measured_seconds"] = serde_json::json!(1e15)),
+            "measured_seconds",
+        ),
+        (
+            "seconds-negative",
+            crafted(&|v| v["measured_seconds"] = serde_json::json!(-1.0)),
+            "measured_seconds",
+        ),
+        (
+            "iops-negative",
+            crafted(&|v| v["events"][0]["iops"] = serde_json::json!(-5.0)),
+            "events[0].iops",
+        ),
+        (
+            "buckets-many",
+            crafted(&|v| {
+                let b: Vec<_> = (0..100_000)
+                    .map(|i| serde_json::json!({"lt_us": 1u64 << (i % 64), "count": 0}))
+                    .collect();
+                v["events"][0]["histogram_micro"] = b.into();
+            }),
+            "events[0].histogram_micro",
+        ),
+        (
+            "buckets-not-powers",
+            crafted(&|v| v["events"][0]["histogram_micro"][1]["lt_us"] = 3.into()),
+            "events[0].histogram_micro[1].lt_us",
+        ),
+        (
+            "counts-overflowing",
+            crafted(&|v| {
+                v["events"][0]["histogram_micro"][0]["count"] = u64::MAX.into();
+                v["events"][0]["histogram_micro"][1]["count"] = u64::MAX.into();
+            }),
+            "events[0].histogram_micro",
+        ),
+        (
+            "waits-over-requests",
+            crafted(&|v| {
+                let n = v["events"][0]["requests"].as_u64().unwrap();
+                v["events"][0]["waits"] = (n + 1).into();
+            }),
+            "events[0].waits",
+        ),
+        (
+            "string-huge",
+            crafted(&|v| v["test"] = "x".repeat(1 << 20).into()),
+            "'test'",
+        ),
+        (
+            "nested",
+            crafted(&|v| {
+                v["job"] = serde_json::from_str(&format!("{}{}", "[".repeat(100), "]".repeat(100)))
+                    .unwrap()
+            }),
+            "job",
+        ),
+        ("not-json", b"{\"schema\": ".to_vec(), "not JSON"),
+        (
+            "number-inf",
+            b"{\"schema\": \"dbio.result.v1\", \"measured_seconds\": 1e999}".to_vec(),
+            "result.json",
+        ),
+    ];
+    for (name, text, field) in &cases {
+        report_refuses(&env, name, text, field);
+    }
+
+    // Too large to be a result: refused before it is read (sparse, so the test writes nothing).
+    let dir = env.join("huge");
+    std::fs::create_dir(&dir).unwrap();
+    let f = std::fs::File::create(dir.join("result.json")).unwrap();
+    f.set_len(2 << 30).unwrap();
+    let t = std::time::Instant::now();
+    assert_refused(
+        &env.output(&["report", dir.to_str().unwrap()]),
+        &["bytes", "at most"],
+    );
+    assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+
+    // A FIFO: refused at once, never waited on.
+    let dir = env.join("fifo");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = dir.join("result.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let t = std::time::Instant::now();
+    assert_refused(
+        &env.output(&["report", dir.to_str().unwrap()]),
+        &["not a regular file"],
+    );
+    assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+
+    // A link: refused, its target untouched.
+    let dir = env.join("link");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink(run_dir.join("result.json"), dir.join("result.json")).unwrap();
+    assert_refused(
+        &env.output(&["report", dir.to_str().unwrap()]),
+        &["symbolic link"],
+    );
+}
+
+#[test]
+fn a_crafted_result_in_the_store_is_refused_by_show_and_compare() {
+    let env = Env::new();
+    let (r, _) = real_result(&env);
+    let db = env.data_home.path().join("dbio/dbio.db");
+    let mut v = r.clone();
+    v["timeseries"][0]["t"] = 4_000_000_000u64.into();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET result_json = ?1 WHERE id = 1",
+        [serde_json::to_string(&v).unwrap()],
+    )
+    .unwrap();
+    drop(conn);
+    for args in [&["show", "1"][..], &["compare", "1", "1"]] {
+        let t = std::time::Instant::now();
+        let out = env.output(args);
+        assert!(t.elapsed().as_secs() < 10, "{args:?}: {:?}", t.elapsed());
+        assert_refused(&out, &["run 1", "timeseries[0].t"]);
+    }
+}

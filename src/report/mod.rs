@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
+use crate::units::Shown;
 pub use result::RunResult;
 
 /// Checks, creating nothing, that `--out` can hold run directories: it is a writable
@@ -164,41 +165,50 @@ fn written_by_dbio(old: &[u8], new: &str) -> bool {
 }
 
 /// Reads `<dir>/result.json`, refusing anything that is not a `dbio.result.v1` result with
-/// a usage error naming the file.
+/// a usage error naming the file. The file is untrusted: a regular file (not a link, a FIFO
+/// or a device: opening it never blocks), read up to [`result::MAX_RESULT_BYTES`], and
+/// checked ([`result::from_untrusted`]) before any report is made of it.
 pub fn read_run(dir: &Path) -> Result<RunResult> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     if !dir.is_dir() {
         return Err(Error::usage(format!(
             "{} is not a run directory (expected a directory holding result.json)",
-            dir.display()
+            dir.shown()
         )));
     }
     let p = dir.join("result.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| {
+    let cannot = |why: String| {
         Error::usage(format!(
-            "cannot read {}: {e} (expected a dbio run directory)",
-            p.display()
+            "cannot read {}: {why} (expected a dbio run directory)",
+            p.shown()
         ))
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::usage(format!("{} is not JSON: {e}", p.display())))?;
-    match value.get("schema").and_then(|s| s.as_str()) {
-        Some(result::SCHEMA) => {}
-        other => {
-            return Err(Error::usage(format!(
-                "{} is not a dbio result: schema {}, expected {}",
-                p.display(),
-                other.map_or_else(|| "missing".to_string(), |s| format!("\"{s}\"")),
-                result::SCHEMA
-            )));
-        }
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&p)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => cannot("it is a symbolic link".into()),
+            _ => cannot(e.to_string()),
+        })?;
+    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(cannot("it is not a regular file".into()));
     }
-    serde_json::from_value(value).map_err(|e| {
-        Error::usage(format!(
-            "{} is not a valid {} result: {e}",
-            p.display(),
-            result::SCHEMA
-        ))
-    })
+    if meta.len() > result::MAX_RESULT_BYTES {
+        return Err(Error::usage(format!(
+            "{}: {} bytes; a result is at most {} bytes",
+            p.shown(),
+            meta.len(),
+            result::MAX_RESULT_BYTES
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(result::MAX_RESULT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    result::from_untrusted(&bytes).map_err(|why| Error::usage(format!("{}: {why}", p.shown())))
 }
 
 /// Writes one file of a run directory whole: new, or replacing dbio's own.

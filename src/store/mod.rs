@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
+use crate::units::Shown;
 pub use mem::{MemFigures, MemRecord, MemRunListing};
 use schema::{MIGRATIONS, MigrateError, Migration};
 
@@ -431,24 +432,33 @@ impl Store {
 
     /// The run recorded as `id`, if there is one.
     pub fn run(&self, id: i64) -> Result<Option<StoredRun>> {
-        let row: Option<(String, String)> = self
+        // The store is a file anyone may have written: a stored result is read only when
+        // it is no larger than a result file may be, and checked like one.
+        let row: Option<(String, Option<String>, i64)> = self
             .conn
             .query_row(
-                "SELECT run_dir, result_json FROM runs WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                "SELECT run_dir, CASE WHEN length(CAST(result_json AS BLOB)) <= ?2 THEN result_json END, length(CAST(result_json AS BLOB)) FROM runs WHERE id = ?1",
+                rusqlite::params![id, crate::report::result::MAX_RESULT_BYTES as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(|e| sqlite_error(&self.path, e))?;
-        let Some((run_dir, result_json)) = row else {
+        let Some((run_dir, result_json, len)) = row else {
             return Ok(None);
         };
-        let result = serde_json::from_str(&result_json).map_err(|e| {
-            Error::other(format!(
-                "results store {}: run {id} has a result this dbio cannot read ({e})",
-                self.path.display()
+        let bad = |why: String| {
+            Error::usage(format!(
+                "results store {}: run {id} has a result this dbio cannot read: {why}",
+                self.path.shown()
             ))
-        })?;
+        };
+        let Some(result_json) = result_json else {
+            return Err(bad(format!(
+                "{len} bytes; a result is at most {} bytes",
+                crate::report::result::MAX_RESULT_BYTES
+            )));
+        };
+        let result = crate::report::result::from_untrusted(result_json.as_bytes()).map_err(bad)?;
         Ok(Some(StoredRun {
             id,
             run_dir,
