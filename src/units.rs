@@ -291,7 +291,7 @@ pub fn one_line(msg: &str, echoes: &[&str]) -> String {
 }
 
 /// [`shown`] for paths and other things printed with `{}`: `path.shown()` instead of
-/// `path.display()`.
+/// `path.shown()`.
 pub trait Shown {
     fn shown(&self) -> ShownText<'_>;
 }

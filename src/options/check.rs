@@ -9,6 +9,7 @@ use super::{RunArgs, Source};
 use crate::dataset::DataSetSpec;
 use crate::engine::{EngineChoice, Submission};
 use crate::error::{Error, Result};
+use crate::units::Shown;
 use crate::units::size_label;
 use crate::workload::spec::{
     ClassSpec, OltpOptions, Origins, RedoOptions, RunConfig, TempOptions, rand_seed,
@@ -103,7 +104,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         return Err(invalid(
             a,
             "target",
-            &a.target.display().to_string(),
+            &a.target.shown().to_string(),
             "{host} stands for each host's name in a run across hosts (--hosts); without --hosts give a plain path",
         ));
     }

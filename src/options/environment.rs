@@ -6,6 +6,7 @@
 //! the data set's. (The data set's own checks — its manifest, its files, whether it fits —
 //! run when it is opened, before anything of it changes.)
 
+use crate::units::Shown;
 use std::fs::File;
 
 use crate::dataset::{self, TargetKind};
@@ -32,7 +33,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         if cfg.dataset.verify {
             return Err(Error::usage(format!(
                 "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",
-                target.display()
+                target.shown()
             )));
         }
     }
@@ -135,7 +136,7 @@ fn check_alignment(cfg: &RunConfig, at: &std::path::Path) -> Result<()> {
             return Err(Error::usage(format!(
                 "{opt} {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {}); use a multiple of {}, or a buffered --io-mode (none, asynch)",
                 crate::units::size_label(v),
-                at.display(),
+                at.shown(),
                 align.source,
                 crate::units::size_label(need)
             )));
@@ -158,7 +159,7 @@ fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
     };
     Err(Error::usage(format!(
         "--target {}: {} writes, and {what}; give a directory as --target",
-        cfg.dataset.target.display(),
+        cfg.dataset.target.shown(),
         cfg.test.name()
     )))
 }

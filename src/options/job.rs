@@ -25,6 +25,7 @@
 //! bad values and values the job would read and then ignore are errors naming the key and
 //! its line.
 
+use crate::units::Shown;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -173,14 +174,14 @@ fn starts_program(v: &JobValue) -> Option<String> {
 pub fn load(path: &Path) -> Result<Job> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
-            Error::usage(format!("--job {}: no such file", path.display()))
+            Error::usage(format!("--job {}: no such file", path.shown()))
         }
         std::io::ErrorKind::InvalidData => {
-            Error::usage(format!("--job {}: not a text (UTF-8) file", path.display()))
+            Error::usage(format!("--job {}: not a text (UTF-8) file", path.shown()))
         }
         _ => Error::io("cannot read the job file", path, &e),
     })?;
-    parse(&text, &path.display().to_string())
+    parse(&text, &path.shown().to_string())
 }
 
 /// The line (from 1) of byte `offset` of a TOML file's `text` (job files, sizing plans).

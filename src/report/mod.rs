@@ -27,14 +27,14 @@ pub fn check_out(out: &Path) -> Result<PathBuf> {
     let bad = |why: String| {
         Error::usage(format!(
             "--out {}: {why}; choose a directory you can write to",
-            out.display()
+            out.shown()
         ))
     };
     let mut at = out.to_path_buf();
     loop {
         match std::fs::metadata(&at) {
             Ok(md) if md.is_dir() => break,
-            Ok(_) => return Err(bad(format!("{} is not a directory", at.display()))),
+            Ok(_) => return Err(bad(format!("{} is not a directory", at.shown()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 at = match at.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -51,7 +51,7 @@ pub fn check_out(out: &Path) -> Result<PathBuf> {
         let e = std::io::Error::last_os_error();
         return Err(bad(format!(
             "{} cannot be written: {}",
-            at.display(),
+            at.shown(),
             crate::error::io_advice(&e)
         )));
     }
@@ -63,7 +63,7 @@ pub fn open_out(out: &Path) -> Result<Dir> {
     Dir::create_all(out).map_err(|e| {
         Error::usage(format!(
             "--out {}: cannot create the output directory: {}; choose a directory you can write to",
-            out.display(),
+            out.shown(),
             crate::error::io_advice(&e)
         ))
     })
@@ -137,7 +137,7 @@ fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
             if !written_by_dbio(&old, text) {
                 return Err(Error::usage(format!(
                     "{} is not a file dbio wrote, and dbio report would replace it; move it away first",
-                    dir.join(name).display()
+                    dir.join(name).shown()
                 )));
             }
         }

@@ -8,6 +8,7 @@
 //! `wipefs` uses). Without a probe there is no write. The exclusive descriptor is kept for
 //! the whole run, so nothing can mount the device while dbio writes to it.
 
+use crate::units::Shown;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -201,7 +202,7 @@ impl fmt::Display for DeviceInfo {
         write!(
             f,
             "{} ({}, {}, {})",
-            self.path.display(),
+            self.path.shown(),
             self.name,
             human_bytes(self.size),
             self.model
@@ -229,7 +230,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     let refuse = |why: String| {
         Error::usage(format!(
             "--target {}: {test} would overwrite this block device, but {why}; dbio does not write to it",
-            path.display()
+            path.shown()
         ))
     };
     let md = std::fs::metadata(path).map_err(|e| Error::io("cannot access", path, &e))?;
@@ -293,7 +294,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
         return Err(refuse(format!(
             "it holds {} — erase that yourself (e.g. `wipefs -a {}`) if it really is unused",
             what.join(" and "),
-            path.display()
+            path.shown()
         )));
     }
     // The system's own signature database, beside dbio's checks: no probe, no write.
@@ -311,7 +312,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
                     .map(|t| format!("a {t} signature"))
                     .collect::<Vec<_>>()
                     .join(" and "),
-                path.display()
+                path.shown()
             )));
         }
         Ok(_) => {}
@@ -325,7 +326,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     if !consent.destructive {
         return Err(Error::usage(format!(
             "--target {} is a block device: {test} overwrites {}; add --destructive to allow it",
-            path.display(),
+            path.shown(),
             info
         )));
     }
@@ -355,7 +356,7 @@ pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
     if answer.trim() != "yes" {
         return Err(Error::usage(format!(
             "not confirmed; nothing written to {}",
-            info.path.display()
+            info.path.shown()
         )));
     }
     Ok(())

@@ -143,7 +143,7 @@ impl Store {
             std::fs::create_dir_all(dir).map_err(|e| {
                 Error::other(format!(
                     "results store {}: cannot create its directory: {e}",
-                    path.display()
+                    path.shown()
                 ))
             })?;
         }
@@ -163,7 +163,7 @@ impl Store {
                 Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
                     return Err(Error::other(format!(
                         "results store {}: cannot switch to WAL mode (got {mode})",
-                        path.display()
+                        path.shown()
                     )));
                 }
                 Ok(_) => break,
@@ -472,7 +472,7 @@ impl Store {
         self.run(id)?.ok_or_else(|| {
             Error::usage(format!(
                 "no run {id} in the results store {}; `dbio runs` lists the recorded runs",
-                self.path.display()
+                self.path.shown()
             ))
         })
     }
@@ -493,7 +493,7 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
             crate::units::shell_word(&format!("{p}.bad"))
         ));
     }
-    Error::other(format!("results store {}: {e}", path.display()))
+    Error::other(format!("results store {}: {e}", path.shown()))
 }
 
 /// Sets the store's connection up: WAL (readers never block the writer and a crash
@@ -518,7 +518,7 @@ fn migrate_error(path: &Path, e: MigrateError) -> Error {
         MigrateError::Sqlite(e) => sqlite_error(path, e),
         e => Error::usage(format!(
             "cannot use {} as the results store: {e}",
-            path.display()
+            path.shown()
         )),
     }
 }
