@@ -61,6 +61,16 @@ impl Error {
                 path.shown()
             ));
         }
+        if err.raw_os_error() == Some(libc::ENAMETOOLONG) {
+            // A name longer than the system takes is bad input, not an I/O failure.
+            return Error::Usage(format!(
+                "{what} {}: {} (a path has at most {} bytes, each name in it at most {})",
+                crate::units::echoed(&path.to_string_lossy()),
+                errno_text(err),
+                libc::PATH_MAX,
+                255
+            ));
+        }
         Error::Io(format!("{what} {}: {}", path.shown(), io_advice(err)))
     }
 

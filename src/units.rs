@@ -273,6 +273,22 @@ pub fn one_line(msg: &str, echoes: &[&str]) -> String {
             m = m.replace(v, &echoed(v));
         }
     }
+    // Values are quoted ('...') in messages: a long one is cut even when the message holds
+    // it changed (clap drops terminal escapes from what it echoes).
+    if m.len() > ECHO_CHARS * 4 && m.matches('\'').count() >= 2 {
+        m = m
+            .split('\'')
+            .enumerate()
+            .map(|(i, part)| {
+                if i % 2 == 1 && part.chars().count() > ECHO_CHARS {
+                    echoed(part)
+                } else {
+                    part.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("'");
+    }
     let m = shown(&m).into_owned();
     const HEAD: usize = 500;
     const TAIL: usize = 360;

@@ -290,3 +290,180 @@ fn a_crafted_result_in_the_store_is_refused_by_show_and_compare() {
         assert_refused(&out, &["run 1", "timeseries[0].t"]);
     }
 }
+
+/// Whether `bytes` hold a raw ESC, or a line break inside `name`'s escaped form would have
+/// split: no ESC at all, and every line that mentions the name's start mentions its end.
+fn assert_shown_escaped(what: &str, bytes: &[u8]) {
+    assert!(
+        !bytes.contains(&0x1b),
+        "{what}: a raw ESC in {}",
+        String::from_utf8_lossy(bytes)
+    );
+    let text = String::from_utf8_lossy(bytes);
+    for l in text.lines().filter(|l| l.contains("odd-name")) {
+        assert!(
+            l.contains("odd-name\\x1b[2J\\nsecond-line"),
+            "{what}: the name is not shown escaped on one line: {l:?}\n{text}"
+        );
+    }
+    assert!(
+        !text.lines().any(|l| l.starts_with("second-line")),
+        "{what}: a line break inside the name reached the output:\n{text}"
+    );
+}
+
+#[test]
+fn a_target_named_with_control_characters_is_shown_escaped_everywhere() {
+    let env = Env::new();
+    let target = env.join("odd-name\x1b[2J\nsecond-line");
+    let t = target.to_str().unwrap();
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--target",
+        t,
+        "--size",
+        "8M",
+        "--files",
+        "1",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--io-mode",
+        "none",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("odd-name"), "{}", stderr(&out));
+    assert_shown_escaped("run stderr", &out.stderr);
+    assert_shown_escaped("run stdout", &out.stdout);
+    let runs = env.join("dbio-runs");
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let summary = std::fs::read(dir.join("summary.txt")).unwrap();
+    assert!(String::from_utf8_lossy(&summary).contains("odd-name"));
+    assert_shown_escaped("summary.txt", &summary);
+    let html = std::fs::read(dir.join("report.html")).unwrap();
+    assert!(!html.contains(&0x1b), "report.html holds a raw ESC");
+    let show = env.output(&["show", "1"]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    assert_shown_escaped("show", &show.stdout);
+
+    // A refusal names it escaped, on one line.
+    let out = env.output(&[
+        "run",
+        "read-iops",
+        "--target",
+        t,
+        "--size",
+        "100M",
+        "--files",
+        "1",
+        "--duration",
+        "1s",
+    ]);
+    assert_refused(&out, &["odd-name\\x1b[2J\\nsecond-line"]);
+
+    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    assert!(String::from_utf8_lossy(&doctor.stdout).contains("odd-name"));
+    assert_shown_escaped("doctor", &doctor.stdout);
+    assert_shown_escaped("doctor stderr", &doctor.stderr);
+
+    let clean = env.output(&["clean", t]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let mut both = clean.stdout.clone();
+    both.extend_from_slice(&clean.stderr);
+    assert!(String::from_utf8_lossy(&both).contains("odd-name"));
+    assert_shown_escaped("clean", &both);
+    assert!(!target.exists());
+}
+
+#[test]
+fn a_huge_option_value_is_echoed_cut_and_escaped() {
+    let env = Env::new();
+    let huge = format!("\x1b]0;x\x07{}", "9".repeat(100_000));
+    for args in [
+        vec!["run", "read-iops", "--size", huge.as_str()],
+        vec![
+            "run",
+            "read-iops",
+            "--target",
+            huge.as_str(),
+            "--duration",
+            "1s",
+        ],
+        vec!["run", "read-iops", "--hosts", huge.as_str()],
+    ] {
+        let out = env.output(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{}", &err[..err.len().min(300)]);
+        assert_eq!(err.lines().count(), 1, "{}", &err[..err.len().min(3000)]);
+        assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..300]);
+        assert!(
+            !err.as_bytes().contains(&0x1b) && !err.as_bytes().contains(&0x07),
+            "{err}"
+        );
+        assert!(err.contains(&format!("--{}", &args[2][2..])), "{err}");
+    }
+    // The same from a job file: cut, and the key and line named.
+    let job = env.join("big.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[run]\nduration = \"{}\"\n[[class]]\nevent = \"db file sequential read\"\n",
+            "9".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let out = env.output(&["run", "--job", job.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        &["big.toml (line 2)", "run.duration", "(100000 bytes)"],
+    );
+    assert!(stderr(&out).len() < 1000, "{}", stderr(&out).len());
+}
+
+#[test]
+fn job_file_numbers_that_overflow_name_their_key_and_line() {
+    let env = Env::new();
+    let job = env.join("over.toml");
+    let cases = [
+        (
+            "[run]\nsessions = 99999999999999999999999\n",
+            "run.sessions",
+            "(line 2)",
+        ),
+        (
+            "[run]\nseed = 18446744073709551616\n",
+            "run.seed",
+            "(line 2)",
+        ),
+        ("[run]\nseed = -1\n", "run.seed", "(line 2)"),
+        (
+            "[run]\nduration = \"1s\"\n\n[[class]]\nevent = \"db file sequential read\"\nsessions = 99999999999999999999999\n",
+            "class.sessions",
+            "(line 6)",
+        ),
+        (
+            "[[class]]\nevent = \"db file sequential read\"\nsessions = 4294967296\n",
+            "class.sessions",
+            "(line 3)",
+        ),
+    ];
+    for (text, key, line) in cases {
+        let text = if text.contains("[[class]]") {
+            text.to_string()
+        } else {
+            format!("{text}[[class]]\nevent = \"db file sequential read\"\n")
+        };
+        std::fs::write(&job, &text).unwrap();
+        let out = env.output(&["run", "--job", job.to_str().unwrap()]);
+        assert_refused(&out, &["over.toml", line, key]);
+    }
+}
