@@ -222,9 +222,14 @@ pub fn one_line_error(err: &clap::Error) -> String {
         parts.push(line);
     }
     let joined = parts.join(" ");
-    if joined.starts_with("error:") {
-        joined
+    let value = match err.get(clap::error::ContextKind::InvalidValue) {
+        Some(clap::error::ContextValue::String(v)) => v.as_str(),
+        _ => "",
+    };
+    let line = crate::units::one_line(&joined, &[value]);
+    if line.starts_with("error:") {
+        line
     } else {
-        format!("error: {joined}")
+        format!("error: {line}")
     }
 }

@@ -8,6 +8,7 @@
 //! lock, never by a PID in a file. Doctor exits 1 when something needs attention and says
 //! what to do.
 
+use crate::units::Shown;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -217,7 +218,7 @@ impl Findings {
             }
             Ok(None) => {}
             Err(e) => {
-                self.notes.push(format!("{}: {e}", path.display()));
+                self.notes.push(format!("{}: {e}", path.shown()));
                 return true;
             }
         }
@@ -277,7 +278,7 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
                 if running {
                     f.notes.push(format!(
                         "{}: a first preparation is running here (no manifest yet)",
-                        p.display()
+                        p.shown()
                     ));
                 } else if !f.has_data_set(&p) {
                     f.unfinished.push(p);
@@ -311,7 +312,7 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
     }
     for p in paths {
         if !p.exists() {
-            f.notes.push(format!("{} does not exist", p.display()));
+            f.notes.push(format!("{} does not exist", p.shown()));
             continue;
         }
         let record = known
@@ -322,7 +323,7 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
         if !f.look(p, 0, record) {
             f.notes.push(format!(
                 "{} holds no dbio data set or run directory",
-                p.display()
+                p.shown()
             ));
         }
     }
@@ -359,7 +360,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: STALE: a first preparation was killed here — no data set, only its lock file",
-            u.display()
+            u.shown()
         );
     }
     let mut total = 0;
@@ -378,7 +379,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             let _ = writeln!(
                 o,
                 "    STALE: temporary file of a killed run: {}",
-                t.display()
+                t.shown()
             );
         }
         for r in &h.rejected {
@@ -388,7 +389,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             );
         }
         for (p, why) in &h.foreign {
-            let _ = writeln!(o, "    LEFT ALONE: {} is listed, but {why}", p.display());
+            let _ = writeln!(o, "    LEFT ALONE: {} is listed, but {why}", p.shown());
         }
     }
     for g in &f.gone {
@@ -412,7 +413,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: {} run(s), {}",
-            r.dir.display(),
+            r.dir.shown(),
             thousands(r.runs as u64),
             human_bytes(r.bytes)
         );
@@ -448,7 +449,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             let _ = writeln!(
                 o,
                 "    LEFT ALONE: {} is not dbio's ({why}); the directory stays while it is there",
-                Path::new(&k.record.path).join(name).display()
+                Path::new(&k.record.path).join(name).shown()
             );
         }
     }
@@ -562,7 +563,7 @@ fn describe(found: &Found) -> String {
     };
     format!(
         "{}: {} on disk in {}, {state}{known}",
-        h.dir.display(),
+        h.dir.shown(),
         human_bytes(h.bytes),
         parts.join(", "),
     )
@@ -631,13 +632,13 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
             let _ = writeln!(
                 o,
                 "{}: removed {} {}",
-                h.dir.display(),
+                h.dir.shown(),
                 if h.unfinished_files() {
                     "the file of a killed preparation"
                 } else {
                     "temporary file"
                 },
-                p.display()
+                p.shown()
             );
         }
         repaired += 1;

@@ -3,6 +3,7 @@
 //! Every error is one line that names what went wrong and says what to do. Internals carry
 //! an [`Error`] up to `main`, which prints it and exits with [`Error::exit_code`].
 
+use crate::units::Shown;
 use std::fmt;
 use std::io;
 use std::path::Path;
@@ -57,10 +58,20 @@ impl Error {
         if err.raw_os_error() == Some(libc::EEXIST) {
             return Error::Usage(format!(
                 "{what} {}: something is already there, and dbio never writes over what it did not create; remove it yourself or choose another path",
-                path.display()
+                path.shown()
             ));
         }
-        Error::Io(format!("{what} {}: {}", path.display(), io_advice(err)))
+        if err.raw_os_error() == Some(libc::ENAMETOOLONG) {
+            // A name longer than the system takes is bad input, not an I/O failure.
+            return Error::Usage(format!(
+                "{what} {}: {} (a path has at most {} bytes, each name in it at most {})",
+                crate::units::echoed(&path.to_string_lossy()),
+                errno_text(err),
+                libc::PATH_MAX,
+                255
+            ));
+        }
+        Error::Io(format!("{what} {}: {}", path.shown(), io_advice(err)))
     }
 
     /// The same error, said of what the user typed: `--target` in front of a message that

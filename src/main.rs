@@ -20,7 +20,7 @@ fn main() {
     let code = match dbio::app::main(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", dbio::units::one_line(&e.to_string(), &[]));
             e.exit_code()
         }
     };

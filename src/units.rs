@@ -184,8 +184,164 @@ pub fn shell_word(s: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&b));
     if plain {
         s.to_string()
+    } else if s.chars().any(unsafe_to_show) {
+        // Bash's $'...' quoting: the word still pastes back as typed, and the terminal
+        // sees no control character.
+        let mut out = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if unsafe_to_show(c) => out.push_str(&escaped(c)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Whether printing `c` as is could move the cursor, clear or retitle the terminal, hide
+/// text or reorder it: C0 and C1 control characters, DEL, and the Unicode bidirectional
+/// controls.
+fn unsafe_to_show(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `c` as an escape a reader can type back: `\n`, `\r`, `\t`, `\x1b`, `\u{85}`.
+fn escaped(c: char) -> String {
+    match c {
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        '\t' => "\\t".into(),
+        c if (c as u32) < 0x80 => format!("\\x{:02x}", c as u32),
+        c => format!("\\u{{{:x}}}", c as u32),
+    }
+}
+
+/// Text from outside dbio (a path, a host or event name, a file's contents) made safe to
+/// print on a terminal or into a text report: every control character escaped (`\x1b`,
+/// `\n`, `\u{9b}`, ...), so a name can neither forge lines nor send terminal commands.
+/// Everything dbio prints that it did not write itself goes through here.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(unsafe_to_show) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_to_show(c) {
+            out.push_str(&escaped(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// How long a value echoed in a message may be, in characters.
+pub const ECHO_CHARS: usize = 200;
+
+/// A value echoed back in a message (an option's value, a job file's): [`shown`], and cut to
+/// [`ECHO_CHARS`] characters with its length in bytes after it when longer.
+pub fn echoed(s: &str) -> String {
+    match s.char_indices().nth(ECHO_CHARS) {
+        None => shown(s).into_owned(),
+        Some((end, _)) => format!("{}… ({} bytes)", shown(&s[..end]), s.len()),
+    }
+}
+
+/// `msg` with `value` in it cut as [`echoed`] cuts it, when `value` is long.
+pub fn value_cut(msg: String, value: &str) -> String {
+    if value.chars().count() > ECHO_CHARS {
+        msg.replace(value, &echoed(value))
+    } else {
+        msg
+    }
+}
+
+/// A message made one safe line of bounded length: [`shown`], every value longer than
+/// [`ECHO_CHARS`] that `echoes` lists cut as [`echoed`] cuts it, and, when the line is still
+/// longer than about 900 bytes, its middle left out (its start names the option, its end
+/// says what to do).
+pub fn one_line(msg: &str, echoes: &[&str]) -> String {
+    let mut m = msg.to_string();
+    for v in echoes {
+        if v.chars().count() > ECHO_CHARS {
+            m = m.replace(v, &echoed(v));
+        }
+    }
+    // Values are quoted ('...') in messages: a long one is cut even when the message holds
+    // it changed (clap drops terminal escapes from what it echoes).
+    if m.len() > ECHO_CHARS * 4 && m.matches('\'').count() >= 2 {
+        m = m
+            .split('\'')
+            .enumerate()
+            .map(|(i, part)| {
+                if i % 2 == 1 && part.chars().count() > ECHO_CHARS {
+                    echoed(part)
+                } else {
+                    part.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("'");
+    }
+    let m = shown(&m).into_owned();
+    const HEAD: usize = 500;
+    const TAIL: usize = 360;
+    if m.len() <= HEAD + TAIL + 40 {
+        return m;
+    }
+    let mut h = HEAD;
+    while !m.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = m.len() - TAIL;
+    while !m.is_char_boundary(t) {
+        t += 1;
+    }
+    format!("{} … ({} bytes left out) … {}", &m[..h], t - h, &m[t..])
+}
+
+/// [`shown`] for paths and other things printed with `{}`: `path.shown()` instead of
+/// `path.shown()`.
+pub trait Shown {
+    fn shown(&self) -> ShownText<'_>;
+}
+
+/// A path or name that prints with [`shown`].
+pub struct ShownText<'a>(std::borrow::Cow<'a, str>);
+
+impl std::fmt::Display for ShownText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&shown(&self.0))
+    }
+}
+
+impl Shown for std::path::Path {
+    fn shown(&self) -> ShownText<'_> {
+        ShownText(self.to_string_lossy())
+    }
+}
+
+impl Shown for std::path::PathBuf {
+    fn shown(&self) -> ShownText<'_> {
+        ShownText(self.to_string_lossy())
+    }
+}
+
+impl Shown for str {
+    fn shown(&self) -> ShownText<'_> {
+        ShownText(std::borrow::Cow::Borrowed(self))
+    }
+}
+
+impl Shown for String {
+    fn shown(&self) -> ShownText<'_> {
+        ShownText(std::borrow::Cow::Borrowed(self.as_str()))
     }
 }
 
@@ -220,6 +376,25 @@ pub fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_long_values_cut() {
+        assert_eq!(shown("/data/plain"), "/data/plain");
+        assert_eq!(
+            shown("a\x1b[2J\nb\r\x07\x7f\u{9b}"),
+            "a\\x1b[2J\\nb\\r\\x07\\x7f\\u{9b}"
+        );
+        assert_eq!(shown("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(shown("µs é"), "µs é");
+        let long = "é".repeat(100_000);
+        let e = echoed(&long);
+        assert!(e.len() < 1000, "{}", e.len());
+        assert!(e.ends_with("… (200000 bytes)"), "{e}");
+        assert_eq!(shell_word("a\nb'c"), "$'a\\nb\\'c'");
+        assert_eq!(shell_word("a b"), "'a b'");
+        let p = std::path::Path::new("/t/\x1b]0;x\x07");
+        assert_eq!(p.shown().to_string(), "/t/\\x1b]0;x\\x07");
+    }
 
     #[test]
     fn sizes_are_binary() {

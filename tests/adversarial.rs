@@ -1145,7 +1145,7 @@ fn a_lock_holders_name_cannot_break_the_one_line_error() {
     holder.wait().unwrap();
     assert_refused(
         &out,
-        &["in use by", "x?error: fake ?[31mRED"],
+        &["in use by", "x\\nerror: fake \\x1b[31mRED"],
         "a strange holder",
     );
     // `dbio doctor | head -1` ends quietly.

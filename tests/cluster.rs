@@ -438,12 +438,17 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
     .unwrap();
     let out = h
         .env
-        .output(&["run", "--job", job.to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output(&["run", "--job", job.to_str().unwrap(), "--json", "--yes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // A job file's ssh runs only with --yes, and each command is shown before it runs.
+    for host in ["127.0.0.1", "127.0.0.2"] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("dbio: running ") && l.contains(&format!(" {host} -- "))),
+            "{err}"
+        );
+    }
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_merged(&r);
     assert_eq!(r["events"].as_array().unwrap().len(), 2);

@@ -33,6 +33,7 @@ mod storage;
 mod store;
 mod store_safety;
 mod sweep;
+mod untrusted;
 mod verify;
 mod wizard;
 mod write_side;

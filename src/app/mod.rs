@@ -5,6 +5,7 @@
 pub mod shell;
 pub mod wizard;
 
+use crate::units::Shown;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -120,7 +121,7 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
     } else {
         let _ = write!(out, "{}", outcome.summary);
     }
-    eprintln!("dbio: results in {}", outcome.run_dir.display());
+    eprintln!("dbio: results in {}", outcome.run_dir.shown());
     let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {
         store.record_mem(&outcome.result.record()?, &outcome.run_dir)
     });
@@ -199,7 +200,7 @@ pub fn run_checked(
     if let Some(path) = &cfg.save_job {
         let text = crate::options::save::job_file(cfg, a)?;
         write_user_file(path, text.as_bytes(), "--save-job")?;
-        eprintln!("dbio: wrote the equivalent job file {}", path.display());
+        eprintln!("dbio: wrote the equivalent job file {}", path.shown());
     }
     let outcome = crate::run::run(cfg, pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
     finish_run(&outcome, cfg.json, db)
@@ -211,10 +212,7 @@ fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> R
     let plan = crate::cluster::coordinator::plan(a)?;
     if let Some(path) = &plan.first.save_job {
         write_user_file(path, plan.job.as_bytes(), "--save-job")?;
-        eprintln!(
-            "dbio: wrote the job file every host runs {}",
-            path.display()
-        );
+        eprintln!("dbio: wrote the job file every host runs {}", path.shown());
     }
     let outcome = crate::cluster::coordinator::run(&plan, stop)?;
     finish_run(&outcome, plan.first.json, db)
@@ -232,10 +230,10 @@ fn finish_run(outcome: &RunOutcome, json: bool, db: Option<&Path>) -> Result<Exi
     }
     let recorded = record(db, outcome);
     if let Some(e) = &outcome.write_error {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", crate::units::one_line(&e.to_string(), &[]));
         return Ok(ExitCode::IoError);
     }
-    eprintln!("dbio: results in {}", outcome.run_dir.display());
+    eprintln!("dbio: results in {}", outcome.run_dir.shown());
     if !recorded && outcome.exit == ExitCode::Ok {
         return Ok(ExitCode::Interrupted);
     }
@@ -263,7 +261,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
     }
     eprintln!(
         "dbio: sweep.json, sweep.csv and sweep.html in {}",
-        s.dir.display()
+        s.dir.shown()
     );
     Ok(s.exit)
 }
@@ -281,7 +279,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
     } else {
         let _ = write!(out, "{}", m.text);
     }
-    eprintln!("dbio: matrix in {}", m.dir.display());
+    eprintln!("dbio: matrix in {}", m.dir.shown());
     Ok(m.exit)
 }
 
@@ -298,7 +296,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     } else {
         let _ = write!(out, "{}", c.text);
     }
-    eprintln!("dbio: calibrate.json in {}", c.dir.display());
+    eprintln!("dbio: calibrate.json in {}", c.dir.shown());
     Ok(c.exit)
 }
 
@@ -315,12 +313,12 @@ pub(crate) fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             Error::usage(format!(
                 "{option} {}: the file exists; dbio does not overwrite it — choose another name or remove it",
-                path.display()
+                path.shown()
             ))
         } else {
             Error::usage(format!(
                 "{option} {}: cannot write it ({e}); give a new file in a directory you can write to",
-                path.display()
+                path.shown()
             ))
         }
     })
@@ -468,7 +466,7 @@ fn record_in_store(
     let unregistered = UNREGISTERED.swap(false, Ordering::Relaxed);
     match recorded {
         Ok((id, path)) => {
-            eprintln!("dbio: recorded as {what} {id} in {}", path.display());
+            eprintln!("dbio: recorded as {what} {id} in {}", path.shown());
             if unregistered {
                 eprintln!(
                     "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
@@ -483,7 +481,7 @@ fn record_in_store(
                 } else {
                     ""
                 },
-                run_dir.display()
+                run_dir.shown()
             );
             return !matches!(e, Error::Interrupted(_));
         }
@@ -517,7 +515,7 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else if runs.is_empty() && mem_runs.is_empty() {
-        let _ = writeln!(out, "no runs recorded in {}", path.display());
+        let _ = writeln!(out, "no runs recorded in {}", path.shown());
     } else {
         if !runs.is_empty() {
             let _ = write!(out, "{}", runs_table(&runs));
@@ -620,7 +618,7 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
             crate::report::html::compare_html(&runs).as_bytes(),
             "--html",
         )?;
-        eprintln!("dbio: comparison written to {}", file.display());
+        eprintln!("dbio: comparison written to {}", file.shown());
     }
     let _ = write!(
         std::io::stdout().lock(),
@@ -734,7 +732,7 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     if dataset::holds_no_data_set(&path) && forget() {
         println!(
             "{} holds no dbio data set any more (its {} is gone); forgotten by the results store, nothing removed",
-            path.display(),
+            path.shown(),
             dataset::manifest::MANIFEST_NAME
         );
         return Ok(ExitCode::Ok);
@@ -742,7 +740,7 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     if !path.exists() && forget() {
         println!(
             "{} is gone (moved or deleted by hand); forgotten by the results store",
-            path.display()
+            path.shown()
         );
         return Ok(ExitCode::Ok);
     }
@@ -750,7 +748,7 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     if r.unfinished {
         println!(
             "removed the lock file a killed first preparation left in {}{}",
-            path.display(),
+            path.shown(),
             if r.removed_dir {
                 ", and the directory it had created"
             } else {
@@ -762,7 +760,7 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
             "removed {} file(s), {} from {}{}",
             r.files,
             human_bytes(r.bytes),
-            path.display(),
+            path.shown(),
             if r.removed_dir {
                 " and the directory"
             } else {
@@ -776,10 +774,10 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
         );
     }
     for (p, why) in &r.left_alone {
-        eprintln!("dbio: left {} alone: {why}", p.display());
+        eprintln!("dbio: left {} alone: {why}", p.shown());
     }
     for (p, why) in &r.remaining {
-        eprintln!("dbio: could not remove {}: {why}", p.display());
+        eprintln!("dbio: could not remove {}: {why}", p.shown());
     }
     if r.remaining.is_empty() {
         forget();
@@ -787,7 +785,7 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     Ok(if !r.remaining.is_empty() {
         eprintln!(
             "dbio: the data set in {} is not removed: {} of its files remain; run `dbio clean {}` as a user allowed to remove them",
-            path.display(),
+            path.shown(),
             r.remaining.len(),
             crate::units::shell_word(&path.display().to_string())
         );
@@ -804,7 +802,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
     let dir = crate::safety::fs::Dir::open(&a.run_dir)
         .map_err(|e| Error::io("cannot open", &a.run_dir, &e))?;
     for p in crate::report::write_derived(&dir, &r)? {
-        println!("wrote {}", p.display());
+        println!("wrote {}", p.shown());
     }
     Ok(ExitCode::Ok)
 }
@@ -815,7 +813,7 @@ fn map(a: &MapArgs) -> Result<ExitCode> {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::usage(format!(
                 "cannot map {}: it does not exist; give a data file, a directory or a block device",
-                a.path.display()
+                a.path.shown()
             ))
         } else {
             Error::io("cannot map", &a.path, &e)

@@ -8,6 +8,7 @@
 //! `dbio run`; the agent then runs it through `run::run` with hooks that hold the start for
 //! the coordinator's instant and stream every second. It writes no run directory.
 
+use crate::units::Shown;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -241,12 +242,12 @@ fn remove_pushed(dir: &Path) {
     if me.as_deref() != Some(bin.as_path()) {
         eprintln!(
             "dbio agent: {} is not this program; left alone",
-            bin.display()
+            bin.shown()
         );
         return;
     }
     if let Err(e) = std::fs::remove_file(&bin).and_then(|()| std::fs::remove_dir(dir)) {
-        eprintln!("dbio agent: cannot remove {}: {e}", dir.display());
+        eprintln!("dbio agent: cannot remove {}: {e}", dir.shown());
     }
 }
 

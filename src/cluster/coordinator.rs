@@ -15,6 +15,7 @@
 //!    all (exit 130);
 //! 7. **end**: stdin closed (no agent outlives its coordinator), the merged result written.
 
+use crate::units::Shown;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin};
@@ -85,7 +86,7 @@ pub fn plan(a: &RunArgs) -> Result<Plan> {
     if m.shared && pattern {
         return Err(Error::usage(format!(
             "--shared means one data set every host sees: --target {} names one per host; leave {{host}} out",
-            m.target.display()
+            m.target.shown()
         )));
     }
     let mut first = None;
@@ -207,7 +208,12 @@ struct Cluster<'a> {
 pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let started_at = crate::sys::utc_now_rfc3339();
-    let ssh: Arc<dyn Transport> = Arc::new(Ssh::new(&p.args.ssh).map_err(Error::usage)?);
+    let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
+    // What a job file starts (allowed by --yes) is shown before it runs.
+    let from_job = crate::options::OPTIONS.iter().any(|o| {
+        o.group == crate::options::Group::Cluster && matches!(p.args.source(o.name), Source::Job(_))
+    });
+    let ssh: Arc<dyn Transport> = Arc::new(if from_job { ssh.announced() } else { ssh });
     let (tx, rx) = mpsc::channel();
     let hosts = connect(&p.args, &ssh, &tx);
     drop(tx);
@@ -301,7 +307,7 @@ fn start_agent(
         return Ok((child, None));
     }
     let me = std::env::current_exe().map_err(|e| format!("cannot find this dbio binary: {e}"))?;
-    let bytes = std::fs::read(&me).map_err(|e| format!("cannot read {}: {e}", me.display()))?;
+    let bytes = std::fs::read(&me).map_err(|e| format!("cannot read {}: {e}", me.shown()))?;
     let dir = ssh
         .script(name, PUSH_SCRIPT, &bytes)
         .map_err(|e| format!("--push: cannot copy dbio there: {e}"))?;
@@ -324,7 +330,12 @@ fn remove_pushed(ssh: &dyn Transport, name: &str, dir: &str) {
     let q = super::transport::remote_command(&[dir]);
     let script = format!("rm -f {q}/dbio && rmdir {q}");
     if let Err(e) = ssh.script(name, &script, b"") {
-        eprintln!("dbio: {name}: could not remove the pushed binary's directory {dir}: {e}");
+        eprintln!(
+            "dbio: {}: could not remove the pushed binary's directory {}: {}",
+            name.shown(),
+            dir.shown(),
+            e.shown()
+        );
     }
 }
 
@@ -362,7 +373,7 @@ fn relay_stderr(
                 continue;
             }
             if relay.load(Ordering::Relaxed) {
-                eprintln!("{name}: {l}");
+                eprintln!("{}: {}", name.shown(), l.shown());
             }
             let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
             if t.len() >= 8 {
@@ -410,7 +421,7 @@ impl Cluster<'_> {
             Heard::End(i) => self.hosts[i].ended = true,
             Heard::Garbled(i, l) => {
                 let h = &self.hosts[i];
-                eprintln!("{}: {}", h.name, l.trim_end());
+                eprintln!("{}: {}", h.name.shown(), l.trim_end().shown());
                 h.stderr.lock().unwrap_or_else(|e| e.into_inner()).push(l);
             }
             Heard::Line(i, at, m) => {
@@ -685,7 +696,11 @@ impl Cluster<'_> {
                 }
                 if self.interrupted || self.lost.is_some() {
                     if let Some((name, why)) = &self.lost {
-                        eprintln!("dbio: {name} lost: {why}; stopping every host");
+                        eprintln!(
+                            "dbio: {} lost: {}; stopping every host",
+                            name.shown(),
+                            why.shown()
+                        );
                         let lost = name.clone();
                         if let Some(h) = self.hosts.iter_mut().find(|h| h.name == lost) {
                             h.lost = Some(why.clone());

@@ -51,15 +51,28 @@ pub fn last_line(text: &str) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct Ssh {
     words: Vec<String>,
+    /// Print each command line on stderr before it starts (it came from a job file).
+    announce: bool,
 }
 
 impl Ssh {
     pub fn new(cmd: &str) -> Result<Ssh, String> {
         match shlex::split(cmd) {
-            Some(words) if !words.is_empty() => Ok(Ssh { words }),
+            Some(words) if !words.is_empty() => Ok(Ssh {
+                words,
+                announce: false,
+            }),
             _ => Err(format!(
                 "--ssh '{cmd}': a command, e.g. \"ssh\" or \"ssh -F FILE\" (quotes balanced)"
             )),
+        }
+    }
+
+    /// The same, printing each command line on stderr before it starts.
+    pub fn announced(self) -> Ssh {
+        Ssh {
+            announce: true,
+            ..self
         }
     }
 
@@ -97,6 +110,13 @@ pub fn remote_command(words: &[&str]) -> String {
 impl Transport for Ssh {
     fn spawn(&self, host: &str, remote: &[&str]) -> std::io::Result<Child> {
         let argv = self.argv(host, remote);
+        if self.announce {
+            let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+            eprintln!(
+                "dbio: running {}",
+                crate::units::shown(&remote_command(&words))
+            );
+        }
         Command::new(&argv[0])
             .args(&argv[1..])
             .stdin(Stdio::piped())

@@ -8,6 +8,7 @@
 //! never written, truncated or removed. An entry that passes still only names a file;
 //! [`crate::safety::fs`] acts on the file only when its identity matches.
 
+use crate::units::Shown;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -183,20 +184,20 @@ impl Manifest {
         if bytes.len() > MAX_BYTES {
             return Err(Error::usage(format!(
                 "{} is {} bytes, too large to be a dbio manifest; dbio will not touch this directory — move the file away or choose another --target",
-                path.display(),
+                path.shown(),
                 bytes.len()
             )));
         }
         let mut m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
             Error::usage(format!(
                 "{} is not a valid dbio manifest ({e}); dbio will not touch this directory — move the file away or choose another --target",
-                path.display()
+                path.shown()
             ))
         })?;
         if m.schema != SCHEMA {
             return Err(Error::usage(format!(
                 "{} has schema '{}', this dbio understands '{SCHEMA}'; use the matching dbio version, or move the directory away",
-                path.display(),
+                path.shown(),
                 m.schema
             )));
         }

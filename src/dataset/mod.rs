@@ -24,6 +24,7 @@ pub mod manifest;
 pub mod scan;
 pub mod stale;
 
+use crate::units::Shown;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
@@ -225,7 +226,7 @@ pub fn target_kind(path: &Path) -> Result<Option<TargetKind>> {
         Ok(md) if md.is_file() => Ok(Some(TargetKind::File)),
         Ok(_) => Err(Error::usage(format!(
             "{} is neither a directory, a regular file nor a block device",
-            path.display()
+            path.shown()
         ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("cannot access", path, &e)),
@@ -247,13 +248,13 @@ pub fn check_target_dir(target: &Path) -> Result<()> {
         Some(TargetKind::Directory) => Ok(()),
         Some(_) => Err(Error::usage(format!(
             "--target {} is not a directory; dbio creates its data set in a directory (only read tests accept an existing file or device)",
-            target.display()
+            target.shown()
         ))),
         None if parent_of(target).is_dir() => Ok(()),
         None => Err(Error::usage(format!(
             "--target {} does not exist and neither does {}; create it or choose another --target",
-            target.display(),
-            parent_of(target).display()
+            target.shown(),
+            parent_of(target).shown()
         ))),
     }
 }
@@ -360,7 +361,7 @@ impl Lock {
             Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
                 return Err(Error::usage(format!(
                     "the data set in {} belongs to another user (its lock file {LOCK_NAME} is theirs); run dbio as that user, or choose another --target",
-                    dir.path().display()
+                    dir.path().shown()
                 )));
             }
             Err(e) => return Err(Error::io("cannot open", &at, &e)),
@@ -451,7 +452,7 @@ fn in_use_by(dir: &Path, holders: &[lock::Holder]) -> Error {
     };
     Error::usage(format!(
         "the data set in {} is in use by {who}; wait for it to finish or use another --target",
-        dir.display()
+        dir.shown()
     ))
 }
 
@@ -464,7 +465,7 @@ fn read_manifest(dir: &Dir) -> Result<Option<Manifest>> {
             None => Ok(Some(m)),
             Some(r) => Err(Error::usage(format!(
                 "the manifest in {} was changed: {r}; dbio does not act on such a data set — see `dbio doctor {}`, then move the directory away or remove its files yourself",
-                dir.path().display(),
+                dir.path().shown(),
                 crate::units::shell_word(&dir.path().display().to_string())
             ))),
         },
@@ -531,7 +532,7 @@ fn foreign_error(dir: &Dir, foreign: &[(String, &str)]) -> Error {
     let (name, why) = &foreign[0];
     Error::usage(format!(
         "{} is listed in the data set's manifest, but {why}; dbio never writes or removes files it did not create — remove it yourself or choose another --target",
-        dir.join(name).display()
+        dir.join(name).shown()
     ))
 }
 
@@ -727,7 +728,7 @@ fn prepare_locked(
         if let Some(name) = a.other_owner.first().filter(|_| p.writes) {
             return Err(Error::usage(format!(
                 "{}: the data set was created by another user, and this run writes; run dbio as that user, or choose another --target",
-                dir.join(name).display()
+                dir.join(name).shown()
             )));
         }
     }
@@ -757,7 +758,7 @@ fn prepare_locked(
         if at.is_some_and(|e| !ours(&e)) {
             return Err(Error::usage(format!(
                 "{} exists and was not created by dbio; dbio never overwrites files it did not create — remove it yourself or choose another --target",
-                dir.join(seq).display()
+                dir.join(seq).shown()
             )));
         }
     }
@@ -849,7 +850,7 @@ fn prepare_locked(
         if !m.files.is_empty() {
             eprintln!(
                 "dbio: recreating the data files in {} ({why})",
-                dir.path().display()
+                dir.path().shown()
             );
             remove_group(dir, &m.files)?;
             m.files.clear();
@@ -894,7 +895,7 @@ fn prepare_locked(
     }
     if let (true, Some((count, size))) = (changes.redo, p.redo) {
         if !m.redo_files.is_empty() {
-            eprintln!("dbio: recreating the redo logs in {}", dir.path().display());
+            eprintln!("dbio: recreating the redo logs in {}", dir.path().shown());
             remove_group(dir, &m.redo_files)?;
             m.redo_files.clear();
             m.write(dir)?;
@@ -933,7 +934,7 @@ fn prepare_locked(
 fn not_ready_for_regions(dir: &Dir, why: &str) -> Error {
     Error::usage(format!(
         "the data set in {} is not ready to be written in regions ({why}); it must be prepared first by a run that holds it alone",
-        dir.path().display()
+        dir.path().shown()
     ))
 }
 
@@ -994,7 +995,7 @@ fn data_change(
         None => Ok(None),
         Some(why) => Err(Error::usage(format!(
             "the data set in {}: {why}; add --fresh to replace it (its {} of data files are removed first), or choose another --target",
-            dir.path().display(),
+            dir.path().shown(),
             human_bytes(a.ours_bytes)
         ))),
     }
@@ -1019,7 +1020,7 @@ fn redo_change(
     }
     Err(Error::usage(format!(
         "the data set in {} has {} redo log(s) of {}, this run wants {count} of {}; add --fresh to replace them, or choose another --target",
-        dir.path().display(),
+        dir.path().shown(),
         m.redo_files.len(),
         size_label(m.redo_file_size),
         size_label(size)
@@ -1110,7 +1111,7 @@ fn build_group(
         {
             return Err(Error::usage(format!(
                 "{} exists and was not created by dbio; dbio never overwrites files it did not create — remove it yourself or choose another --target",
-                dir.join(name).display()
+                dir.join(name).shown()
             )));
         }
     }
@@ -1217,7 +1218,7 @@ fn fill_files(
     .map_err(|e| {
         Error::Io(format!(
             "cannot fill the data set in {}: {}",
-            dir.path().display(),
+            dir.path().shown(),
             crate::error::io_advice(&e)
         ))
     })?;
@@ -1322,7 +1323,7 @@ fn one_file_data_set(
             return Err(Error::usage(format!(
                 "--size {} is larger than --target {} ({} bytes, {}); use at most its size, or leave --size out to use all of it",
                 size_label(want),
-                path.display(),
+                path.shown(),
                 size,
                 human_bytes(size)
             )));
@@ -1334,7 +1335,7 @@ fn one_file_data_set(
     if usable < block_size {
         return Err(Error::usage(format!(
             "--target {} holds {} bytes, less than one block of {}",
-            path.display(),
+            path.shown(),
             wanted,
             size_label(block_size)
         )));
@@ -1371,7 +1372,7 @@ fn open_error(path: &Path, flags: OpenFlags, e: &std::io::Error) -> Error {
     if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
         Error::Io(format!(
             "cannot open {} with O_DIRECT: the file system does not support direct I/O; use --io-mode none or --io-mode asynch (buffered), or a --target on a file system with direct I/O",
-            path.display()
+            path.shown()
         ))
     } else if e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none() {
         Error::usage(e.to_string())
@@ -1417,7 +1418,7 @@ impl DataSet {
         if self.kind != TargetKind::Directory || index >= of || self.files.len() < of {
             return Err(Error::usage(format!(
                 "{} cannot be split into {of} regions of whole data files: it has {} data file(s){}",
-                self.path.display(),
+                self.path.shown(),
                 self.files.len(),
                 if self.kind == TargetKind::Directory {
                     ""
@@ -1440,7 +1441,7 @@ impl DataSet {
         if self.region_writer {
             return Err(Error::other(format!(
                 "internal: the manifest of {} would be written by a writer of one region",
-                self.path.display()
+                self.path.shown()
             )));
         }
         Ok(())
@@ -1467,7 +1468,7 @@ impl DataSet {
         if flags.write && !self.owned() {
             return Err(Error::usage(format!(
                 "{} was not created by dbio; write tests only write into data sets dbio created (give a directory as --target)",
-                self.path.display()
+                self.path.shown()
             )));
         }
         if flags.write && self.dir.is_some() && self.mode != Mode::Exclusive && !self.region_writer
@@ -1504,7 +1505,7 @@ impl DataSet {
             if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
                 return Err(Error::usage(format!(
                     "{} is no longer the device dbio checked; nothing written",
-                    f.path.display()
+                    f.path.shown()
                 )));
             }
         }
@@ -1521,7 +1522,7 @@ impl DataSet {
         let (Some(dir), Some(m)) = (self.dir.as_ref(), self.manifest.as_mut()) else {
             return Err(Error::usage(format!(
                 "{} was not created by dbio; temp files are written only into data sets dbio created (give a directory as --target)",
-                self.path.display()
+                self.path.shown()
             )));
         };
         let custom = if flags.direct { libc::O_DIRECT } else { 0 };
@@ -1643,7 +1644,7 @@ impl DataSet {
         if self.region_writer {
             return Err(Error::usage(format!(
                 "the data set in {} carries verify headers that writing would end; prepare it without --verify, or write it from one run",
-                self.path.display()
+                self.path.shown()
             )));
         }
         m.verify = false;
@@ -1680,7 +1681,7 @@ impl DataSet {
                 }
                 format!(
                     "data set: {} ({}; {} on disk, {}; remove with `dbio clean {}`)",
-                    self.path.display(),
+                    self.path.shown(),
                     parts.join(", "),
                     human_bytes(self.disk_bytes()),
                     if self.reused { "reused" } else { "created now" },
@@ -1689,12 +1690,12 @@ impl DataSet {
             }
             TargetKind::BlockDevice if self.destructive => format!(
                 "data set: {} ({} of the block device, overwritten with --destructive)",
-                self.path.display(),
+                self.path.shown(),
                 human_bytes(self.size_bytes())
             ),
             TargetKind::File | TargetKind::BlockDevice => format!(
                 "data set: {} ({}, read-only, not created by dbio)",
-                self.path.display(),
+                self.path.shown(),
                 human_bytes(self.size_bytes())
             ),
         }
@@ -1707,7 +1708,7 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     if target_kind(path)? != Some(TargetKind::Directory) {
         return Err(Error::usage(format!(
             "{} is not a data set directory",
-            path.display()
+            path.shown()
         )));
     }
     let dir = Dir::open(path).map_err(|e| Error::io("cannot open", path, &e))?;
@@ -1715,7 +1716,7 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     let no_data_set = || {
         Error::usage(format!(
             "{} holds no dbio data set (no {})",
-            path.display(),
+            path.shown(),
             manifest::MANIFEST_NAME
         ))
     };
@@ -1726,14 +1727,14 @@ pub fn lock_existing(path: &Path) -> Result<(Manifest, Dir, Lock)> {
     let m = read_manifest(&dir)?.ok_or_else(|| {
         Error::usage(format!(
             "{} holds no dbio data set (no {})",
-            path.display(),
+            path.shown(),
             manifest::MANIFEST_NAME
         ))
     })?;
     if m.state != State::Ready || m.files.is_empty() {
         return Err(Error::usage(format!(
             "the data set in {} has no complete data files; run `{}`",
-            path.display(),
+            path.shown(),
             prepare_command(path, m.size_bytes, m.block_size, m.files.len(), true)
         )));
     }
@@ -1784,7 +1785,7 @@ fn clean_unfinished(path: &Path, dir: Dir) -> Result<CleanReport> {
     let Some((id, created_dir)) = unfinished_lock(&dir, &lock)? else {
         return Err(Error::usage(format!(
             "{} holds no dbio data set (no {}); nothing removed",
-            path.display(),
+            path.shown(),
             manifest::MANIFEST_NAME
         )));
     };
@@ -1840,7 +1841,7 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         Ok(None) => {
             return Err(Error::usage(format!(
                 "nothing to clean: {} does not exist",
-                path.display()
+                path.shown()
             )));
         }
         Ok(Some(TargetKind::Directory)) => {}
@@ -1848,7 +1849,7 @@ pub fn clean(path: &Path) -> Result<CleanReport> {
         Ok(Some(_)) | Err(_) => {
             return Err(Error::usage(format!(
                 "{} is not a data set directory; dbio clean only removes data sets dbio created",
-                path.display()
+                path.shown()
             )));
         }
     }

@@ -2,6 +2,7 @@
 //! per file (up to the CPUs) — and checks every block's header, checksum and, from
 //! `dbio-verify.seq`, its last write sequence.
 
+use crate::units::Shown;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -48,7 +49,7 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
     if !m.verify {
         return Err(Error::usage(format!(
             "the data set in {} carries no verify headers (it was prepared without --verify, or written without it since); recreate it with `{}`",
-            dir.display(),
+            dir.shown(),
             super::prepare_command(dir, m.size_bytes, m.block_size, m.files.len(), true)
         )));
     }
@@ -119,7 +120,7 @@ pub fn scan(dir: &Path, stop: &AtomicBool) -> Result<ScanReport> {
                         }
                         Err(e) => io_errors.lock().unwrap().push(format!(
                             "{}: {}",
-                            path.display(),
+                            path.shown(),
                             crate::error::io_advice(&e)
                         )),
                     }
@@ -225,7 +226,7 @@ pub fn summary_line(dir: &Path, r: &ScanReport) -> String {
     };
     format!(
         "verified {}: {} file(s), {} blocks ({}) in {:.2} s, {:.0} MiB/s{}: {verdict}",
-        dir.display(),
+        dir.shown(),
         r.files,
         crate::units::thousands(r.blocks),
         crate::units::human_bytes(r.bytes),

@@ -10,6 +10,7 @@
 //!
 //! And the memory policy of the mount a file lives on (`mpol=` in `/proc/self/mountinfo`).
 
+use crate::units::Shown;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -78,27 +79,27 @@ pub fn file_placement(path: &Path, root: &SysRoot) -> Result<FilePlacement, ShmE
         .open(path)
         .map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => {
-                ShmError::Usage(format!("--shm {}: no such file", path.display()))
+                ShmError::Usage(format!("--shm {}: no such file", path.shown()))
             }
             _ => ShmError::Io {
-                what: format!("cannot open {}", path.display()),
+                what: format!("cannot open {}", path.shown()),
                 err: e,
             },
         })?;
     let meta = file
         .metadata()
-        .map_err(io_err(format!("cannot stat {}", path.display())))?;
+        .map_err(io_err(format!("cannot stat {}", path.shown())))?;
     if !meta.is_file() {
         return Err(ShmError::Usage(format!(
             "--shm {}: not a regular file (give a file in a tmpfs such as /dev/shm, or a hugetlbfs file)",
-            path.display()
+            path.shown()
         )));
     }
     // SAFETY: zeroed statfs is valid; fstatfs fills it for an open descriptor.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
         return Err(ShmError::Io {
-            what: format!("cannot statfs {}", path.display()),
+            what: format!("cannot statfs {}", path.shown()),
             err: io::Error::last_os_error(),
         });
     }
@@ -119,7 +120,7 @@ pub fn file_placement(path: &Path, root: &SysRoot) -> Result<FilePlacement, ShmE
         // it is asked to look at.
         return Err(ShmError::Usage(format!(
             "--shm {}: a hugetlbfs file with unallocated pages cannot be inspected without allocating them; use --pid with a process that maps it",
-            path.display()
+            path.shown()
         )));
     }
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -137,7 +138,7 @@ pub fn file_placement(path: &Path, root: &SysRoot) -> Result<FilePlacement, ShmE
     while start < pages {
         let n = (pages - start).min(WINDOW_PAGES as u64) as usize;
         window(&file, start * page, n, page as usize, hugetlbfs, &mut out)
-            .map_err(io_err(format!("cannot inspect {}", path.display())))?;
+            .map_err(io_err(format!("cannot inspect {}", path.shown())))?;
         start += n as u64;
     }
     Ok(out)

@@ -9,6 +9,7 @@ use super::{RunArgs, Source};
 use crate::dataset::DataSetSpec;
 use crate::engine::{EngineChoice, Submission};
 use crate::error::{Error, Result};
+use crate::units::Shown;
 use crate::units::size_label;
 use crate::workload::spec::{
     ClassSpec, OltpOptions, Origins, RedoOptions, RunConfig, TempOptions, rand_seed,
@@ -88,6 +89,11 @@ pub fn run_config(a: &RunArgs) -> Result<RunConfig> {
 pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     // The test engine's stall, checked before anything is created.
     crate::engine::fault::Stall::from_env().map_err(Error::usage)?;
+    if a.yes && !a.destructive && job.is_none() {
+        return Err(Error::usage(
+            "--yes confirms --destructive (overwriting a block device) or what a --job file runs: give it with --destructive or --job",
+        ));
+    }
     let mut merged = a.clone();
     if let Some(j) = &job {
         refuse_beside_job(a, j)?;
@@ -98,7 +104,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         return Err(invalid(
             a,
             "target",
-            &a.target.display().to_string(),
+            &a.target.shown().to_string(),
             "{host} stands for each host's name in a run across hosts (--hosts); without --hosts give a plain path",
         ));
     }

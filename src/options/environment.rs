@@ -6,6 +6,7 @@
 //! the data set's. (The data set's own checks — its manifest, its files, whether it fits —
 //! run when it is opened, before anything of it changes.)
 
+use crate::units::Shown;
 use std::fs::File;
 
 use crate::dataset::{self, TargetKind};
@@ -35,7 +36,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         if cfg.dataset.verify {
             return Err(Error::usage(format!(
                 "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",
-                target.display()
+                target.shown()
             )));
         }
     }
@@ -138,7 +139,7 @@ fn check_alignment(cfg: &RunConfig, at: &std::path::Path) -> Result<()> {
             return Err(Error::usage(format!(
                 "{opt} {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {}); use a multiple of {}, or a buffered --io-mode (none, asynch)",
                 crate::units::size_label(v),
-                at.display(),
+                at.shown(),
                 align.source,
                 crate::units::size_label(need)
             )));
@@ -161,7 +162,7 @@ fn refuse_destructive_on(cfg: &RunConfig, kind: Option<TargetKind>) -> Result<()
     };
     Err(Error::usage(format!(
         "--target {}: with --destructive the target must be an existing block device, and {what}; without --destructive, give a data set directory as --target",
-        cfg.dataset.target.display()
+        cfg.dataset.target.shown()
     )))
 }
 
@@ -179,7 +180,7 @@ fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
     };
     Err(Error::usage(format!(
         "--target {}: {} writes, and {what}; give a directory as --target",
-        cfg.dataset.target.display(),
+        cfg.dataset.target.shown(),
         cfg.test.name()
     )))
 }

@@ -25,6 +25,7 @@
 //! bad values and values the job would read and then ignore are errors naming the key and
 //! its line.
 
+use crate::units::Shown;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -127,10 +128,24 @@ pub struct Job {
 
 impl Job {
     /// Sets in `a` every option the job file sets that was not typed (typed values win).
+    /// A value that would make dbio start a program (the `[hosts]` keys: ssh, the hosts it
+    /// reaches, the binary it starts there, `push`) is refused unless the command line allows
+    /// it: the same option typed (the job's value is then not used) or `--yes`. Job files are
+    /// shared like documents, and a document runs nothing by itself.
     pub fn apply(&self, a: &mut RunArgs) -> Result<()> {
         for v in &self.values {
             if a.typed(v.option.name) {
                 continue;
+            }
+            if let Some(what) = starts_program(v)
+                && !a.yes
+            {
+                return Err(Error::usage(format!(
+                    "{}: '{}' {what}, and a job file starts no program by itself: give {} on the command line, or add --yes to allow what the job file runs",
+                    v.at,
+                    v.option.key.unwrap_or(""),
+                    v.option.flag()
+                )));
             }
             a.set(v.option.name, &v.text, Source::Job(v.at.clone()))
                 .map_err(|e| bad_at(&v.at, v.option.key.unwrap_or(""), e))?;
@@ -139,23 +154,83 @@ impl Job {
     }
 }
 
+/// What a job file's value would start, for the keys that start programs.
+fn starts_program(v: &JobValue) -> Option<String> {
+    let shown = units::echoed(&v.text);
+    match v.option.key? {
+        "hosts.names" => Some(format!(
+            "would start the ssh command on this machine to reach {shown}"
+        )),
+        "hosts.ssh" => Some(format!("would run '{shown}' on this machine")),
+        "hosts.remote_dbio" => Some(format!("would run '{shown}' on every host")),
+        "hosts.push" if v.text == "true" => {
+            Some("would copy this dbio binary to every host through ssh and run it there".into())
+        }
+        _ => None,
+    }
+}
+
 /// Reads and checks a job file.
 pub fn load(path: &Path) -> Result<Job> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
-            Error::usage(format!("--job {}: no such file", path.display()))
+            Error::usage(format!("--job {}: no such file", path.shown()))
         }
         std::io::ErrorKind::InvalidData => {
-            Error::usage(format!("--job {}: not a text (UTF-8) file", path.display()))
+            Error::usage(format!("--job {}: not a text (UTF-8) file", path.shown()))
         }
         _ => Error::io("cannot read the job file", path, &e),
     })?;
-    parse(&text, &path.display().to_string())
+    parse(&text, &path.shown().to_string())
 }
 
 /// The line (from 1) of byte `offset` of a TOML file's `text` (job files, sizing plans).
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// A TOML error of job file `text` as one line naming the key and its line: the toml
+/// crate names neither (`invalid type: integer ... as i128` for a number out of range).
+pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
+    let msg = units::echoed(e.message().trim());
+    let Some(span) = e.span() else {
+        return Error::usage(format!("{origin}: {msg}"));
+    };
+    let line = line_of(text, span.start);
+    let why = if msg.contains("integer") && (msg.contains("i128") || msg.contains("expected u")) {
+        format!("the number is out of range ({msg})")
+    } else {
+        msg
+    };
+    match key_at(text, span.start) {
+        Some(key) => Error::usage(format!(
+            "{origin} (line {line}): invalid value for '{key}': {why}"
+        )),
+        None => Error::usage(format!("{origin} (line {line}): {why}")),
+    }
+}
+
+/// The key (`table.key`) set on the line of byte `offset`, from the text: the line's
+/// `key =` and the table header above it.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
 }
 
 fn bad_at(at: &str, key: &str, why: String) -> Error {
@@ -178,13 +253,7 @@ fn as_text(v: &Scalar) -> std::result::Result<Option<String>, String> {
 
 /// Parses job file `text` (`origin` names it in errors).
 pub fn parse(text: &str, origin: &str) -> Result<Job> {
-    let file: JobFile = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| format!(" (line {})", line_of(text, s.start)))
-            .unwrap_or_default();
-        Error::usage(format!("{origin}{at}: {}", e.message()))
-    })?;
+    let file: JobFile = toml::from_str(text).map_err(|e| toml_error(text, origin, &e))?;
     let at =
         |span: std::ops::Range<usize>| format!("{origin} (line {})", line_of(text, span.start));
     let bad = |key: &str, span: std::ops::Range<usize>, why: String| bad_at(&at(span), key, why);
@@ -249,7 +318,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Job> {
                 }
             };
             let mut scratch = RunArgs::defaults(None);
-            (o.set)(&mut scratch, &text).map_err(|e| bad(&key, v.span(), e))?;
+            (o.set)(&mut scratch, &text)
+                .map_err(|e| bad(&key, v.span(), units::value_cut(e, &text)))?;
             job.values.push(JobValue {
                 option: o,
                 text,
@@ -918,6 +988,12 @@ size = "784K"
             let j = parse(&text, "j.toml").unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(j.values.len(), 1, "{text}");
             let mut a = RunArgs::defaults(None);
+            // The [hosts] keys that start programs need --yes (or the option typed).
+            if table == "hosts" && key != "shared" {
+                let e = j.apply(&mut a).expect_err(&text).to_string();
+                assert!(e.contains(o.key.unwrap()) && e.contains("--yes"), "{e}");
+                a.yes = true;
+            }
             j.apply(&mut a).unwrap();
             assert!(matches!(a.source(o.name), Source::Job(_)), "{text}");
             keys += 1;

@@ -1380,13 +1380,13 @@ pub static OPTIONS: &[Opt] = &[
         key: None,
         value: None,
         default: None,
-        help: "With --destructive: do not ask for confirmation on the terminal.",
+        help: "With --destructive: do not ask for confirmation on the terminal. With --job: allow the job file's [hosts] table to start programs (ssh, and dbio on the hosts); each command is printed before it runs.",
         heading: heading::SAFETY,
         group: Group::Run,
         applies: Applies::All,
-        with_classes: false,
+        with_classes: true,
         conflicts: &[],
-        requires: Some("destructive"),
+        requires: None,
         set: |a, t| {
             a.yes = switch(t)?;
             Ok(())

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
+use crate::units::Shown;
 pub use result::RunResult;
 
 /// Checks, creating nothing, that `--out` can hold run directories: it is a writable
@@ -26,14 +27,14 @@ pub fn check_out(out: &Path) -> Result<PathBuf> {
     let bad = |why: String| {
         Error::usage(format!(
             "--out {}: {why}; choose a directory you can write to",
-            out.display()
+            out.shown()
         ))
     };
     let mut at = out.to_path_buf();
     loop {
         match std::fs::metadata(&at) {
             Ok(md) if md.is_dir() => break,
-            Ok(_) => return Err(bad(format!("{} is not a directory", at.display()))),
+            Ok(_) => return Err(bad(format!("{} is not a directory", at.shown()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 at = match at.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -50,7 +51,7 @@ pub fn check_out(out: &Path) -> Result<PathBuf> {
         let e = std::io::Error::last_os_error();
         return Err(bad(format!(
             "{} cannot be written: {}",
-            at.display(),
+            at.shown(),
             crate::error::io_advice(&e)
         )));
     }
@@ -62,7 +63,7 @@ pub fn open_out(out: &Path) -> Result<Dir> {
     Dir::create_all(out).map_err(|e| {
         Error::usage(format!(
             "--out {}: cannot create the output directory: {}; choose a directory you can write to",
-            out.display(),
+            out.shown(),
             crate::error::io_advice(&e)
         ))
     })
@@ -96,7 +97,7 @@ impl RunPlace {
                 let (d, made) = Dir::create_missing(out).map_err(|e| {
                     Error::usage(format!(
                         "--out {}: cannot create the output directory: {}; choose a directory you can write to",
-                        out.display(),
+                        out.shown(),
                         crate::error::io_advice(&e)
                     ))
                 })?;
@@ -110,7 +111,7 @@ impl RunPlace {
                 return Err(match e {
                     Error::Io(m) => Error::usage(format!(
                         "--out {}: {m}; choose a directory you can write to",
-                        out.display()
+                        out.shown()
                     )),
                     e => e,
                 });
@@ -126,7 +127,7 @@ impl RunPlace {
             place.remove();
             return Err(Error::usage(format!(
                 "--out {}: cannot write results into {at}: {}; choose a directory you can write to",
-                out.display(),
+                out.shown(),
                 crate::error::io_advice(&e)
             )));
         }
@@ -219,7 +220,7 @@ fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
             if !written_by_dbio(&old, text) {
                 return Err(Error::usage(format!(
                     "{} is not a file dbio wrote, and dbio report would replace it; move it away first",
-                    dir.join(name).display()
+                    dir.join(name).shown()
                 )));
             }
         }
@@ -247,41 +248,50 @@ fn written_by_dbio(old: &[u8], new: &str) -> bool {
 }
 
 /// Reads `<dir>/result.json`, refusing anything that is not a `dbio.result.v1` result with
-/// a usage error naming the file.
+/// a usage error naming the file. The file is untrusted: a regular file (not a link, a FIFO
+/// or a device: opening it never blocks), read up to [`result::MAX_RESULT_BYTES`], and
+/// checked ([`result::from_untrusted`]) before any report is made of it.
 pub fn read_run(dir: &Path) -> Result<RunResult> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     if !dir.is_dir() {
         return Err(Error::usage(format!(
             "{} is not a run directory (expected a directory holding result.json)",
-            dir.display()
+            dir.shown()
         )));
     }
     let p = dir.join("result.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| {
+    let cannot = |why: String| {
         Error::usage(format!(
-            "cannot read {}: {e} (expected a dbio run directory)",
-            p.display()
+            "cannot read {}: {why} (expected a dbio run directory)",
+            p.shown()
         ))
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::usage(format!("{} is not JSON: {e}", p.display())))?;
-    match value.get("schema").and_then(|s| s.as_str()) {
-        Some(result::SCHEMA) => {}
-        other => {
-            return Err(Error::usage(format!(
-                "{} is not a dbio result: schema {}, expected {}",
-                p.display(),
-                other.map_or_else(|| "missing".to_string(), |s| format!("\"{s}\"")),
-                result::SCHEMA
-            )));
-        }
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&p)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => cannot("it is a symbolic link".into()),
+            _ => cannot(e.to_string()),
+        })?;
+    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(cannot("it is not a regular file".into()));
     }
-    serde_json::from_value(value).map_err(|e| {
-        Error::usage(format!(
-            "{} is not a valid {} result: {e}",
-            p.display(),
-            result::SCHEMA
-        ))
-    })
+    if meta.len() > result::MAX_RESULT_BYTES {
+        return Err(Error::usage(format!(
+            "{}: {} bytes; a result is at most {} bytes",
+            p.shown(),
+            meta.len(),
+            result::MAX_RESULT_BYTES
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(result::MAX_RESULT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    result::from_untrusted(&bytes).map_err(|why| Error::usage(format!("{}: {why}", p.shown())))
 }
 
 /// Writes one file of a run directory whole: new, or replacing dbio's own.

@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use super::result::RunResult;
 use super::sections::{self, Align, Block, Level, Report, Table};
+use crate::units::shown;
 pub use crate::units::thousands;
 
 /// The summary of one run.
@@ -14,13 +15,14 @@ pub fn render(r: &RunResult) -> String {
     text(&sections::run(r))
 }
 
-/// A report as text. The first section ([`Level::Lead`]) follows the title directly; every
+/// A report as text; every text in it is [`shown`] (names, paths and messages from files
+/// print their control characters escaped). The first section ([`Level::Lead`]) follows the title directly; every
 /// other one starts after a blank line with its title — or, when its first table has an
 /// empty top-left cell, with the title in that cell. Charts and the folded list of options
 /// are left out: text cannot draw them.
 pub fn text(report: &Report) -> String {
     let mut o = String::with_capacity(8192);
-    let _ = writeln!(o, "{}", report.title);
+    let _ = writeln!(o, "{}", shown(&report.title));
     for s in &report.sections {
         let blocks: Vec<&Block> = (s.blocks.iter())
             .filter(|b| !matches!(b, Block::Chart(_) | Block::Options(_)))
@@ -45,30 +47,29 @@ pub fn text(report: &Report) -> String {
                 _ => None,
             };
             if let Some(t) = title.take() {
-                let _ = writeln!(o, "{t}");
+                let _ = writeln!(o, "{}", shown(t));
             }
             match b {
                 Block::Fields(fields) => {
                     for (k, v) in fields {
-                        let _ = writeln!(o, "{k}: {v}");
+                        let _ = writeln!(o, "{}: {}", shown(k), shown(v));
                     }
                 }
                 Block::Table(t) => table(&mut o, t, corner),
                 Block::Note(n) => {
-                    let _ = writeln!(o, "{n}");
+                    let _ = writeln!(o, "{}", shown(n));
                 }
                 Block::Caution(c) => {
-                    let _ = writeln!(o, "Warning: {c}");
+                    let _ = writeln!(o, "Warning: {}", shown(c));
                 }
                 Block::List { items, .. } => {
                     for i in items {
-                        let _ = writeln!(o, "- {i}");
+                        let _ = writeln!(o, "- {}", shown(i));
                     }
                 }
                 Block::Tree(t) => {
-                    o.push_str(t);
-                    if !t.ends_with('\n') {
-                        o.push('\n');
+                    for l in t.lines() {
+                        let _ = writeln!(o, "{}", shown(l));
                     }
                 }
                 Block::Options(_) | Block::Chart(_) => {}
@@ -81,7 +82,7 @@ pub fn text(report: &Report) -> String {
 /// A table in fixed-width columns: the header, a rule, the rows. Columns marked as detail
 /// are left out; `corner` (the section's title) fills an empty top-left cell.
 fn table(o: &mut String, t: &Table, corner: Option<&str>) {
-    let shown: Vec<usize> = (0..t.columns.len())
+    let visible: Vec<usize> = (0..t.columns.len())
         .filter(|&i| !t.columns[i].detail)
         .collect();
     // A row shorter than the columns spans its last cell over the rest.
@@ -94,17 +95,17 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
     };
     let text = |i: usize, s: &str| -> String {
         if t.columns[i].align == Align::Label && !s.is_empty() {
-            format!("{s}:")
+            format!("{}:", shown(s))
         } else {
-            s.to_string()
+            shown(s).into_owned()
         }
     };
     let label = |i: usize| match (i, corner) {
-        (0, Some(c)) => c.to_string(),
-        _ => t.columns[i].label.clone(),
+        (0, Some(c)) => shown(c).into_owned(),
+        _ => shown(&t.columns[i].label).into_owned(),
     };
     let mut widths: Vec<usize> = t.columns.iter().map(|c| c.width).collect();
-    for &i in &shown {
+    for &i in &visible {
         widths[i] = widths[i].max(label(i).chars().count());
         for row in t.rows.iter().filter(|row| i < fixed(row)) {
             widths[i] = widths[i].max(text(i, &row[i].text).chars().count());
@@ -124,19 +125,19 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
         }
         l
     };
-    let header = line(shown.iter().map(|&i| (i, label(i))).collect());
+    let header = line(visible.iter().map(|&i| (i, label(i))).collect());
     // A last column of free text (findings) is ruled as wide as its heading.
     let ruled = |i: usize| match t.columns[i].align {
-        Align::Left if Some(&i) == shown.last() => label(i).chars().count(),
+        Align::Left if Some(&i) == visible.last() => label(i).chars().count(),
         _ => widths[i],
     };
-    let rule = shown.iter().map(|&i| ruled(i)).sum::<usize>() + shown.len().saturating_sub(1);
+    let rule = visible.iter().map(|&i| ruled(i)).sum::<usize>() + visible.len().saturating_sub(1);
     let _ = writeln!(o, "{}", header.trim_end());
     let _ = writeln!(o, "{}", "-".repeat(rule));
     for row in &t.rows {
         let n = fixed(row);
         let mut l = line(
-            (shown.iter().filter(|&&i| i < n))
+            (visible.iter().filter(|&&i| i < n))
                 .map(|&i| (i, text(i, &row[i].text)))
                 .collect(),
         );

@@ -12,6 +12,7 @@
 mod assemble;
 mod measure;
 
+use crate::units::Shown;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
@@ -114,7 +115,7 @@ fn open_data_set_in(
     if region.is_some() && matches!(kind, Some(TargetKind::File | TargetKind::BlockDevice)) {
         return Err(Error::usage(format!(
             "--target {}: a region of a data set is a share of its data files, and this is one file or device; give a data set directory",
-            target.display()
+            target.shown()
         )));
     }
     match kind {
@@ -333,7 +334,7 @@ fn run_in(
     } else {
         Vec::new()
     };
-    eprintln!("dbio: {}", ds.describe());
+    eprintln!("dbio: {}", crate::units::shown(&ds.describe()));
     let outcome = run_on(cfg, &mut ds, temp, data_flags, pre, stop, started_at);
     // Whatever happened: this run's named temp files go (unnamed ones went with their
     // descriptors).
@@ -357,7 +358,7 @@ fn run_in(
             crate::report::summary::render(&outcome.result),
             Some(Error::Io(format!(
                 "the results could not all be written into {} ({e}); nothing there is half-written, and what was measured is printed and recorded in the results store",
-                run_dir.path().display()
+                run_dir.path().shown()
             ))),
         ),
     };
@@ -615,7 +616,7 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
         if ds.verify_id().is_none() {
             return Err(Error::usage(format!(
                 "--verify needs a data set directory dbio created with --verify; {} is not one (give a directory as --target)",
-                ds.path.display()
+                ds.path.shown()
             )));
         }
     } else if cfg.writes_data() && ds.verify_id().is_some() {
@@ -664,7 +665,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
                     "class '{}': size {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {})",
                     c.name,
                     size_label(size),
-                    first.display(),
+                    first.shown(),
                     align.source
                 )));
             }
@@ -696,7 +697,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
                 return Err(Error::usage(format!(
                     "{opt} {} is not a multiple of the direct-I/O alignment of {} ({need} bytes, from {}); use a multiple of {}, {advice}",
                     size_label(value),
-                    first.display(),
+                    first.shown(),
                     align.source,
                     size_label(need)
                 )));

@@ -8,6 +8,7 @@
 //! `wipefs` uses). Without a probe there is no write. The exclusive descriptor is kept for
 //! the whole run, so nothing can mount the device while dbio writes to it.
 
+use crate::units::Shown;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -263,7 +264,7 @@ impl fmt::Display for DeviceInfo {
         write!(
             f,
             "{} ({}, {}, {})",
-            self.path.display(),
+            self.path.shown(),
             self.name,
             human_bytes(self.size),
             self.model
@@ -291,7 +292,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     let refuse = |why: String| {
         Error::usage(format!(
             "--target {}: {test} would overwrite this block device, but {why}; dbio does not write to it",
-            path.display()
+            path.shown()
         ))
     };
     let md = std::fs::metadata(path).map_err(|e| Error::io("cannot access", path, &e))?;
@@ -361,7 +362,10 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     if !found.is_empty() {
         let what: Vec<String> = found.iter().map(|s| s.to_string()).collect();
         let erase = if found.iter().all(|f| f.offset == 0) {
-            format!("(e.g. `wipefs -a {}`)", path.display())
+            format!(
+                "(e.g. `wipefs -a {}`)",
+                crate::units::shell_word(&path.display().to_string())
+            )
         } else {
             "(`wipefs` looks at the start of the device only: zero those bytes)".to_string()
         };
@@ -385,7 +389,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
                     .map(|t| format!("a {t} signature"))
                     .collect::<Vec<_>>()
                     .join(" and "),
-                path.display()
+                path.shown()
             )));
         }
         Ok(_) => {}
@@ -399,7 +403,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     if !consent.destructive {
         return Err(Error::usage(format!(
             "--target {} is a block device: {test} overwrites {}; add --destructive to allow it",
-            path.display(),
+            path.shown(),
             info
         )));
     }
@@ -429,7 +433,7 @@ pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
     if answer.trim() != "yes" {
         return Err(Error::usage(format!(
             "not confirmed; nothing written to {}",
-            info.path.display()
+            info.path.shown()
         )));
     }
     Ok(())

@@ -21,6 +21,7 @@
 //! The directory itself is the one the user named (or the default in the current
 //! directory): its path is resolved as any program resolves a path.
 
+use crate::units::Shown;
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Write};
@@ -101,7 +102,7 @@ fn refused(dir: &Path, name: &str, why: &str) -> io::Error {
         io::ErrorKind::PermissionDenied,
         format!(
             "{}: {why}, and dbio never writes through or over what it did not create",
-            dir.join(name).display()
+            dir.join(name).shown()
         ),
     )
 }
@@ -559,7 +560,7 @@ impl Dir {
             (Publish::New, Some(_)) => {
                 return Err(io::Error::new(
                     io::ErrorKind::AlreadyExists,
-                    format!("{} exists already", self.join(name).display()),
+                    format!("{} exists already", self.join(name).shown()),
                 ));
             }
             (Publish::Replace, Some(e)) => {
@@ -626,7 +627,7 @@ impl Dir {
             io::ErrorKind::AlreadyExists,
             format!(
                 "cannot find a free temporary name beside {}",
-                self.join(name).display()
+                self.join(name).shown()
             ),
         ))
     }
@@ -729,7 +730,7 @@ pub fn split(path: &Path) -> io::Result<(PathBuf, String)> {
         .ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} does not name a file", path.display()),
+                format!("{} does not name a file", path.shown()),
             )
         })?
         .to_string();

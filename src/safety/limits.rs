@@ -3,6 +3,7 @@
 //! `RLIMIT_NPROC`), how much memory their buffers and histograms may take
 //! (`MemAvailable`), and how much space files may take on each file system.
 
+use crate::units::Shown;
 use std::path::Path;
 
 /// What one session takes of the machine's limits, as measured (README: Safety): its
@@ -259,7 +260,7 @@ impl SpaceNeeds {
                     "{} {} not fit in {}: {} free{}; {}",
                     what.join(" + "),
                     if what.len() == 1 { "does" } else { "do" },
-                    on[0].path.display(),
+                    on[0].path.shown(),
                     crate::units::human_bytes(free),
                     if freed > 0 {
                         format!(

@@ -40,12 +40,9 @@ pub fn printable(cmdline: &str) -> String {
     if cmdline.is_empty() {
         return "command unknown".into();
     }
-    let clean: String = cmdline
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(120)
-        .collect();
-    if cmdline.chars().count() > 120 {
+    let shown = crate::units::shown(cmdline);
+    let clean: String = shown.chars().take(120).collect();
+    if shown.chars().count() > 120 {
         format!("{clean}…")
     } else {
         clean

@@ -6,6 +6,7 @@
 //! `/dev` itself is devtmpfs, which reports tmpfs's magic number to `statfs`; the mount
 //! table tells the two apart.
 
+use crate::units::Shown;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -77,7 +78,7 @@ pub fn check_target(target: &Path) -> Result<()> {
                 let to = std::fs::read_link(target).unwrap_or_default();
                 return Err(bad(format!(
                     "it is a symbolic link to {}, which does not exist; give the directory itself",
-                    to.display()
+                    to.shown()
                 )));
             }
             Err(e) => return Err(bad(unusable(&e))),
@@ -96,7 +97,7 @@ pub fn check_target(target: &Path) -> Result<()> {
     if let Some(fs) = pseudo_fs(&at, md.dev()) {
         return Err(bad(format!(
             "{} is on {fs}, a pseudo file system of the kernel, not storage; {advice}",
-            at.display()
+            at.shown()
         )));
     }
     // Whatever is mounted below /proc and /sys (a tmpfs holding cgroup mounts) is the
@@ -105,7 +106,7 @@ pub fn check_target(target: &Path) -> Result<()> {
     if let Some(top) = ["/proc", "/sys"].iter().find(|t| real.starts_with(t)) {
         return Err(bad(format!(
             "{} is below {top}, the kernel's own tree, not storage; {advice}",
-            real.display()
+            real.shown()
         )));
     }
     Ok(())

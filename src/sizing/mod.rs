@@ -18,6 +18,7 @@ pub mod measured;
 pub mod plan;
 mod render;
 
+use crate::units::Shown;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -182,7 +183,7 @@ fn device_figures(
         let r = store.run(*id)?.ok_or_else(|| {
             Error::usage(format!(
                 "{origin}: no run {id} in the results store {}; `dbio runs` lists the recorded runs",
-                path.display()
+                path.shown()
             ))
         })?;
         runs.push((*id, r.result));

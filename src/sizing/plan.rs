@@ -25,6 +25,7 @@
 //! spares = "10%"
 //! ```
 
+use crate::units::Shown;
 use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
@@ -155,17 +156,16 @@ pub struct Keyed<T> {
 /// Reads and checks the plan at `path`.
 pub fn load(path: &Path) -> Result<Plan> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::usage(format!("{}: no such file", path.display())),
+        std::io::ErrorKind::NotFound => Error::usage(format!("{}: no such file", path.shown())),
         std::io::ErrorKind::InvalidData => {
-            Error::usage(format!("{}: not a text (UTF-8) file", path.display()))
+            Error::usage(format!("{}: not a text (UTF-8) file", path.shown()))
         }
-        std::io::ErrorKind::IsADirectory => Error::usage(format!(
-            "{}: a directory, not a sizing plan",
-            path.display()
-        )),
+        std::io::ErrorKind::IsADirectory => {
+            Error::usage(format!("{}: a directory, not a sizing plan", path.shown()))
+        }
         _ => Error::io("cannot read the sizing plan", path, &e),
     })?;
-    parse(&text, &path.display().to_string())
+    parse(&text, &path.shown().to_string())
 }
 
 /// A key the plan must have is missing from the table at `at` ("FILE (line N)").

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::sysfs::{self, SysRoot};
-use crate::units::human_bytes;
+use crate::units::{human_bytes, shown};
 
 /// The storage stack under one path.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -592,22 +592,31 @@ fn vpd_serial(sys: &SysRoot, rel: &str) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// The map as a readable tree.
+/// The map as a readable tree (paths and names from the system shown escaped, one a line).
 pub fn render(map: &StorageMap) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{} ({})", map.path, map.kind.replace('_', " "));
+    let _ = writeln!(
+        o,
+        "{} ({})",
+        shown(&map.path),
+        shown(&map.kind.replace('_', " "))
+    );
     if let Some(m) = &map.mount {
         let _ = writeln!(
             o,
             "  file system {} on {} from {} ({}, dev {})",
-            m.fs_type, m.mount_point, m.source, m.options, m.dev
+            shown(&m.fs_type),
+            shown(&m.mount_point),
+            shown(&m.source),
+            shown(&m.options),
+            m.dev
         );
     }
     for d in &map.devices {
         render_node(&mut o, d, "  ", true);
     }
     for n in &map.notes {
-        let _ = writeln!(o, "  note: {n}");
+        let _ = writeln!(o, "  note: {}", shown(n));
     }
     o
 }

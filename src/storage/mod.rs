@@ -9,6 +9,7 @@ pub mod lint;
 pub mod map;
 pub mod sysfs;
 
+use crate::units::Shown;
 use std::path::Path;
 
 pub use map::{StorageMap, map_path};
@@ -22,7 +23,7 @@ pub fn survey(path: &Path, block_size: Option<u64>) -> (StorageMap, Vec<Finding>
     let sys = SysRoot::host();
     let map = map_path(&sys, path).unwrap_or_else(|e| StorageMap {
         path: path.display().to_string(),
-        notes: vec![format!("cannot map {}: {e}", path.display())],
+        notes: vec![format!("cannot map {}: {e}", path.shown())],
         ..Default::default()
     });
     let findings = lint::lint(&map, &lint::LintContext::current(&sys, block_size));

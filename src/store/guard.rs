@@ -14,6 +14,7 @@
 //! A new store is built whole under a temporary name and moved into place without
 //! replacing anything, so a store at its name is always recognisably dbio's.
 
+use crate::units::Shown;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
@@ -79,7 +80,7 @@ pub(super) fn check_files(path: &Path) -> Result<()> {
 fn refusal(p: &Path, why: &str) -> Error {
     Error::usage(format!(
         "results store {}: {why}; dbio opens its store and the -wal, -shm and -journal files beside it only as plain files of its own user, never through a link: remove it, or use another store with --db PATH or DBIO_DB",
-        p.display()
+        p.shown()
     ))
 }
 
@@ -118,7 +119,7 @@ pub(super) fn classify(path: &Path) -> Found {
     if header.is_empty() {
         return Found::Foreign(Error::usage(format!(
             "results store {}: it is an empty file that dbio did not create; dbio writes only into a store it made: remove it, or use another store with --db PATH or DBIO_DB",
-            path.display()
+            path.shown()
         )));
     }
     if header.len() < 100 || &header[..16] != MAGIC {
@@ -133,7 +134,7 @@ pub(super) fn classify(path: &Path) -> Found {
         Ok(true) => Found::Dbio,
         Ok(false) => Found::Foreign(Error::usage(format!(
             "results store {}: it is an SQLite database that dbio did not create (no dbio tables, application id {app_id:#x}); dbio does not write into it and left it as it was: use another store with --db PATH or DBIO_DB",
-            path.display()
+            path.shown()
         ))),
         Err(e) => Found::Unreadable(super::sqlite_error(path, e)),
     }
@@ -142,7 +143,7 @@ pub(super) fn classify(path: &Path) -> Found {
 fn unreadable(path: &Path, why: &str) -> Error {
     Error::other(format!(
         "results store {} cannot be read: {why}",
-        path.display()
+        path.shown()
     ))
 }
 
@@ -237,8 +238,8 @@ pub(super) fn store_dir(path: &Path) -> Result<PathBuf> {
     let cannot = |d: &Path, why: String| {
         Error::other(format!(
             "results store {}: cannot create its directory {}: {why}",
-            path.display(),
-            d.display()
+            path.shown(),
+            d.shown()
         ))
     };
     for d in missing.iter().rev() {
@@ -259,8 +260,8 @@ pub(super) fn store_dir(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(&dir).map_err(|e| {
         Error::other(format!(
             "results store {}: its directory {}: {}",
-            path.display(),
-            dir.display(),
+            path.shown(),
+            dir.shown(),
             crate::error::io_advice(&e)
         ))
     })
@@ -280,7 +281,7 @@ pub(super) fn create(dir: &Path, name: &str, steps: &[Migration]) -> Result<bool
         rename_noreplace(&tmp, &dir.join(name)).map_err(|e| {
             Error::other(format!(
                 "results store {}: cannot put the new store in place: {}",
-                dir.join(name).display(),
+                dir.join(name).shown(),
                 crate::error::io_advice(&e)
             ))
         })
@@ -295,7 +296,7 @@ fn build(tmp: &Path, steps: &[Migration]) -> Result<()> {
     let fail = |e: String| {
         Error::other(format!(
             "results store: cannot build a new one at {}: {e}",
-            tmp.display()
+            tmp.shown()
         ))
     };
     // Made exclusively here (nothing may be at the name), then filled by SQLite.

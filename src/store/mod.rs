@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
+use crate::units::Shown;
 pub use mem::{MemFigures, MemRecord, MemRunListing};
 use schema::{MIGRATIONS, MigrateError, Migration};
 
@@ -92,7 +93,7 @@ impl Waiter {
             let _ = writeln!(
                 std::io::stderr(),
                 "dbio: waiting for the results store {}, locked by another dbio process (or another program using it); up to {} s, Ctrl-C stops",
-                self.path.display(),
+                self.path.shown(),
                 BUSY_TIMEOUT.as_secs()
             );
         }
@@ -263,7 +264,7 @@ impl Store {
             .ok_or_else(|| {
                 Error::usage(format!(
                     "results store {}: give a file name (--db PATH or DBIO_DB), not a directory",
-                    path.display()
+                    path.shown()
                 ))
             })?;
         let mut created = false;
@@ -280,7 +281,7 @@ impl Store {
                 guard::Found::Missing => {
                     return Err(Error::other(format!(
                         "results store {}: it was created and is gone again",
-                        path.display()
+                        path.shown()
                     )));
                 }
                 guard::Found::Foreign(e) | guard::Found::Unreadable(e) => return Err(e),
@@ -309,7 +310,7 @@ impl Store {
                 Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
                     return Err(Error::other(format!(
                         "results store {}: cannot switch to WAL mode (got {mode})",
-                        path.display()
+                        path.shown()
                     )));
                 }
                 Ok(_) => break,
@@ -627,24 +628,33 @@ impl Store {
 
     /// The run recorded as `id`, if there is one.
     pub fn run(&self, id: i64) -> Result<Option<StoredRun>> {
-        let row: Option<(String, String)> = self
+        // The store is a file anyone may have written: a stored result is read only when
+        // it is no larger than a result file may be, and checked like one.
+        let row: Option<(String, Option<String>, i64)> = self
             .conn
             .query_row(
-                "SELECT run_dir, result_json FROM runs WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                "SELECT run_dir, CASE WHEN length(CAST(result_json AS BLOB)) <= ?2 THEN result_json END, length(CAST(result_json AS BLOB)) FROM runs WHERE id = ?1",
+                rusqlite::params![id, crate::report::result::MAX_RESULT_BYTES as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(|e| sqlite_error(&self.path, e))?;
-        let Some((run_dir, result_json)) = row else {
+        let Some((run_dir, result_json, len)) = row else {
             return Ok(None);
         };
-        let result = serde_json::from_str(&result_json).map_err(|e| {
-            Error::other(format!(
-                "results store {}: run {id} has a result this dbio cannot read ({e})",
-                self.path.display()
+        let bad = |why: String| {
+            Error::usage(format!(
+                "results store {}: run {id} has a result this dbio cannot read: {why}",
+                self.path.shown()
             ))
-        })?;
+        };
+        let Some(result_json) = result_json else {
+            return Err(bad(format!(
+                "{len} bytes; a result is at most {} bytes",
+                crate::report::result::MAX_RESULT_BYTES
+            )));
+        };
+        let result = crate::report::result::from_untrusted(result_json.as_bytes()).map_err(bad)?;
         Ok(Some(StoredRun {
             id,
             run_dir,
@@ -658,7 +668,7 @@ impl Store {
         self.run(id)?.ok_or_else(|| {
             Error::usage(format!(
                 "no run {id} in the results store {}; `dbio runs` lists the recorded runs",
-                self.path.display()
+                self.path.shown()
             ))
         })
     }
@@ -675,15 +685,15 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
         }
         Some(rusqlite::ErrorCode::DatabaseBusy) if stopped() => Error::Interrupted(format!(
             "stopped while waiting for the results store {} (another process holds it)",
-            path.display()
+            path.shown()
         )),
-        _ => Error::other(format!("results store {}: {e}", path.display())),
+        _ => Error::other(format!("results store {}: {e}", path.shown())),
     }
 }
 
 /// The file is damaged or not a database: dbio never repairs or replaces it.
 fn damaged(path: &Path, e: String) -> Error {
-    let p = path.display().to_string();
+    let p = path.shown().to_string();
     Error::usage(format!(
         "results store {p}: {e}; it is damaged or not dbio's. Move it aside (`mv {} {}`) and dbio starts a new store there, or use another with --db PATH or DBIO_DB",
         crate::units::shell_word(&p),
@@ -713,7 +723,7 @@ fn migrate_error(path: &Path, e: MigrateError) -> Error {
         MigrateError::Sqlite(e) => sqlite_error(path, e),
         e => Error::usage(format!(
             "cannot use {} as the results store: {e}",
-            path.display()
+            path.shown()
         )),
     }
 }

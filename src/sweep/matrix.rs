@@ -9,6 +9,7 @@
 //! every small level at `--large-outstanding`; `col`: every large level at
 //! `--small-outstanding`; `point`: that one combination.
 
+use crate::units::Shown;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -316,7 +317,7 @@ pub fn run(
         grid.len(),
         duration_label(a.point_duration),
         duration_label(a.warmup),
-        dir.display()
+        dir.shown()
     );
     let mut points = Vec::new();
     let mut exit = ExitCode::Ok;

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod matrix;
 mod page;
 
+use crate::units::Shown;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -282,7 +283,7 @@ fn plan_values(base: &RunArgs, p: Param, values: &[u64], first: usize) -> Result
     if p == Param::BlockSize && values.len() > 1 && !base.fresh {
         return Err(Error::usage(format!(
             "--param block-size: every point needs a data set of its own block size, so each one replaces the last; add --fresh to allow that (the data set in {} is replaced at every point)",
-            base.target.display()
+            base.target.shown()
         )));
     }
     values

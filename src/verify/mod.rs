@@ -13,6 +13,7 @@
 pub mod header;
 pub mod seq;
 
+use crate::units::Shown;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -258,7 +259,7 @@ pub fn start(
     let mismatch = || {
         crate::error::Error::usage(format!(
             "{} does not match the data set; recreate it with `{recreate}`",
-            path.display()
+            path.shown()
         ))
     };
     let recorded = recorded.ok_or_else(mismatch)?;

@@ -16,6 +16,7 @@ mod ask;
 pub mod goals;
 mod place;
 
+use crate::units::Shown;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,7 +76,7 @@ pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
         }
         Form::Classes => {
             crate::app::write_user_file(&file, run.job_text.as_bytes(), "the job file")?;
-            eprintln!("dbio: wrote the job file {}", file.display());
+            eprintln!("dbio: wrote the job file {}", file.shown());
             let mut args = RunArgs::defaults(None);
             args.job = Some(file.clone());
             let (cfg, pre) = crate::app::check_run(&args)?;
@@ -458,7 +459,7 @@ fn job_file_name(ask: &Ask, stem: &str) -> Result<PathBuf> {
             }
             match p.parent() {
                 Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => {
-                    Err(format!("{} is not a directory", d.display()))
+                    Err(format!("{} is not a directory", d.shown()))
                 }
                 _ => Ok(()),
             }
@@ -473,7 +474,7 @@ fn offer_clean(ask: &Ask, target: &Path, db: Option<&Path>) -> Result<()> {
         return Ok(());
     }
     let remove = ask.confirm(
-        &format!("Remove the data set in {} now?", target.display()),
+        &format!("Remove the data set in {} now?", target.shown()),
         &format!(
             "no keeps it for the next run (making it again takes time); `dbio clean {}` removes it later",
             shell_word(&target.display().to_string())

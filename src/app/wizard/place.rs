@@ -2,6 +2,7 @@
 //! it — the free space there, what `dbio map` finds under it (file system, device,
 //! rotational or not, findings) and the data set it already holds. Reads only.
 
+use crate::units::Shown;
 use std::path::Path;
 
 use crate::storage::map::BlockNode;
@@ -38,7 +39,7 @@ pub fn look(target: &Path, block_size: u64) -> Place {
     let made = if target.exists() {
         String::new()
     } else {
-        format!(" (a new directory in {})", at.display())
+        format!(" (a new directory in {})", at.shown())
     };
     let free = match place.free {
         Some(b) => format!("{} free", human_bytes(b)),
@@ -46,7 +47,7 @@ pub fn look(target: &Path, block_size: u64) -> Place {
     };
     place
         .lines
-        .push(format!("{}{made}: {free}", target.display()));
+        .push(format!("{}{made}: {free}", target.shown()));
     if let Some(m) = &map.mount {
         place.lines.push(format!(
             "file system {} on {} (from {})",

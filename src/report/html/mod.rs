@@ -269,7 +269,8 @@ pub(crate) fn event_color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Text made safe for HTML element content and attribute values.
+/// Text made safe for HTML element content and attribute values, control characters
+/// escaped.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
@@ -279,7 +280,10 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            // Control characters from names and paths show escaped, as on a terminal;
+            // a line break stays one (trees and notes are preformatted).
+            '\n' => out.push('\n'),
+            c => out.push_str(&crate::units::shown(c.encode_utf8(&mut [0; 4]))),
         }
     }
     out
