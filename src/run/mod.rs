@@ -11,6 +11,7 @@
 
 mod assemble;
 mod measure;
+pub mod memory;
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
