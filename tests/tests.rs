@@ -16,6 +16,7 @@ mod fuzz;
 mod jobs;
 mod layers;
 mod mem;
+mod memory;
 mod progress;
 mod report;
 mod results;

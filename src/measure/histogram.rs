@@ -82,10 +82,10 @@ pub struct LiveHistogram {
     rows: AtomicU64,
     counts: std::ptr::NonNull<AtomicU64>,
     /// The memory `counts` points into (shared by the histograms made together).
-    _pages: std::sync::Arc<crate::sys::ZeroedPages>,
+    pages: std::sync::Arc<crate::sys::ZeroedPages>,
 }
 
-// SAFETY: `counts` points to LEN atomics inside `_pages`, which lives as long as self;
+// SAFETY: `counts` points to LEN atomics inside `pages`, which lives as long as self;
 // atomics may be shared between threads.
 unsafe impl Send for LiveHistogram {}
 unsafe impl Sync for LiveHistogram {}
@@ -118,9 +118,15 @@ impl LiveHistogram {
                 // mapping of n*LEN zeroed u64s (zero bits are a valid AtomicU64).
                 counts: std::ptr::NonNull::new(unsafe { base.add(i * LEN) })
                     .expect("mapping is not null"),
-                _pages: pages.clone(),
+                pages: pages.clone(),
             })
             .collect()
+    }
+
+    /// Bytes of the memory this histogram's counters lie in (shared with the histograms
+    /// made together with it).
+    pub fn mapped_bytes(&self) -> usize {
+        self.pages.len()
     }
 
     #[inline]

@@ -216,3 +216,126 @@ pub fn estimate(cfg: &RunConfig, plan: &Plan, kind: EngineKind, data_files: usiz
     );
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::RunArgs;
+    use crate::workload::Test;
+
+    /// A run's configuration and plan from the command line's defaults, changed by `set`.
+    fn planned(test: Test, set: impl Fn(&mut RunArgs)) -> (RunConfig, Plan) {
+        let mut a = RunArgs::defaults(Some(test));
+        a.target = std::env::temp_dir().join("dbio-memory-estimate");
+        a.size = Some(256 << 20);
+        set(&mut a);
+        let cfg = crate::options::check::run_config(&a).expect("valid options");
+        let files = cfg.dataset.files as usize;
+        let bs = cfg.dataset.block_size;
+        let plan =
+            crate::workload::plan(&cfg, files, cfg.dataset.file_size() / bs * bs, bs).unwrap();
+        (cfg, plan)
+    }
+
+    /// Allocates what the run allocates (as run/measure.rs and run/mod.rs do, for one
+    /// thread of each kind and counted for all) and returns, per part, the bytes the
+    /// allocations themselves report.
+    fn allocated(cfg: &RunConfig, plan: &Plan) -> Vec<(&'static str, u64)> {
+        let align = 4096;
+        let roles = cfg.sessions + usize::from(plan.lgwr) + plan.dbwr + 1;
+        let counters = SessionCounters::many(roles, plan.events.len());
+        let histograms = counters[0].events[0].latency.mapped_bytes() as u64;
+        let mut buffers = 0u64;
+        for c in plan
+            .classes
+            .iter()
+            .filter(|c| c.pattern != Pattern::RedoWrite)
+        {
+            let b = AlignedBuf::new(c.buffer_bytes(plan).max(1), align).unwrap();
+            buffers += b.len() as u64 * c.spec.sessions as u64;
+        }
+        let mut out = vec![("latency histograms", histograms), ("I/O buffers", buffers)];
+        if plan.lgwr {
+            let log =
+                RedoLog::new(cfg.sessions, cfg.redo.block, plan.redo.per_commit.hi, align).unwrap();
+            out.push(("log buffer", log.ring_region().1 as u64));
+        }
+        out
+    }
+
+    #[test]
+    fn the_estimate_covers_what_is_allocated() {
+        let configs: Vec<(RunConfig, Plan)> = vec![
+            planned(Test::ReadIops, |a| {
+                a.sync = true;
+                a.sessions = 4;
+            }),
+            planned(Test::ReadIops, |a| {
+                a.sessions = 3;
+                a.batch = 64;
+            }),
+            planned(Test::ReadMbps, |a| {
+                a.sessions = 2;
+                a.depth = 16;
+                a.block_size = 1 << 20;
+            }),
+            planned(Test::Redo, |a| a.sessions = 8),
+            planned(Test::Oltp, |a| a.sessions = 5),
+        ];
+        for (cfg, plan) in &configs {
+            let need = estimate(cfg, plan, EngineKind::Sync, cfg.dataset.files as usize);
+            let parts = allocated(cfg, plan);
+            for (what, bytes) in &parts {
+                assert!(
+                    need.part(what) >= *bytes && *bytes > 0,
+                    "{:?} {what}: estimated {}, allocated {bytes}",
+                    cfg.test,
+                    need.part(what)
+                );
+            }
+            let sum: u64 = parts.iter().map(|p| p.1).sum();
+            assert!(need.total() >= sum, "{:?}", cfg.test);
+        }
+    }
+
+    #[test]
+    fn estimates_grow_with_the_options_that_scale_memory() {
+        let need = |set: &dyn Fn(&mut RunArgs)| {
+            let (cfg, plan) = planned(Test::ReadMbps, set);
+            estimate(&cfg, &plan, EngineKind::Sync, 4)
+        };
+        let base = need(&|a| {
+            a.sessions = 2;
+            a.depth = 4;
+        });
+        let more = need(&|a| {
+            a.sessions = 20;
+            a.depth = 4;
+        });
+        let deeper = need(&|a| {
+            a.sessions = 2;
+            a.depth = 64;
+        });
+        assert!(more.part("latency histograms") >= 10 * base.part("latency histograms") / 2);
+        assert!(more.part("I/O buffers") >= 10 * base.part("I/O buffers"));
+        assert!(deeper.part("I/O buffers") >= 8 * base.part("I/O buffers"));
+        assert!(
+            base.part("thread stacks") >= (2 + OTHER_THREADS) * THREAD_COMMITTED,
+            "{base:?}"
+        );
+    }
+
+    #[test]
+    fn the_refusal_names_memory_the_need_and_what_to_lower() {
+        let (cfg, plan) = planned(Test::ReadIops, |a| {
+            a.sync = true;
+            a.sessions = 100;
+        });
+        let need = estimate(&cfg, &plan, EngineKind::Sync, 4);
+        assert!(need.check(2 * need.total(), "test").is_ok());
+        let e = need.check(need.total(), "test").unwrap_err();
+        assert!(e.starts_with("memory: this run needs "), "{e}");
+        assert!(e.contains("--sessions"), "{e}");
+        assert!(e.contains(&crate::units::human_bytes(need.total())), "{e}");
+    }
+}
