@@ -209,6 +209,16 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
+    /// Bytes the allocator may take beyond `len` for an alignment of `align`.
+    pub fn overhead(align: usize) -> u64 {
+        align.max(64) as u64
+    }
+
+    /// Bytes [`AlignedBuf::new`] takes for `len` bytes aligned to `align`.
+    pub fn footprint(len: usize, align: usize) -> u64 {
+        len.max(1) as u64 + AlignedBuf::overhead(align)
+    }
+
     /// Allocates `len` bytes aligned to `align` (a power of two).
     pub fn new(len: usize, align: usize) -> io::Result<AlignedBuf> {
         let layout = Layout::from_size_align(len.max(1), align.max(1))
@@ -243,6 +253,94 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in new() with this layout.
         unsafe { alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Zero-filled memory whose pages take no physical memory until they are written: an
+/// anonymous private mapping (the kernel hands out a page on its first write; reads of an
+/// untouched page see the shared zero page). For large tables of counters of which a run
+/// touches only a few rows (latency histograms), resident memory is what is used, not what
+/// could be.
+pub struct ZeroedPages {
+    ptr: *mut u8,
+    len: usize,
+    /// The heap fallback rather than a mapping.
+    heap: bool,
+}
+
+// SAFETY: ZeroedPages owns its mapping exclusively, like a Vec<u8>.
+unsafe impl Send for ZeroedPages {}
+unsafe impl Sync for ZeroedPages {}
+
+impl ZeroedPages {
+    /// Bytes a mapping of `len` bytes takes at most: whole pages.
+    pub fn footprint(len: usize) -> usize {
+        len.max(1).div_ceil(page_size()) * page_size()
+    }
+
+    /// Maps `len` zero bytes (rounded up to whole pages), aligned to the page size. Where
+    /// the kernel refuses a mapping, zeroed heap memory instead (resident at once); where
+    /// that fails too, the process aborts as on any failed allocation.
+    pub fn new(len: usize) -> ZeroedPages {
+        let len = ZeroedPages::footprint(len);
+        // SAFETY: a fresh anonymous mapping; no address hint, no descriptor.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr != libc::MAP_FAILED {
+            return ZeroedPages {
+                ptr: ptr.cast(),
+                len,
+                heap: false,
+            };
+        }
+        let layout = ZeroedPages::heap_layout(len);
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        ZeroedPages {
+            ptr,
+            len,
+            heap: true,
+        }
+    }
+
+    fn heap_layout(len: usize) -> Layout {
+        Layout::from_size_align(len, page_size()).expect("page-aligned layout")
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for ZeroedPages {
+    fn drop(&mut self) {
+        // SAFETY: mapped (or allocated) in new() with this length.
+        unsafe {
+            if self.heap {
+                alloc::dealloc(self.ptr, ZeroedPages::heap_layout(self.len));
+            } else {
+                libc::munmap(self.ptr.cast(), self.len);
+            }
+        }
     }
 }
 

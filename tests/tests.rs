@@ -17,6 +17,7 @@ mod fuzz;
 mod jobs;
 mod layers;
 mod mem;
+mod memory;
 mod places;
 mod progress;
 mod report;

@@ -97,6 +97,21 @@ pub struct AioEngine {
 }
 
 impl AioEngine {
+    /// Bytes of its tables for `capacity` requests and of the completion ring the kernel
+    /// maps into the process: at least 4 events per CPU, doubled (the kernel's ioctx_alloc),
+    /// of 32 bytes each after a 32-byte header, in whole pages.
+    pub fn footprint(capacity: usize) -> u64 {
+        let capacity = capacity.max(1);
+        let per_request = std::mem::size_of::<Iocb>()
+            + std::mem::size_of::<*mut Iocb>()
+            + std::mem::size_of::<IoEvent>()
+            + std::mem::size_of::<u64>();
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let events = capacity.max(4 * cpus) * 2;
+        let ring = ((events + 1) * 32).div_ceil(4096) * 4096;
+        (capacity * per_request + ring) as u64
+    }
+
     pub fn new(files: &[RawFd], capacity: usize) -> io::Result<AioEngine> {
         let capacity = capacity.max(1);
         let ctx = io_setup(capacity as u32).map_err(|e| {

@@ -350,6 +350,23 @@ pub fn select(
     }
 }
 
+/// Bytes an engine of `kind` opened by [`open`] over `files` files with `capacity` takes at
+/// most: its tables per request in flight, and the rings the kernel maps for it (Linux AIO's
+/// completion ring, io_uring's submission and completion queues).
+pub fn footprint(kind: EngineKind, files: usize, capacity: usize) -> u64 {
+    let capacity = capacity.max(1);
+    let fds = files * std::mem::size_of::<RawFd>();
+    // The box, and the fault engine that may wrap it.
+    let boxed = 256;
+    let own = match kind {
+        EngineKind::Sync => sync::SyncEngine::footprint(capacity),
+        EngineKind::Null => null::NullEngine::footprint(capacity),
+        EngineKind::Aio => aio::AioEngine::footprint(capacity),
+        EngineKind::Uring => uring::UringEngine::footprint(capacity),
+    };
+    (fds + boxed) as u64 + own
+}
+
 /// Opens an engine of `kind` for one session.
 ///
 /// `files` is the run's file table; `capacity` the most requests the session keeps in flight;

@@ -21,6 +21,11 @@ pub struct NullEngine {
 }
 
 impl NullEngine {
+    /// Bytes of its table of `capacity` completions (see [`super::footprint`]).
+    pub fn footprint(capacity: usize) -> u64 {
+        (capacity.max(1) * std::mem::size_of::<Completion>()) as u64
+    }
+
     pub fn new(capacity: usize) -> NullEngine {
         NullEngine {
             done: vec![Completion::default(); capacity.max(1)],

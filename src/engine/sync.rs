@@ -168,6 +168,11 @@ pub struct SyncEngine {
 }
 
 impl SyncEngine {
+    /// Bytes of its table of `capacity` completions (see [`super::footprint`]).
+    pub fn footprint(capacity: usize) -> u64 {
+        (capacity.max(1) * std::mem::size_of::<Completion>()) as u64
+    }
+
     pub fn new(files: &[RawFd], capacity: usize) -> SyncEngine {
         SyncEngine {
             fds: files.to_vec(),

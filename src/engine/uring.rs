@@ -54,14 +54,29 @@ fn build_ring(entries: u32) -> io::Result<IoUring> {
 }
 
 impl UringEngine {
+    /// Submission queue entries of a ring for `capacity` requests in flight.
+    fn entries(capacity: usize) -> u32 {
+        (capacity.max(1) as u32).next_power_of_two().max(8)
+    }
+
+    /// Bytes of its table for `capacity` requests and of the rings the kernel maps into the
+    /// process: 64-byte submission entries with a 4-byte index each, twice as many 16-byte
+    /// completion entries, each ring in whole pages after a page of header.
+    pub fn footprint(capacity: usize) -> u64 {
+        let entries = UringEngine::entries(capacity) as usize;
+        let pages = |b: usize| b.div_ceil(4096) * 4096;
+        let rings =
+            pages(entries * 64) + pages(4096 + entries * 4) + pages(4096 + entries * 2 * 16);
+        (capacity.max(1) * std::mem::size_of::<u64>() + rings) as u64
+    }
+
     pub fn new(
         files: &[RawFd],
         capacity: usize,
         buffers: Option<(*mut u8, usize)>,
     ) -> io::Result<(UringEngine, Option<String>)> {
         let capacity = capacity.max(1);
-        let entries = (capacity as u32).next_power_of_two().max(8);
-        let ring = build_ring(entries)?;
+        let ring = build_ring(UringEngine::entries(capacity))?;
         let mut notes = Vec::new();
         let fixed_files = match ring.submitter().register_files(files) {
             Ok(()) => true,

@@ -61,10 +61,34 @@ pub fn new_hdr() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_NS, SIGFIG).expect("valid histogram bounds")
 }
 
+/// Counters in one row: one power of two of latencies (the first two rows: 0 .. 255 ns).
+const ROW: usize = SUB_BUCKET_HALF as usize;
+/// Rows of counters; each has a bit in [`LiveHistogram`]'s `rows`.
+const ROWS: usize = LEN / ROW;
+const _: () = assert!(ROWS <= 64 && LEN.is_multiple_of(ROW));
+
+/// Bytes of counters one [`LiveHistogram`] has (whole pages of them are taken only once
+/// written: see [`LiveHistogram::many`]).
+pub const BYTES: usize = LEN * std::mem::size_of::<AtomicU64>();
+
 /// Atomic-counter histogram written by one session, read by the sampler.
+///
+/// Its counters live in zero pages that take memory only once written
+/// ([`crate::sys::ZeroedPages`]): a session's latencies fill a few rows of powers of two,
+/// so of the 36 KiB of counters a few KiB are resident, and the many sessions of a large
+/// run stay small. A bit per row says which rows were written, so that the reader adds only
+/// those.
 pub struct LiveHistogram {
-    counts: Box<[AtomicU64]>,
+    rows: AtomicU64,
+    counts: std::ptr::NonNull<AtomicU64>,
+    /// The memory `counts` points into (shared by the histograms made together).
+    pages: std::sync::Arc<crate::sys::ZeroedPages>,
 }
+
+// SAFETY: `counts` points to LEN atomics inside `pages`, which lives as long as self;
+// atomics may be shared between threads.
+unsafe impl Send for LiveHistogram {}
+unsafe impl Sync for LiveHistogram {}
 
 impl Default for LiveHistogram {
     fn default() -> Self {
@@ -74,22 +98,67 @@ impl Default for LiveHistogram {
 
 impl LiveHistogram {
     pub fn new() -> LiveHistogram {
-        LiveHistogram {
-            counts: (0..LEN).map(|_| AtomicU64::new(0)).collect(),
-        }
+        LiveHistogram::many(1).pop().expect("one histogram")
+    }
+
+    /// Bytes `n` histograms made together take at most (all their counters written).
+    pub fn footprint(n: usize) -> u64 {
+        (crate::sys::ZeroedPages::footprint(n * BYTES) + n * std::mem::size_of::<LiveHistogram>())
+            as u64
+    }
+
+    /// `n` histograms whose counters share one mapping (one memory map, however many).
+    pub fn many(n: usize) -> Vec<LiveHistogram> {
+        let pages = std::sync::Arc::new(crate::sys::ZeroedPages::new(n * BYTES));
+        let base = pages.as_ptr().cast::<AtomicU64>();
+        (0..n)
+            .map(|i| LiveHistogram {
+                rows: AtomicU64::new(0),
+                // SAFETY: histogram i's counters, [i*LEN, (i+1)*LEN), lie inside the
+                // mapping of n*LEN zeroed u64s (zero bits are a valid AtomicU64).
+                counts: std::ptr::NonNull::new(unsafe { base.add(i * LEN) })
+                    .expect("mapping is not null"),
+                pages: pages.clone(),
+            })
+            .collect()
+    }
+
+    /// Bytes of the memory this histogram's counters lie in (shared with the histograms
+    /// made together with it).
+    pub fn mapped_bytes(&self) -> usize {
+        self.pages.len()
+    }
+
+    #[inline]
+    fn counter(&self, index: usize) -> &AtomicU64 {
+        assert!(index < LEN);
+        // SAFETY: index < LEN, inside this histogram's counters.
+        unsafe { &*self.counts.as_ptr().add(index) }
     }
 
     /// Records one value. Call only from the owning thread.
     #[inline]
     pub fn record(&self, value_ns: u64) {
-        let c = &self.counts[index_of(value_ns)];
+        let i = index_of(value_ns);
+        let bit = 1u64 << (i / ROW);
+        let rows = self.rows.load(Relaxed);
+        if rows & bit == 0 {
+            self.rows.store(rows | bit, Relaxed);
+        }
+        let c = self.counter(i);
         c.store(c.load(Relaxed) + 1, Relaxed);
     }
 
-    /// Adds the current counts into `into`.
+    /// Adds the current counts into `into`. A row written for the first time just now may
+    /// be left for the next call; once the writer has stopped (joined), every count is seen.
     pub fn add_to(&self, into: &mut Counts) {
-        for (dst, src) in into.0.iter_mut().zip(self.counts.iter()) {
-            *dst += src.load(Relaxed);
+        let mut rows = self.rows.load(Relaxed);
+        while rows != 0 {
+            let r = rows.trailing_zeros() as usize;
+            rows &= rows - 1;
+            for i in r * ROW..(r + 1) * ROW {
+                into.0[i] += self.counter(i).load(Relaxed);
+            }
         }
     }
 }

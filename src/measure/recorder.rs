@@ -26,7 +26,6 @@ fn raise(a: &AtomicU64, v: u64) {
 }
 
 /// Live counters of one event in one session.
-#[derive(Default)]
 pub struct EventCounters {
     pub requests: AtomicU64,
     pub bytes: AtomicU64,
@@ -72,12 +71,66 @@ pub struct SessionCounters {
     pub db: DbCounters,
 }
 
+/// Latency histograms per event: latency, wait latency, service time.
+const HISTOGRAMS_PER_EVENT: usize = 3;
+
+impl EventCounters {
+    /// Counters at zero, recording into the given histograms.
+    fn new(latency: LiveHistogram, wait_latency: LiveHistogram, service: LiveHistogram) -> Self {
+        let zero = || AtomicU64::new(0);
+        EventCounters {
+            requests: zero(),
+            bytes: zero(),
+            latency_sum_ns: zero(),
+            latency_max_ns: zero(),
+            latency,
+            waits: zero(),
+            wait_sum_ns: zero(),
+            wait_max_ns: zero(),
+            wait_latency,
+            submit_calls: zero(),
+            submit_ns: zero(),
+            errors: zero(),
+            service_sum_ns: zero(),
+            service_max_ns: zero(),
+            service,
+            late_sum_ns: zero(),
+            late_max_ns: zero(),
+        }
+    }
+}
+
 impl SessionCounters {
     pub fn new(events: usize) -> Arc<SessionCounters> {
-        Arc::new(SessionCounters {
-            events: (0..events).map(|_| EventCounters::default()).collect(),
-            db: DbCounters::default(),
-        })
+        SessionCounters::many(1, events).pop().expect("one thread")
+    }
+
+    /// The counters of `threads` threads, each with `events` events; their histograms share
+    /// one memory map.
+    pub fn many(threads: usize, events: usize) -> Vec<Arc<SessionCounters>> {
+        let mut h = LiveHistogram::many(threads * events * HISTOGRAMS_PER_EVENT).into_iter();
+        let mut next = || h.next().expect("histograms for every event");
+        (0..threads)
+            .map(|_| {
+                Arc::new(SessionCounters {
+                    events: (0..events)
+                        .map(|_| EventCounters::new(next(), next(), next()))
+                        .collect(),
+                    db: DbCounters::default(),
+                })
+            })
+            .collect()
+    }
+
+    /// Bytes [`SessionCounters::many`] takes at most for `threads` threads of `events`
+    /// events (every histogram counter written).
+    pub fn footprint(threads: usize, events: usize) -> u64 {
+        // An Arc's two reference counts precede its value.
+        let per_thread = 2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<SessionCounters>()
+            + events * std::mem::size_of::<EventCounters>();
+        LiveHistogram::footprint(threads * events * HISTOGRAMS_PER_EVENT)
+            + (threads * per_thread) as u64
     }
 }
 

@@ -66,6 +66,7 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
         let plan = workload::plan(cfg, files, file_size, bs)?;
         check_batches(&plan)?;
         check_sessions(cfg, &plan, &selection)?;
+        check_memory(cfg, &plan, &selection, files)?;
     }
     let size_bytes = if cfg.uses_data_files() {
         file_size * files as u64
@@ -206,10 +207,11 @@ const OTHER_THREADS: u64 = 16;
 /// Refuses more sessions than the machine can run, naming the limit that binds.
 fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result<()> {
     let uring = selection.kind == engine::EngineKind::Uring;
+    // Memory is checked as a whole (`check_memory`), not per session here.
     let per = crate::safety::limits::PerSession {
         threads: if uring { 2 } else { 1 },
         maps: if uring { 8 } else { 5 },
-        bytes: per_session_bytes(plan),
+        bytes: 0,
     };
     let limits = crate::safety::limits::ThreadLimits::read();
     let (most, why) = limits.max_sessions(per, OTHER_THREADS + plan.dbwr as u64);
@@ -229,12 +231,15 @@ fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result
     )))
 }
 
-/// Memory one session takes: its I/O buffer (the largest of the run's classes) and its
-/// histograms (three per event).
-fn per_session_bytes(plan: &Plan) -> u64 {
-    let buffer = plan.buffer_bytes() as u64;
-    let histograms = plan.events.len() as u64 * 3 * crate::measure::histogram::LEN as u64 * 8;
-    buffer + histograms + (64 << 10)
+/// Refuses a run whose buffers, histograms, rings, stacks and tables do not fit in the
+/// memory available, naming what takes it and the option that lowers it.
+fn check_memory(cfg: &RunConfig, plan: &Plan, selection: &Selection, files: usize) -> Result<()> {
+    let Some((available, source)) = crate::run::memory::available().map_err(Error::usage)? else {
+        return Ok(());
+    };
+    crate::run::memory::estimate(cfg, plan, selection.kind, files)
+        .check(available, source)
+        .map_err(Error::usage)
 }
 
 /// Linux AIO contexts are limited system-wide (`fs.aio-max-nr`): refuse a run that would

@@ -282,10 +282,7 @@ pub fn measure(
     }
     roles.extend((0..plan.dbwr).map(Role::Dbwr));
     roles.extend(cfg.redo.noise_cpu.map(Role::Noise));
-    let counters: Vec<Arc<SessionCounters>> = roles
-        .iter()
-        .map(|_| SessionCounters::new(plan.events.len()))
-        .collect();
+    let counters = SessionCounters::many(roles.len(), plan.events.len());
     let shared = Shared {
         cfg,
         plan,
@@ -490,8 +487,8 @@ pub fn measure(
 }
 
 /// Starts the thread of `role` running `body`. Every thread of the run has the same small
-/// stack: nothing on a request's path needs more (a session is many; 256 KiB each keeps
-/// thousands of them cheap).
+/// stack ([`super::memory::STACK_RESERVED`]): nothing on a request's path needs more (a
+/// session is many; a small stack each keeps thousands of them cheap).
 fn spawn<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     role: Role,
@@ -499,7 +496,7 @@ fn spawn<'scope, 'env>(
 ) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, ThreadEnd>> {
     std::thread::Builder::new()
         .name(role.thread_name())
-        .stack_size(256 << 10)
+        .stack_size(super::memory::STACK_RESERVED)
         .spawn_scoped(scope, body)
 }
 

@@ -11,6 +11,7 @@
 
 mod assemble;
 mod measure;
+pub mod memory;
 
 use crate::units::Shown;
 use std::fs::File;

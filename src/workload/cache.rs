@@ -24,8 +24,18 @@ pub struct DirtyQueue {
 
 impl DirtyQueue {
     /// A queue for items `0..items`.
+    /// Bytes [`DirtyQueue::new`] takes for `items`: a queue slot (value and stamp) per
+    /// item up to 16 Mi, and a bit per item.
+    pub fn footprint(items: u64) -> u64 {
+        DirtyQueue::capacity(items) as u64 * 16 + items.div_ceil(64) * 8
+    }
+
+    fn capacity(items: u64) -> usize {
+        items.clamp(1, 16 << 20) as usize
+    }
+
     pub fn new(items: u64) -> DirtyQueue {
-        let cap = items.clamp(1, 16 << 20) as usize;
+        let cap = DirtyQueue::capacity(items);
         DirtyQueue {
             queue: ArrayQueue::new(cap),
             queued: (0..items.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
@@ -103,6 +113,13 @@ pub struct BufferCache {
 }
 
 impl BufferCache {
+    /// Bytes [`BufferCache::new`] takes: the buffers, a header each, a map entry per block.
+    pub fn footprint(buffers: usize, block_size: usize, data_blocks: u64, align: usize) -> u64 {
+        crate::sys::AlignedBuf::footprint(buffers * block_size, align.max(4096))
+            + (buffers * std::mem::size_of::<BufferHeader>()) as u64
+            + data_blocks * std::mem::size_of::<AtomicU32>() as u64
+    }
+
     pub fn new(
         buffers: usize,
         block_size: usize,

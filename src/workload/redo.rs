@@ -55,6 +55,23 @@ pub struct RedoLog {
 }
 
 impl RedoLog {
+    /// Bytes of the log buffer for `sessions` sessions generating at most `max_per_commit`
+    /// bytes each before they commit: room for four commits of each (at least 16 MiB), in a
+    /// power of two. None when that cannot be counted.
+    pub fn ring_bytes(sessions: usize, block: u64, max_per_commit: u64) -> u64 {
+        let need = (4 * sessions as u64)
+            .saturating_mul(max_per_commit.saturating_add(block))
+            .max(16 << 20);
+        need.checked_next_power_of_two().unwrap_or(u64::MAX)
+    }
+
+    /// Bytes [`RedoLog::new`] takes: the log buffer (aligned) and a waiter per session.
+    pub fn footprint(sessions: usize, block: u64, max_per_commit: u64, align: usize) -> u64 {
+        RedoLog::ring_bytes(sessions, block, max_per_commit)
+            .saturating_add(crate::sys::AlignedBuf::overhead(align.max(4096)))
+            .saturating_add((sessions * std::mem::size_of::<Waiter>()) as u64)
+    }
+
     /// A log buffer for `sessions` sessions generating at most `max_per_commit` bytes each
     /// before they commit, aligned to `align` for O_DIRECT writes.
     pub fn new(
@@ -63,12 +80,15 @@ impl RedoLog {
         max_per_commit: u64,
         align: usize,
     ) -> std::io::Result<RedoLog> {
-        let need = (4 * sessions as u64 * (max_per_commit + block)).max(16 << 20);
-        let size = need.next_power_of_two();
+        let size = RedoLog::ring_bytes(sessions, block, max_per_commit);
         Ok(RedoLog {
             generated: AtomicU64::new(0),
             written: AtomicU64::new(0),
-            ring: AlignedBuf::new(size as usize, align.max(4096))?,
+            ring: AlignedBuf::new(
+                usize::try_from(size)
+                    .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOMEM))?,
+                align.max(4096),
+            )?,
             ring_mask: size - 1,
             block,
             lgwr: OnceLock::new(),
