@@ -9,6 +9,28 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// What this binary is, as `dbio --version` prints it after "dbio ": the version, the git
+/// commit it was built from, the target and the oldest glibc it runs on (build.rs).
+pub const VERSION_LINE: &str = env!("DBIO_LONG_VERSION");
+/// The git commit this binary was built from, or "unknown" (built outside a checkout).
+pub const BUILD_COMMIT: &str = env!("DBIO_COMMIT");
+/// The target triple this binary was built for.
+pub const BUILD_TARGET: &str = env!("DBIO_TARGET");
+
+/// The oldest glibc this binary runs on ("2.17" for the portable build), where known.
+pub fn glibc_floor() -> Option<&'static str> {
+    Some(env!("DBIO_GLIBC_FLOOR")).filter(|v| !v.is_empty())
+}
+
+/// A glibc version ("2.17", "glibc 2.36", "2.35.0") as (major, minor), compared as numbers.
+pub fn glibc_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.trim().rsplit(' ').next()?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 /// Nanoseconds on the monotonic scale. Every timestamp in dbio comes from here: the TSC
 /// where the kernel itself keeps time with it, else CLOCK_MONOTONIC (see `clock`).
 #[inline(always)]
@@ -526,5 +548,25 @@ mod tests {
         renameat2(fd, c"a", fd, c"c", libc::RENAME_NOREPLACE).unwrap();
         assert!(!dir.path().join("a").exists());
         assert_eq!(std::fs::read_to_string(dir.path().join("c")).unwrap(), "a");
+    }
+
+    #[test]
+    fn glibc_versions_compare_as_numbers() {
+        assert_eq!(glibc_version("2.17"), Some((2, 17)));
+        assert_eq!(glibc_version("glibc 2.36"), Some((2, 36)));
+        assert_eq!(glibc_version("2.35.0"), Some((2, 35)));
+        assert_eq!(glibc_version("ldd (GNU libc) 2.17"), Some((2, 17)));
+        assert!(glibc_version("2.9") < glibc_version("2.17"));
+        assert_eq!(glibc_version("musl"), None);
+        // What this binary says of itself agrees with build.rs.
+        if let Some(floor) = glibc_floor() {
+            assert!(glibc_version(floor).is_some(), "{floor}");
+            assert!(
+                VERSION_LINE.ends_with(&format!(", glibc >= {floor})")),
+                "{VERSION_LINE}"
+            );
+        }
+        assert!(VERSION_LINE.starts_with(env!("CARGO_PKG_VERSION")));
+        assert!(VERSION_LINE.contains(&format!("(commit {BUILD_COMMIT}, ")));
     }
 }
