@@ -61,8 +61,11 @@ fn git(args: &[&str]) -> Option<String> {
     (out.status.success() && !s.is_empty()).then_some(s)
 }
 
+/// Cargo reruns a build script every time a file it watches is missing: only files there.
 fn rerun_on_git_path(path: &str) {
-    if let Some(p) = git(&["rev-parse", "--git-path", path]) {
+    if let Some(p) = git(&["rev-parse", "--git-path", path])
+        && std::path::Path::new(&p).exists()
+    {
         println!("cargo:rerun-if-changed={p}");
     }
 }
