@@ -13,7 +13,7 @@ use crate::workload::Test;
 #[derive(Debug, Parser)]
 #[command(
     name = "dbio",
-    version,
+    version = crate::sys::VERSION_LINE,
     about = "What does this storage deliver to a database? Database-shaped I/O tests, reported as wait events.",
     propagate_version = true
 )]

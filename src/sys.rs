@@ -9,6 +9,28 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// What this binary is, as `dbio --version` prints it after "dbio ": the version, the git
+/// commit it was built from, the target and the oldest glibc it runs on (build.rs).
+pub const VERSION_LINE: &str = env!("DBIO_LONG_VERSION");
+/// The git commit this binary was built from, or "unknown" (built outside a checkout).
+pub const BUILD_COMMIT: &str = env!("DBIO_COMMIT");
+/// The target triple this binary was built for.
+pub const BUILD_TARGET: &str = env!("DBIO_TARGET");
+
+/// The oldest glibc this binary runs on ("2.17" for the portable build), where known.
+pub fn glibc_floor() -> Option<&'static str> {
+    Some(env!("DBIO_GLIBC_FLOOR")).filter(|v| !v.is_empty())
+}
+
+/// A glibc version ("2.17", "glibc 2.36", "2.35.0") as (major, minor), compared as numbers.
+pub fn glibc_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.trim().rsplit(' ').next()?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 /// Nanoseconds on the monotonic scale. Every timestamp in dbio comes from here: the TSC
 /// where the kernel itself keeps time with it, else CLOCK_MONOTONIC (see `clock`).
 #[inline(always)]
@@ -89,10 +111,8 @@ fn statx_dio(path: &Path) -> Option<(u32, u32)> {
 }
 
 fn statx_dio_at(dirfd: libc::c_int, c: &std::ffi::CStr, flags: libc::c_int) -> Option<(u32, u32)> {
-    // SAFETY: zeroed statx is a valid value; pointers are valid for the call.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statx(dirfd, c.as_ptr(), flags, libc::STATX_DIOALIGN, &mut stx) };
-    if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+    let stx = statx(dirfd, c, flags, libc::STATX_DIOALIGN).ok()?;
+    if stx.stx_mask & libc::STATX_DIOALIGN == 0 {
         return None;
     }
     Some((stx.stx_dio_mem_align, stx.stx_dio_offset_align))
@@ -160,12 +180,8 @@ fn statx_id(
     path: &std::ffi::CStr,
     flags: libc::c_int,
 ) -> io::Result<(FileId, u64)> {
-    // SAFETY: zeroed statx is valid; pointers are valid for the call.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     let mask = libc::STATX_INO | libc::STATX_SIZE | libc::STATX_BTIME;
-    if unsafe { libc::statx(dirfd, path.as_ptr(), flags, mask, &mut stx) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let stx = statx(dirfd, path, flags, mask)?;
     let btime_ns = (stx.stx_mask & libc::STATX_BTIME != 0)
         .then(|| stx.stx_btime.tv_sec as u64 * 1_000_000_000 + u64::from(stx.stx_btime.tv_nsec));
     let dev = libc::makedev(stx.stx_dev_major, stx.stx_dev_minor);
@@ -177,6 +193,101 @@ fn statx_id(
         },
         stx.stx_size,
     ))
+}
+
+/// statx(2), issued as a system call: glibc wraps it only from 2.28 on, and the portable
+/// build needs nothing newer than glibc 2.17. On a kernel without statx (before 4.11) the
+/// basic fields come from fstatat instead, with no birth time and no direct-I/O alignment
+/// (`stx_mask` says which fields are there, as the kernel's own statx does).
+pub fn statx(
+    dirfd: libc::c_int,
+    path: &std::ffi::CStr,
+    flags: libc::c_int,
+    mask: u32,
+) -> io::Result<libc::statx> {
+    // SAFETY: zeroed statx is a valid value; pointers are valid for the call.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            mask,
+            &mut stx as *mut libc::statx,
+        )
+    };
+    if rc == 0 {
+        return Ok(stx);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(e);
+    }
+    statx_from_fstatat(dirfd, path, flags)
+}
+
+/// What statx gives, from fstatat: the basic fields, on kernels older than statx.
+fn statx_from_fstatat(
+    dirfd: libc::c_int,
+    path: &std::ffi::CStr,
+    flags: libc::c_int,
+) -> io::Result<libc::statx> {
+    let flags = flags & (libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW);
+    // SAFETY: zeroed stat64 is a valid value; pointers are valid for the call.
+    let mut st: libc::stat64 = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat64(dirfd, path.as_ptr(), &mut st, flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    stx.stx_mask = libc::STATX_BASIC_STATS;
+    stx.stx_blksize = st.st_blksize as u32;
+    stx.stx_nlink = st.st_nlink as u32;
+    stx.stx_uid = st.st_uid;
+    stx.stx_gid = st.st_gid;
+    stx.stx_mode = st.st_mode as u16;
+    stx.stx_ino = st.st_ino;
+    stx.stx_size = st.st_size as u64;
+    stx.stx_blocks = st.st_blocks as u64;
+    stx.stx_atime.tv_sec = st.st_atime;
+    stx.stx_atime.tv_nsec = st.st_atime_nsec as u32;
+    stx.stx_mtime.tv_sec = st.st_mtime;
+    stx.stx_mtime.tv_nsec = st.st_mtime_nsec as u32;
+    stx.stx_ctime.tv_sec = st.st_ctime;
+    stx.stx_ctime.tv_nsec = st.st_ctime_nsec as u32;
+    stx.stx_rdev_major = libc::major(st.st_rdev);
+    stx.stx_rdev_minor = libc::minor(st.st_rdev);
+    stx.stx_dev_major = libc::major(st.st_dev);
+    stx.stx_dev_minor = libc::minor(st.st_dev);
+    Ok(stx)
+}
+
+/// renameat2(2) with `flags`, issued as a system call (glibc wraps it only from 2.28 on).
+/// A kernel without it (before 3.15) answers ENOSYS.
+pub fn renameat2(
+    olddirfd: libc::c_int,
+    old: &std::ffi::CStr,
+    newdirfd: libc::c_int,
+    new: &std::ffi::CStr,
+    flags: libc::c_uint,
+) -> io::Result<()> {
+    // SAFETY: valid descriptors and C strings for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            olddirfd,
+            old.as_ptr(),
+            newdirfd,
+            new.as_ptr(),
+            flags,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// Size in bytes of an open block device (BLKGETSIZE64).
@@ -480,5 +591,80 @@ mod tests {
     fn dio_alignment_of_tmp_is_sane() {
         let a = dio_alignment(Path::new("/tmp"));
         assert!(a.mem_align.is_power_of_two() && a.offset_align.is_power_of_two());
+    }
+
+    #[test]
+    fn statx_and_its_fstatat_fallback_agree_on_the_basic_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 12_345]).unwrap();
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        let file = File::open(&path).unwrap();
+        let fd = file.as_raw_fd();
+        let cases = [
+            (libc::AT_FDCWD, c.as_c_str(), libc::AT_SYMLINK_NOFOLLOW),
+            (fd, c"", libc::AT_EMPTY_PATH),
+        ];
+        for (dirfd, name, flags) in cases {
+            let a = statx(dirfd, name, flags, libc::STATX_BASIC_STATS).unwrap();
+            let b = statx_from_fstatat(dirfd, name, flags).unwrap();
+            assert_eq!(a.stx_size, 12_345);
+            assert_eq!(b.stx_size, 12_345);
+            assert_eq!(
+                (a.stx_ino, a.stx_mode, a.stx_nlink),
+                (b.stx_ino, b.stx_mode, b.stx_nlink)
+            );
+            assert_eq!((a.stx_uid, a.stx_gid), (b.stx_uid, b.stx_gid));
+            assert_eq!(
+                (a.stx_dev_major, a.stx_dev_minor),
+                (b.stx_dev_major, b.stx_dev_minor)
+            );
+            assert_eq!(a.stx_mtime.tv_sec, b.stx_mtime.tv_sec);
+            assert_eq!(
+                b.stx_mask & libc::STATX_BTIME,
+                0,
+                "fstatat has no birth time"
+            );
+        }
+        let missing = CString::new(dir.path().join("nothing").as_os_str().as_bytes()).unwrap();
+        let e = statx(libc::AT_FDCWD, &missing, 0, libc::STATX_INO).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        let e = statx_from_fstatat(libc::AT_FDCWD, &missing, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn renameat2_no_replace_keeps_an_existing_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "a").unwrap();
+        std::fs::write(dir.path().join("b"), "b").unwrap();
+        let d = File::open(dir.path()).unwrap();
+        let fd = d.as_raw_fd();
+        let e = renameat2(fd, c"a", fd, c"b", libc::RENAME_NOREPLACE).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EEXIST));
+        assert_eq!(std::fs::read_to_string(dir.path().join("b")).unwrap(), "b");
+        renameat2(fd, c"a", fd, c"c", libc::RENAME_NOREPLACE).unwrap();
+        assert!(!dir.path().join("a").exists());
+        assert_eq!(std::fs::read_to_string(dir.path().join("c")).unwrap(), "a");
+    }
+
+    #[test]
+    fn glibc_versions_compare_as_numbers() {
+        assert_eq!(glibc_version("2.17"), Some((2, 17)));
+        assert_eq!(glibc_version("glibc 2.36"), Some((2, 36)));
+        assert_eq!(glibc_version("2.35.0"), Some((2, 35)));
+        assert_eq!(glibc_version("ldd (GNU libc) 2.17"), Some((2, 17)));
+        assert!(glibc_version("2.9") < glibc_version("2.17"));
+        assert_eq!(glibc_version("musl"), None);
+        // What this binary says of itself agrees with build.rs.
+        if let Some(floor) = glibc_floor() {
+            assert!(glibc_version(floor).is_some(), "{floor}");
+            assert!(
+                VERSION_LINE.ends_with(&format!(", glibc >= {floor})")),
+                "{VERSION_LINE}"
+            );
+        }
+        assert!(VERSION_LINE.starts_with(env!("CARGO_PKG_VERSION")));
+        assert!(VERSION_LINE.contains(&format!("(commit {BUILD_COMMIT}, ")));
     }
 }

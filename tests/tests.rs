@@ -9,6 +9,7 @@ mod cli;
 mod cluster;
 mod dataset;
 mod devices;
+mod dist;
 mod engines;
 mod faults;
 mod files;

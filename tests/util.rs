@@ -45,8 +45,12 @@ impl Env {
     }
 
     /// `dbio` with the working directory set to this environment.
+    /// `DBIO_TEST_BIN=PATH` tests that binary (e.g. the portable build) instead of cargo's.
     pub fn dbio(&self) -> Command {
-        let mut c = Command::cargo_bin("dbio").expect("dbio binary");
+        let mut c = match std::env::var_os("DBIO_TEST_BIN") {
+            Some(bin) => Command::new(bin),
+            None => Command::cargo_bin("dbio").expect("dbio binary"),
+        };
         c.current_dir(self.path())
             .env("XDG_DATA_HOME", self.data_home.path())
             .env_remove("DBIO_DB");
@@ -55,7 +59,10 @@ impl Env {
 
     /// The same `dbio` as a plain process, for tests that hold its pipes themselves.
     pub fn process(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+        let bin = std::env::var_os("DBIO_TEST_BIN")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("dbio"));
+        let mut c = std::process::Command::new(bin);
         c.current_dir(self.path())
             .env("XDG_DATA_HOME", self.data_home.path())
             .env_remove("DBIO_DB");

@@ -51,6 +51,11 @@ const START_MARGIN: Duration = Duration::from_millis(300);
 const PUSH_SCRIPT: &str =
     "umask 077; d=$(mktemp -d) && cat > \"$d/dbio\" && chmod 700 \"$d/dbio\" && echo \"$d\"";
 
+/// What `--push` asks each host first: its glibc ("glibc 2.36"), else the first line of
+/// `ldd --version` (musl's names no glibc). It always succeeds where ssh does.
+const GLIBC_SCRIPT: &str =
+    "getconf GNU_LIBC_VERSION 2>/dev/null || ldd --version 2>&1 | head -n 1; true";
+
 /// A run across hosts as the user gave it, validated before any host is reached.
 pub struct Plan {
     pub args: RunArgs,
@@ -214,6 +219,9 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
         o.group == crate::options::Group::Cluster && matches!(p.args.source(o.name), Source::Job(_))
     });
     let ssh: Arc<dyn Transport> = Arc::new(if from_job { ssh.announced() } else { ssh });
+    if p.args.push {
+        check_glibc(&p.args.hosts, &ssh)?;
+    }
     let (tx, rx) = mpsc::channel();
     let hosts = connect(&p.args, &ssh, &tx);
     drop(tx);
@@ -237,6 +245,53 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
         c.lines, c.latest_ms
     );
     finish(p, c, ending, &started_at)
+}
+
+/// `--push` copies this binary, which runs only where the C library is glibc of the version
+/// it was built for or later: every host is asked at once, and the first that cannot run
+/// it is refused before any host gets anything. A host ssh cannot reach is left to the
+/// connect phase, which says why.
+fn check_glibc(hosts: &[String], ssh: &Arc<dyn Transport>) -> Result<()> {
+    let Some(floor) = crate::sys::glibc_floor() else {
+        return Ok(());
+    };
+    let asked: Vec<_> = hosts
+        .iter()
+        .map(|h| {
+            let (ssh, h) = (ssh.clone(), h.clone());
+            std::thread::spawn(move || ssh.script(&h, GLIBC_SCRIPT, b""))
+        })
+        .collect();
+    let answers: Vec<_> = asked.into_iter().map(|a| a.join()).collect();
+    for (host, answer) in hosts.iter().zip(answers) {
+        if let Ok(Ok(text)) = answer
+            && let Some(why) = glibc_refusal(host, &text, floor)
+        {
+            return Err(Error::usage(why));
+        }
+    }
+    Ok(())
+}
+
+/// Why `host`, which answered `answer` to [`GLIBC_SCRIPT`], cannot run a binary that needs
+/// glibc `floor`; None when it can (or said nothing to judge by).
+fn glibc_refusal(host: &str, answer: &str, floor: &str) -> Option<String> {
+    let line = answer.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let need = crate::sys::glibc_version(floor)?;
+    let lower = line.to_ascii_lowercase();
+    let advice = "install a dbio built for it there and give its path with --remote-dbio";
+    if !(lower.contains("glibc") || lower.contains("gnu libc")) {
+        return Some(format!(
+            "{host}: no glibc there ('{line}'), and --push copies this dbio, which needs glibc {floor} or later; {advice}"
+        ));
+    }
+    let have = crate::sys::glibc_version(line)?;
+    (have < need).then(|| {
+        format!(
+            "{host}: glibc {}.{} there, and --push copies this dbio, which needs glibc {floor} or later; {advice}",
+            have.0, have.1
+        )
+    })
 }
 
 /// Starts every host's agent at once (pushing the binary first with `--push`).
@@ -892,4 +947,35 @@ fn write_output(
     let dir = crate::report::create_run_dir(&out, started_at, tail)?;
     let summary = crate::report::write_run(&dir, result)?;
     Ok((dir.path().to_path_buf(), summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_refuses_a_host_whose_glibc_is_older_than_this_binary_needs() {
+        // getconf's answer, compared as numbers: 2.9 is older than 2.17.
+        for old in ["glibc 2.12", "glibc 2.9", "glibc 1.99"] {
+            let why = glibc_refusal("db1", old, "2.17").expect(old);
+            assert!(why.starts_with("db1: glibc "), "{why}");
+            assert!(why.contains(old.trim_start_matches("glibc ")), "{why}");
+            assert!(why.contains("needs glibc 2.17 or later"), "{why}");
+            assert!(!why.contains('\n'));
+        }
+        for new in ["glibc 2.17", "glibc 2.28", "glibc 2.36\n", "glibc 3.0"] {
+            assert_eq!(glibc_refusal("db1", new, "2.17"), None, "{new}");
+        }
+        // ldd's first line where getconf does not know.
+        assert_eq!(glibc_refusal("db1", "ldd (GNU libc) 2.17", "2.17"), None);
+        assert!(glibc_refusal("db1", "ldd (Ubuntu GLIBC 2.35-0ubuntu3) 2.35", "2.36").is_some());
+        // musl has no glibc at all.
+        let why = glibc_refusal("db2", "musl libc (x86_64)", "2.17").unwrap();
+        assert!(
+            why.starts_with("db2: no glibc there ('musl libc (x86_64)')"),
+            "{why}"
+        );
+        // Nothing to judge by: the agent's start says what is wrong.
+        assert_eq!(glibc_refusal("db1", "\n", "2.17"), None);
+    }
 }

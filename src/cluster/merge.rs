@@ -125,6 +125,8 @@ pub fn merge(
         hosts.iter().filter_map(|h| h.result.as_ref()).collect();
     let (template, _) = with.first()?;
     let mut r = template.clone();
+    // The merged result is the coordinator's: its binary, not the first host's.
+    r.dbio_build = Some(crate::report::result::DbioBuildJson::this());
     let secs = with
         .iter()
         .map(|(h, _)| h.measured_seconds)

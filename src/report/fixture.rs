@@ -167,6 +167,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         temp: None,
         schema: SCHEMA.into(),
         dbio_version: "0.1.0".into(),
+        dbio_build: None,
         test: "read-iops".into(),
         started_at: "2026-11-22T01:30:35Z".into(),
         measured_seconds: secs,

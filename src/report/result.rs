@@ -19,6 +19,10 @@ pub const SCHEMA: &str = "dbio.result.v1";
 pub struct RunResult {
     pub schema: String,
     pub dbio_version: String,
+    /// The binary that measured: version, git commit, target, oldest glibc it runs on
+    /// (absent in results of older dbio versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbio_build: Option<DbioBuildJson>,
     pub test: String,
     pub started_at: String,
     pub measured_seconds: f64,
@@ -375,6 +379,30 @@ pub struct RegionJson {
     pub index: usize,
     pub of: usize,
     pub files: Vec<String>,
+}
+
+/// The binary that measured, as `dbio --version` names it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DbioBuildJson {
+    pub version: String,
+    /// The git commit it was built from (short), or "unknown".
+    pub commit: String,
+    /// The target triple, e.g. "x86_64-unknown-linux-gnu".
+    pub target: String,
+    /// The oldest glibc it runs on, e.g. "2.17"; null where it was not built for glibc.
+    pub glibc_floor: Option<String>,
+}
+
+impl DbioBuildJson {
+    /// This binary.
+    pub fn this() -> DbioBuildJson {
+        DbioBuildJson {
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: crate::sys::BUILD_COMMIT.into(),
+            target: crate::sys::BUILD_TARGET.into(),
+            glibc_floor: crate::sys::glibc_floor().map(str::to_string),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -464,6 +464,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     RunResult {
         schema: rj::SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
+        dbio_build: Some(rj::DbioBuildJson::this()),
         test: cfg.test.name().into(),
         started_at: i.started_at.clone(),
         measured_seconds: secs,

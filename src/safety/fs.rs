@@ -183,15 +183,13 @@ fn open_beneath(
 }
 
 fn statx_entry(dirfd: RawFd, name: &CString, flags: libc::c_int) -> io::Result<Entry> {
-    // SAFETY: zeroed statx is valid; pointers are valid for the call.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     let mask = libc::STATX_TYPE
         | libc::STATX_INO
         | libc::STATX_SIZE
         | libc::STATX_BTIME
         | libc::STATX_NLINK
         | libc::STATX_UID;
-    check(unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut stx) })?;
+    let stx = crate::sys::statx(dirfd, name, flags, mask)?;
     let kind = match u32::from(stx.stx_mode) & libc::S_IFMT {
         libc::S_IFREG => Kind::File,
         libc::S_IFDIR => Kind::Dir,
@@ -646,17 +644,15 @@ impl Dir {
     fn rename_no_replace(&self, from: &str, to: &str) -> io::Result<()> {
         let (a, b) = (component(from)?, component(to)?);
         let fd = self.fd.as_raw_fd();
-        // SAFETY: valid descriptors and C strings.
-        let rc = unsafe { libc::renameat2(fd, a.as_ptr(), fd, b.as_ptr(), libc::RENAME_NOREPLACE) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINVAL) {
+        let e = match crate::sys::renameat2(fd, &a, fd, &b, libc::RENAME_NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
             return Err(e);
         }
-        // No RENAME_NOREPLACE on this file system: a hard link fails just the same if the
-        // name is taken.
+        // No RENAME_NOREPLACE on this file system (EINVAL) or no renameat2 in this kernel
+        // (ENOSYS, before 3.15): a hard link fails just the same if the name is taken.
         // SAFETY: as above.
         check(unsafe { libc::linkat(fd, a.as_ptr(), fd, b.as_ptr(), 0) })?;
         self.unlink(from)
