@@ -16,6 +16,7 @@ mod fill;
 mod fuzz;
 mod jobs;
 mod layers;
+mod leftovers;
 mod mem;
 mod memory;
 mod places;
