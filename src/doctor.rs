@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::dataset::State;
 use crate::dataset::stale::{self, Health};
 use crate::error::{ExitCode, Result};
+use crate::report::DirKind;
 use crate::report::summary::thousands;
 use crate::safety::fs::{Dir, Kind};
 use crate::safety::lock::{self, Holder, Mode};
@@ -93,42 +94,171 @@ pub struct Findings {
     pub running: Vec<(RunDirRecord, Vec<Holder>)>,
 }
 
-/// The directory of a run that was killed before it wrote its results.
+/// The directory of a command (a run, a sweep, `dbio mem`, ...) that was killed before it
+/// finished.
 #[derive(Debug)]
 pub struct KilledRun {
     pub record: RunDirRecord,
-    /// dbio's own files in it (what a run writes there, or their temporary names).
+    /// dbio's own files in it: what its command writes there (or their temporary names),
+    /// and its points' (`POINT/result.json`, ...), relative to it.
     pub own: Vec<String>,
+    /// Its points' run directories that hold nothing but dbio's files, relative to it,
+    /// innermost first: removed with it.
+    pub points: Vec<String>,
     /// Everything else in it, and why it is not dbio's: left alone.
     pub foreign: Vec<(String, &'static str)>,
 }
 
-/// What is in a registered run directory.
+impl KilledRun {
+    /// How many of its points' run directories it holds.
+    fn point_dirs(&self) -> usize {
+        let kind = DirKind::of(&self.record.test);
+        (self.points.iter())
+            .filter(|p| kind.points.is_none_or(|sub| sub.is_empty() || *p != sub))
+            .count()
+    }
+}
+
+/// What is in a registered results directory.
 enum RunDirState {
     /// Gone, or complete (its result.json is there): nothing to say.
     Nothing,
     Running(Vec<Holder>),
     Killed {
         own: Vec<String>,
+        points: Vec<String>,
         foreign: Vec<(String, &'static str)>,
     },
 }
 
-/// Whether `name` is a file a run writes into its directory, or one of them under the
-/// temporary name it is written as first (`.NAME.PID-RANDOM.tmp`).
-fn is_run_file_name(name: &str) -> bool {
-    let run_file = |n: &str| crate::run::RUN_DIR_FILES.contains(&n);
-    run_file(name)
+/// What a registered results directory of `kind` is, as words: "a run of read-iops",
+/// "a sweep", "a dbio mem run".
+fn what(kind: &str) -> String {
+    match kind {
+        "sweep" | "matrix" | "calibrate" => format!("a {kind}"),
+        "mem" => "a dbio mem run".to_string(),
+        test => format!("a run of {test}"),
+    }
+}
+
+/// Whether `name` is one of `files`, or one of them under the temporary name it is written
+/// as first (`.NAME.PID-RANDOM.tmp`), or the probe file a results directory is proved
+/// writable with (`.dbio-probe-PID`).
+fn is_own_name(name: &str, files: &[&str]) -> bool {
+    let listed = |n: &str| files.contains(&n);
+    listed(name)
         || name
             .strip_prefix('.')
             .and_then(|rest| rest.strip_suffix(".tmp"))
             .and_then(|rest| rest.rsplit_once('.'))
-            .is_some_and(|(file, _)| run_file(file))
+            .is_some_and(|(file, _)| listed(file))
+        || name
+            .strip_prefix(".dbio-probe-")
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Looks at the registered run directory `path`: whether a run holds it now (its lock),
-/// is complete, or was killed, and what is in it.
-fn inspect_run_dir(path: &Path) -> RunDirState {
+/// Why the entry `name` is not a file of dbio's named in `files`, or None when it is one:
+/// a plain file (one link, this user's) of such a name.
+fn not_own_file(e: &crate::safety::fs::Entry, name: &str, files: &[&str]) -> Option<&'static str> {
+    match e.kind {
+        Kind::File if e.nlink == 1 && e.uid == crate::safety::fs::effective_uid() => {
+            (!is_own_name(name, files)).then_some("dbio writes no file of that name")
+        }
+        Kind::File => Some("it is a hard link or another user's file"),
+        Kind::Dir => Some("it is a directory"),
+        Kind::Symlink => Some("it is a symbolic link"),
+        Kind::Other => Some("it is not a regular file"),
+    }
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The files of the point run directory `name` in `parent`, when it holds nothing but the
+/// files a run writes (None when it holds anything else, or is not a plain directory).
+fn point_files(parent: &Dir, name: &str) -> Option<Vec<String>> {
+    let dir = parent.open_dir(name).ok()?;
+    let mut files = Vec::new();
+    for n in names_in(dir.path()) {
+        let e = dir.entry(&n).ok()??;
+        if not_own_file(&e, &n, crate::run::RUN_DIR_FILES).is_some() {
+            return None;
+        }
+        files.push(n);
+    }
+    Some(files)
+}
+
+/// Sorts what is in the results directory `dir` of `kind` into dbio's own files, its
+/// points' run directories (with their files) and the rest. `prefix`: where `dir` is in
+/// the registered directory ("" or "points/").
+#[allow(clippy::type_complexity)]
+fn sort_contents(
+    dir: &Dir,
+    kind: &DirKind,
+    prefix: &str,
+    (own, points, foreign): (
+        &mut Vec<String>,
+        &mut Vec<String>,
+        &mut Vec<(String, &'static str)>,
+    ),
+) {
+    for name in names_in(dir.path()) {
+        let Ok(Some(e)) = dir.entry(&name) else {
+            continue;
+        };
+        let rel = format!("{prefix}{name}");
+        let files = if prefix.is_empty() {
+            kind.files
+        } else {
+            &[][..]
+        };
+        let Some(mut why) = not_own_file(&e, &name, files) else {
+            own.push(rel);
+            continue;
+        };
+        if e.kind == Kind::Dir {
+            match kind.points {
+                // Its points' run directories are here (directly, or in `points/`).
+                Some(sub) if sub.is_empty() || !prefix.is_empty() => {
+                    if let Some(inside) = point_files(dir, &name) {
+                        own.extend(inside.iter().map(|f| format!("{rel}/{f}")));
+                        points.push(rel);
+                        continue;
+                    }
+                    why = "a directory holding what is not dbio's";
+                }
+                Some(sub) if name == sub => {
+                    if let Ok(d) = dir.open_dir(&name) {
+                        let sub_kind = DirKind {
+                            files: &[],
+                            ..*kind
+                        };
+                        sort_contents(&d, &sub_kind, &format!("{rel}/"), (own, points, foreign));
+                        points.push(rel);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+        }
+        foreign.push((rel, why));
+    }
+}
+
+/// Looks at the registered results directory `path` of `kind`: whether its command holds
+/// it now (its lock), is complete, or was killed, and what is in it.
+fn inspect_run_dir(path: &Path, kind: &str) -> RunDirState {
     let Ok(dir) = Dir::open(path) else {
         return RunDirState::Nothing;
     };
@@ -137,38 +267,17 @@ fn inspect_run_dir(path: &Path) -> RunDirState {
     {
         return RunDirState::Running(dir.id().map(|id| lock::holders(&id)).unwrap_or_default());
     }
-    if matches!(dir.entry("result.json"), Ok(Some(_))) {
+    let kind = DirKind::of(kind);
+    if kind.result_json_ends_it && matches!(dir.entry("result.json"), Ok(Some(_))) {
         return RunDirState::Nothing;
     }
-    let mut names: Vec<String> = std::fs::read_dir(path)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let (mut own, mut foreign) = (Vec::new(), Vec::new());
-    for name in names {
-        let why = match dir.entry(&name) {
-            Ok(Some(e)) => match e.kind {
-                Kind::File if e.nlink == 1 && e.uid == crate::safety::fs::effective_uid() => {
-                    if is_run_file_name(&name) {
-                        own.push(name);
-                        continue;
-                    }
-                    "dbio writes no file of that name"
-                }
-                Kind::File => "it is a hard link or another user's file",
-                Kind::Dir => "it is a directory",
-                Kind::Symlink => "it is a symbolic link",
-                Kind::Other => "it is not a regular file",
-            },
-            _ => continue,
-        };
-        foreign.push((name, why));
+    let (mut own, mut points, mut foreign) = (Vec::new(), Vec::new(), Vec::new());
+    sort_contents(&dir, &kind, "", (&mut own, &mut points, &mut foreign));
+    RunDirState::Killed {
+        own,
+        points,
+        foreign,
     }
-    RunDirState::Killed { own, foreign }
 }
 
 fn dir_bytes(dir: &Path) -> u64 {
@@ -293,17 +402,26 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
             }
         }
         for p in &known.run_parents {
-            if p.is_dir() {
+            // A sweep's (or matrix's, calibration's) directory whose command did not end is
+            // listed as such below, not as a directory of runs.
+            let unended = (known.unfinished_run_dirs.iter())
+                .any(|r| Path::new(&r.path) == p || Path::new(&r.path).join("points") == *p);
+            if p.is_dir() && !unended {
                 f.look(p, 1, None);
             }
         }
         for r in &known.unfinished_run_dirs {
-            match inspect_run_dir(Path::new(&r.path)) {
+            match inspect_run_dir(Path::new(&r.path), &r.test) {
                 RunDirState::Nothing => {}
                 RunDirState::Running(holders) => f.running.push((r.clone(), holders)),
-                RunDirState::Killed { own, foreign } => f.killed_runs.push(KilledRun {
+                RunDirState::Killed {
+                    own,
+                    points,
+                    foreign,
+                } => f.killed_runs.push(KilledRun {
                     record: r.clone(),
                     own,
+                    points,
                     foreign,
                 }),
             }
@@ -426,9 +544,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             .join(", ");
         let _ = writeln!(
             o,
-            "  {}: a run of {} going on now{}",
+            "  {}: {} going on now{}",
             r.path,
-            r.test,
+            what(&r.test),
             if who.is_empty() {
                 String::new()
             } else {
@@ -437,11 +555,22 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         );
     }
     for k in &f.killed_runs {
+        let (points, before) = if DirKind::of(&k.record.test).points.is_some() {
+            (
+                format!(
+                    "{} point run directory(ies) and ",
+                    thousands(k.point_dirs() as u64)
+                ),
+                "finished",
+            )
+        } else {
+            (String::new(), "wrote its results")
+        };
         let _ = writeln!(
             o,
-            "  {}: STALE: a run of {} started {} was killed before it wrote its results ({} file(s) of dbio's in it)",
+            "  {}: STALE: {} started {} was killed before it {before} ({points}{} file(s) of dbio's in it)",
             k.record.path,
-            k.record.test,
+            what(&k.record.test),
             k.record.created_at,
             k.own.len()
         );
@@ -485,7 +614,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     }
     if !f.killed_runs.is_empty() {
         advice.push(format!(
-            "{} run directory(ies) of killed runs: `dbio clean --stale` removes them (files that are not dbio's stay, and so does their directory)",
+            "{} run directory(ies) of killed runs: `dbio clean --stale` removes them (files that are not dbio's stay, and so does their directory; finished points of a sweep are kept in the results store)",
             f.killed_runs.len()
         ));
     }
@@ -582,14 +711,34 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
             }
         }
     }
-    for k in &f.killed_runs {
+    // Innermost first: a killed point's directory before the sweep's that holds it.
+    let mut killed: Vec<&KilledRun> = f.killed_runs.iter().collect();
+    killed.sort_by(|a, b| b.record.path.cmp(&a.record.path));
+    for k in killed {
         let path = Path::new(&k.record.path);
-        let dir = Dir::open(path).map_err(|e| crate::error::Error::io("cannot open", path, &e))?;
-        for name in &k.own {
-            // Removed only while it is still the plain file of dbio's that was looked at.
-            if let Ok(Some(e)) = dir.entry(name) {
-                dir.remove_file(name, &e.id)
-                    .map_err(|e| crate::error::Error::io("cannot remove", &dir.join(name), &e))?;
+        let Ok(dir) = Dir::open(path) else {
+            forget(&k.record.path);
+            continue;
+        };
+        let kind = DirKind::of(&k.record.test);
+        let mut removed_files = 0;
+        for rel in &k.own {
+            if remove_own_file(&dir, rel, &kind)? {
+                removed_files += 1;
+            }
+        }
+        let mut removed_points = 0;
+        for rel in &k.points {
+            let (parent, name) = match rel.rsplit_once('/') {
+                Some((parent, name)) => (dir.open_dir(parent).ok(), name),
+                None => (None, rel.as_str()),
+            };
+            let parent = parent.as_ref().unwrap_or(&dir);
+            if parent.remove_empty_dir(name).is_ok() {
+                forget(&path.join(rel).display().to_string());
+                if kind.points.is_none_or(|sub| sub.is_empty() || rel != sub) {
+                    removed_points += 1;
+                }
             }
         }
         let removed = match (path.parent(), path.file_name().and_then(|n| n.to_str())) {
@@ -598,20 +747,24 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
                 .is_ok(),
             _ => false,
         };
+        let points = if kind.points.is_some() {
+            format!(", {removed_points} point run directory(ies)")
+        } else {
+            String::new()
+        };
         if removed {
             forget(&k.record.path);
             let _ = writeln!(
                 o,
-                "{}: removed the directory of a killed run ({} file(s) of dbio's)",
+                "{}: removed the directory of {} that was killed ({removed_files} file(s) of dbio's{points})",
                 k.record.path,
-                k.own.len()
+                what(&k.record.test),
             );
         } else {
             let _ = writeln!(
                 o,
-                "{}: removed {} file(s) of dbio's; the directory stays: it holds what is not dbio's ({})",
+                "{}: removed {removed_files} file(s) of dbio's{points}; the directory stays: it holds what is not dbio's ({})",
                 k.record.path,
-                k.own.len(),
                 k.foreign
                     .iter()
                     .map(|(n, _)| n.as_str())
@@ -647,4 +800,35 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
         let _ = writeln!(o, "nothing stale found");
     }
     Ok(ExitCode::Ok)
+}
+
+/// Removes `rel` (a file, or `POINT/file`, `points/POINT/file`) from the results directory
+/// `dir` of `kind` if it is still a plain file of dbio's of a name dbio writes there, as it
+/// is looked at now. True when it was removed.
+fn remove_own_file(dir: &Dir, rel: &str, kind: &DirKind) -> Result<bool> {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    let Some(name) = parts.pop() else {
+        return Ok(false);
+    };
+    let files = if parts.is_empty() {
+        kind.files
+    } else {
+        crate::run::RUN_DIR_FILES
+    };
+    let mut at: Option<Dir> = None;
+    for p in parts {
+        match at.as_ref().unwrap_or(dir).open_dir(p) {
+            Ok(d) => at = Some(d),
+            Err(_) => return Ok(false),
+        }
+    }
+    let at = at.as_ref().unwrap_or(dir);
+    let Ok(Some(e)) = at.entry(name) else {
+        return Ok(false);
+    };
+    if not_own_file(&e, name, files).is_some() {
+        return Ok(false);
+    }
+    at.remove_file(name, &e.id)
+        .map_err(|err| crate::error::Error::io("cannot remove", &at.join(name), &err))
 }

@@ -17,6 +17,7 @@ mod fill;
 mod fuzz;
 mod jobs;
 mod layers;
+mod leftovers;
 mod mem;
 mod memory;
 mod places;

@@ -45,8 +45,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         note_new_data_set(db.as_deref(), path, in_use, command)
     }));
     let db = cli.db.clone();
-    crate::run::on_run_dir(Box::new(move |path, test| {
-        note_run_dir(db.as_deref(), path, test)
+    crate::run::on_run_dir(Box::new(move |path, event| {
+        note_run_dir(db.as_deref(), path, event)
     }));
     // A store dbio must not open (a link, someone else's file) is refused before anything
     // is created or measured, by every command that records into it.
@@ -380,17 +380,19 @@ fn note_new_data_set(db: Option<&Path>, path: &Path, in_use: bool, command: &str
     });
 }
 
-/// Registers the run directory `path` in the results store the moment it is created
-/// (`Some(test)`), or forgets it when it was removed again (`None`), so that `dbio doctor`
-/// lists from anywhere the directory of a run that is killed. A store that cannot be
-/// written changes nothing here (the run's own record says so).
-fn note_run_dir(db: Option<&Path>, path: &Path, test: Option<&str>) {
+/// Registers the results directory `path` in the results store the moment it is created,
+/// marks it finished when its command ended, or forgets it when it was removed again, so
+/// that `dbio doctor` lists from anywhere the directory of a command that is killed. A
+/// store that cannot be written changes nothing here (the run's own record says so).
+fn note_run_dir(db: Option<&Path>, path: &Path, event: crate::run::RunDirEvent<'_>) {
+    use crate::run::RunDirEvent;
     let path = path.display().to_string();
     let _ = store_path(db).and_then(|p| {
         let mut store = Store::open(&p)?;
-        match test {
-            Some(test) => store.note_run_dir(&path, test),
-            None => store.forget_run_dir(&path).map(|_| ()),
+        match event {
+            RunDirEvent::Made(kind) => store.note_run_dir(&path, kind),
+            RunDirEvent::Finished => store.finish_run_dir(&path),
+            RunDirEvent::Removed => store.forget_run_dir(&path).map(|_| ()),
         }
     });
 }

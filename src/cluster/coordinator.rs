@@ -17,7 +17,6 @@
 
 use crate::units::Shown;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -214,6 +213,34 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let started_at = crate::sys::utc_now_rfc3339();
     let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
+    let cfg = &p.first;
+    let tail = format!(
+        "{}_{}_{}hosts_{}sessions_{}_{}",
+        cfg.test.name(),
+        cfg.submission_label(),
+        p.args.hosts.len(),
+        cfg.sessions,
+        crate::units::size_label(cfg.dataset.size),
+        crate::units::duration_label(cfg.duration)
+    );
+    // Made, proved writable, registered and locked before any host is started; removed
+    // again when the run ends without a result.
+    let place = crate::report::RunPlace::make(&cfg.out, None, &started_at, &tail, cfg.test.name())?;
+    let outcome = run_hosts(p, stop, ssh, &place.dir, &started_at);
+    if outcome.is_err() {
+        place.remove();
+    }
+    outcome
+}
+
+/// The run across hosts, its merged result written into `dir`.
+fn run_hosts(
+    p: &Plan,
+    stop: &Arc<AtomicBool>,
+    ssh: Ssh,
+    dir: &crate::safety::fs::Dir,
+    started_at: &str,
+) -> Result<RunOutcome> {
     // What a job file starts (allowed by --yes) is shown before it runs.
     let from_job = crate::options::OPTIONS.iter().any(|o| {
         o.group == crate::options::Group::Cluster && matches!(p.args.source(o.name), Source::Job(_))
@@ -244,7 +271,7 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
         "dbio: {n} host(s): {} per-second line(s) merged, the latest {:.0} ms after its second closed",
         c.lines, c.latest_ms
     );
-    finish(p, c, ending, &started_at)
+    finish(p, c, ending, started_at, dir)
 }
 
 /// `--push` copies this binary, which runs only where the C library is glibc of the version
@@ -863,7 +890,13 @@ impl Cluster<'_> {
 }
 
 /// The merged result, written into the coordinator's run directory.
-fn finish(p: &Plan, c: Cluster, ending: Ending, started_at: &str) -> Result<RunOutcome> {
+fn finish(
+    p: &Plan,
+    c: Cluster,
+    ending: Ending,
+    started_at: &str,
+    dir: &crate::safety::fs::Dir,
+) -> Result<RunOutcome> {
     let outcomes: Vec<HostOutcome> = (c.hosts.iter())
         .map(|h| HostOutcome {
             name: h.name.clone(),
@@ -904,20 +937,10 @@ fn finish(p: &Plan, c: Cluster, ending: Ending, started_at: &str) -> Result<RunO
     } else {
         ExitCode::Ok
     };
-    let cfg = &p.first;
-    let tail = format!(
-        "{}_{}_{}hosts_{}sessions_{}_{}",
-        cfg.test.name(),
-        cfg.submission_label(),
-        c.hosts.len(),
-        cfg.sessions,
-        crate::units::size_label(cfg.dataset.size),
-        crate::units::duration_label(cfg.duration)
-    );
-    let (run_dir, summary, write_error) = match write_output(&cfg.out, started_at, &tail, &result) {
-        Ok((dir, summary)) => (dir, summary, None),
+    let (run_dir, summary, write_error) = match crate::report::write_run(dir, &result) {
+        Ok(summary) => (dir.path().to_path_buf(), summary, None),
         Err(e) => (
-            cfg.out.clone(),
+            dir.path().to_path_buf(),
             crate::report::summary::render(&result),
             Some(e),
         ),
@@ -934,19 +957,6 @@ fn finish(p: &Plan, c: Cluster, ending: Ending, started_at: &str) -> Result<RunO
         write_error,
         totals: Vec::new(),
     })
-}
-
-/// Every file of the coordinator's run directory goes through here.
-fn write_output(
-    out: &Path,
-    started_at: &str,
-    tail: &str,
-    result: &RunResult,
-) -> Result<(std::path::PathBuf, String)> {
-    let out = crate::report::open_out(out)?;
-    let dir = crate::report::create_run_dir(&out, started_at, tail)?;
-    let summary = crate::report::write_run(&dir, result)?;
-    Ok((dir.path().to_path_buf(), summary))
 }
 
 #[cfg(test)]

@@ -127,16 +127,35 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
             .collect::<Vec<_>>()
             .join("-"),
     };
-    let dir = crate::report::create_run_dir(
-        &crate::report::open_out(&a.out)?,
+    // Made, proved writable, registered and locked while it measures; removed again if
+    // nothing was written into it.
+    let place = crate::report::RunPlace::make(
+        &a.out,
+        None,
         &started_at,
         &format!("mem_{}_{what}", plan.memory.pages.name()),
+        "mem",
     )?;
+    let when = (started_at.as_str(), t0, load_at_start);
+    let outcome = measure_into(a, (&plan, &machine), stop, &place.dir, when);
+    place.close();
+    outcome.map(|o| Output::Run(Box::new(o)))
+}
+
+/// Measures `plan` and writes the result into `dir`.
+fn measure_into(
+    a: &MemArgs,
+    (plan, machine): (&Plan, &Machine),
+    stop: &AtomicBool,
+    dir: &crate::safety::fs::Dir,
+    (started_at, t0, load_at_start): (&str, u64, f64),
+) -> Result<MemOutcome> {
     let progress = Progress::line(crate::progress::wanted(a.quiet));
-    let figures = measure_all(&plan, stop, &progress)?;
+    let figures = measure_all(plan, stop, &progress);
     progress.clear();
+    let figures = figures?;
     let stopped = stop.load(Relaxed);
-    let mut r = assemble(a, &plan, &machine, figures, &started_at, t0, stopped);
+    let mut r = assemble(a, plan, machine, figures, started_at, t0, stopped);
     r.load_average = [load_at_start, load_average()];
     let cpus = r.host.cpus as f64;
     if load_at_start > (cpus / 2.0).max(1.0) {
@@ -148,8 +167,8 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
         r.warnings
             .push("stopped by a signal: the result holds what was measured until then".into());
     }
-    let summary = write_run(&dir, &r)?;
-    Ok(Output::Run(Box::new(MemOutcome {
+    let summary = write_run(dir, &r)?;
+    Ok(MemOutcome {
         result: r,
         summary,
         run_dir: dir.path().to_path_buf(),
@@ -158,7 +177,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
         } else {
             ExitCode::Ok
         },
-    })))
+    })
 }
 
 /// What the measurements returned.
@@ -429,7 +448,7 @@ fn placement(
         ));
     }
     let (shm_json, pages_by_node) = result::shm_json(file, process, memory_nodes);
-    let dir = crate::report::create_run_dir(&crate::report::open_out(&a.out)?, started_at, &tail)?;
+    let place = crate::report::RunPlace::make(&a.out, None, started_at, &tail, "mem")?;
     let r = MemResult {
         schema: result::SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
@@ -484,11 +503,13 @@ fn placement(
         pages_by_node: Some(pages_by_node),
         warnings,
     };
-    let summary = write_run(&dir, &r)?;
+    let written = write_run(&place.dir, &r);
+    let run_dir = place.dir.path().to_path_buf();
+    place.close();
     Ok(MemOutcome {
         result: r,
-        summary,
-        run_dir: dir.path().to_path_buf(),
+        summary: written?,
+        run_dir,
         exit: ExitCode::Ok,
     })
 }
@@ -500,6 +521,10 @@ fn load_average() -> f64 {
         .and_then(|s| s.split_whitespace().next()?.parse().ok())
         .unwrap_or(0.0)
 }
+
+/// The files `dbio mem` writes into its directory: all that `dbio clean --stale` may remove
+/// from the directory of one that was killed.
+pub const MEM_DIR_FILES: &[&str] = &["result.json", "summary.txt", "report.html"];
 
 /// Writes result.json, summary.txt and report.html; returns the summary.
 fn write_run(dir: &crate::safety::fs::Dir, r: &MemResult) -> Result<String> {

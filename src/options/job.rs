@@ -189,25 +189,52 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// A TOML error of job file `text` as one line naming the key and its line: the toml
-/// crate names neither (`invalid type: integer ... as i128` for a number out of range).
+/// A TOML error of job file (or sizing plan) `text` as one line naming the key and its
+/// line: the toml crate names neither (`invalid type: integer ... as i128` for a number out of range).
 pub(crate) fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
     let msg = units::echoed(e.message().trim());
     let Some(span) = e.span() else {
         return Error::usage(format!("{origin}: {msg}"));
     };
     let line = line_of(text, span.start);
+    // A table without a key it must have: the span is the table's.
+    if let Some(field) = msg
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        let end = text[span.start.min(text.len())..]
+            .find('\n')
+            .map_or(text.len(), |i| span.start + i);
+        let key = match table_above(&text[..end]) {
+            Some(t) => format!("{t}.{field}"),
+            None => field.to_string(),
+        };
+        return Error::usage(format!("{origin} (line {line}): missing '{key}'"));
+    }
     let why = if msg.contains("integer") && (msg.contains("i128") || msg.contains("expected u")) {
         format!("the number is out of range ({msg})")
     } else {
         msg
     };
     match key_at(text, span.start) {
+        // The key itself is what is wrong: said as the toml crate says it.
+        Some(_) if why.starts_with("unknown field") => {
+            Error::usage(format!("{origin} (line {line}): {why}"))
+        }
         Some(key) => Error::usage(format!(
             "{origin} (line {line}): invalid value for '{key}': {why}"
         )),
         None => Error::usage(format!("{origin} (line {line}): {why}")),
     }
+}
+
+/// The name of the last table header (`[table]`, `[[table]]`) in `text`.
+fn table_above(text: &str) -> Option<&str> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim())
 }
 
 /// The key (`table.key`) set on the line of byte `offset`, from the text: the line's
@@ -221,13 +248,7 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     if key.is_empty() || key.starts_with('[') {
         return None;
     }
-    let table = text[..start]
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
-    Some(match table {
+    Some(match table_above(&text[..start]) {
         Some(t) if !t.is_empty() => format!("{t}.{key}"),
         _ => key.to_string(),
     })

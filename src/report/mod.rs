@@ -58,38 +58,112 @@ pub fn check_out(out: &Path) -> Result<PathBuf> {
     Ok(at)
 }
 
-/// Opens `--out`, creating it (and its missing parents) if needed.
-pub fn open_out(out: &Path) -> Result<Dir> {
-    Dir::create_all(out).map_err(|e| {
-        Error::usage(format!(
-            "--out {}: cannot create the output directory: {}; choose a directory you can write to",
-            out.shown(),
-            crate::error::io_advice(&e)
-        ))
-    })
+/// What hears of a results directory dbio makes (a run's, a sweep's, `dbio mem`'s, ...):
+/// the results store's registry, so that `dbio doctor` run anywhere lists the directory of
+/// a command that was killed. It must not fail the command.
+pub type RunDirHook = Box<dyn Fn(&Path, RunDirEvent<'_>) + Send + Sync>;
+
+/// What happened to a registered results directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunDirEvent<'a> {
+    /// Made and proved writable, before anything is measured: of this kind (a test's name
+    /// for a run, or `sweep`, `matrix`, `calibrate`, `mem`: see [`DirKind::of`]).
+    Made(&'a str),
+    /// The command that made it ended and left its results there.
+    Finished,
+    /// Removed again: nothing was written into it.
+    Removed,
 }
 
-/// A run directory made for one run, proved writable, with the `--out` directories made
-/// for it: removed again ([`RunPlace::remove`]) when the run fails before writing anything.
+static RUN_DIRS: std::sync::OnceLock<RunDirHook> = std::sync::OnceLock::new();
+
+/// Sets the [`RunDirHook`] (once per process; later calls are ignored).
+pub fn on_run_dir(hook: RunDirHook) {
+    let _ = RUN_DIRS.set(hook);
+}
+
+fn tell_run_dirs(path: &Path, event: RunDirEvent<'_>) {
+    if let Some(hook) = RUN_DIRS.get() {
+        hook(path, event);
+    }
+}
+
+/// The kinds of results directory dbio makes, and what each may hold: the explicit list of
+/// file names dbio writes there (all that `dbio clean --stale` may remove from one whose
+/// command was killed), and where the run directories of its points are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirKind {
+    /// The files dbio writes into it.
+    pub files: &'static [&'static str],
+    /// Its points' run directories: None (it has none), `Some("")` (directly in it), or
+    /// `Some(sub)` (in its subdirectory `sub`).
+    pub points: Option<&'static str>,
+    /// Whether its results are complete once `result.json` is there (a directory rewritten
+    /// as its command goes, as a sweep's, is complete only when the command says so).
+    pub result_json_ends_it: bool,
+}
+
+impl DirKind {
+    /// The kind registered as `kind`: `sweep`, `matrix`, `calibrate`, `mem`, else a run's
+    /// (of the test of that name, on one host or across hosts).
+    pub fn of(kind: &str) -> DirKind {
+        let (files, points, result_json_ends_it) = match kind {
+            "sweep" => (crate::sweep::SWEEP_DIR_FILES, Some(""), false),
+            "matrix" => (
+                crate::sweep::matrix::MATRIX_DIR_FILES,
+                Some("points"),
+                false,
+            ),
+            "calibrate" => (
+                crate::sweep::calibrate::CALIBRATE_DIR_FILES,
+                Some(""),
+                false,
+            ),
+            "mem" => (crate::mem::MEM_DIR_FILES, None, true),
+            _ => (crate::run::RUN_DIR_FILES, None, true),
+        };
+        DirKind {
+            files,
+            points,
+            result_json_ends_it,
+        }
+    }
+}
+
+/// A results directory made for one command (a run, a sweep, `dbio mem`, ...), proved
+/// writable, registered in the results store and locked while the command goes, with the
+/// `--out` directories made for it. When the command fails before writing anything, it is
+/// removed again ([`RunPlace::remove`]) with what was made for it.
 #[derive(Debug)]
 pub struct RunPlace {
     pub out: std::sync::Arc<Dir>,
-    pub dir: Dir,
+    /// It, open: shared with the runs of a command's points, made in it.
+    pub dir: std::sync::Arc<Dir>,
     /// `--out` and its parents, where this run made them.
     made_out: Vec<PathBuf>,
+    /// Directories made inside it ([`RunPlace::make_subdir`]), removed with it while empty.
+    made_inside: Vec<String>,
+    /// Its absolute path, as registered.
+    abs: PathBuf,
+    /// The lock held on it while the command goes: `dbio doctor` tells a running command's
+    /// directory from a killed one's by it, never by a PID written down.
+    _lock: Option<std::os::fd::OwnedFd>,
+    /// Whether the registry heard of it.
+    registered: bool,
 }
 
 impl RunPlace {
-    /// Makes the run directory `<yyyymmddThhmmss>_<name_tail>` in `held` (a command made
-    /// of runs holds its directory) or in `--out` `out` (made, with its missing parents,
-    /// when missing), then proves it writable: a file is created in it, written and
-    /// removed. A place that cannot hold results is refused as bad input, and what was
-    /// made for it is removed.
+    /// Makes the directory `<yyyymmddThhmmss>_<name_tail>` in `held` (a command made of
+    /// runs holds its directory) or in `--out` `out` (made, with its missing parents, when
+    /// missing), then proves it writable: a file is created in it, written and removed. A
+    /// place that cannot hold results is refused as bad input, and what was made for it is
+    /// removed. Then it is locked and registered as of `kind` ([`RunDirEvent::Made`]).
     pub fn make(
         out: &Path,
         held: Option<std::sync::Arc<Dir>>,
         started_at: &str,
         name_tail: &str,
+        kind: &str,
     ) -> Result<RunPlace> {
         let (out_dir, made_out) = match held {
             Some(d) => (d, Vec::new()),
@@ -117,13 +191,18 @@ impl RunPlace {
                 });
             }
         };
-        let place = RunPlace {
+        let abs = std::fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().into());
+        let mut place = RunPlace {
             out: out_dir,
-            dir,
+            dir: std::sync::Arc::new(dir),
             made_out,
+            made_inside: Vec::new(),
+            abs,
+            _lock: None,
+            registered: false,
         };
         if let Err(e) = place.dir.probe_writable() {
-            let at = place.dir.path().display().to_string();
+            let at = place.dir.path().shown().to_string();
             place.remove();
             return Err(Error::usage(format!(
                 "--out {}: cannot write results into {at}: {}; choose a directory you can write to",
@@ -131,30 +210,68 @@ impl RunPlace {
                 crate::error::io_advice(&e)
             )));
         }
+        place._lock = place.dir.dup().ok().filter(|fd| {
+            crate::safety::lock::try_lock(fd, crate::safety::lock::Mode::Exclusive).unwrap_or(false)
+        });
+        tell_run_dirs(&place.abs, RunDirEvent::Made(kind));
+        place.registered = true;
         Ok(place)
     }
 
-    /// Removes the run directory while it is empty, then the `--out` directories made for
-    /// it: a run that failed before writing anything leaves nothing behind. True when the
-    /// run directory was removed.
-    pub fn remove(self) -> bool {
-        let removed = self
+    /// Its absolute path, as registered.
+    pub fn path(&self) -> &Path {
+        &self.abs
+    }
+
+    /// Makes the directory `name` inside it (for its points' run directories); removed
+    /// with it while empty.
+    pub fn make_subdir(&mut self, name: &str) -> Result<Dir> {
+        let d = self
             .dir
-            .path()
-            .file_name()
-            .and_then(|n| n.to_str())
+            .create_dir(name)
+            .map_err(|e| Error::io("cannot create", &self.dir.join(name), &e))?;
+        self.made_inside.push(name.to_string());
+        Ok(d)
+    }
+
+    /// The command ended and its results are written here: registered as finished, and no
+    /// longer locked.
+    pub fn finish(self) {
+        tell_run_dirs(&self.abs, RunDirEvent::Finished);
+    }
+
+    /// The command ended, well or not: removed ([`RunPlace::remove`]) when nothing was
+    /// written into it, else finished ([`RunPlace::finish`]) with what it holds.
+    pub fn close(self) {
+        if !self.remove_empty() {
+            self.finish();
+        }
+    }
+
+    /// Removes it while empty (with the directories made inside it, while empty), then
+    /// the `--out` directories made for it: a command that failed before writing anything
+    /// leaves nothing behind, and the registry forgets it. True when it was removed.
+    pub fn remove(self) -> bool {
+        self.remove_empty()
+    }
+
+    fn remove_empty(&self) -> bool {
+        for sub in self.made_inside.iter().rev() {
+            let _ = self.dir.remove_empty_dir(sub);
+        }
+        let removed = (self.dir.path().file_name().and_then(|n| n.to_str()))
             .is_some_and(|name| self.out.remove_empty_dir(name).is_ok());
-        let made = self.made_out;
-        drop(self.dir);
-        drop(self.out);
-        crate::safety::fs::remove_made(&made);
+        if removed && self.registered {
+            tell_run_dirs(&self.abs, RunDirEvent::Removed);
+        }
+        crate::safety::fs::remove_made(&self.made_out);
         removed
     }
 }
 
 /// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (SPEC §6), adding `-2`, `-3`, ... if a
 /// run in the same second took the name. Returns it open.
-pub fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {
+fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {
     let stamp: String = started_at
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())

@@ -240,44 +240,25 @@ pub fn run(
         size_label(pre.size_bytes),
         duration_label(cfg.duration)
     );
-    let place = report::RunPlace::make(&cfg.out, pre.out.clone(), &started_at, &tail)?;
-    // Held while the run goes: `dbio doctor` tells a running run's directory from a killed
-    // one's by this lock, never by a PID written down.
-    let held = place.dir.dup().and_then(|fd| {
-        crate::safety::lock::try_lock(&fd, crate::safety::lock::Mode::Exclusive).map(|_| fd)
-    });
-    let abs = std::fs::canonicalize(place.dir.path()).unwrap_or_else(|_| place.dir.path().into());
-    tell_run_dirs(&abs, Some(cfg.test.name()));
+    // Made, proved writable, registered and locked (while the run goes) before anything is
+    // prepared or measured.
+    let place = report::RunPlace::make(
+        &cfg.out,
+        pre.out.clone(),
+        &started_at,
+        &tail,
+        cfg.test.name(),
+    )?;
     let result = open_for_run(cfg, pre, stop, on_data_set)
-        .and_then(|ds| run_in(cfg, stop, ds, Some(&place.dir), pre, started_at));
+        .and_then(|ds| run_in(cfg, stop, ds, Some(&*place.dir), pre, started_at));
     if result.is_err() {
         // Nothing was written: the run directory goes, and what was made for it.
-        if place.remove() {
-            tell_run_dirs(&abs, None);
-        }
+        place.remove();
     }
-    drop(held);
     result
 }
 
-/// What hears of a run directory the moment it is created (`Some(test)`), before anything
-/// is measured, and when it is removed again because nothing was measured (`None`): the
-/// results store's registry, so that `dbio doctor` run anywhere lists the directory of a
-/// run that was killed. It must not fail the run.
-pub type RunDirHook = Box<dyn Fn(&std::path::Path, Option<&str>) + Send + Sync>;
-
-static RUN_DIRS: std::sync::OnceLock<RunDirHook> = std::sync::OnceLock::new();
-
-/// Sets the [`RunDirHook`] (once per process; later calls are ignored).
-pub fn on_run_dir(hook: RunDirHook) {
-    let _ = RUN_DIRS.set(hook);
-}
-
-fn tell_run_dirs(path: &std::path::Path, test: Option<&str>) {
-    if let Some(hook) = RUN_DIRS.get() {
-        hook(path, test);
-    }
-}
+pub use crate::report::{RunDirEvent, RunDirHook, on_run_dir};
 
 /// The names of the files a run writes into its run directory: what `dbio clean --stale`
 /// may remove from the directory of a run that was killed (with the temporary names they

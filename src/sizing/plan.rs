@@ -286,13 +286,8 @@ impl Reader<'_> {
 
 /// Parses plan `text` (`origin` names it in errors).
 pub fn parse(text: &str, origin: &str) -> Result<Plan> {
-    let file: PlanFile = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| format!(" (line {})", crate::options::job::line_of(text, s.start)))
-            .unwrap_or_default();
-        Error::usage(format!("{origin}{at}: {}", e.message().trim_end()))
-    })?;
+    let file: PlanFile =
+        toml::from_str(text).map_err(|e| crate::options::job::toml_error(text, origin, &e))?;
     let r = Reader { text, origin };
     let table =
         |name: &str, what: &str| Error::usage(format!("{origin}: no [{name}] table: {what}"));
@@ -697,6 +692,46 @@ spares = "10%"
             err(&GOOD.replacen("\"db file parallel write\"", "\"log file sync\"", 1))
                 .contains("'requirements.class.event'")
         );
+    }
+
+    /// What the toml crate refuses (numbers it cannot hold, a table without a key it must
+    /// have) is said as the plan's own checks say it: the key and its line.
+    #[test]
+    fn what_toml_refuses_names_key_and_line() {
+        let big = "99999999999999999999999";
+        let cases: [(&str, String, &str); 5] = [
+            (
+                "iops = 200",
+                format!("iops = {big}"),
+                "p.toml (line 20): invalid value for 'device.iops': the number is out of range",
+            ),
+            (
+                "peak_iops = 100",
+                format!("peak_iops = -{big}"),
+                "p.toml (line 9): invalid value for 'requirements.class.peak_iops': the number is out of range",
+            ),
+            (
+                "max_devices = 100",
+                "max_devices = 1e999".into(),
+                "p.toml (line 26): invalid value for 'array.max_devices'",
+            ),
+            (
+                "usable_surface = \"50%\"",
+                format!("runs = [{big}]"),
+                "invalid value for 'device.runs': the number is out of range",
+            ),
+            (
+                "event = \"direct path read\"\n",
+                String::new(),
+                "p.toml (line 5): missing 'requirements.class.event'",
+            ),
+        ];
+        for (from, to, want) in cases {
+            let text = GOOD.replacen(from, &to, 1);
+            let e = err(&text);
+            assert!(e.contains(want), "{from} → {to}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
     }
 
     #[test]

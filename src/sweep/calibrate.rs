@@ -306,15 +306,28 @@ pub fn run(
             crate::options::environment::check(&c.config(kind, 1, 1)?)?;
         }
     }
-    let out = crate::report::open_out(&a.out)?;
-    let held = crate::report::create_run_dir(&out, &c.result.started_at, "calibrate")?;
-    c.dir = held.path().to_path_buf();
-    c.held = Some(std::sync::Arc::new(held));
-    c.walk_small_reads()?;
-    c.walk_large_reads()?;
-    c.single_session()?;
-    c.result.complete = c.exit == ExitCode::Ok && !c.stopped();
-    c.write()?;
+    // Made, proved writable, registered and locked while the calibration goes; removed
+    // again if no point left anything in it.
+    let place = crate::report::RunPlace::make(
+        &a.out,
+        None,
+        &c.result.started_at,
+        "calibrate",
+        "calibrate",
+    )?;
+    c.dir = place.dir.path().to_path_buf();
+    c.held = Some(place.dir.clone());
+    let walked = c
+        .walk_small_reads()
+        .and_then(|()| c.walk_large_reads())
+        .and_then(|()| c.single_session())
+        .and_then(|()| {
+            c.result.complete = c.exit == ExitCode::Ok && !c.stopped();
+            c.write()
+        });
+    c.held = None;
+    place.close();
+    walked?;
     Ok(CalibrateOutcome {
         text: render(&c.result),
         result: c.result,
@@ -577,10 +590,14 @@ impl Calibrator<'_> {
     }
 }
 
+/// The file a calibration writes into its directory (beside its points' run directories):
+/// all that `dbio clean --stale` may remove there, besides those.
+pub const CALIBRATE_DIR_FILES: &[&str] = &["calibrate.json"];
+
 fn write_json(dir: &crate::safety::fs::Dir, r: &CalibrateResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the calibration: {e}")))?;
-    crate::report::write_file(dir, "calibrate.json", &(json + "\n"), true)
+    crate::report::write_file(dir, CALIBRATE_DIR_FILES[0], &(json + "\n"), true)
 }
 
 /// The curves walked and the three answers, as printed.

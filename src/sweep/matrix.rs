@@ -304,13 +304,46 @@ pub fn run(
         let pre = crate::options::environment::check(&cfg)?;
         planned.push((cfg, pre));
     }
-    let out = crate::report::open_out(&a.out)?;
-    let held = crate::report::create_run_dir(&out, &crate::sys::utc_now_rfc3339(), &tail)?;
+    // Made, proved writable, registered and locked while the matrix goes; removed again if
+    // no point left anything in it.
+    let mut place = crate::report::RunPlace::make(
+        &a.out,
+        None,
+        &crate::sys::utc_now_rfc3339(),
+        &tail,
+        "matrix",
+    )?;
+    let outcome = place.make_subdir("points").and_then(|points| {
+        run_points(
+            a,
+            stop,
+            on_data_set,
+            on_point,
+            &grid,
+            planned,
+            &place,
+            points,
+        )
+    });
+    place.close();
+    outcome
+}
+
+/// The points of a matrix, in its directory `place`, their run directories in `points`.
+#[allow(clippy::too_many_arguments)]
+fn run_points(
+    a: &MatrixArgs,
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    on_point: &mut dyn FnMut(&crate::run::RunOutcome),
+    grid: &[(u32, u32)],
+    planned: Vec<(crate::options::RunConfig, crate::run::Preflight)>,
+    place: &crate::report::RunPlace,
+    points: crate::safety::fs::Dir,
+) -> Result<MatrixOutcome> {
+    let held = &place.dir;
     let dir = held.path().to_path_buf();
-    let points_dir = std::sync::Arc::new(
-        held.create_dir("points")
-            .map_err(|e| Error::io("cannot create", &dir.join("points"), &e))?,
-    );
+    let points_dir = std::sync::Arc::new(points);
     eprintln!(
         "dbio: matrix {}: {} points of {} + {} warm-up each, in {}",
         a.shape.name(),
@@ -398,7 +431,7 @@ pub fn run(
         min_small_latency: best(&|p| p.small_mean_us, false),
         points,
     };
-    write_outputs(&held, &result)?;
+    write_outputs(held, &result)?;
     if exit == ExitCode::Ok && stop.load(std::sync::atomic::Ordering::Relaxed) {
         exit = ExitCode::Interrupted;
     }
@@ -450,8 +483,21 @@ fn grid_csv(r: &MatrixResult, of_small: bool, value: impl Fn(&Point) -> Option<f
     o
 }
 
+/// The files a matrix writes into its directory (beside `points/`, its points' run
+/// directories): all that `dbio clean --stale` may remove there, besides those.
+pub const MATRIX_DIR_FILES: &[&str] = &[
+    "iops.csv",
+    "mbps.csv",
+    "lat.csv",
+    "matrix.txt",
+    "matrix.json",
+];
+
 fn write_outputs(dir: &crate::safety::fs::Dir, r: &MatrixResult) -> Result<()> {
-    let write = |name: &str, text: String| crate::report::write_file(dir, name, &text, true);
+    let write = |name: &str, text: String| {
+        debug_assert!(MATRIX_DIR_FILES.contains(&name), "{name} is not listed");
+        crate::report::write_file(dir, name, &text, true)
+    };
     write(
         "iops.csv",
         grid_csv(r, true, |p| (p.small > 0).then_some(p.small_iops)),

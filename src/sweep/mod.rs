@@ -354,13 +354,42 @@ pub fn run(
     // The test as the points run it (`job` with --job).
     let test = points.first().map_or("job", |(_, cfg, _)| cfg.test.name());
     let tail = format!("sweep_{}_{}", test, p.name());
-    let out = report::open_out(&a.run.0.out)?;
-    let held = std::sync::Arc::new(report::create_run_dir(&out, &started_at, &tail)?);
+    // Made, proved writable, registered and locked while the sweep goes; removed again if
+    // no point left anything in it.
+    let place = report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
+    let outcome = run_points(
+        (a, &base),
+        stop,
+        on_data_set,
+        on_point,
+        &mut points,
+        &place,
+        started_at,
+    );
+    place.close();
+    outcome
+}
+
+/// The points of a sweep, in its directory `place`.
+fn run_points(
+    (a, base): (&SweepArgs, &RunArgs),
+    stop: &Arc<AtomicBool>,
+    on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    on_point: &mut dyn FnMut(&RunOutcome),
+    points: &mut Vec<Point>,
+    place: &report::RunPlace,
+    started_at: String,
+) -> Result<SweepOutcome> {
+    let sp = swept(a);
+    let p = sp.param;
+    let test = points.first().map_or("job", |(_, cfg, _)| cfg.test.name());
+    let test = test.to_string();
+    let held = place.dir.clone();
     let dir = held.path().to_path_buf();
     let mut result = SweepResult {
         schema: SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
-        test: test.into(),
+        test,
         submission: if a.run.0.sync { "sync" } else { "async" }.into(),
         param: p,
         values: sp.values.clone(),
@@ -406,7 +435,7 @@ pub fn run(
             if max == 0 {
                 eprintln!("dbio: the closed-loop point measured nothing; no curve");
             } else {
-                points.extend(plan_values(&base, Param::Rate, &values, 1)?);
+                points.extend(plan_values(base, Param::Rate, &values, 1)?);
             }
             n = points.len();
         }
@@ -443,14 +472,17 @@ fn relative(child: &Path, base: &Path) -> String {
         .to_string()
 }
 
+/// The files a sweep writes into its directory (beside its points' run directories): all
+/// that `dbio clean --stale` may remove there, besides those.
+pub const SWEEP_DIR_FILES: &[&str] = &["sweep.json", "sweep.csv", "sweep.html"];
+
 fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the sweep: {e}")))?;
-    for (name, text) in [
-        ("sweep.json", json + "\n"),
-        ("sweep.csv", csv(r)),
-        ("sweep.html", page::render(r)),
-    ] {
+    for (name, text) in SWEEP_DIR_FILES
+        .iter()
+        .zip([json + "\n", csv(r), page::render(r)])
+    {
         report::write_file(dir, name, &text, true)?;
     }
     Ok(())
