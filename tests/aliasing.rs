@@ -1,6 +1,7 @@
 //! A write test never overwrites bytes another device maps while that device is in use: a
 //! second loop device over the image of a mounted one (at any offset that overlaps), a loop
-//! device over a mounted device, a device whose file system starts where a partition would;
+//! device over a mounted device, a device or backing file a program only has mapped (mmap),
+//! a device whose file system starts at an offset;
 //! and `--destructive` means a block device, nothing else. Root and loop devices are needed
 //! (through `util::Loop`); elsewhere the tests say why they were skipped (and fail under `DBIO_TESTS_STRICT=1`).
 
@@ -345,4 +346,133 @@ fn destructive_needs_an_existing_block_device() {
     );
     assert!(!env.join("missing").exists());
     assert!(files_under(env.data_home.path()).is_empty(), "no store");
+}
+
+/// `len` bytes of a file or device mapped shared into this process (as a program that
+/// mmaps and then closes its descriptor), unmapped when dropped. This process is not
+/// dbio's, so dbio sees a user holding the bytes through the mapping alone.
+struct Mapped {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn new(path: &Path, len: usize) -> Mapped {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        // SAFETY: a valid descriptor; the kernel chooses the address; the mapping is only
+        // unmapped in drop and never read or written through here.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(addr, libc::MAP_FAILED, "mmap {}", path.display());
+        drop(f); // only the mapping is left
+        Mapped { addr, len }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in new, unmapped once.
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
+fn all_zero(path: &Path) -> bool {
+    std::fs::read(path).unwrap().iter().all(|&x| x == 0)
+}
+
+/// A program that mapped a device or a file and closed its descriptor still uses the bytes:
+/// another loop device over the same image (mapped), the image itself (mapped under a name
+/// since deleted), and the loop device under a loop-over-loop target (mapped) each refuse
+/// the write; with the mappings gone the same device is written.
+#[test]
+fn a_device_or_backing_file_only_mapped_by_a_program_is_in_use() {
+    let env = Env::new();
+    let image = blank_image(&env, "mapped.img", 16 * MIB);
+    let Some(a) = Loop::new(&image, None) else {
+        return;
+    };
+    let b = attach(&image, &["-o", "1048576"]);
+    let c = attach(&a.dev, &[]);
+    let me = format!("is mapped by process {}", std::process::id());
+    {
+        let _m = Mapped::new(&b.dev, MIB as usize);
+        let out = destroy(&env, a.path(), &["--size", "8M"]);
+        assert_refused(
+            &out,
+            &[
+                a.path(),
+                "same backing file",
+                &format!("as {}", b.path()),
+                &me,
+            ],
+        );
+        assert!(all_zero(&image), "nothing written");
+    }
+    {
+        // Through a second name for the image, deleted once mapped: /proc/PID/maps shows
+        // "(deleted)" and only the file's device and inode tell it is the image.
+        let link = env.join("link.img");
+        std::fs::hard_link(&image, &link).unwrap();
+        let _m = Mapped::new(&link, MIB as usize);
+        std::fs::remove_file(&link).unwrap();
+        let out = destroy(&env, a.path(), &["--size", "8M"]);
+        assert_refused(&out, &[a.path(), "its backing file", "mapped.img", &me]);
+        assert!(all_zero(&image), "nothing written");
+    }
+    {
+        let _m = Mapped::new(&a.dev, MIB as usize);
+        let out = destroy(&env, c.path(), &["--size", "8M"]);
+        assert_refused(&out, &[c.path(), &format!("as {}", a.path()), &me]);
+        assert!(all_zero(&image), "nothing written");
+    }
+    let out = destroy(&env, a.path(), &["--size", "8M"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all_zero(&image), "written once nothing maps the bytes");
+}
+
+/// `mkfs.ext4 -E offset=4194304`: a file system 4 MiB into a device with a blank start (no
+/// partition table, not at a usual partition start) is still somebody's data.
+#[test]
+fn a_file_system_at_any_offset_of_an_unpartitioned_device_is_refused() {
+    let env = Env::new();
+    let image = blank_image(&env, "offset.img", 32 * MIB);
+    let img = image.to_str().unwrap();
+    if !sh(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", "offset=4194304", img, "16M"],
+    ) {
+        return skip("no mkfs.ext4");
+    }
+    let Some(dev) = Loop::new(&image, None) else {
+        return;
+    };
+    let before = sha256(&image);
+    let out = destroy(&env, dev.path(), &[]);
+    assert_refused(
+        &out,
+        &[
+            dev.path(),
+            "ext2/3/4",
+            "at byte 4194304",
+            "4.0 MiB into the device",
+        ],
+    );
+    assert_eq!(sha256(&image), before, "the device is unchanged");
 }

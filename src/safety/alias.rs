@@ -16,6 +16,7 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
+use crate::safety::device::User;
 use crate::storage::sysfs::{SysRoot, parse_mountinfo};
 use crate::units::human_bytes;
 
@@ -73,10 +74,10 @@ pub trait Machine {
     fn loop_status(&self, sys: &SysRoot, name: &str) -> Option<LoopStatus>;
     /// The device-mapper table of `name` as `dmsetup table` prints it (None: unknown).
     fn dm_table(&self, sys: &SysRoot, name: &str) -> Option<String>;
-    /// Another process holding block device `devno` open: (pid, command line).
-    fn device_opened_by(&self, devno: u64) -> Option<(u32, String)>;
-    /// Another process holding the regular file `dev`/`ino` open: (pid, command line).
-    fn file_opened_by(&self, dev: u64, ino: u64) -> Option<(u32, String)>;
+    /// Another process holding block device `devno` open or mapped.
+    fn device_opened_by(&self, devno: u64) -> Option<User>;
+    /// Another process holding the regular file `dev`/`ino` open or mapped.
+    fn file_opened_by(&self, dev: u64, ino: u64) -> Option<User>;
     /// Whether opening device `name` exclusively fails (something claimed it).
     fn claimed(&self, name: &str) -> bool;
     /// The device number of a mount or swap source path, when it is a block device.
@@ -382,11 +383,8 @@ impl<M: Machine> Layout<'_, M> {
                 holders.join(", ")
             ));
         }
-        if let Some((pid, cmd)) = self.machine.device_opened_by(devno) {
-            return Some(format!(
-                "is open in process {pid} ({})",
-                crate::safety::lock::printable(&cmd)
-            ));
+        if let Some(user) = self.machine.device_opened_by(devno) {
+            return Some(user.to_string());
         }
         if !lower && !has_parts && self.machine.claimed(name) {
             return Some(
@@ -438,13 +436,9 @@ pub fn conflict<M: Machine>(
     // The target's own backing file, open in a program (a virtual machine's disk image).
     for e in &mine.extents {
         if let Store::File { dev, ino } = e.store
-            && let Some((pid, cmd)) = machine.file_opened_by(dev, ino)
+            && let Some(user) = machine.file_opened_by(dev, ino)
         {
-            return Err(format!(
-                "its backing file {} is open in process {pid} ({})",
-                e.label,
-                crate::safety::lock::printable(&cmd)
-            ));
+            return Err(format!("its backing file {} {user}", e.label));
         }
     }
     for other in layout.all() {
@@ -600,11 +594,11 @@ impl Machine for Host {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn device_opened_by(&self, devno: u64) -> Option<(u32, String)> {
+    fn device_opened_by(&self, devno: u64) -> Option<User> {
         super::device::opened_by(&[devno]).into_iter().next()
     }
 
-    fn file_opened_by(&self, dev: u64, ino: u64) -> Option<(u32, String)> {
+    fn file_opened_by(&self, dev: u64, ino: u64) -> Option<User> {
         super::device::opened_by_file(dev, ino).into_iter().next()
     }
 
@@ -636,6 +630,7 @@ mod tests {
         loops: HashMap<String, LoopStatus>,
         tables: HashMap<String, String>,
         open: Vec<u64>,
+        mapped: Vec<u64>,
         claimed: Vec<String>,
     }
 
@@ -646,6 +641,7 @@ mod tests {
                 loops: HashMap::new(),
                 tables: HashMap::new(),
                 open: Vec::new(),
+                mapped: Vec::new(),
                 claimed: Vec::new(),
             };
             for d in ["sys/class/block", "sys/dev/block", "proc/self"] {
@@ -733,13 +729,23 @@ mod tests {
         fn dm_table(&self, _: &SysRoot, name: &str) -> Option<String> {
             self.tables.get(name).cloned()
         }
-        fn device_opened_by(&self, devno: u64) -> Option<(u32, String)> {
-            self.open
-                .contains(&devno)
-                .then(|| (4242, "asm_pmon_+ASM1".to_string()))
+        fn device_opened_by(&self, devno: u64) -> Option<User> {
+            let user = |mapped| User {
+                pid: 4242,
+                cmd: "asm_pmon_+ASM1".to_string(),
+                mapped,
+            };
+            if self.mapped.contains(&devno) {
+                return Some(user(true));
+            }
+            self.open.contains(&devno).then(|| user(false))
         }
-        fn file_opened_by(&self, _: u64, ino: u64) -> Option<(u32, String)> {
-            (ino == 99).then(|| (77, "qemu-system-x86_64".to_string()))
+        fn file_opened_by(&self, _: u64, ino: u64) -> Option<User> {
+            (ino == 99 || ino == 98).then(|| User {
+                pid: 77,
+                cmd: "qemu-system-x86_64".to_string(),
+                mapped: ino == 98,
+            })
         }
         fn claimed(&self, name: &str) -> bool {
             self.claimed.iter().any(|c| c == name)
@@ -809,6 +815,24 @@ mod tests {
         assert_eq!(
             t.check("loop0"),
             Err("its backing file /img/99.img is open in process 77 (qemu-system-x86_64)".into())
+        );
+        // Only mapped (the descriptor closed after mmap): the same.
+        let mut t = Tree::new();
+        file_loop(&mut t, 0, 98, 0, 0);
+        assert_eq!(
+            t.check("loop0"),
+            Err("its backing file /img/98.img is mapped by process 77 (qemu-system-x86_64)".into())
+        );
+        // The other loop device over the file is only mapped.
+        let mut t = Tree::new();
+        file_loop(&mut t, 0, 5, MIB, 0);
+        file_loop(&mut t, 1, 5, 0, 0);
+        t.mapped.push(libc::makedev(7, 0));
+        assert!(
+            t.why("loop1")
+                .ends_with("as /dev/loop0, which is mapped by process 4242 (asm_pmon_+ASM1)"),
+            "{}",
+            t.why("loop1")
         );
     }
 

@@ -101,7 +101,7 @@ impl Image for DeviceImage<'_> {
 
 const MD_MAGIC: u32 = 0xa92b_4efc;
 
-/// A signature and the byte it starts at (0, or where a partition would begin).
+/// A signature and the byte it starts at (0, or further in on a device whose start is blank).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Found {
     pub sig: Signature,
@@ -115,7 +115,7 @@ impl fmt::Display for Found {
         } else {
             write!(
                 f,
-                "{} at byte {} ({}, where a partition would start, though there is no partition table)",
+                "{} at byte {} ({} into the device, where a partition or an offset would start, though there is no partition table)",
                 self.sig,
                 self.offset,
                 human_bytes(self.offset)
@@ -124,26 +124,31 @@ impl fmt::Display for Found {
     }
 }
 
-/// Where partitioning tools start a first partition: sector 63 and sector 2048, with
-/// 512-byte and with 4096-byte sectors. A file system written there on a device whose
-/// partition table was erased (or never written: `losetup -o`, `mkfs` of an offset) is
-/// still somebody's data, and nothing at the start of the device says so.
-pub const PARTITION_STARTS: [u64; 4] = [63 * 512, 63 * 4096, 2048 * 512, 2048 * 4096];
+/// How far into a device whose start is blank file systems and volumes are looked for: a
+/// file system written at an offset (a partition table erased or never written, `losetup
+/// -o`, `mkfs -E offset=`) is still somebody's data, and nothing at the start says so.
+/// Every 512-byte-aligned start in it is checked.
+pub const SCAN: u64 = 16 << 20;
 
-/// How much is read at each place checked: every superblock checked lies in it.
+/// How much is read at the start: every superblock checked lies in it.
 const HEAD: usize = 128 << 10;
 
 /// The signatures found on `img`: at its start, at its end (md 0.90 and 1.0), and — when its
-/// start holds nothing — file-system and volume superblocks at the usual partition starts
-/// ([`PARTITION_STARTS`]). An error means a place that must be checked could not be read:
-/// the caller must then refuse, not assume the device is blank.
+/// start holds nothing — the file-system and volume superblocks that start at any
+/// 512-byte-aligned byte of its first [`SCAN`] bytes, validated strictly so that random
+/// data is not taken for one (the lowest such start is reported). An error means a place
+/// that must be checked could not be read: the caller must then refuse, not assume the
+/// device is blank.
 pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Found>> {
     let size = img.size();
-    let mut head = vec![0u8; HEAD.min(size as usize)];
-    let n = img.read_at(&mut head, 0)?;
-    head.truncate(n);
+    // The scanned starts, and the superblock bytes of the last of them.
+    let want = (SCAN + HEAD as u64).min(size) as usize;
+    let mut buf = vec![0u8; want];
+    let n = img.read_at(&mut buf, 0)?;
+    buf.truncate(n);
+    let head = &buf[..buf.len().min(HEAD)];
     let mut at_start = Vec::new();
-    superblocks(&head, &mut at_start);
+    superblocks(head, &mut at_start);
     // md 0.90 and 1.0 keep their superblock near the end of the device.
     let tail_magic = |off: u64| -> io::Result<bool> {
         let mut b = [0u8; 4];
@@ -155,28 +160,147 @@ pub fn signatures(img: &(impl Image + ?Sized)) -> io::Result<Vec<Found>> {
     if size >= 16 << 10 && tail_magic((((size >> 9) - 16) & !7) << 9)? {
         at_start.push(Signature::Md("1.0"));
     }
-    partition_tables(&head, &mut at_start);
-    let mut found: Vec<Found> = at_start
-        .into_iter()
-        .map(|sig| Found { sig, offset: 0 })
-        .collect();
-    if !found.is_empty() {
+    partition_tables(head, &mut at_start);
+    if !at_start.is_empty() {
         // The start says what the device holds (a partition table, or a file system whose
-        // own backup superblocks may lie at the places below).
-        return Ok(found);
+        // own backup superblocks and data lie further on).
+        return Ok(at_start
+            .into_iter()
+            .map(|sig| Found { sig, offset: 0 })
+            .collect());
     }
-    for offset in PARTITION_STARTS {
-        if offset >= size {
-            continue;
+    Ok(scan(&buf, SCAN.min(size)))
+}
+
+/// The superblocks at the lowest 512-byte-aligned start below `limit` in `buf` (past 0,
+/// which the lenient checks cover) that passes the strict checks.
+fn scan(buf: &[u8], limit: u64) -> Vec<Found> {
+    let mut start = 512usize;
+    while (start as u64) < limit && start < buf.len() {
+        let here = strict(&buf[start..]);
+        if !here.is_empty() {
+            return here
+                .into_iter()
+                .map(|sig| Found {
+                    sig,
+                    offset: start as u64,
+                })
+                .collect();
         }
-        let mut buf = vec![0u8; HEAD.min((size - offset) as usize)];
-        let n = img.read_at(&mut buf, offset)?;
-        buf.truncate(n);
-        let mut here = Vec::new();
-        superblocks(&buf, &mut here);
-        found.extend(here.into_iter().map(|sig| Found { sig, offset }));
+        start += 512;
     }
-    Ok(found)
+    Vec::new()
+}
+
+fn is_pow2_in(v: u64, lo: u64, hi: u64) -> bool {
+    v.is_power_of_two() && (lo..=hi).contains(&v)
+}
+
+/// Superblocks starting at byte 0 of `sb`, checked beyond their magic: the fields a
+/// formatting tool always writes must hold values it can write. Random bytes pass one of
+/// these with a probability far below one in 2^40 per start.
+fn strict(sb: &[u8]) -> Vec<Signature> {
+    let at = |off: usize, magic: &[u8]| sb.get(off..off + magic.len()) == Some(magic);
+    let le16 = |off: usize| {
+        sb.get(off..off + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let le32 = |off: usize| {
+        sb.get(off..off + 4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let le64 = |off: usize| {
+        sb.get(off..off + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let be16 = |off: usize| {
+        sb.get(off..off + 2)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let be32 = |off: usize| {
+        sb.get(off..off + 4)
+            .map_or(0, |b| u32::from_be_bytes(b.try_into().unwrap()))
+    };
+    let be64 = |off: usize| {
+        sb.get(off..off + 8)
+            .map_or(0, |b| u64::from_be_bytes(b.try_into().unwrap()))
+    };
+    let mut found = Vec::new();
+    // ext2/3/4: the superblock is 1024 bytes in; its fields are relative to that.
+    if le16(1024 + 56) == 0xEF53 {
+        let e = |off: usize| le32(1024 + off);
+        let log = e(24);
+        let bs = 1024u64 << log.min(6);
+        let ok = log <= 6
+            && e(0) > 0 // inodes
+            && (e(4) > 0 || e(0x150) > 0) // blocks, low and high words
+            && e(76) <= 1 // revision
+            && (if log == 0 { e(20) <= 1 } else { e(20) == 0 }) // first data block
+            && (1..=8 * bs).contains(&u64::from(e(40))) // inodes per group
+            && e(40) <= e(0)
+            && e(32) > 0 // blocks per group
+            && le16(1024 + 60) <= 3 // behaviour on errors
+            && e(72) <= 4; // creator OS
+        if ok {
+            found.push(Signature::Ext);
+        }
+    }
+    // XFS: big-endian; block size, sector size and their logarithms agree.
+    if at(0, b"XFSB") {
+        let (bs, ss) = (u64::from(be32(4)), u64::from(be16(102)));
+        let ok = is_pow2_in(bs, 512, 65536)
+            && is_pow2_in(ss, 512, 32768)
+            && sb.get(120).is_some_and(|&l| 1u64 << l.min(63) == bs)
+            && sb.get(121).is_some_and(|&l| 1u64 << l.min(63) == ss)
+            && be64(8) > 0 // data blocks
+            && be32(88) > 0; // allocation groups
+        if ok {
+            found.push(Signature::Xfs);
+        }
+    }
+    // btrfs: the primary superblock at 64 KiB records its own position.
+    if at(65600, b"_BHRfS_M") && le64(65536 + 0x30) == 65536 {
+        found.push(Signature::Btrfs);
+    }
+    // Swap (version 1): the magic ends the first page, the version follows the boot block.
+    if [4096usize, 8192, 16384, 32768, 65536]
+        .iter()
+        .any(|&ps| at(ps - 10, b"SWAPSPACE2"))
+        && le32(1024) == 1
+        && le32(1028) > 0
+    {
+        found.push(Signature::Swap);
+    }
+    if at(0, b"LUKS\xba\xbe") && matches!(be16(6), 1 | 2) {
+        found.push(Signature::Luks);
+    }
+    // LVM2: a label in one of the first four sectors that names its own sector.
+    if (0..4usize).any(|s| {
+        at(s * 512, b"LABELONE") && at(s * 512 + 24, b"LVM2 001") && le64(s * 512 + 8) == s as u64
+    }) {
+        found.push(Signature::Lvm2);
+    }
+    if le32(4096) == MD_MAGIC && le32(4100) == 1 {
+        found.push(Signature::Md("1.2"));
+    }
+    if le32(0) == MD_MAGIC && le32(4) == 1 {
+        found.push(Signature::Md("1.1"));
+    }
+    // FAT and NTFS boot sectors: the boot signature, a sector size and a cluster size.
+    let boot = at(510, b"\x55\xAA")
+        && is_pow2_in(u64::from(le16(11)), 512, 4096)
+        && sb.get(13).is_some_and(|&c| c.is_power_of_two());
+    if boot && (at(54, b"FAT1") || at(54, b"FAT     ") || at(82, b"FAT32   ")) {
+        found.push(Signature::Vfat);
+    }
+    if boot && at(3, b"NTFS    ") {
+        found.push(Signature::Ntfs);
+    }
+    // ISO 9660: a volume descriptor of a known type, version 1.
+    if at(32769, b"CD001") && sb.get(32774) == Some(&1) && matches!(sb[32768], 0..=3 | 255) {
+        found.push(Signature::Iso9660);
+    }
+    found
 }
 
 /// File systems, swap and volume members whose superblock lies in the first 128 KiB of
@@ -322,14 +446,15 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     if let Some(s) = in_swap(rdev) {
         return Err(refuse(format!("it is in use as swap ({s})")));
     }
-    // A database opens its raw devices without O_EXCL: who has it (or a partition) open?
+    // A database opens its raw devices without O_EXCL: who has it (or a partition) open or
+    // mapped?
     let devs: Vec<u64> = std::iter::once(rdev)
         .chain(parts.iter().map(|p| p.1))
         .collect();
-    if let Some((pid, cmd)) = opened_by(&devs).into_iter().next() {
+    if let Some(user) = opened_by(&devs).into_iter().next() {
         return Err(refuse(format!(
-            "it is in use: open in process {pid} ({}), a database or another program",
-            crate::safety::lock::printable(&cmd)
+            "it is in use: {}, a database or another program",
+            user.how()
         )));
     }
     // Another name for the same bytes: a second loop device over the same file, a loop
@@ -526,24 +651,77 @@ fn read_devno_str(s: &str) -> Option<u64> {
     Some(libc::makedev(ma.parse().ok()?, mi.parse().ok()?))
 }
 
-/// Other processes holding one of the block devices `devs` open, from /proc/PID/fd: (pid,
-/// command line).
-pub(super) fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
-    opened_where(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+/// Another process using a device or a file: through an open descriptor, or a mapping
+/// (mmap) that outlives the descriptor it was made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub pid: u32,
+    /// Its command line.
+    pub cmd: String,
+    /// Mapped into its memory, not (or no longer) open.
+    pub mapped: bool,
 }
 
-/// Other processes holding the regular file `dev`/`ino` open: (pid, command line).
-pub(super) fn opened_by_file(dev: u64, ino: u64) -> Vec<(u32, String)> {
-    opened_where(|m| m.is_file() && m.dev() == dev && m.ino() == ino)
+impl User {
+    /// "open in process 12 (postgres)", "mapped by process 12 (postgres)".
+    pub fn how(&self) -> String {
+        format!(
+            "{} process {} ({})",
+            if self.mapped { "mapped by" } else { "open in" },
+            self.pid,
+            crate::safety::lock::printable(&self.cmd)
+        )
+    }
 }
 
-/// Other processes with an open file `holds` says yes to, from /proc/PID/fd.
-fn opened_where(holds: impl Fn(&std::fs::Metadata) -> bool) -> Vec<(u32, String)> {
+impl fmt::Display for User {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "is {}", self.how())
+    }
+}
+
+/// Other processes holding one of the block devices `devs` open or mapped, from
+/// /proc/PID/fd and /proc/PID/maps.
+pub(super) fn opened_by(devs: &[u64]) -> Vec<User> {
+    // What a mapping of the device's node looks like in /proc/PID/maps (the node's file
+    // system and inode), for when the mapped file itself cannot be looked at.
+    let mut nodes = Vec::new();
+    for d in devs {
+        let node = format!("/dev/block/{}:{}", libc::major(*d), libc::minor(*d));
+        if let Ok(m) = std::fs::metadata(node)
+            && m.file_type_is_block()
+            && m.rdev() == *d
+        {
+            nodes.push((m.dev(), m.ino()));
+        }
+    }
+    used_where(
+        |m| m.file_type_is_block() && devs.contains(&m.rdev()),
+        &nodes,
+    )
+}
+
+/// Other processes holding the regular file `dev`/`ino` open or mapped.
+pub(super) fn opened_by_file(dev: u64, ino: u64) -> Vec<User> {
+    used_where(
+        |m| m.is_file() && m.dev() == dev && m.ino() == ino,
+        &[(dev, ino)],
+    )
+}
+
+/// Other processes with an open file or a mapped file `holds` says yes to, from
+/// /proc/PID/fd and /proc/PID/maps. A mapping is judged by the file itself (through
+/// /proc/PID/map_files, which reaches deleted files too) or, where that cannot be read, by
+/// the file system and inode the maps line shows, one of `ids`.
+fn used_where(holds: impl Fn(&std::fs::Metadata) -> bool, ids: &[(u64, u64)]) -> Vec<User> {
     let me = std::process::id();
     let mut out = Vec::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return out;
     };
+    // The same library is mapped by every process: each mapped file is looked at once.
+    let mut judged: std::collections::HashMap<(u64, u64, String), bool> =
+        std::collections::HashMap::new();
     for p in procs.flatten() {
         let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
@@ -551,18 +729,81 @@ fn opened_where(holds: impl Fn(&std::fs::Metadata) -> bool) -> Vec<(u32, String)
         if pid == me {
             continue;
         }
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        let holds = fds
-            .flatten()
-            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| holds(&m)));
-        if holds {
-            out.push((pid, crate::safety::lock::cmdline(pid)));
+        let open = std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| holds(&m)))
+        });
+        let mapped = !open
+            && std::fs::read_to_string(p.path().join("maps")).is_ok_and(|maps| {
+                maps.lines().any(|l| {
+                    let Some(m) = parse_maps_line(l) else {
+                        return false;
+                    };
+                    let key = (m.dev, m.ino, m.path.to_string());
+                    if let Some(&yes) = judged.get(&key) {
+                        return yes;
+                    }
+                    let file = p.path().join("map_files").join(m.range);
+                    match std::fs::metadata(file) {
+                        Ok(md) => {
+                            let yes = holds(&md);
+                            judged.insert(key, yes);
+                            yes
+                        }
+                        Err(_) => {
+                            ids.contains(&(m.dev, m.ino))
+                                || std::fs::metadata(m.path)
+                                    .is_ok_and(|md| md.ino() == m.ino && holds(&md))
+                        }
+                    }
+                })
+            });
+        if open || mapped {
+            out.push(User {
+                pid,
+                cmd: crate::safety::lock::cmdline(pid),
+                mapped,
+            });
         }
     }
-    out.sort();
+    out.sort_by_key(|u| u.pid);
     out
+}
+
+/// One line of /proc/PID/maps that maps a file.
+#[derive(Debug, PartialEq, Eq)]
+struct MapsLine<'a> {
+    /// "7f00-7f10": the name of its link in /proc/PID/map_files.
+    range: &'a str,
+    /// The file's file system (device number) and inode.
+    dev: u64,
+    ino: u64,
+    /// As the kernel shows it ("/x (deleted)" for a deleted file).
+    path: &'a str,
+}
+
+/// `start-end perms offset major:minor inode path`, the device numbers in hexadecimal;
+/// None for an anonymous mapping (inode 0) or a line that is not one.
+fn parse_maps_line(line: &str) -> Option<MapsLine<'_>> {
+    let mut f = line.splitn(6, ' ');
+    let range = f.next()?;
+    let (_perms, _offset) = (f.next()?, f.next()?);
+    let (ma, mi) = f.next()?.split_once(':')?;
+    let ino: u64 = f.next()?.parse().ok()?;
+    let path = f.next().unwrap_or("").trim_start();
+    if ino == 0 || !range.contains('-') {
+        return None;
+    }
+    let dev = libc::makedev(
+        u32::from_str_radix(ma, 16).ok()?,
+        u32::from_str_radix(mi, 16).ok()?,
+    );
+    Some(MapsLine {
+        range,
+        dev,
+        ino,
+        path,
+    })
 }
 
 /// The swap entry of /proc/swaps that is this device.
@@ -690,17 +931,41 @@ mod tests {
             .collect()
     }
 
+    /// A plausible ext4 superblock for a 16 MiB file system with 1 KiB blocks at `base`.
+    fn ext_at(base: usize, size: usize) -> Vec<u8> {
+        let mut img = vec![0u8; size];
+        let sb = &mut img[base + 1024..base + 2048];
+        for (off, v) in [
+            (0, 4096u32),
+            (4, 16384),
+            (20, 1),
+            (24, 0),
+            (32, 8192),
+            (40, 2048),
+        ] {
+            sb[off..off + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        sb[76..80].copy_from_slice(&1u32.to_le_bytes());
+        sb[60..62].copy_from_slice(&1u16.to_le_bytes());
+        sb[56..58].copy_from_slice(&0xEF53u16.to_le_bytes());
+        img
+    }
+
     #[test]
-    fn superblocks_at_partition_starts_are_found_with_their_offset() {
-        let ext_at = |base: usize, size: usize| {
-            let mut img = vec![0u8; size];
-            img[base + 1080..base + 1082].copy_from_slice(&0xEF53u16.to_le_bytes());
-            img[base + 1048..base + 1052].copy_from_slice(&0u32.to_le_bytes());
-            img
-        };
-        for base in [32256usize, 258048, MIB, 8 * MIB] {
+    fn superblocks_at_any_sector_of_a_blank_start_are_found_with_their_offset() {
+        for base in [
+            512usize,
+            17408,
+            32256,
+            131072,
+            258048,
+            MIB,
+            4 * MIB,
+            8 * MIB,
+            16 * MIB - 512,
+        ] {
             assert_eq!(
-                found(&ext_at(base, 16 * MIB)),
+                found(&ext_at(base, 17 * MIB)),
                 [(Signature::Ext, base as u64)],
                 "ext at {base}"
             );
@@ -711,17 +976,45 @@ mod tests {
             text.contains("at byte 1048576") && text.contains("1.0 MiB"),
             "{text}"
         );
+        // Not on a sector boundary, or past the first 16 MiB: not looked for.
+        assert!(found(&ext_at(MIB + 100, 4 * MIB)).is_empty());
+        assert!(found(&ext_at(16 * MIB, 17 * MIB)).is_empty());
+        // The magic with fields no mkfs writes is noise.
+        for (off, bad) in [
+            (24usize, 7u32),
+            (0, 0),
+            (4, 0),
+            (76, 2),
+            (20, 5),
+            (40, 0),
+            (40, 9000),
+        ] {
+            let mut img = ext_at(MIB, 4 * MIB);
+            img[MIB + 1024 + off..MIB + 1028 + off].copy_from_slice(&bad.to_le_bytes());
+            assert!(found(&img).is_empty(), "field {off} = {bad}");
+        }
         let mut xfs = blank();
-        xfs[MIB..MIB + 4].copy_from_slice(b"XFSB");
-        assert_eq!(found(&xfs), [(Signature::Xfs, MIB as u64)]);
+        let sb = &mut xfs[MIB + 4096..MIB + 4096 + 512];
+        sb[..4].copy_from_slice(b"XFSB");
+        sb[4..8].copy_from_slice(&4096u32.to_be_bytes());
+        sb[8..16].copy_from_slice(&4096u64.to_be_bytes());
+        sb[88..92].copy_from_slice(&4u32.to_be_bytes());
+        sb[102..104].copy_from_slice(&512u16.to_be_bytes());
+        sb[120] = 12;
+        sb[121] = 9;
+        assert_eq!(found(&xfs), [(Signature::Xfs, MIB as u64 + 4096)]);
+        xfs[MIB + 4096 + 120] = 11; // a block size its logarithm contradicts
+        assert!(found(&xfs).is_empty());
+        // LVM2: the label sits in sector 1 of the volume and says so: found where the
+        // volume starts, not three sectors earlier.
         let mut lvm = blank();
-        lvm[32256 + 512..32256 + 520].copy_from_slice(b"LABELONE");
-        lvm[32256 + 536..32256 + 544].copy_from_slice(b"LVM2 001");
+        let l = 32256 + 512;
+        lvm[l..l + 8].copy_from_slice(b"LABELONE");
+        lvm[l + 8..l + 16].copy_from_slice(&1u64.to_le_bytes());
+        lvm[l + 24..l + 32].copy_from_slice(b"LVM2 001");
         assert_eq!(found(&lvm), [(Signature::Lvm2, 32256)]);
-        // Not at a partition start: not looked for (a file system's data is not a device's).
-        assert!(found(&ext_at(MIB + 4096, 4 * MIB)).is_empty());
         // Beyond the end of a small device: nothing read out of range.
-        assert!(found(&ext_at(32256, 40000)).len() == 1);
+        assert_eq!(found(&ext_at(32256, 40000)).len(), 1);
         // A device whose start says what it holds reports that only: the start of a file
         // system (whose backup superblocks may lie further on), or a partition table (whose
         // partitions are devices of their own, checked as such).
@@ -734,24 +1027,126 @@ mod tests {
         assert_eq!(found(&mbr), [(Signature::Mbr, 0)]);
     }
 
-    #[test]
-    fn a_real_mkfs_image_at_one_mib_is_recognised() {
+    /// `mkfs.ext4 -E offset=N`: a real file system at an offset of a blank device.
+    fn mkfs_at(offset: usize) -> Option<Vec<u8>> {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("ext4.img");
-        std::fs::write(&img, vec![0u8; 8 * MIB]).unwrap();
+        std::fs::write(&img, vec![0u8; offset]).unwrap();
         let ok = std::process::Command::new("mkfs.ext4")
-            .args(["-q", "-F"])
+            .args(["-q", "-F", "-E", &format!("offset={offset}")])
             .arg(&img)
+            .arg("16M")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
         if !matches!(ok, Ok(s) if s.success()) {
             eprintln!("skipped: no mkfs.ext4");
-            return;
+            return None;
         }
-        let mut bytes = vec![0u8; 16 * MIB];
-        bytes[MIB..9 * MIB].copy_from_slice(&std::fs::read(&img).unwrap());
-        assert_eq!(found(&bytes), [(Signature::Ext, MIB as u64)]);
+        let mut bytes = std::fs::read(&img).unwrap();
+        bytes.resize(offset + 24 * MIB, 0);
+        Some(bytes)
+    }
+
+    #[test]
+    fn real_mkfs_images_at_offsets_are_found_and_named_with_their_offset() {
+        for offset in [17408usize, 131072, 4 * MIB, MIB] {
+            let Some(bytes) = mkfs_at(offset) else {
+                return;
+            };
+            let f = signatures(&bytes[..]).unwrap();
+            assert_eq!(
+                f,
+                [Found {
+                    sig: Signature::Ext,
+                    offset: offset as u64
+                }],
+                "mkfs.ext4 -E offset={offset}"
+            );
+            assert!(f[0].to_string().contains(&format!("at byte {offset} (")));
+        }
+    }
+
+    #[test]
+    fn random_data_and_dbio_s_own_fill_patterns_are_not_taken_for_a_file_system() {
+        use crate::dataset::fill::Content;
+        let mut img = vec![0u8; 64 * MIB];
+        for seed in [1u64, 42, 0xdead_beef, 7_777_777] {
+            crate::sys::fill_random(&mut img, &mut { seed });
+            // Every 16 MiB window of the 64 MiB, as if it were a device's start.
+            for w in 0..4 {
+                let win = &img[w * 16 * MIB..(w + 1) * 16 * MIB];
+                assert!(
+                    signatures(win).unwrap().is_empty(),
+                    "seed {seed} window {w}"
+                );
+            }
+        }
+        for content in [
+            Content::Random,
+            Content::Zero,
+            Content::Compress(2.0),
+            Content::Compress(64.0),
+            Content::Dedupe(4),
+        ] {
+            content.generate(&mut img, 0, 64 << 20, 3);
+            assert!(signatures(&img[..]).unwrap().is_empty(), "{content:?}");
+            let mut buf = vec![0u8; 17 * MIB];
+            content.write_buffer(&mut buf, 9);
+            assert!(
+                signatures(&buf[..]).unwrap().is_empty(),
+                "{content:?} writes"
+            );
+        }
+        // Blocks stamped with verify headers (--verify), 4 KiB each.
+        for block in img.chunks_exact_mut(4096) {
+            let h = crate::verify::header::Header {
+                dataset: 1,
+                file: 0,
+                block: 7,
+                seq: 3,
+            };
+            crate::verify::header::seal(block, h);
+        }
+        assert!(signatures(&img[..]).unwrap().is_empty(), "sealed blocks");
+    }
+
+    #[test]
+    fn maps_lines_parse_and_anonymous_mappings_do_not() {
+        assert_eq!(
+            parse_maps_line("7f3a00000000-7f3a00100000 rw-s 00000000 00:05 412 /dev/loop1"),
+            Some(MapsLine {
+                range: "7f3a00000000-7f3a00100000",
+                dev: libc::makedev(0, 5),
+                ino: 412,
+                path: "/dev/loop1"
+            })
+        );
+        let deleted = parse_maps_line(
+            "7f3a00000000-7f3a00100000 rw-s 00100000 fd:1a 7340033                    /tmp/x/f (deleted)",
+        )
+        .unwrap();
+        assert_eq!(
+            (deleted.dev, deleted.ino, deleted.path),
+            (libc::makedev(0xfd, 0x1a), 7340033, "/tmp/x/f (deleted)")
+        );
+        assert_eq!(
+            parse_maps_line("7ffd1000-7ffd2000 rw-p 00000000 00:00 0                  [stack]"),
+            None
+        );
+        assert_eq!(parse_maps_line("garbage"), None);
+    }
+
+    #[test]
+    fn the_scan_of_sixteen_mib_is_quick() {
+        let mut img = vec![0u8; 17 * MIB];
+        crate::sys::fill_random(&mut img, &mut 5);
+        let t = std::time::Instant::now();
+        assert!(signatures(&img[..]).unwrap().is_empty());
+        let took = t.elapsed();
+        eprintln!("16 MiB scanned in {took:?}");
+        // Generous for a debug build on a busy machine; release builds take a few ms.
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
     }
 
     #[test]
