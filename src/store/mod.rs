@@ -297,6 +297,10 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| sqlite_error(path, e))?;
+        // Opening reads nothing yet; the first statement below opens the -wal and -shm.
+        // Looked at once more just before it, which leaves the smallest moment for a link to
+        // be put there (the private directory is what shuts other users out).
+        guard::check_files(&real)?;
         let waiter = Waiter::new(path);
         waiter.install(&conn);
         // Several dbio processes opening a new store at once: switching it to WAL can be
@@ -886,6 +890,67 @@ pub(crate) mod tests {
         let back = upgraded.run(id).unwrap().expect("run survives the upgrade");
         assert_eq!(back.result.test, "read-mbps");
         assert_eq!(back.result_json, result_json_text(&r).unwrap());
+    }
+
+    /// A store of an older dbio, made before stores carried dbio's application id, is known
+    /// by its exact schema and upgraded; a file with tables of the same names, the same
+    /// schema version and other columns is someone's, and is left as it was.
+    #[test]
+    fn an_older_store_is_known_by_its_exact_schema_only() {
+        let dir = tempfile::tempdir().unwrap();
+        // Stores without the id had schema versions 1 to 4 (the id came with version 5).
+        for version in 1..MIGRATIONS.len() {
+            let path = dir.path().join(format!("v{version}.db"));
+            let r = sample("read-iops", "db file sequential read", 700.0, 90.0);
+            {
+                let mut old = Store::open_with(&path, &MIGRATIONS[..version]).unwrap();
+                old.record(&r, Path::new("/runs/old")).unwrap();
+                old.conn.execute_batch("PRAGMA application_id = 0").unwrap();
+            }
+            let store = Store::open(&path).unwrap();
+            let listed = store.runs(&RunFilter::default()).unwrap();
+            assert_eq!(listed.len(), 1, "v{version}");
+            assert_eq!(listed[0].iops, Some(700.0), "v{version}");
+            let (v, id): (u32, i32) = store
+                .conn
+                .query_row("PRAGMA user_version", [], |row| row.get(0))
+                .and_then(|v| {
+                    store
+                        .conn
+                        .query_row("PRAGMA application_id", [], |row| row.get(0))
+                        .map(|id| (v, id))
+                })
+                .unwrap();
+            assert_eq!((v, id), (schema::current_version(), schema::APPLICATION_ID));
+        }
+
+        let fake = dir.path().join("ci.db");
+        Connection::open(&fake)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE runs (id INTEGER PRIMARY KEY, x);
+                 CREATE TABLE run_events (a); CREATE TABLE run_warnings (b);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        let before = std::fs::read(&fake).unwrap();
+        let err = Store::open(&fake).err().expect("refused");
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Usage);
+        assert!(err.to_string().contains("did not create"), "{err}");
+        assert_eq!(std::fs::read(&fake).unwrap(), before);
+        // dbio's own first tables with one column changed are not dbio's either.
+        let near = dir.path().join("near.db");
+        let conn = Connection::open(&near).unwrap();
+        conn.execute_batch(&MIGRATIONS[0].sql.replace(
+            "sessions         INTEGER NOT NULL,",
+            "sessions         TEXT    NOT NULL,",
+        ))
+        .unwrap();
+        conn.execute_batch("PRAGMA user_version = 1").unwrap();
+        drop(conn);
+        let before = std::fs::read(&near).unwrap();
+        assert!(Store::open(&near).is_err());
+        assert_eq!(std::fs::read(&near).unwrap(), before);
     }
 
     /// Two processes finishing at once: each has its own connection and writes while the
