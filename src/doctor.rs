@@ -396,9 +396,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: gone (moved or deleted by hand); it held {} when last used on {} — `dbio clean {}` forgets it",
-            g.path,
+            g.path.shown(),
             human_bytes(g.disk_bytes),
-            g.last_used_at,
+            g.last_used_at.shown(),
             shell_word(&g.path)
         );
     }
@@ -427,8 +427,8 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: a run of {} going on now{}",
-            r.path,
-            r.test,
+            r.path.shown(),
+            r.test.shown(),
             if who.is_empty() {
                 String::new()
             } else {
@@ -440,9 +440,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: STALE: a run of {} started {} was killed before it wrote its results ({} file(s) of dbio's in it)",
-            k.record.path,
-            k.record.test,
-            k.record.created_at,
+            k.record.path.shown(),
+            k.record.test.shown(),
+            k.record.created_at.shown(),
             k.own.len()
         );
         for (name, why) in &k.foreign {
@@ -548,12 +548,12 @@ fn describe(found: &Found) -> String {
     };
     let known = match &found.record {
         Some(r) if r.last_test == "prepare" && h.state == State::Ready => {
-            format!("; prepared {}", r.last_used_at)
+            format!("; prepared {}", r.last_used_at.shown())
         }
         Some(r) => format!(
             "; last used {} by {}{}",
-            r.last_used_at,
-            r.last_test,
+            r.last_used_at.shown(),
+            r.last_test.shown(),
             r.last_run_id.map_or_else(
                 || " (that run did not end)".to_string(),
                 |id| format!(" (run {id})")
@@ -603,18 +603,18 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
             let _ = writeln!(
                 o,
                 "{}: removed the directory of a killed run ({} file(s) of dbio's)",
-                k.record.path,
+                k.record.path.shown(),
                 k.own.len()
             );
         } else {
             let _ = writeln!(
                 o,
                 "{}: removed {} file(s) of dbio's; the directory stays: it holds what is not dbio's ({})",
-                k.record.path,
+                k.record.path.shown(),
                 k.own.len(),
                 k.foreign
                     .iter()
-                    .map(|(n, _)| n.as_str())
+                    .map(|(n, _)| crate::units::shown(n))
                     .collect::<Vec<_>>()
                     .join(", ")
             );

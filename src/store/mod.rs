@@ -566,15 +566,17 @@ impl Store {
                  FROM data_sets ORDER BY path",
             )?;
             stmt.query_map([], |row| {
+                let path: String = row.get(0)?;
+                let count = |i| unsigned(row, i, || format!("data set {path}"));
                 Ok(DataSetRecord {
-                    path: row.get(0)?,
                     created_at: row.get(1)?,
                     last_used_at: row.get(2)?,
                     last_test: row.get(3)?,
                     last_run_id: row.get(4)?,
-                    disk_bytes: row.get::<_, i64>(5)? as u64,
-                    data_files: row.get::<_, i64>(6)? as u64,
-                    redo_files: row.get::<_, i64>(7)? as u64,
+                    disk_bytes: count(5)?,
+                    data_files: count(6)?,
+                    redo_files: count(7)?,
+                    path,
                 })
             })?
             .collect()
@@ -604,17 +606,19 @@ impl Store {
         let limit = filter.last.map_or(-1, |n| n as i64);
         let mut runs = stmt
             .query_map(params![filter.test, limit], |row| {
+                let id: i64 = row.get(0)?;
+                let count = |i| unsigned(row, i, || format!("run {id}"));
                 Ok(RunListing {
-                    id: row.get(0)?,
+                    id,
                     started_at: row.get(1)?,
                     test: row.get(2)?,
                     submission: row.get(3)?,
                     io_mode: row.get(4)?,
                     engine: row.get(5)?,
-                    sessions: row.get::<_, i64>(6)? as u64,
-                    block_size: row.get::<_, i64>(7)? as u64,
-                    request_bytes: row.get::<_, i64>(8)? as u64,
-                    size_bytes: row.get::<_, i64>(9)? as u64,
+                    sessions: count(6)?,
+                    block_size: count(7)?,
+                    request_bytes: count(8)?,
+                    size_bytes: count(9)?,
                     duration_s: row.get(10)?,
                     measured_seconds: row.get(11)?,
                     partial: row.get(12)?,
@@ -678,7 +682,59 @@ impl Store {
     }
 }
 
+/// A count or size read back from the store, which is a file anyone may have written: a
+/// negative value is refused (naming `whose` row and the column), never wrapped into a
+/// huge one.
+pub(crate) fn unsigned(
+    row: &rusqlite::Row<'_>,
+    i: usize,
+    whose: impl FnOnce() -> String,
+) -> rusqlite::Result<u64> {
+    let value: i64 = row.get(i)?;
+    u64::try_from(value).map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Integer,
+            Box::new(OutOfRange {
+                whose: whose(),
+                column: row.as_ref().column_name(i).unwrap_or("?").to_string(),
+                value,
+            }),
+        )
+    })
+}
+
+/// A value in the store that no run of dbio's can have.
+#[derive(Debug)]
+struct OutOfRange {
+    whose: String,
+    column: String,
+    value: i64,
+}
+
+impl std::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} has {} = {}, which dbio never records",
+            self.whose.shown(),
+            self.column.shown(),
+            self.value
+        )
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, why) = &e
+        && let Some(bad) = why.downcast_ref::<OutOfRange>()
+    {
+        return Error::usage(format!(
+            "results store {}: {bad}; the store was changed by something other than dbio: correct or delete that row, or use another store with --db PATH or DBIO_DB",
+            path.shown()
+        ));
+    }
     let code = match &e {
         rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
         _ => None,
