@@ -137,7 +137,7 @@ fn what(kind: &str) -> String {
     match kind {
         "sweep" | "matrix" | "calibrate" => format!("a {kind}"),
         "mem" => "a dbio mem run".to_string(),
-        test => format!("a run of {test}"),
+        test => format!("a run of {}", crate::units::shown(test)),
     }
 }
 
@@ -514,9 +514,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: gone (moved or deleted by hand); it held {} when last used on {} — `dbio clean {}` forgets it",
-            g.path,
+            g.path.shown(),
             human_bytes(g.disk_bytes),
-            g.last_used_at,
+            g.last_used_at.shown(),
             shell_word(&g.path)
         );
     }
@@ -545,7 +545,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: {} going on now{}",
-            r.path,
+            r.path.shown(),
             what(&r.test),
             if who.is_empty() {
                 String::new()
@@ -569,9 +569,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         let _ = writeln!(
             o,
             "  {}: STALE: {} started {} was killed before it {before} ({points}{} file(s) of dbio's in it)",
-            k.record.path,
+            k.record.path.shown(),
             what(&k.record.test),
-            k.record.created_at,
+            k.record.created_at.shown(),
             k.own.len()
         );
         for (name, why) in &k.foreign {
@@ -677,12 +677,12 @@ fn describe(found: &Found) -> String {
     };
     let known = match &found.record {
         Some(r) if r.last_test == "prepare" && h.state == State::Ready => {
-            format!("; prepared {}", r.last_used_at)
+            format!("; prepared {}", r.last_used_at.shown())
         }
         Some(r) => format!(
             "; last used {} by {}{}",
-            r.last_used_at,
-            r.last_test,
+            r.last_used_at.shown(),
+            r.last_test.shown(),
             r.last_run_id.map_or_else(
                 || " (that run did not end)".to_string(),
                 |id| format!(" (run {id})")
@@ -757,17 +757,17 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
             let _ = writeln!(
                 o,
                 "{}: removed the directory of {} that was killed ({removed_files} file(s) of dbio's{points})",
-                k.record.path,
+                k.record.path.shown(),
                 what(&k.record.test),
             );
         } else {
             let _ = writeln!(
                 o,
                 "{}: removed {removed_files} file(s) of dbio's{points}; the directory stays: it holds what is not dbio's ({})",
-                k.record.path,
+                k.record.path.shown(),
                 k.foreign
                     .iter()
-                    .map(|(n, _)| n.as_str())
+                    .map(|(n, _)| crate::units::shown(n))
                     .collect::<Vec<_>>()
                     .join(", ")
             );

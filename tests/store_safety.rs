@@ -490,3 +490,271 @@ fn doctor_says_when_the_store_cannot_be_read() {
         assert!(!text.contains("Nothing needs attention"), "{kind}: {text}");
     }
 }
+
+/// Every command that opens the store, against `db`.
+fn every_command(db: &str) -> Vec<Vec<&str>> {
+    vec![
+        vec!["runs", "--db", db],
+        vec!["show", "1", "--db", db],
+        vec!["compare", "1", "2", "--db", db],
+        vec!["doctor", "--db", db],
+        vec!["clean", "--stale", "--db", db],
+        small_run(db),
+        vec![
+            "mem", "--only", "curve", "--sizes", "16K", "--budget", "10ms", "--db", db,
+        ],
+        vec![
+            "sweep",
+            "read-iops",
+            "--param",
+            "sessions=1,2",
+            "--size",
+            "16M",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--db",
+            db,
+        ],
+        vec!["prepare", "--size", "16M", "--db", db],
+    ]
+}
+
+/// The store and the files beside it, name and bytes (None: not there).
+fn store_files(db: &str) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    std::iter::once(PathBuf::from(db))
+        .chain(sidecars(db))
+        .map(|p| {
+            let bytes = std::fs::read(&p).ok();
+            (p, bytes)
+        })
+        .collect()
+}
+
+/// Someone's database in WAL mode, left by a program that was killed: its -wal (holding
+/// rows not yet in the database) and its -shm are there. Every command refuses it, and
+/// all three files keep every byte — the look that decides takes no lock and reads no WAL.
+#[test]
+fn a_foreign_wal_database_left_with_its_wal_and_shm_is_not_touched() {
+    let env = Env::new();
+    let live = env.db("live.db");
+    let db = env.db("app.db");
+    {
+        let conn = rusqlite::Connection::open(&live).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        conn.execute_batch("CREATE TABLE t (x); PRAGMA wal_autocheckpoint = 0;")
+            .unwrap();
+        for i in 0..100 {
+            conn.execute("INSERT INTO t VALUES (?1)", [i]).unwrap();
+        }
+        // What a crash leaves: the three files as they are while the program has them open.
+        for suffix in ["", "-wal", "-shm"] {
+            std::fs::copy(format!("{live}{suffix}"), format!("{db}{suffix}")).unwrap();
+        }
+    }
+    let before = store_files(&db);
+    for (p, bytes) in &before[..3] {
+        assert!(bytes.is_some(), "{} is there", p.display());
+    }
+    assert!(
+        before[1].1.as_ref().unwrap().len() > 4096,
+        "rows in the WAL"
+    );
+    for args in every_command(&db) {
+        let out = env.output(&args);
+        assert_refused(&env, &out, &db, "dbio did not create");
+        assert!(store_files(&db) == before, "{args:?} changed a file");
+    }
+}
+
+/// Tables named as dbio's first ones and schema version 1 do not make a file dbio's: an
+/// older store is known only by its exact schema. A real one (dbio's first schema, no
+/// application id) is still upgraded.
+#[test]
+fn tables_with_dbio_names_do_not_make_an_older_store() {
+    let env = Env::new();
+    let db = env.db("ci.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY, x);
+             CREATE TABLE run_events (a); CREATE TABLE run_warnings (b);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    let before = store_files(&db);
+    assert_eq!(before[0].1.as_ref().unwrap().len(), 16384);
+    for args in every_command(&db) {
+        let out = env.output(&args);
+        assert_refused(&env, &out, &db, "dbio did not create");
+        assert!(store_files(&db) == before, "{args:?} changed a file");
+    }
+
+    let old = env.db("old.db");
+    {
+        let conn = rusqlite::Connection::open(&old).unwrap();
+        conn.execute_batch(dbio::store::schema::MIGRATIONS[0].sql)
+            .unwrap();
+        conn.execute_batch("PRAGMA user_version = 1").unwrap();
+    }
+    let out = env.output(&small_run(&old));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = env.json(&["runs", "--json", "--db", &old]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    let (version, id): (u32, i32) = conn
+        .query_row(
+            "SELECT user_version, application_id FROM pragma_user_version, pragma_application_id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(version, dbio::store::schema::current_version());
+    assert_eq!(id, dbio::store::schema::APPLICATION_ID);
+}
+
+/// The store's directory must be writable by the user alone: anyone else who can write
+/// there could put a link where SQLite opens the -wal or -shm. A shared directory (even a
+/// sticky one like /tmp) or one of another user's is refused before anything is made.
+#[test]
+fn a_store_in_a_directory_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let shared = env.data_home.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let db = shared.join("dbio.db").display().to_string();
+    for (mode, why) in [
+        (0o1777, "written by its group and by everyone (mode 1777)"),
+        (0o777, "written by its group and by everyone (mode 0777)"),
+        (0o775, "written by its group (mode 0775)"),
+        (0o757, "written by everyone (mode 0757)"),
+    ] {
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
+        for args in [small_run(&db), vec!["runs", "--db", &db]] {
+            let out = env.output(&args);
+            assert_refused(&env, &out, &shared.display().to_string(), why);
+            assert!(
+                std::fs::read_dir(&shared).unwrap().next().is_none(),
+                "{mode:o}: nothing made in it"
+            );
+        }
+    }
+    // Private again: the same store is made and a run recorded.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = env.output(&small_run(&db));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        env.json(&["runs", "--json", "--db", &db])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let before = store_files(&db);
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = env.output(&["runs", "--db", &db]);
+    refused_once(&out, &db, "mode 1777");
+    assert!(store_files(&db) == before, "the store was not opened");
+
+    if !is_root() {
+        return skip("a directory of another user's needs root");
+    }
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let c = std::ffi::CString::new(shared.display().to_string()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+    let out = env.output(&["runs", "--db", &db]);
+    refused_once(&out, &db, "belongs to another user (uid 65534");
+    assert!(store_files(&db) == before);
+}
+
+/// Exit 2 and one line `error: ...` naming `name` and saying `why`, nothing on stdout.
+fn refused_once(out: &Output, name: &str, why: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains(name) && stderr.contains(why),
+        "{name} / {why}: {stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// Text read back from the store is shown escaped in every listing (a name holding
+/// terminal commands cannot clear the screen or forge a line), and a count that no run
+/// has is refused naming the run and the column, never wrapped into a huge number.
+#[test]
+fn listings_from_the_store_trust_nothing_in_it() {
+    let env = Env::new();
+    let db = env.db("dbio.db");
+    let out = env.output(&small_run(&db));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "UPDATE runs SET test = 'read-iops' || char(27) || '[2J' || char(13),
+                         engine = 'uring' || char(10) || 'forged line',
+                         main_event = 'ev' || char(27) || '[1m' WHERE id = 1;
+         UPDATE run_events SET event = 'ev' || char(27) || '[1m' WHERE run_id = 1;
+         UPDATE data_sets SET last_test = 'x' || char(27) || ']0;title' || char(7);",
+    )
+    .unwrap();
+    for args in [vec!["runs", "--db", &db], vec!["doctor", "--db", &db]] {
+        let out = env.output(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {stdout}");
+        assert!(
+            !stdout.contains(['\x1b', '\r', '\x07']),
+            "{args:?}: raw control characters: {stdout:?}"
+        );
+        if args[0] == "runs" {
+            assert!(stdout.contains("read-iops\\x1b[2J\\r"), "{stdout}");
+            assert!(stdout.contains("ev\\x1b[1m"), "{stdout}");
+            assert!(stdout.contains("uring\\nforged line"), "{stdout}");
+            assert_eq!(stdout.lines().count(), 2, "header and one run: {stdout}");
+        } else {
+            assert!(stdout.contains("by x\\x1b]0;title\\x07"), "{stdout}");
+        }
+    }
+
+    conn.execute_batch("UPDATE runs SET sessions = -1 WHERE id = 1")
+        .unwrap();
+    for args in [
+        vec!["runs", "--db", &db],
+        vec!["runs", "--json", "--db", &db],
+    ] {
+        let out = env.output(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains("run 1 has sessions = -1"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("18446744073709551615"), "{stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    conn.execute_batch(
+        "UPDATE runs SET sessions = 1 WHERE id = 1; UPDATE data_sets SET disk_bytes = -5;",
+    )
+    .unwrap();
+    let out = env.output(&["doctor", "--db", &db]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("has disk_bytes = -5"), "{stdout}");
+    assert!(!stdout.contains("18446744073709551615"), "{stdout}");
+}

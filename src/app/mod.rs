@@ -552,15 +552,18 @@ fn runs_table(runs: &[RunListing]) -> String {
     ]
     .map(String::from);
     let rows = runs.iter().map(|r| {
+        // Everything but the figures is text from the store, which anyone may have
+        // written: shown escaped, as every text dbio did not write.
+        let text = |s: &str| crate::units::shown(s).into_owned();
         let cells = [
             r.id.to_string(),
-            r.started_at.clone(),
-            r.test.clone(),
-            r.submission.clone(),
+            text(&r.started_at),
+            text(&r.test),
+            text(&r.submission),
             crate::units::size_label(r.block_size),
             r.sessions.to_string(),
-            r.engine.clone(),
-            r.main_event.clone().unwrap_or_else(|| "-".into()),
+            text(&r.engine),
+            r.main_event.as_deref().map_or_else(|| "-".into(), text),
             whole(r.iops),
             r.mib_per_s.map_or("-".to_string(), |v| format!("{v:.1}")),
             whole(r.p99_us),

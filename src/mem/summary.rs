@@ -403,11 +403,13 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
     .map(String::from);
     let rows = runs.iter().map(|listed| {
         let r = &listed.figures;
+        // Text from the store, which anyone may have written: shown escaped.
+        let text = |s: &str| crate::units::shown(s).into_owned();
         let cells = [
             listed.id.to_string(),
-            r.started_at.clone(),
-            r.kind.clone(),
-            r.pages.clone(),
+            text(&r.started_at),
+            text(&r.kind),
+            text(&r.pages),
             r.max_size_bytes.map_or("-".to_string(), size_label),
             opt(r.l1_ns, ns),
             opt(r.memory_ns, ns),
@@ -415,7 +417,7 @@ pub fn runs_table(runs: &[crate::store::MemRunListing]) -> String {
             opt(r.interleave_ns, ns),
             opt(r.loaded_max_gib_s, |v| format!("{v:.2}")),
             match (&r.shm_target, r.shm_pages) {
-                (Some(t), Some(p)) => format!("{t}: {} pages", thousands(p)),
+                (Some(t), Some(p)) => format!("{}: {} pages", text(t), thousands(p)),
                 _ => "-".to_string(),
             },
         ];

@@ -45,6 +45,7 @@ pub(super) fn present(path: &Path) -> bool {
 /// plain file of the user's. A directory at the store's own name is left to the open to
 /// report (it cannot be read; nothing is at risk).
 pub(super) fn check_files(path: &Path) -> Result<()> {
+    check_dir(path)?;
     let names = std::iter::once(path.to_path_buf()).chain(SIDECARS.map(|s| sidecar(path, s)));
     for (i, p) in names.enumerate() {
         let Ok(md) = std::fs::symlink_metadata(&p) else {
@@ -75,6 +76,53 @@ pub(super) fn check_files(path: &Path) -> Result<()> {
         return Err(refusal(&p, &why));
     }
     Ok(())
+}
+
+/// Refuses the store at `path` when its directory (if it is there yet) could be written by
+/// another user: group- or world-writable (a sticky `/tmp` too), or owned by someone other
+/// than the user or root — the rule ssh's StrictModes applies to `~/.ssh`. Whoever can
+/// write there can put a hard link or a symbolic link at the name of the store's -wal or
+/// -shm in the moment between dbio's look and SQLite's open, and SQLite would write through
+/// it into a file of the user's; no check by name closes that moment, a private directory
+/// does. A process of the same user could do the same, but it can write the user's files
+/// anyway: that is not a boundary dbio guards.
+pub(super) fn check_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // Followed: what matters is the directory the files end up in. A missing one is made
+    // private by `store_dir` and checked again after that.
+    let Ok(md) = std::fs::metadata(dir) else {
+        return Ok(());
+    };
+    if !md.is_dir() {
+        return Ok(());
+    }
+    let mode = md.mode() & 0o7777;
+    let why = if mode & 0o022 != 0 {
+        format!(
+            "{} (mode {mode:04o})",
+            match (mode & 0o020 != 0, mode & 0o002 != 0) {
+                (true, true) => "it can be written by its group and by everyone",
+                (true, false) => "it can be written by its group",
+                _ => "it can be written by everyone",
+            }
+        )
+    } else if md.uid() != effective_uid() && md.uid() != 0 {
+        format!(
+            "it belongs to another user (uid {}, dbio runs as uid {})",
+            md.uid(),
+            effective_uid()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage(format!(
+        "results store {}: its directory {}: {why}; another user could put a link there where SQLite opens the store's -wal or -shm: keep the store in a directory only you can write to (the default is $XDG_DATA_HOME/dbio/dbio.db, else ~/.local/share/dbio/dbio.db), or give one with --db PATH or DBIO_DB",
+        path.shown(),
+        dir.shown()
+    )))
 }
 
 fn refusal(p: &Path, why: &str) -> Error {
@@ -129,11 +177,10 @@ pub(super) fn classify(path: &Path) -> Found {
     if app_id == APPLICATION_ID {
         return Found::Dbio;
     }
-    let wal = header[18] == 2 || header[19] == 2;
-    match read_only_inspect(path, wal) {
+    match read_only_inspect(path) {
         Ok(true) => Found::Dbio,
         Ok(false) => Found::Foreign(Error::usage(format!(
-            "results store {}: it is an SQLite database that dbio did not create (no dbio tables, application id {app_id:#x}); dbio does not write into it and left it as it was: use another store with --db PATH or DBIO_DB",
+            "results store {}: it is an SQLite database that dbio did not create (not the schema of a dbio store, application id {app_id:#x}); dbio does not write into it and left it as it was: use another store with --db PATH or DBIO_DB",
             path.shown()
         ))),
         Err(e) => Found::Unreadable(super::sqlite_error(path, e)),
@@ -162,21 +209,14 @@ fn read_header(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(header)
 }
 
-/// Whether the database at `path` holds dbio's schema, read without creating or changing
-/// any file: `immutable` (no locks, no journal, no -wal or -shm made), except for a
-/// database in WAL mode whose -wal and -shm are there already (another process is using
-/// it), which is read as any reader does, so that what is only in its WAL is seen too.
-fn read_only_inspect(path: &Path, wal: bool) -> rusqlite::Result<bool> {
-    let live = wal && present(&sidecar(path, "-wal")) && present(&sidecar(path, "-shm"));
-    let uri = format!(
-        "file:{}?{}",
-        uri_path(path),
-        if live {
-            "mode=ro"
-        } else {
-            "mode=ro&immutable=1"
-        }
-    );
+/// Whether the database at `path` holds dbio's schema, read without creating, changing or
+/// locking any file: `immutable`, so that SQLite takes no lock and neither reads nor makes
+/// nor writes a -wal, -shm or -journal — even when another program left its -wal and -shm
+/// beside the database, they stay byte for byte as they were. What is only in such a WAL
+/// is not seen: a store of dbio's carries its application id in the database file itself
+/// from the moment it is put in place, so only a foreign file can look different.
+fn read_only_inspect(path: &Path) -> rusqlite::Result<bool> {
+    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
     let conn = Connection::open_with_flags(
         uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -187,21 +227,66 @@ fn read_only_inspect(path: &Path, wal: bool) -> rusqlite::Result<bool> {
     is_dbio_schema(&conn)
 }
 
-/// Whether `conn` holds dbio's schema: its application id, or — an older dbio's store —
-/// its first tables and a schema version.
+/// Whether `conn` holds dbio's schema: its application id, or — a store of an older dbio,
+/// made before stores carried the id — exactly the schema dbio's migrations up to its
+/// `user_version` make: the same tables, indexes and triggers, and in each the same
+/// columns (name, type, NOT NULL, default, key), the same index columns and the same
+/// foreign keys. Tables of the same names alone are not enough: that file is someone's.
 pub(super) fn is_dbio_schema(conn: &Connection) -> rusqlite::Result<bool> {
     let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app_id == APPLICATION_ID {
         return Ok(true);
     }
-    let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let tables: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'
-            AND name IN ('runs', 'run_events', 'run_warnings')",
-        [],
-        |r| r.get(0),
-    )?;
-    Ok(app_id == 0 && version >= 1 && tables == 3)
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if app_id != 0 || version < 1 || version > i64::from(schema::current_version()) {
+        return Ok(false);
+    }
+    let mut expected = Connection::open_in_memory()?;
+    let steps = &schema::MIGRATIONS[..version as usize];
+    let tx = expected.transaction()?;
+    for step in steps {
+        tx.execute_batch(step.sql)?;
+    }
+    let want = schema_shape(&tx)?;
+    drop(tx);
+    Ok(schema_shape(conn)? == want)
+}
+
+/// Every object of the schema and, for each, its columns, index columns and foreign keys,
+/// as text rows in a fixed order: two databases with the same rows have the same schema.
+fn schema_shape(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    const SHAPE: &str = "
+        SELECT 'object', m.type, m.name, m.tbl_name, '', '', '', '', ''
+          FROM sqlite_schema m
+        UNION ALL
+        SELECT 'column', m.name, p.cid, p.name, p.type, p.\"notnull\", quote(p.dflt_value), p.pk,
+               p.hidden
+          FROM sqlite_schema m, pragma_table_xinfo(m.name) p WHERE m.type = 'table'
+        UNION ALL
+        SELECT 'index', m.name, p.seqno, p.cid, p.name, p.\"desc\", p.coll, p.key, ''
+          FROM sqlite_schema m, pragma_index_xinfo(m.name) p WHERE m.type = 'index'
+        UNION ALL
+        SELECT 'key', m.name, p.id, p.seq, p.\"table\", p.\"from\", p.\"to\",
+               p.on_update || ' ' || p.on_delete, p.match
+          FROM sqlite_schema m, pragma_foreign_key_list(m.name) p WHERE m.type = 'table'
+        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9";
+    let mut stmt = conn.prepare(SHAPE)?;
+    stmt.query_map([], |r| {
+        let cells = (0..9)
+            .map(|i| {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                    rusqlite::types::ValueRef::Real(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(cells.join("\u{1f}"))
+    })?
+    .collect()
 }
 
 /// `path` for an SQLite URI: everything but plain characters percent-encoded.

@@ -106,20 +106,28 @@ impl Store {
         )?;
         let mut v = stmt
             .query_map([last.map_or(-1, |n| n as i64)], |row| {
+                let id: i64 = row.get(0)?;
+                let whose = || format!("memory run {id}");
+                let count = |i| -> rusqlite::Result<Option<u64>> {
+                    match row.get::<_, Option<i64>>(i)? {
+                        None => Ok(None),
+                        Some(_) => super::unsigned(row, i, whose).map(Some),
+                    }
+                };
                 Ok(MemRunListing {
-                    id: row.get(0)?,
+                    id,
                     figures: MemFigures {
                         started_at: row.get(1)?,
                         kind: row.get(2)?,
                         pages: row.get(3)?,
-                        max_size_bytes: row.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                        max_size_bytes: count(4)?,
                         l1_ns: row.get(5)?,
                         memory_ns: row.get(6)?,
-                        nodes: row.get::<_, i64>(7)? as u64,
+                        nodes: super::unsigned(row, 7, whose)?,
                         interleave_ns: row.get(8)?,
                         loaded_max_gib_s: row.get(9)?,
                         shm_target: row.get(10)?,
-                        shm_pages: row.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                        shm_pages: count(11)?,
                         partial: row.get(12)?,
                     },
                     run_dir: row.get(13)?,

@@ -297,6 +297,10 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| sqlite_error(path, e))?;
+        // Opening reads nothing yet; the first statement below opens the -wal and -shm.
+        // Looked at once more just before it, which leaves the smallest moment for a link to
+        // be put there (the private directory is what shuts other users out).
+        guard::check_files(&real)?;
         let waiter = Waiter::new(path);
         waiter.install(&conn);
         // Several dbio processes opening a new store at once: switching it to WAL can be
@@ -562,15 +566,17 @@ impl Store {
                  FROM data_sets ORDER BY path",
             )?;
             stmt.query_map([], |row| {
+                let path: String = row.get(0)?;
+                let count = |i| unsigned(row, i, || format!("data set {path}"));
                 Ok(DataSetRecord {
-                    path: row.get(0)?,
                     created_at: row.get(1)?,
                     last_used_at: row.get(2)?,
                     last_test: row.get(3)?,
                     last_run_id: row.get(4)?,
-                    disk_bytes: row.get::<_, i64>(5)? as u64,
-                    data_files: row.get::<_, i64>(6)? as u64,
-                    redo_files: row.get::<_, i64>(7)? as u64,
+                    disk_bytes: count(5)?,
+                    data_files: count(6)?,
+                    redo_files: count(7)?,
+                    path,
                 })
             })?
             .collect()
@@ -600,17 +606,19 @@ impl Store {
         let limit = filter.last.map_or(-1, |n| n as i64);
         let mut runs = stmt
             .query_map(params![filter.test, limit], |row| {
+                let id: i64 = row.get(0)?;
+                let count = |i| unsigned(row, i, || format!("run {id}"));
                 Ok(RunListing {
-                    id: row.get(0)?,
+                    id,
                     started_at: row.get(1)?,
                     test: row.get(2)?,
                     submission: row.get(3)?,
                     io_mode: row.get(4)?,
                     engine: row.get(5)?,
-                    sessions: row.get::<_, i64>(6)? as u64,
-                    block_size: row.get::<_, i64>(7)? as u64,
-                    request_bytes: row.get::<_, i64>(8)? as u64,
-                    size_bytes: row.get::<_, i64>(9)? as u64,
+                    sessions: count(6)?,
+                    block_size: count(7)?,
+                    request_bytes: count(8)?,
+                    size_bytes: count(9)?,
                     duration_s: row.get(10)?,
                     measured_seconds: row.get(11)?,
                     partial: row.get(12)?,
@@ -674,7 +682,59 @@ impl Store {
     }
 }
 
+/// A count or size read back from the store, which is a file anyone may have written: a
+/// negative value is refused (naming `whose` row and the column), never wrapped into a
+/// huge one.
+pub(crate) fn unsigned(
+    row: &rusqlite::Row<'_>,
+    i: usize,
+    whose: impl FnOnce() -> String,
+) -> rusqlite::Result<u64> {
+    let value: i64 = row.get(i)?;
+    u64::try_from(value).map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Integer,
+            Box::new(OutOfRange {
+                whose: whose(),
+                column: row.as_ref().column_name(i).unwrap_or("?").to_string(),
+                value,
+            }),
+        )
+    })
+}
+
+/// A value in the store that no run of dbio's can have.
+#[derive(Debug)]
+struct OutOfRange {
+    whose: String,
+    column: String,
+    value: i64,
+}
+
+impl std::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} has {} = {}, which dbio never records",
+            self.whose.shown(),
+            self.column.shown(),
+            self.value
+        )
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
 fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
+    if let rusqlite::Error::FromSqlConversionFailure(_, _, why) = &e
+        && let Some(bad) = why.downcast_ref::<OutOfRange>()
+    {
+        return Error::usage(format!(
+            "results store {}: {bad}; the store was changed by something other than dbio: correct or delete that row, or use another store with --db PATH or DBIO_DB",
+            path.shown()
+        ));
+    }
     let code = match &e {
         rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
         _ => None,
@@ -886,6 +946,67 @@ pub(crate) mod tests {
         let back = upgraded.run(id).unwrap().expect("run survives the upgrade");
         assert_eq!(back.result.test, "read-mbps");
         assert_eq!(back.result_json, result_json_text(&r).unwrap());
+    }
+
+    /// A store of an older dbio, made before stores carried dbio's application id, is known
+    /// by its exact schema and upgraded; a file with tables of the same names, the same
+    /// schema version and other columns is someone's, and is left as it was.
+    #[test]
+    fn an_older_store_is_known_by_its_exact_schema_only() {
+        let dir = tempfile::tempdir().unwrap();
+        // Stores without the id had schema versions 1 to 4 (the id came with version 5).
+        for version in 1..MIGRATIONS.len() {
+            let path = dir.path().join(format!("v{version}.db"));
+            let r = sample("read-iops", "db file sequential read", 700.0, 90.0);
+            {
+                let mut old = Store::open_with(&path, &MIGRATIONS[..version]).unwrap();
+                old.record(&r, Path::new("/runs/old")).unwrap();
+                old.conn.execute_batch("PRAGMA application_id = 0").unwrap();
+            }
+            let store = Store::open(&path).unwrap();
+            let listed = store.runs(&RunFilter::default()).unwrap();
+            assert_eq!(listed.len(), 1, "v{version}");
+            assert_eq!(listed[0].iops, Some(700.0), "v{version}");
+            let (v, id): (u32, i32) = store
+                .conn
+                .query_row("PRAGMA user_version", [], |row| row.get(0))
+                .and_then(|v| {
+                    store
+                        .conn
+                        .query_row("PRAGMA application_id", [], |row| row.get(0))
+                        .map(|id| (v, id))
+                })
+                .unwrap();
+            assert_eq!((v, id), (schema::current_version(), schema::APPLICATION_ID));
+        }
+
+        let fake = dir.path().join("ci.db");
+        Connection::open(&fake)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE runs (id INTEGER PRIMARY KEY, x);
+                 CREATE TABLE run_events (a); CREATE TABLE run_warnings (b);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        let before = std::fs::read(&fake).unwrap();
+        let err = Store::open(&fake).err().expect("refused");
+        assert_eq!(err.exit_code(), crate::error::ExitCode::Usage);
+        assert!(err.to_string().contains("did not create"), "{err}");
+        assert_eq!(std::fs::read(&fake).unwrap(), before);
+        // dbio's own first tables with one column changed are not dbio's either.
+        let near = dir.path().join("near.db");
+        let conn = Connection::open(&near).unwrap();
+        conn.execute_batch(&MIGRATIONS[0].sql.replace(
+            "sessions         INTEGER NOT NULL,",
+            "sessions         TEXT    NOT NULL,",
+        ))
+        .unwrap();
+        conn.execute_batch("PRAGMA user_version = 1").unwrap();
+        drop(conn);
+        let before = std::fs::read(&near).unwrap();
+        assert!(Store::open(&near).is_err());
+        assert_eq!(std::fs::read(&near).unwrap(), before);
     }
 
     /// Two processes finishing at once: each has its own connection and writes while the
