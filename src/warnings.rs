@@ -56,6 +56,8 @@ pub enum Warning {
         first: u32,
         last: u32,
         suspended: bool,
+        /// How long the same stretch had lasted in the warm-up before the window began.
+        warmup_s: f64,
     },
     /// Top Timed Events rests on fewer than [`FEW_ASH_SAMPLES`] active ASH samples.
     FewAshSamples { samples: u64, hz: u32 },
@@ -150,6 +152,7 @@ impl fmt::Display for Warning {
                 first,
                 last,
                 suspended,
+                warmup_s,
             } => {
                 let which = if first == last {
                     format!("second {first}")
@@ -162,9 +165,14 @@ impl fmt::Display for Warning {
                         "the machine was suspended for {seconds:.1} s (in {which} of the measured window: CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC); figures of that second are not the storage's alone"
                     )
                 } else {
+                    let before = if *warmup_s >= 0.05 {
+                        format!(", and {warmup_s:.1} s before it in the warm-up")
+                    } else {
+                        String::new()
+                    };
                     write!(
                         f,
-                        "dbio did not run for {seconds:.1} s ({which} of the measured window: stopped or starved of CPU); latencies in those seconds include that time, and ASH took no samples in it"
+                        "dbio did not run for {seconds:.1} s ({which} of the measured window{before}: stopped or starved of CPU); latencies in those seconds include that time, and ASH took no samples in it"
                     )
                 }
             }

@@ -13,6 +13,15 @@ use crate::util::{Env, f, shm_dir, u};
 /// `stop.0` of the measured window has passed, then SIGCONT. Returns the result and the
 /// run's summary.txt.
 fn run(duration: &str, stop: Option<(Duration, Duration)>) -> Option<(Value, String)> {
+    run_after_warmup(duration, "0s", stop)
+}
+
+/// [`run`] with a warm-up of `warmup`; `stop.0` counts from the start of the warm-up.
+fn run_after_warmup(
+    duration: &str,
+    warmup: &str,
+    stop: Option<(Duration, Duration)>,
+) -> Option<(Value, String)> {
     let shm = shm_dir()?;
     let env = Env::new();
     let target = shm.path().join("ds");
@@ -20,7 +29,7 @@ fn run(duration: &str, stop: Option<(Duration, Duration)>) -> Option<(Value, Str
         .process()
         .args(["run", "read-iops", "--target", target.to_str().unwrap()])
         .args(["--size", "16M", "--files", "1", "--sessions", "1"])
-        .args(["--duration", duration, "--warmup", "0s", "--json"])
+        .args(["--duration", duration, "--warmup", warmup, "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -137,5 +146,68 @@ fn an_undisturbed_run_raises_no_such_alarm() {
     assert!(
         (samples - want).abs() <= 0.1 * want + 3.0,
         "{samples} ASH samples, {want} expected"
+    );
+}
+
+/// A stop that begins in the warm-up and lasts into the measured window: the part inside
+/// the window is reported and its seconds marked, the part in the warm-up is named apart
+/// and not counted, and ASH makes up no samples for either.
+#[test]
+fn a_stop_from_the_warm_up_into_the_window_is_reported_for_its_part_inside() {
+    // Warm-up 2 s; stopped from 1 s to 4 s: 1 s of warm-up, then seconds 1–2 of the window.
+    let Some((r, summary)) = run_after_warmup(
+        "4s",
+        "2s",
+        Some((Duration::from_secs(1), Duration::from_secs(3))),
+    ) else {
+        return;
+    };
+    let warned = not_running(&r);
+    assert_eq!(warned.len(), 1, "{}", r["warnings"]);
+    // "dbio did not run for 2.0 s (seconds 1–2 of the measured window, and 1.0 s before it
+    // in the warm-up: ..."
+    let secs: f64 = warned[0]
+        .trim_start_matches("dbio did not run for ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1.5..=2.6).contains(&secs), "{}", warned[0]);
+    let before: f64 = warned[0]
+        .split(", and ")
+        .nth(1)
+        .and_then(|w| w.split_once(" s before it in the warm-up"))
+        .map(|(n, _)| n)
+        .unwrap_or_else(|| panic!("the warm-up part is named: {}", warned[0]))
+        .parse()
+        .unwrap();
+    assert!((0.4..=1.5).contains(&before), "{}", warned[0]);
+    assert!((secs + before - 3.0).abs() < 0.3, "{}", warned[0]);
+    assert!(summary.contains(&warned[0]), "{summary}");
+    // The window's first seconds are marked, and add up to the part inside it.
+    let points = r["timeseries"].as_array().unwrap();
+    let marked: Vec<(u64, f64)> = points
+        .iter()
+        .filter(|p| !p["not_running_s"].is_null())
+        .map(|p| (u(&p["t"]), f(&p["not_running_s"])))
+        .collect();
+    assert_eq!(marked.first().map(|m| m.0), Some(1), "{marked:?}");
+    assert!(marked.iter().all(|m| m.0 <= 3 && m.1 <= 1.0), "{marked:?}");
+    let total: f64 = marked.iter().map(|m| m.1).sum();
+    assert!((total - secs).abs() < 0.05, "{marked:?} vs {secs}");
+    let last = marked[marked.len() - 1].0;
+    assert!(
+        warned[0].contains(&format!("seconds 1–{last} of the measured window")),
+        "{} vs {marked:?}",
+        warned[0]
+    );
+    // ASH sampled only while dbio ran in the window: about (4 − 2) s × 10 Hz, not 40.
+    let hz = f(&r["ash"]["hz"]);
+    let running = f(&r["measured_seconds"]) - secs;
+    let samples = f(&r["ash"]["samples"]);
+    assert!(
+        (samples - running * hz).abs() <= 0.1 * running * hz + 5.0,
+        "{samples} ASH samples for {running:.1} s running at {hz} Hz"
     );
 }

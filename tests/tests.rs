@@ -19,6 +19,7 @@ mod jobs;
 mod layers;
 mod leftovers;
 mod mem;
+mod mem_signals;
 mod memory;
 mod places;
 mod progress;

@@ -22,6 +22,9 @@ pub struct Stall {
     /// The machine was suspended (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC), rather
     /// than the process stopped or starved.
     pub suspended: bool,
+    /// How long the same stretch had already lasted in the warm-up, before the window
+    /// began (not part of `ns`: the warm-up is not measured).
+    pub warmup_ns: u64,
 }
 
 impl Stall {
@@ -55,7 +58,9 @@ impl Stall {
     }
 }
 
-/// Watches the main thread's wake-ups over the measured window. Used by that thread alone.
+/// Watches the main thread's wake-ups over the measured window — from the start of the
+/// warm-up, so that a stretch that begins there and lasts into the window is seen. Used by
+/// that thread alone.
 #[derive(Debug)]
 pub struct StallWatch {
     start_ns: u64,
@@ -103,15 +108,17 @@ impl StallWatch {
                 from_ns: now_ns.min(self.end_ns - 1).saturating_sub(self.start_ns),
                 ns: slept_through,
                 suspended: true,
+                warmup_ns: 0,
             });
         } else if now_ns.saturating_sub(due) > LATE_NS {
-            // Only what lies inside the window counts.
+            // Only what lies inside the window counts; what lay in the warm-up is kept apart.
             let from = due.max(self.start_ns);
             let to = now_ns.min(self.end_ns);
             s.stalls.push(Stall {
                 from_ns: from - self.start_ns,
                 ns: to.saturating_sub(from),
                 suspended: false,
+                warmup_ns: self.start_ns.saturating_sub(due),
             });
         }
     }
@@ -175,5 +182,34 @@ mod tests {
         w.sleeping_until(16 * S);
         w.look(19 * S);
         assert_eq!(w.stalls().len(), 1);
+    }
+
+    /// A stretch that begins in the warm-up and lasts into the window: the part inside the
+    /// window is the stall, the part before it is kept apart; one wholly in the warm-up is
+    /// nothing.
+    #[test]
+    fn a_stall_from_the_warm_up_counts_from_the_window_start() {
+        // Warm-up 8 s – 10 s, window 10 s – 16 s.
+        let w = StallWatch::new(10 * S, 16 * S);
+        w.look(8 * S);
+        w.sleeping_until(8 * S + 20_000_000);
+        // Stopped in the warm-up from 8.02 s until 8.9 s, then from 9.0 s until 12.0 s.
+        w.look(8 * S + 900_000_000);
+        assert!(w.stalls().is_empty());
+        w.look(9 * S);
+        w.sleeping_until(9 * S + 20_000_000);
+        w.look(12 * S);
+        let st = w.stalls();
+        assert_eq!(st.len(), 1, "{st:?}");
+        assert_eq!((st[0].from_ns, st[0].ns), (0, 2 * S));
+        assert_eq!(st[0].warmup_ns, S - 20_000_000);
+        assert_eq!(st[0].seconds(), (1, 2));
+        // Wholly in the warm-up: nothing.
+        let w = StallWatch::new(10 * S, 16 * S);
+        w.look(5 * S);
+        w.look(9 * S);
+        w.sleeping_until(10 * S);
+        w.look(10 * S + 10_000_000);
+        assert!(w.stalls().is_empty());
     }
 }

@@ -3,6 +3,7 @@
 //! timing starts (so no page fault is ever timed).
 
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 
@@ -10,6 +11,10 @@ use super::numa::{self, Policy};
 
 /// Transparent huge pages are this size on x86_64 and most arm64 kernels.
 pub const THP_BYTES: usize = 2 << 20;
+
+/// Bytes faulted in between two looks at the stop flag: a few ms of work even in a debug
+/// build, so that a signal ends the filling of a buffer of many GiB at once.
+const FILL_CHUNK: usize = 8 << 20;
 
 /// The pages behind a buffer (`--pages`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -52,13 +57,15 @@ unsafe impl Sync for Buffer {}
 
 impl Buffer {
     /// Maps `len` bytes (rounded up to whole pages) of `kind` pages (`huge_page_bytes` for
-    /// hugetlb), applies `policy` and faults every page in.
+    /// hugetlb), applies `policy` and faults every page in. None (and nothing left mapped)
+    /// when `stop` is set before every page is in.
     pub fn new(
         len: usize,
         kind: PageKind,
         huge_page_bytes: usize,
         policy: &Policy,
-    ) -> io::Result<Buffer> {
+        stop: &AtomicBool,
+    ) -> io::Result<Option<Buffer>> {
         let page = match kind {
             PageKind::Huge => huge_page_bytes.max(crate::sys::page_size()),
             _ => crate::sys::page_size(),
@@ -90,9 +97,11 @@ impl Buffer {
         if *policy != Policy::Local {
             numa::mbind(b.base, b.len, policy)?;
         }
-        b.populate()?;
         b.kind = kind;
-        Ok(b)
+        if !b.populate(page, stop)? {
+            return Ok(None);
+        }
+        Ok(Some(b))
     }
 
     /// A mapping aligned to the huge page size (so every 2 MiB of it can be one page),
@@ -129,21 +138,43 @@ impl Buffer {
         Ok(())
     }
 
-    /// Faults every page in, writable. MADV_POPULATE_WRITE (Linux 5.14) reports a failure
-    /// (no free huge page on the bound node) as an error instead of a SIGBUS; older
+    /// Faults every page in, writable, a chunk of whole `page`s at a time, looking at `stop`
+    /// between chunks: false when stopped. MADV_POPULATE_WRITE (Linux 5.14) reports a
+    /// failure (no free huge page on the bound node) as an error instead of a SIGBUS; older
     /// kernels get a write to every page.
-    fn populate(&self) -> io::Result<()> {
-        match self.advise(libc::MADV_POPULATE_WRITE) {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                let step = crate::sys::page_size();
-                for off in (0..self.len).step_by(step) {
-                    // SAFETY: inside the mapping.
-                    unsafe { self.base.add(off).write_volatile(0) };
-                }
-                Ok(())
+    fn populate(&self, page: usize, stop: &AtomicBool) -> io::Result<bool> {
+        let chunk = FILL_CHUNK.next_multiple_of(page);
+        let mut madvise = true;
+        for start in (0..self.len).step_by(chunk) {
+            if stop.load(Relaxed) {
+                return Ok(false);
             }
-            other => other,
+            let len = chunk.min(self.len - start);
+            if madvise {
+                // SAFETY: the range lies inside this buffer's own mapping.
+                let rc = unsafe {
+                    libc::madvise(
+                        self.base.add(start) as *mut libc::c_void,
+                        len,
+                        libc::MADV_POPULATE_WRITE,
+                    )
+                };
+                if rc == 0 {
+                    continue;
+                }
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EINVAL) {
+                    return Err(e);
+                }
+                madvise = false;
+            }
+            let step = crate::sys::page_size();
+            for off in (start..start + len).step_by(step) {
+                // SAFETY: inside the mapping.
+                unsafe { self.base.add(off).write_volatile(0) };
+            }
         }
+        Ok(!stop.load(Relaxed))
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
@@ -263,7 +294,10 @@ AnonHugePages:         0 kB
 
     #[test]
     fn buffers_are_populated_and_placed() {
-        let b = Buffer::new(1 << 20, PageKind::Base, 0, &Policy::Local).unwrap();
+        let go = AtomicBool::new(false);
+        let b = Buffer::new(1 << 20, PageKind::Base, 0, &Policy::Local, &go)
+            .unwrap()
+            .unwrap();
         assert_eq!(b.len(), 1 << 20);
         assert_eq!(b.huge_backed_bytes(), 0);
         let placed = b.placement(16);
@@ -272,8 +306,33 @@ AnonHugePages:         0 kB
             placed.keys().all(|&n| n >= 0),
             "every page present: {placed:?}"
         );
-        let t = Buffer::new(3 << 20, PageKind::Thp, 0, &Policy::Local).unwrap();
+        let t = Buffer::new(3 << 20, PageKind::Thp, 0, &Policy::Local, &go)
+            .unwrap()
+            .unwrap();
         assert_eq!(t.as_ptr() as usize % THP_BYTES, 0);
         assert_eq!(t.len(), 4 << 20);
+    }
+
+    /// A stop before or while filling gives no buffer; every page of one not stopped is in.
+    #[test]
+    fn a_stop_ends_the_filling() {
+        let stop = AtomicBool::new(true);
+        assert!(
+            Buffer::new(64 << 20, PageKind::Base, 0, &Policy::Local, &stop)
+                .unwrap()
+                .is_none()
+        );
+        stop.store(false, Relaxed);
+        let b = Buffer::new(
+            FILL_CHUNK * 2 + 4096,
+            PageKind::Base,
+            0,
+            &Policy::Local,
+            &stop,
+        )
+        .unwrap()
+        .unwrap();
+        let placed = b.placement(4096);
+        assert!(placed.keys().all(|&n| n >= 0), "every page in: {placed:?}");
     }
 }

@@ -15,17 +15,32 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use super::buffer::Buffer;
 use super::now_ns;
 
+/// Lines handled between two looks at the stop flag while a chain is built: about a
+/// millisecond of work even in a debug build.
+const BUILD_STEP: usize = 1 << 15;
+
 /// Sattolo's algorithm: `next[i]` is the line after line `i`, and following `next` from
 /// any line visits every line once before coming back (one cycle, uniformly chosen among
-/// all (n-1)! cycles).
-pub fn cycle(lines: usize, rng: &mut fastrand::Rng) -> Vec<u32> {
+/// all (n-1)! cycles). None when `stop` is set before it is done (a cycle of hundreds of
+/// millions of lines takes seconds).
+pub fn cycle(lines: usize, rng: &mut fastrand::Rng, stop: &AtomicBool) -> Option<Vec<u32>> {
     assert!(lines <= u32::MAX as usize, "at most 2^32 - 1 lines");
-    let mut next: Vec<u32> = (0..lines as u32).collect();
+    let mut next: Vec<u32> = Vec::with_capacity(lines);
+    while next.len() < lines {
+        if stop.load(Relaxed) {
+            return None;
+        }
+        let from = next.len();
+        next.extend(from as u32..(from + BUILD_STEP).min(lines) as u32);
+    }
     for i in (1..lines).rev() {
+        if i % BUILD_STEP == 0 && stop.load(Relaxed) {
+            return None;
+        }
         let j = rng.usize(0..i);
         next.swap(i, j);
     }
-    next
+    Some(next)
 }
 
 /// A chain of lines written into a buffer, ready to chase.
@@ -39,25 +54,35 @@ unsafe impl Send for Chain {}
 
 impl Chain {
     /// Links the first `lines` lines of `buf` (each `stride` bytes) into one random cycle.
-    pub fn build(buf: &Buffer, lines: usize, stride: usize, seed: u64) -> Chain {
+    /// None when `stop` is set before it is done.
+    pub fn build(
+        buf: &Buffer,
+        lines: usize,
+        stride: usize,
+        seed: u64,
+        stop: &AtomicBool,
+    ) -> Option<Chain> {
         assert!(
             lines >= 1 && lines.checked_mul(stride).is_some_and(|b| b <= buf.len()),
             "the chain fits its buffer"
         );
         assert!(stride >= std::mem::size_of::<usize>() && stride.is_power_of_two());
-        let next = cycle(lines, &mut fastrand::Rng::with_seed(seed));
+        let next = cycle(lines, &mut fastrand::Rng::with_seed(seed), stop)?;
         let base = buf.as_ptr();
         for (i, &n) in next.iter().enumerate() {
+            if i % BUILD_STEP == 0 && stop.load(Relaxed) {
+                return None;
+            }
             // SAFETY: both lines lie inside the buffer (checked above); lines are aligned
             // to `stride`, a power of two at least the size of a pointer.
             unsafe {
                 (base.add(i * stride) as *mut usize).write(base.add(n as usize * stride) as usize)
             };
         }
-        Chain {
+        Some(Chain {
             start: base as *const usize,
             lines,
-        }
+        })
     }
 
     pub fn lines(&self) -> usize {
@@ -244,6 +269,9 @@ pub fn repeat(budget: &Budget, stop: &AtomicBool, mut rep: impl FnMut() -> Rep) 
 /// At most this many loads warm a chain up (a whole lap of anything that fits a cache).
 const WARM_LOADS: u64 = 1 << 20;
 
+/// Warm-up loads between two looks at the stop flag (a few ms from memory).
+const WARM_STEP: u64 = 1 << 14;
+
 /// A chase in progress: where it is, and how many loads a repetition takes.
 pub struct Chaser {
     p: *const usize,
@@ -256,23 +284,33 @@ pub struct Chaser {
 
 impl Chaser {
     /// Warms `chain` up (one lap, at most [`WARM_LOADS`]) and sizes a repetition to about
-    /// `rep_ns`.
-    pub fn new(chain: &Chain, rep_ns: u64) -> Chaser {
-        let warm = (chain.lines() as u64).min(WARM_LOADS);
-        // SAFETY: the chain is a cycle of valid pointers into its live buffer.
-        let mut p = unsafe { chase(chain.start, warm) };
+    /// `rep_ns`. None when `stop` is set during the warm-up (a lap over memory with TLB
+    /// misses takes a good part of a second).
+    pub fn new(chain: &Chain, rep_ns: u64, stop: &AtomicBool) -> Option<Chaser> {
+        let warm = (chain.lines() as u64).min(WARM_LOADS).div_ceil(16) * 16;
+        let mut p = chain.start;
+        let mut done = 0;
+        while done < warm {
+            if stop.load(Relaxed) {
+                return None;
+            }
+            let n = WARM_STEP.min(warm - done);
+            // SAFETY: the chain is a cycle of valid pointers into its live buffer.
+            p = unsafe { chase(p, n) };
+            done += n;
+        }
         let probe = 4096;
         let t0 = now_ns();
         // SAFETY: as above.
         p = unsafe { chase(p, probe) };
         let per_load = ((now_ns() - t0) as f64 / probe as f64).max(0.05);
         let loads_per_rep = ((rep_ns as f64 / per_load) as u64).clamp(1024, 1 << 30) / 16 * 16;
-        Chaser {
+        Some(Chaser {
             p,
             loads_per_rep,
             fewest_loads: (loads_per_rep / 4 / 16 * 16).max(1024),
             loads: warm + probe,
-        }
+        })
     }
 
     /// One timed repetition: ns per load, clean when the thread kept its CPU.
@@ -298,7 +336,7 @@ impl Chaser {
 
 /// ns per load over `chain`, repeated until stable or out of budget.
 pub fn latency(chain: &Chain, budget: &Budget, stop: &AtomicBool) -> Option<(Sample, u64)> {
-    let mut c = Chaser::new(chain, budget.rep_ns);
+    let mut c = Chaser::new(chain, budget.rep_ns, stop)?;
     let s = repeat(budget, stop, || c.rep())?;
     Some((s, c.loads))
 }
@@ -309,11 +347,41 @@ mod tests {
     use crate::mem::buffer::PageKind;
     use crate::mem::numa::Policy;
 
+    static GO: AtomicBool = AtomicBool::new(false);
+
+    /// Building a chain and warming it up give up when the stop flag is set, and a cycle
+    /// checked for the flag is the same cycle as ever.
+    #[test]
+    fn a_stop_ends_building_and_warming() {
+        let stop = AtomicBool::new(true);
+        let lines = 3 * BUILD_STEP + 5;
+        assert!(cycle(lines, &mut fastrand::Rng::with_seed(1), &stop).is_none());
+        let buf = Buffer::new(lines * 64, PageKind::Base, 0, &Policy::Local, &GO)
+            .unwrap()
+            .unwrap();
+        assert!(Chain::build(&buf, lines, 64, 1, &stop).is_none());
+        let chain = Chain::build(&buf, lines, 64, 1, &GO).unwrap();
+        assert!(Chaser::new(&chain, 100_000, &stop).is_none());
+        let c = Chaser::new(&chain, 100_000, &GO).unwrap();
+        assert_eq!(c.loads, (lines as u64).div_ceil(16) * 16 + 4096);
+        // Sattolo's swaps as written without the checks.
+        let mut rng = fastrand::Rng::with_seed(9);
+        let mut plain: Vec<u32> = (0..lines as u32).collect();
+        for i in (1..lines).rev() {
+            let j = rng.usize(0..i);
+            plain.swap(i, j);
+        }
+        assert_eq!(
+            cycle(lines, &mut fastrand::Rng::with_seed(9), &GO).unwrap(),
+            plain
+        );
+    }
+
     /// The permutation is one cycle through every line, for any size and seed.
     #[test]
     fn the_cycle_visits_every_line_once() {
         for (lines, seed) in [(1, 1), (2, 7), (3, 3), (64, 1), (1000, 42), (65_536, 9)] {
-            let next = cycle(lines, &mut fastrand::Rng::with_seed(seed));
+            let next = cycle(lines, &mut fastrand::Rng::with_seed(seed), &GO).unwrap();
             assert_eq!(next.len(), lines);
             let mut seen = vec![false; lines];
             let mut at = 0usize;
@@ -333,22 +401,30 @@ mod tests {
     /// Not the identity walk or a fixed stride: consecutive lines rarely follow each other.
     #[test]
     fn the_cycle_is_not_sequential() {
-        let next = cycle(4096, &mut fastrand::Rng::with_seed(5));
+        let next = cycle(4096, &mut fastrand::Rng::with_seed(5), &GO).unwrap();
         let sequential = next
             .iter()
             .enumerate()
             .filter(|&(i, &n)| n as usize == i + 1)
             .count();
         assert!(sequential < 16, "{sequential} sequential steps");
-        assert_ne!(next, cycle(4096, &mut fastrand::Rng::with_seed(6)));
-        assert_eq!(next, cycle(4096, &mut fastrand::Rng::with_seed(5)));
+        assert_ne!(
+            next,
+            cycle(4096, &mut fastrand::Rng::with_seed(6), &GO).unwrap()
+        );
+        assert_eq!(
+            next,
+            cycle(4096, &mut fastrand::Rng::with_seed(5), &GO).unwrap()
+        );
     }
 
     /// Written into a buffer, the chain returns to its start after exactly one lap.
     #[test]
     fn a_chain_in_memory_is_one_lap_long() {
-        let buf = Buffer::new(64 << 10, PageKind::Base, 0, &Policy::Local).unwrap();
-        let chain = Chain::build(&buf, 1000, 64, 3);
+        let buf = Buffer::new(64 << 10, PageKind::Base, 0, &Policy::Local, &GO)
+            .unwrap()
+            .unwrap();
+        let chain = Chain::build(&buf, 1000, 64, 3, &GO).unwrap();
         let mut p = chain.start;
         for _ in 0..1000 {
             // SAFETY: a cycle over the buffer.

@@ -28,13 +28,15 @@ pub struct Memory {
 }
 
 impl Memory {
-    fn buffer(&self, len: u64, policy: &Policy) -> io::Result<Buffer> {
-        Buffer::new(len as usize, self.pages, self.huge_page_bytes, policy)
+    /// A filled buffer; None when `stop` was set meanwhile.
+    fn buffer(&self, len: u64, policy: &Policy, stop: &AtomicBool) -> io::Result<Option<Buffer>> {
+        Buffer::new(len as usize, self.pages, self.huge_page_bytes, policy, stop)
     }
 
-    fn chain(&self, buf: &Buffer, bytes: u64, salt: u64) -> Chain {
+    /// A chain over the first `bytes` of `buf`; None when `stop` was set meanwhile.
+    fn chain(&self, buf: &Buffer, bytes: u64, salt: u64, stop: &AtomicBool) -> Option<Chain> {
         let lines = (bytes as usize / self.line).max(1);
-        Chain::build(buf, lines, self.line, self.seed ^ salt)
+        Chain::build(buf, lines, self.line, self.seed ^ salt, stop)
     }
 }
 
@@ -99,7 +101,17 @@ pub fn curve(
     on_thread(&[cpu], || {
         let largest = sizes.iter().copied().max().unwrap_or(0);
         obs(Step::Allocating(largest));
-        let buf = m.buffer(largest, &Policy::Local)?;
+        let Some(buf) = m.buffer(largest, &Policy::Local, stop)? else {
+            // Stopped before there was anything to measure on.
+            return Ok(Curve {
+                cpu,
+                points: Vec::new(),
+                buffer_bytes: 0,
+                huge_backed_bytes: 0,
+                placement: Placement::new(),
+                complete: false,
+            });
+        };
         let mut points = Vec::with_capacity(sizes.len());
         for (i, &size) in sizes.iter().enumerate() {
             if stop.load(Relaxed) {
@@ -110,7 +122,9 @@ pub fn curve(
                 of: sizes.len(),
                 size_bytes: size,
             });
-            let chain = m.chain(&buf, size, size);
+            let Some(chain) = m.chain(&buf, size, size, stop) else {
+                break;
+            };
             let Some((sample, loads)) = chase::latency(&chain, &m.budget, stop) else {
                 break;
             };
@@ -227,9 +241,13 @@ fn cell(
 ) -> io::Result<Option<Cell>> {
     on_thread(&c.cpus[..1], || {
         obs(Step::Allocating(size));
-        let buf = m.buffer(size, policy)?;
+        let Some(buf) = m.buffer(size, policy, stop)? else {
+            return Ok(None);
+        };
         let placement = buf.placement(PLACEMENT_SAMPLES);
-        let chain = m.chain(&buf, size, size ^ u64::from(c.id));
+        let Some(chain) = m.chain(&buf, size, size ^ u64::from(c.id), stop) else {
+            return Ok(None);
+        };
         let Some((latency, _)) = chase::latency(&chain, &m.budget, stop) else {
             return Ok(None);
         };
@@ -237,7 +255,8 @@ fn cell(
         let data = unsafe { std::slice::from_raw_parts(buf.as_ptr(), buf.len()) };
         let parts = stream::split(data, c.cpus.len());
         let work: Vec<(usize, &[u8])> = c.cpus.iter().copied().zip(parts).collect();
-        let bandwidth = stream::with_readers(&work, |bytes| read_rate(&m.budget, stop, bytes))?;
+        let bandwidth =
+            stream::with_readers(&work, stop, |bytes| read_rate(&m.budget, stop, bytes))?;
         Ok(Some(Cell {
             latency,
             bandwidth,
@@ -311,11 +330,26 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
     on_thread(&[cpu], || {
         let most = thread_counts.iter().copied().max().unwrap_or(0);
         obs(Step::Allocating(size + reader_bytes * most as u64));
-        let chase_buf = m.buffer(size, &Policy::Local)?;
-        let readers = (0..most)
-            .map(|_| m.buffer(reader_bytes, &Policy::Local))
-            .collect::<io::Result<Vec<_>>>()?;
-        let chain = m.chain(&chase_buf, size, size ^ 0x10ad);
+        let stopped = || Loaded {
+            cpu,
+            size_bytes: size,
+            reader_bytes,
+            points: Vec::new(),
+            complete: false,
+        };
+        let Some(chase_buf) = m.buffer(size, &Policy::Local, stop)? else {
+            return Ok(stopped());
+        };
+        let mut readers = Vec::with_capacity(most);
+        for _ in 0..most {
+            let Some(b) = m.buffer(reader_bytes, &Policy::Local, stop)? else {
+                return Ok(stopped());
+            };
+            readers.push(b);
+        }
+        let Some(chain) = m.chain(&chase_buf, size, size ^ 0x10ad, stop) else {
+            return Ok(stopped());
+        };
         // Rounds over the thread counts, forth and back, each with a share of the budget:
         // what else the machine runs drifts, and alternating spreads it over every count.
         let budget = Budget {
@@ -348,8 +382,8 @@ pub fn loaded(m: &Memory, l: &Load, stop: &AtomicBool, obs: Observer) -> io::Res
                     })
                     .collect();
                 let before = cpu_ticks(reader_cpus);
-                let measured = stream::with_readers(&work, |bytes| {
-                    let mut c = Chaser::new(&chain, budget.rep_ns);
+                let measured = stream::with_readers(&work, stop, |bytes| {
+                    let mut c = Chaser::new(&chain, budget.rep_ns, stop)?;
                     let (b0, t0) = (bytes(), now_ns());
                     let s = chase::repeat(&budget, stop, || c.rep());
                     let (b1, t1) = (bytes(), now_ns());

@@ -302,14 +302,15 @@ fn assemble(
     let huge_backed_pct = f
         .curve
         .as_ref()
-        .filter(|_| plan.memory.pages != buffer::PageKind::Base)
+        // A buffer never filled (stopped while filling it) has no pages to count.
+        .filter(|c| plan.memory.pages != buffer::PageKind::Base && c.buffer_bytes > 0)
         .map(|c| c.huge_backed_bytes as f64 / c.buffer_bytes.max(1) as f64 * 100.0);
     if let Some(p) = huge_backed_pct.filter(|&p| p < 90.0) {
         warnings.push(format!(
             "--pages thp: the kernel backed only {p:.0} % of the curve's buffer with huge pages (memory fragmented?): the curve is partly 4k pages"
         ));
     }
-    if let Some(c) = &f.curve
+    if let Some(c) = f.curve.as_ref().filter(|c| c.buffer_bytes > 0)
         && let Some(node) = topo.node_of_cpu(plan.cpu)
         && topo.nodes.len() > 1
     {

@@ -67,10 +67,11 @@ unsafe fn read_avx2(data: &[u8]) -> u64 {
 
 /// Runs one reading thread per `(cpu, memory)` pair while `measure` runs, and gives
 /// `measure` a function returning the bytes read by all of them so far. `measure` starts
-/// once every thread is reading; the threads stop when it returns. An error when a thread
-/// cannot be pinned to its CPU.
+/// once every thread is reading (or `stop` is set); the threads stop when it returns. An
+/// error when a thread cannot be pinned to its CPU.
 pub fn with_readers<T>(
     work: &[(usize, &[u8])],
+    stop: &AtomicBool,
     measure: impl FnOnce(&dyn Fn() -> u64) -> T,
 ) -> io::Result<T> {
     let done = AtomicBool::new(false);
@@ -108,6 +109,7 @@ pub fn with_readers<T>(
         let since = super::now_ns();
         while counters.iter().any(|c| c.0.load(Relaxed) == 0)
             && super::now_ns() - since < 1_000_000_000
+            && !stop.load(Relaxed)
             && failed.lock().expect("not poisoned").is_none()
         {
             std::thread::sleep(std::time::Duration::from_micros(200));
@@ -180,7 +182,8 @@ mod tests {
     fn readers_count_what_they_read() {
         let data = vec![1u8; 4 << 20];
         let cpu = numa::allowed_cpus().unwrap()[0];
-        let read = with_readers(&[(cpu, &data[..])], |bytes| {
+        let go = AtomicBool::new(false);
+        let read = with_readers(&[(cpu, &data[..])], &go, |bytes| {
             let t = std::time::Instant::now();
             while bytes() < (16 << 20) && t.elapsed().as_secs() < 10 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -190,6 +193,6 @@ mod tests {
         .unwrap();
         assert!(read >= 16 << 20, "{read}");
         assert_eq!(read % CHUNK as u64, 0);
-        assert!(with_readers(&[(1 << 20, &data[..])], |b| b()).is_err());
+        assert!(with_readers(&[(1 << 20, &data[..])], &go, |b| b()).is_err());
     }
 }

@@ -435,6 +435,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             first,
             last,
             suspended: s.suspended,
+            warmup_s: s.warmup_ns as f64 / 1e9,
         }
     }));
     let mut errors: Vec<String> = m.setup_errors.clone();

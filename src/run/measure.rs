@@ -380,6 +380,10 @@ pub fn measure(
             };
             let all_done = || finished.load(Ordering::Relaxed) == ending;
             let (warmup_s, duration_s) = (cfg.warmup.as_secs_f64(), cfg.duration.as_secs_f64());
+            // Watched from the start of the warm-up: a stretch in which dbio did not run
+            // that begins in the warm-up and lasts into the window is seen when the thread
+            // wakes up, and the part of it inside the window is reported.
+            let watch = StallWatch::new(start, end);
             wait_drawing(
                 start,
                 stop,
@@ -389,9 +393,8 @@ pub fn measure(
                     let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
                     progress_line("warm-up", elapsed, warmup_s, plan, &[])
                 },
-                None,
+                Some(&watch),
             );
-            let watch = StallWatch::new(start, end);
             let cpu0 = sys::process_cpu_seconds();
             let os = os.insert(OsSampler::start(os_devices));
             let mut t = 1u32;
