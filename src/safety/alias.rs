@@ -601,11 +601,11 @@ impl Machine for Host {
     }
 
     fn device_opened_by(&self, devno: u64) -> Option<(u32, String)> {
-        super::device::opened_by(&[devno]).into_iter().next()
+        super::holders::opened_by(&[devno]).into_iter().next()
     }
 
     fn file_opened_by(&self, dev: u64, ino: u64) -> Option<(u32, String)> {
-        super::device::opened_by_file(dev, ino).into_iter().next()
+        super::holders::opened_by_file(dev, ino).into_iter().next()
     }
 
     fn claimed(&self, name: &str) -> bool {

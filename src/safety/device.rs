@@ -326,7 +326,7 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     let devs: Vec<u64> = std::iter::once(rdev)
         .chain(parts.iter().map(|p| p.1))
         .collect();
-    if let Some((pid, cmd)) = opened_by(&devs).into_iter().next() {
+    if let Some((pid, cmd)) = super::holders::opened_by(&devs).into_iter().next() {
         return Err(refuse(format!(
             "it is in use: open in process {pid} ({}), a database or another program",
             crate::safety::lock::printable(&cmd)
@@ -524,45 +524,6 @@ impl BlockType for std::fs::Metadata {
 fn read_devno_str(s: &str) -> Option<u64> {
     let (ma, mi) = s.split_once(':')?;
     Some(libc::makedev(ma.parse().ok()?, mi.parse().ok()?))
-}
-
-/// Other processes holding one of the block devices `devs` open, from /proc/PID/fd: (pid,
-/// command line).
-pub(super) fn opened_by(devs: &[u64]) -> Vec<(u32, String)> {
-    opened_where(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
-}
-
-/// Other processes holding the regular file `dev`/`ino` open: (pid, command line).
-pub(super) fn opened_by_file(dev: u64, ino: u64) -> Vec<(u32, String)> {
-    opened_where(|m| m.is_file() && m.dev() == dev && m.ino() == ino)
-}
-
-/// Other processes with an open file `holds` says yes to, from /proc/PID/fd.
-fn opened_where(holds: impl Fn(&std::fs::Metadata) -> bool) -> Vec<(u32, String)> {
-    let me = std::process::id();
-    let mut out = Vec::new();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        let holds = fds
-            .flatten()
-            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| holds(&m)));
-        if holds {
-            out.push((pid, crate::safety::lock::cmdline(pid)));
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The swap entry of /proc/swaps that is this device.

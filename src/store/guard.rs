@@ -184,24 +184,7 @@ fn read_only_inspect(path: &Path, wal: bool) -> rusqlite::Result<bool> {
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    is_dbio_schema(&conn)
-}
-
-/// Whether `conn` holds dbio's schema: its application id, or — an older dbio's store —
-/// its first tables and a schema version.
-pub(super) fn is_dbio_schema(conn: &Connection) -> rusqlite::Result<bool> {
-    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    if app_id == APPLICATION_ID {
-        return Ok(true);
-    }
-    let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let tables: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'
-            AND name IN ('runs', 'run_events', 'run_warnings')",
-        [],
-        |r| r.get(0),
-    )?;
-    Ok(app_id == 0 && version >= 1 && tables == 3)
+    schema::is_dbio_schema(&conn)
 }
 
 /// `path` for an SQLite URI: everything but plain characters percent-encoded.

@@ -261,11 +261,28 @@ fn check(conn: &Connection, known: u32) -> Result<u32, MigrateError> {
             |r| r.get(0),
         )?;
         // Empty (a store being made), or an older dbio's store known by its tables.
-        if (app_id != 0 || tables > 0) && !super::guard::is_dbio_schema(conn)? {
+        if (app_id != 0 || tables > 0) && !is_dbio_schema(conn)? {
             return Err(MigrateError::Foreign);
         }
     }
     Ok(found)
+}
+
+/// Whether `conn` holds dbio's schema: its application id, or — an older dbio's store —
+/// its first tables and a schema version.
+pub(super) fn is_dbio_schema(conn: &Connection) -> rusqlite::Result<bool> {
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if app_id == APPLICATION_ID {
+        return Ok(true);
+    }
+    let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'
+            AND name IN ('runs', 'run_events', 'run_warnings')",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(app_id == 0 && version >= 1 && tables == 3)
 }
 
 #[cfg(test)]
