@@ -155,11 +155,381 @@ fn every_module_has_a_layer_and_imports_only_downward() {
 
 #[test]
 fn the_modules_import_no_circle() {
-    let g = graph();
-    // Depth-first search; a node met again while on the stack closes a circle.
-    fn visit(
+    if let Some(circle) = find_circle(&graph()) {
+        panic!("import circle: {}", circle.join(" → "));
+    }
+}
+
+#[test]
+fn the_reader_sees_every_import() {
+    // The reader itself: a path, a group with a nested group, comments and tests left out.
+    let code = code_of(
+        "use crate::engine::Engine;\nuse crate::{dataset, report::{a, b}};\n\
+         // crate::app in a comment\nfn f() { crate::sys::now(); }\n#[cfg(test)]\nuse crate::cli;",
+    );
+    let found: Vec<String> = imports(&code).into_iter().collect();
+    assert_eq!(found, ["dataset", "engine", "report", "sys"]);
+}
+
+// ---- Inside each folder ---------------------------------------------------------------------
+//
+// Every folder of `src/` (a module with a `mod.rs`) is a small graph of its own: its files, and
+// each sub-folder as one node. An edge runs from a file to the file that DEFINES what it names
+// through `super::`, `self::`, `crate::…` or (in a `mod.rs`) a child's name: a path through a
+// `use` line (`super::Event`, where `mod.rs` says `pub use event::Event`) is followed to the
+// file that defines the item, so a child → `mod.rs` edge is counted only for items `mod.rs`
+// defines itself. `mod.rs` is the folder's front and sits above its children: it declares
+// them, shows their items and assembles them, so its own imports of its children are not
+// counted — a child may use what the front defines (shared types, small helpers), and the
+// children among themselves must not go round in a circle. Tests (`#[cfg(test)]` tails and
+// test files) are left out.
+
+/// A file of `src/` as a module path (`src/workload/span.rs` → `["workload", "span"]`).
+struct SourceFile {
+    rel: String,
+    path: Vec<String>,
+    is_front: bool,
+    code: String,
+}
+
+fn ident_of(s: &str) -> &str {
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(s.len(), |(i, _)| i);
+    &s[..end]
+}
+
+/// The `use` statements of `code`: (byte range, `pub`?, the tree without spaces).
+fn use_statements(code: &str) -> Vec<(std::ops::Range<usize>, bool, String)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("use ") {
+        let i = at + i;
+        at = i + 4;
+        let line_start = code[..i].rfind('\n').map_or(0, |n| n + 1);
+        // A statement: what precedes `use` on its line is nothing or a visibility.
+        let before = code[line_start..i].trim();
+        if !(before.is_empty() || before.starts_with("pub")) {
+            continue;
+        }
+        let Some(end) = code[i..].find(';') else {
+            break;
+        };
+        // `a as b` keeps its name as `a@b` once the spaces are gone.
+        let tree = code[i + 4..i + end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" as ", "@")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        out.push((line_start..i + end + 1, before.starts_with("pub"), tree));
+        at = i + end;
+    }
+    out
+}
+
+/// The `use` trees of `code`, expanded to paths: (`pub`?, path, name it is known by).
+/// `use a::{b, c::{d as e}}` gives `a::b` (b) and `a::c::d` (e).
+fn use_paths(code: &str) -> Vec<(bool, Vec<String>, String)> {
+    let mut out = Vec::new();
+    for (_, public, tree) in use_statements(code) {
+        expand(&tree, &[], public, &mut out);
+    }
+    out
+}
+
+/// `code` without its `use` statements (their paths are read by [`use_paths`]).
+fn without_uses(code: &str) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    for (range, _, _) in use_statements(code) {
+        out.push_str(&code[at..range.start]);
+        at = range.end;
+    }
+    out.push_str(&code[at..]);
+    out
+}
+
+fn expand(tree: &str, prefix: &[String], public: bool, out: &mut Vec<(bool, Vec<String>, String)>) {
+    // Split the top level of a group on commas.
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (j, c) in tree.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&tree[start..j]);
+                start = j + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&tree[start..]);
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        let mut path = prefix.to_vec();
+        let mut rest = part;
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                expand(group.strip_suffix('}').unwrap_or(group), &path, public, out);
+                break;
+            }
+            if rest == "*" {
+                out.push((public, path, "*".into()));
+                break;
+            }
+            let name = ident_of(rest);
+            if name.is_empty() {
+                break;
+            }
+            rest = &rest[name.len()..];
+            if name == "self" && rest.is_empty() {
+                let known = path.last().cloned().unwrap_or_default();
+                out.push((public, path, known));
+                break;
+            }
+            path.push(name.to_string());
+            if let Some(r) = rest.strip_prefix("::") {
+                rest = r;
+                continue;
+            }
+            let known = rest.strip_prefix('@').map_or(name, ident_of).to_string();
+            out.push((public, path, known));
+            break;
+        }
+    }
+}
+
+/// Paths in code outside `use`: chains starting with `crate::`, `super::`, `self::` or one of
+/// `children` (the modules a `mod.rs` declares).
+fn code_paths(code: &str, children: &BTreeSet<String>) -> Vec<Vec<String>> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let c = bytes[i];
+        let starts = (c.is_ascii_alphabetic() || c == b'_')
+            && (i == 0
+                || !(bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_'
+                    || bytes[i - 1] == b':'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let first = ident_of(&code[i..]);
+        let mut j = i + first.len();
+        if !code[j..].starts_with("::")
+            || !(matches!(first, "crate" | "super" | "self") || children.contains(first))
+        {
+            i = j;
+            continue;
+        }
+        let mut path = vec![first.to_string()];
+        while let Some(r) = code[j..].strip_prefix("::") {
+            let name = ident_of(r);
+            if name.is_empty() {
+                break;
+            }
+            path.push(name.to_string());
+            j += 2 + name.len();
+        }
+        out.push(path);
+        i = j;
+    }
+    out
+}
+
+/// Test-only modules: `#[cfg(test)] mod name;` in `text`.
+fn test_modules(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in text.match_indices("#[cfg(test)]") {
+        let rest = text[i + 12..].trim_start();
+        let rest = rest.strip_prefix("pub(crate)").unwrap_or(rest).trim_start();
+        let rest = rest.strip_prefix("pub").unwrap_or(rest).trim_start();
+        if let Some(r) = rest.strip_prefix("mod ") {
+            let name = ident_of(r.trim_start());
+            if r.trim_start()[name.len()..].starts_with(';') {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn source_files() -> Vec<SourceFile> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut tests = BTreeSet::new();
+    let mut out = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let mut path: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let last = path.pop().unwrap();
+        let is_front = last == "mod.rs";
+        if !is_front {
+            path.push(last.trim_end_matches(".rs").to_string());
+        }
+        if path.len() == 1 && (path[0] == "main" || path[0] == "lib") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for t in test_modules(&text) {
+            let mut p = path.clone();
+            p.push(t);
+            tests.insert(p);
+        }
+        out.push(SourceFile {
+            rel: format!("src/{}", rel.display()),
+            path,
+            is_front,
+            code: code_of(&text),
+        });
+    }
+    out.retain(|f| !tests.contains(&f.path));
+    out
+}
+
+/// Absolute path of `path` as written in the module `at` (`super`, `self`, `crate`, children).
+fn absolute(path: &[String], at: &[String], children: &BTreeSet<String>) -> Option<Vec<String>> {
+    let mut base: Vec<String> = at.to_vec();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        Some("self") => rest = &rest[1..],
+        Some("super") => {
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+        }
+        Some(first) if children.contains(first) => {}
+        _ => return None,
+    }
+    base.extend(rest.iter().cloned());
+    Some(base)
+}
+
+/// The folder-level graphs: folder (module path) → node → nodes it imports → files naming it.
+type FolderGraphs = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeSet<String>>>>;
+
+fn folder_graphs() -> FolderGraphs {
+    let files = source_files();
+    let by_path: BTreeMap<Vec<String>, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.clone(), i))
+        .collect();
+    let children_of = |p: &[String]| -> BTreeSet<String> {
+        files
+            .iter()
+            .filter(|f| f.path.len() == p.len() + 1 && f.path.starts_with(p))
+            .map(|f| f.path.last().unwrap().clone())
+            .collect()
+    };
+    // Each file's names from its `use` lines: name → absolute path.
+    let aliases: Vec<BTreeMap<String, Vec<String>>> = files
+        .iter()
+        .map(|f| {
+            let kids = if f.is_front {
+                children_of(&f.path)
+            } else {
+                BTreeSet::new()
+            };
+            use_paths(&f.code)
+                .into_iter()
+                .filter(|(_, _, name)| name != "*")
+                .filter_map(|(_, p, name)| Some((name, absolute(&p, &f.path, &kids)?)))
+                .collect()
+        })
+        .collect();
+    // The file defining the item at an absolute path, following `use` lines.
+    let resolve = |mut path: Vec<String>| -> Option<usize> {
+        for _ in 0..16 {
+            let (n, &file) = (1..=path.len())
+                .rev()
+                .find_map(|n| by_path.get(&path[..n]).map(|f| (n, f)))?;
+            let Some(next) = path.get(n) else {
+                return Some(file);
+            };
+            match aliases[file].get(next) {
+                Some(target) if target.as_slice() != &path[..=n] => {
+                    let mut p = target.clone();
+                    p.extend(path[n + 1..].iter().cloned());
+                    path = p;
+                }
+                _ => return Some(file),
+            }
+        }
+        None
+    };
+    let mut graphs = FolderGraphs::new();
+    for f in &files {
+        let kids = if f.is_front {
+            children_of(&f.path)
+        } else {
+            BTreeSet::new()
+        };
+        let body = without_uses(&f.code);
+        let mut named: Vec<Vec<String>> = Vec::new();
+        for (_, p, _) in use_paths(&f.code) {
+            if let Some(a) = absolute(&p, &f.path, &kids) {
+                named.push(a);
+            }
+        }
+        for p in code_paths(&body, &kids) {
+            if let Some(a) = absolute(&p, &f.path, &kids) {
+                named.push(a);
+            }
+        }
+        for a in named {
+            let Some(to) = resolve(a) else { continue };
+            let t = &files[to];
+            // Every folder holding both files sees an edge between its nodes.
+            let fp = &f.path;
+            let tp = &t.path;
+            let common = fp.iter().zip(tp).take_while(|(x, y)| x == y).count();
+            let folder = &fp[..common];
+            if folder.is_empty()
+                || !by_path.contains_key(folder)
+                || !files[by_path[folder]].is_front
+            {
+                continue;
+            }
+            let node = |p: &[String]| p.get(common).cloned().unwrap_or_else(|| "mod.rs".into());
+            let (a, b) = (node(fp), node(tp));
+            // The front's own imports of its children are not edges (see above).
+            if a != b && a != "mod.rs" {
+                graphs
+                    .entry(folder.join("/"))
+                    .or_default()
+                    .entry(a)
+                    .or_default()
+                    .entry(b)
+                    .or_default()
+                    .insert(f.rel.clone());
+            }
+        }
+    }
+    graphs
+}
+
+/// One circle of `g`, if it has any, as the nodes along it (the first repeated at the end).
+fn find_circle<V>(g: &BTreeMap<String, BTreeMap<String, V>>) -> Option<Vec<String>> {
+    fn visit<T>(
         m: &str,
-        g: &BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+        g: &BTreeMap<String, BTreeMap<String, T>>,
         state: &mut BTreeMap<String, u8>,
         stack: &mut Vec<String>,
     ) -> Option<Vec<String>> {
@@ -186,20 +556,122 @@ fn the_modules_import_no_circle() {
     }
     let mut state = BTreeMap::new();
     for m in g.keys() {
-        let mut stack = Vec::new();
-        if let Some(circle) = visit(m, &g, &mut state, &mut stack) {
-            panic!("import circle: {}", circle.join(" → "));
+        if let Some(c) = visit(m, g, &mut state, &mut Vec::new()) {
+            return Some(c);
         }
     }
+    None
 }
 
 #[test]
-fn the_reader_sees_every_import() {
-    // The reader itself: a path, a group with a nested group, comments and tests left out.
-    let code = code_of(
-        "use crate::engine::Engine;\nuse crate::{dataset, report::{a, b}};\n\
-         // crate::app in a comment\nfn f() { crate::sys::now(); }\n#[cfg(test)]\nuse crate::cli;",
+fn no_folder_has_an_import_circle() {
+    let graphs = folder_graphs();
+    // The reader must see the folders at all: `workload/` has files importing one another.
+    assert!(
+        graphs.get("workload").is_some_and(|g| g.len() > 3),
+        "the folder graphs were not read: {:?}",
+        graphs.keys().collect::<Vec<_>>()
     );
-    let found: Vec<String> = imports(&code).into_iter().collect();
-    assert_eq!(found, ["dataset", "engine", "report", "sys"]);
+    let mut circles = Vec::new();
+    for (folder, g) in &graphs {
+        // Every circle: name one, set aside its closing edge, look again.
+        let mut g = g.clone();
+        while let Some(circle) = find_circle(&g) {
+            let (last, first) = (&circle[circle.len() - 2], &circle[circle.len() - 1]);
+            let files = g
+                .get_mut(last.as_str())
+                .unwrap()
+                .remove(first.as_str())
+                .unwrap();
+            let why: Vec<String> = circle
+                .windows(2)
+                .map(|w| {
+                    let files = g[&w[0]].get(&w[1]).unwrap_or(&files);
+                    format!("{} → {} in {files:?}", w[0], w[1])
+                })
+                .collect();
+            circles.push(format!(
+                "src/{folder}/: {}\n    {}",
+                circle.join(" → "),
+                why.join("\n    ")
+            ));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles inside folders:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_finder_finds_circles_and_only_circles() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeMap<String, ()>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string())
+                .or_default()
+                .insert(b.to_string(), ());
+        }
+        g
+    };
+    // A diamond and a chain: no circle.
+    assert_eq!(
+        find_circle(&graph(&[
+            ("a", "b"),
+            ("a", "c"),
+            ("b", "d"),
+            ("c", "d"),
+            ("d", "e")
+        ])),
+        None
+    );
+    // A circle of three behind a tail, named in order and closed.
+    let c = find_circle(&graph(&[("a", "b"), ("b", "c"), ("c", "d"), ("d", "b")])).unwrap();
+    assert_eq!(c, ["b", "c", "d", "b"]);
+    // Two files importing each other.
+    let c = find_circle(&graph(&[("span", "spec"), ("spec", "span")])).unwrap();
+    assert_eq!(c, ["span", "spec", "span"]);
+    // A file importing itself is a circle too.
+    assert_eq!(find_circle(&graph(&[("x", "x")])).unwrap(), ["x", "x"]);
+}
+
+#[test]
+fn the_folder_reader_follows_paths_and_fronts() {
+    let code = "use super::{spec::RunConfig, Event as E, redo};\npub use self::a::B;\n\
+                use crate::workload::span::Span;\nfn f() { super::think(); x::y(); child::f(); }";
+    let uses: Vec<(bool, String, String)> = use_paths(code)
+        .into_iter()
+        .map(|(p, path, n)| (p, path.join("::"), n))
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            (false, "super::spec::RunConfig".into(), "RunConfig".into()),
+            (false, "super::Event".into(), "E".into()),
+            (false, "super::redo".into(), "redo".into()),
+            (true, "self::a::B".into(), "B".into()),
+            (false, "crate::workload::span::Span".into(), "Span".into()),
+        ]
+    );
+    let body = without_uses(code);
+    assert!(!body.contains("use "), "{body}");
+    let kids: BTreeSet<String> = ["child".to_string()].into();
+    let paths: Vec<String> = code_paths(&body, &kids)
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(paths, ["super::think", "child::f"]);
+    let at = ["workload".to_string(), "span".to_string()];
+    let abs = absolute(
+        &["super".into(), "spec".into(), "RunConfig".into()],
+        &at,
+        &kids,
+    )
+    .unwrap();
+    assert_eq!(abs, ["workload", "spec", "RunConfig"]);
+    assert_eq!(
+        test_modules("#[cfg(test)]\nmod tests;\n#[cfg(test)]\npub(crate) mod fixture;"),
+        ["fixture".to_string(), "tests".to_string()].into()
+    );
 }

@@ -24,6 +24,7 @@ mod memory;
 mod places;
 mod progress;
 mod report;
+mod report_blemishes;
 mod results;
 mod safety;
 mod sections;

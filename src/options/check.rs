@@ -362,7 +362,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     }
     check_rates(&cfg)?;
     // Against the planned data set now; against the files themselves when planning.
-    crate::workload::span::check(&cfg, cfg.dataset.file_size())?;
+    cfg.check_span(cfg.dataset.file_size())?;
     Ok(cfg)
 }
 

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
-use crate::safety::device::User;
+use crate::safety::holders::User;
 use crate::storage::sysfs::{SysRoot, parse_mountinfo};
 use crate::units::human_bytes;
 
@@ -595,11 +595,11 @@ impl Machine for Host {
     }
 
     fn device_opened_by(&self, devno: u64) -> Option<User> {
-        super::device::opened_by(&[devno]).into_iter().next()
+        super::holders::opened_by(&[devno]).into_iter().next()
     }
 
     fn file_opened_by(&self, dev: u64, ino: u64) -> Option<User> {
-        super::device::opened_by_file(dev, ino).into_iter().next()
+        super::holders::opened_by_file(dev, ino).into_iter().next()
     }
 
     fn claimed(&self, name: &str) -> bool {

@@ -23,6 +23,7 @@ pub mod blkid;
 pub mod cleanup;
 pub mod device;
 pub mod fs;
+mod holders;
 pub mod limits;
 pub mod lock;
 pub mod places;

@@ -261,11 +261,73 @@ fn check(conn: &Connection, known: u32) -> Result<u32, MigrateError> {
             |r| r.get(0),
         )?;
         // Empty (a store being made), or an older dbio's store known by its tables.
-        if (app_id != 0 || tables > 0) && !super::guard::is_dbio_schema(conn)? {
+        if (app_id != 0 || tables > 0) && !is_dbio_schema(conn)? {
             return Err(MigrateError::Foreign);
         }
     }
     Ok(found)
+}
+
+/// Whether `conn` holds dbio's schema: its application id, or — a store of an older dbio,
+/// made before stores carried the id — exactly the schema dbio's migrations up to its
+/// `user_version` make: the same tables, indexes and triggers, and in each the same
+/// columns (name, type, NOT NULL, default, key), the same index columns and the same
+/// foreign keys. Tables of the same names alone are not enough: that file is someone's.
+pub(super) fn is_dbio_schema(conn: &Connection) -> rusqlite::Result<bool> {
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if app_id == APPLICATION_ID {
+        return Ok(true);
+    }
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if app_id != 0 || version < 1 || version > i64::from(current_version()) {
+        return Ok(false);
+    }
+    let mut expected = Connection::open_in_memory()?;
+    let steps = &MIGRATIONS[..version as usize];
+    let tx = expected.transaction()?;
+    for step in steps {
+        tx.execute_batch(step.sql)?;
+    }
+    let want = schema_shape(&tx)?;
+    drop(tx);
+    Ok(schema_shape(conn)? == want)
+}
+
+/// Every object of the schema and, for each, its columns, index columns and foreign keys,
+/// as text rows in a fixed order: two databases with the same rows have the same schema.
+fn schema_shape(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    const SHAPE: &str = "
+        SELECT 'object', m.type, m.name, m.tbl_name, '', '', '', '', ''
+          FROM sqlite_schema m
+        UNION ALL
+        SELECT 'column', m.name, p.cid, p.name, p.type, p.\"notnull\", quote(p.dflt_value), p.pk,
+               p.hidden
+          FROM sqlite_schema m, pragma_table_xinfo(m.name) p WHERE m.type = 'table'
+        UNION ALL
+        SELECT 'index', m.name, p.seqno, p.cid, p.name, p.\"desc\", p.coll, p.key, ''
+          FROM sqlite_schema m, pragma_index_xinfo(m.name) p WHERE m.type = 'index'
+        UNION ALL
+        SELECT 'key', m.name, p.id, p.seq, p.\"table\", p.\"from\", p.\"to\",
+               p.on_update || ' ' || p.on_delete, p.match
+          FROM sqlite_schema m, pragma_foreign_key_list(m.name) p WHERE m.type = 'table'
+        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9";
+    let mut stmt = conn.prepare(SHAPE)?;
+    stmt.query_map([], |r| {
+        let cells = (0..9)
+            .map(|i| {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                    rusqlite::types::ValueRef::Real(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(cells.join("\u{1f}"))
+    })?
+    .collect()
 }
 
 #[cfg(test)]

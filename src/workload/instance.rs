@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicUsize;
 use crate::measure::ash::{AshBoard, AshSlot};
 
 use super::cache::{BufferCache, DirtyQueue};
-use super::redo::RedoLog;
+use super::log_buffer::RedoLog;
 
 pub struct Instance {
     /// The log buffer and the commit handshake with LGWR (tests redo, oltp).

@@ -31,6 +31,7 @@ pub mod cache;
 pub mod dbwr;
 pub mod event;
 pub mod instance;
+pub mod log_buffer;
 pub mod multiblock;
 pub mod oltp;
 pub mod presets;
@@ -259,7 +260,7 @@ struct DataFiles {
 /// `--span` is applied here and nowhere else: the classes' shapes — which every pattern
 /// draws its offsets from — see files that end where the span ends.
 pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
-    span::check(cfg, file_size)?;
+    cfg.check_span(file_size)?;
     let data = DataFiles {
         files,
         file_size: cfg.span.of(file_size, block_size),

@@ -7,11 +7,6 @@
 //! blocks all see files that end where the span ends. Redo logs and temp files are not data
 //! files and keep their whole size.
 
-use crate::error::Result;
-use crate::units::size_label;
-use crate::workload::Test;
-use crate::workload::spec::RunConfig;
-
 /// Parts per million in a whole file.
 const WHOLE: u32 = 1_000_000;
 
@@ -97,64 +92,6 @@ pub fn label(fraction: f64) -> String {
     let text = format!("{pct:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text}%")
-}
-
-/// The most bytes the run asks of one data file's active part: its largest request — for
-/// `write-mbps`, one request for each session writing its own region of a file.
-fn largest_request(cfg: &RunConfig) -> Option<(u64, String)> {
-    if !cfg.classes.is_empty() {
-        return cfg
-            .classes
-            .iter()
-            .filter(|c| c.event.uses_data_files())
-            .map(|c| (c.sizes.max(), format!("a request of class '{}'", c.name)))
-            .max_by_key(|(size, _)| *size);
-    }
-    let multiblock = cfg.multiblock_bytes();
-    let (bytes, what) = match cfg.test {
-        Test::Redo | Test::Temp | Test::Job => return None,
-        Test::ReadMbps => (multiblock, "one multiblock read".to_string()),
-        Test::WriteMbps => {
-            let per_file = cfg.sessions.div_ceil(cfg.dataset.files as usize) as u64;
-            (
-                multiblock.saturating_mul(per_file),
-                format!(
-                    "{per_file} session(s) per file, each writing {} requests in its own region",
-                    size_label(multiblock)
-                ),
-            )
-        }
-        Test::ReadIops | Test::WriteIops | Test::Oltp => {
-            (cfg.dataset.block_size, "one block".to_string())
-        }
-    };
-    Some((bytes, what))
-}
-
-/// Checks the span of a run whose data files hold `file_size` bytes each: it must leave
-/// room for the run's largest request, and the run must have data files to span.
-/// `origin` names the option (`--span`, or the job file's `dataset.span` and line).
-pub fn check(cfg: &RunConfig, file_size: u64) -> Result<()> {
-    if cfg.span.is_full() {
-        return Ok(());
-    }
-    let bad = |why: String| cfg.origins.invalid("span", &cfg.span.label(), why);
-    let Some((need, what)) = largest_request(cfg) else {
-        return Err(bad(format!(
-            "the {} run uses no data files (redo logs and temp files are always used whole), so a span would be ignored",
-            cfg.test.name()
-        )));
-    };
-    let active = cfg.span.of(file_size, cfg.dataset.block_size);
-    if active < need {
-        return Err(bad(format!(
-            "the first {} of each data file is {}, which cannot hold {} ({what}); use a larger span or --size",
-            cfg.span.label(),
-            size_label(active),
-            size_label(need)
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

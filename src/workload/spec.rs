@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::dataset::DataSetSpec;
 use crate::engine::{EngineChoice, IoMode, Submission};
-use crate::error::Error;
-use crate::units::{DurationRange, SizeRange};
+use crate::error::{Error, Result};
+use crate::units::{DurationRange, SizeRange, size_label};
 use crate::workload::sizes::RequestSizes;
 use crate::workload::{Event, Test};
 
@@ -327,6 +327,64 @@ impl RunConfig {
     /// Bytes per multiblock request (MBRC × block size).
     pub fn multiblock_bytes(&self) -> u64 {
         self.mbrc as u64 * self.dataset.block_size
+    }
+
+    /// The most bytes the run asks of one data file's active part: its largest request — for
+    /// `write-mbps`, one request for each session writing its own region of a file.
+    fn largest_request(&self) -> Option<(u64, String)> {
+        if !self.classes.is_empty() {
+            return self
+                .classes
+                .iter()
+                .filter(|c| c.event.uses_data_files())
+                .map(|c| (c.sizes.max(), format!("a request of class '{}'", c.name)))
+                .max_by_key(|(size, _)| *size);
+        }
+        let multiblock = self.multiblock_bytes();
+        let (bytes, what) = match self.test {
+            Test::Redo | Test::Temp | Test::Job => return None,
+            Test::ReadMbps => (multiblock, "one multiblock read".to_string()),
+            Test::WriteMbps => {
+                let per_file = self.sessions.div_ceil(self.dataset.files as usize) as u64;
+                (
+                    multiblock.saturating_mul(per_file),
+                    format!(
+                        "{per_file} session(s) per file, each writing {} requests in its own region",
+                        size_label(multiblock)
+                    ),
+                )
+            }
+            Test::ReadIops | Test::WriteIops | Test::Oltp => {
+                (self.dataset.block_size, "one block".to_string())
+            }
+        };
+        Some((bytes, what))
+    }
+
+    /// Checks the span of a run whose data files hold `file_size` bytes each: it must leave
+    /// room for the run's largest request, and the run must have data files to span.
+    /// `origin` names the option (`--span`, or the job file's `dataset.span` and line).
+    pub fn check_span(&self, file_size: u64) -> Result<()> {
+        if self.span.is_full() {
+            return Ok(());
+        }
+        let bad = |why: String| self.origins.invalid("span", &self.span.label(), why);
+        let Some((need, what)) = self.largest_request() else {
+            return Err(bad(format!(
+                "the {} run uses no data files (redo logs and temp files are always used whole), so a span would be ignored",
+                self.test.name()
+            )));
+        };
+        let active = self.span.of(file_size, self.dataset.block_size);
+        if active < need {
+            return Err(bad(format!(
+                "the first {} of each data file is {}, which cannot hold {} ({what}); use a larger span or --size",
+                self.span.label(),
+                size_label(active),
+                size_label(need)
+            )));
+        }
+        Ok(())
     }
 }
 

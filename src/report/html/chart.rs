@@ -10,6 +10,9 @@
 use std::fmt::{self, Write};
 
 use super::escape;
+use crate::report::sections::format::bucket_label;
+/// Latencies (axis ticks, histogram bounds, markers) are written as every report writes them.
+pub use crate::report::sections::format::latency_label as duration_label;
 
 /// Every chart is drawn in a viewBox this wide and scaled to the page width.
 const WIDTH: f64 = 960.0;
@@ -81,6 +84,7 @@ pub fn stacked(
     seconds: usize,
     layers: &[Layer],
     reference: Option<&Reference>,
+    min_top: f64,
 ) -> String {
     let height = 250.0;
     let cols = columns(seconds);
@@ -96,10 +100,7 @@ pub fn stacked(
         below.clone_from(&top);
         tops.push(top);
     }
-    let mut max = below.iter().copied().fold(0.0f64, f64::max);
-    if let Some(r) = reference {
-        max = max.max(r.value);
-    }
+    let max = below.iter().copied().fold(min_top, f64::max);
     let y = YAxis::new(measure, max, height);
     let x = TimeAxis::new(seconds);
     let mut s = open(height, &y.caption);
@@ -136,7 +137,8 @@ pub fn stacked(
         }
         let _ = write!(s, r#"Z"><title>{}</title></path>"#, escape(&layer.label));
     }
-    if let Some(r) = reference {
+    // The reference is drawn where it falls on the scale; above it, it is left out.
+    if let Some(r) = reference.filter(|r| r.value <= y.top * y.divisor) {
         let yy = y.pos(r.value);
         let _ = write!(
             s,
@@ -294,7 +296,7 @@ pub fn histogram(lt_us: &[u64], series: &[Bars], markers: &[(&str, f64)]) -> Str
                 r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
                 N(xx),
                 N(base + 16.0),
-                duration_label(bound as f64)
+                bucket_label(bound)
             );
         }
     }
@@ -323,8 +325,8 @@ pub fn histogram(lt_us: &[u64], series: &[Bars], markers: &[(&str, f64)]) -> Str
                 N(bar_w),
                 N((base - top).max(0.5)),
                 escape(&who),
-                duration_label((lt / 2) as f64),
-                duration_label(lt as f64),
+                bucket_label(lt / 2),
+                bucket_label(lt),
                 super::thousands(count),
                 p
             );
@@ -352,21 +354,32 @@ pub fn histogram(lt_us: &[u64], series: &[Bars], markers: &[(&str, f64)]) -> Str
             let pos = (us.log2() - lo).clamp(0.0, n as f64);
             let xx = LEFT + band * pos;
             let ty = TOP + 10.0 + 12.0 * k as f64;
+            // Right of its line, or left of it where the label would leave the chart.
+            let text = format!("{label} {}", duration_label(us));
+            let (tx, anchor) = if xx + 3.0 + text_width(&text) <= WIDTH - 2.0 {
+                (xx + 3.0, "start")
+            } else {
+                (xx - 3.0, "end")
+            };
             let _ = write!(
                 s,
-                r#"<path class="mark" d="M{} {}V{}"/><text class="mark" x="{}" y="{}">{} {}</text>"#,
+                r#"<path class="mark" d="M{} {}V{}"/><text class="mark" x="{}" y="{}" text-anchor="{anchor}">{}</text>"#,
                 N(xx),
                 N(TOP),
                 N(base),
-                N(xx + 3.0),
+                N(tx),
                 N(ty),
-                escape(label),
-                duration_label(us)
+                escape(&text),
             );
         }
     }
     s.push_str("</svg>");
     s
+}
+
+/// The width a chart label takes at most: 11 px text, about 0.6 em a character.
+fn text_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 6.6
 }
 
 /// The opening tag; `caption` names the y axis for screen readers too.
@@ -657,27 +670,6 @@ fn tick_label(v: f64, step: f64) -> String {
     }
 }
 
-/// A latency in µs as people say it: `512µs`, `1.02ms`, `16.4ms`, `1.05s`.
-pub fn duration_label(us: f64) -> String {
-    let three = |v: f64| {
-        if v >= 100.0 {
-            format!("{v:.0}")
-        } else if v >= 10.0 {
-            format!("{v:.1}").trim_end_matches(".0").to_string()
-        } else {
-            let s = format!("{v:.2}");
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        }
-    };
-    if us >= 1e6 {
-        format!("{}s", three(us / 1e6))
-    } else if us >= 1e3 {
-        format!("{}ms", three(us / 1e3))
-    } else {
-        format!("{}µs", three(us))
-    }
-}
-
 fn percent_label(p: f64) -> String {
     if p >= 10.0 {
         format!("{p:.0}%")
@@ -724,6 +716,45 @@ impl fmt::Display for N {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_marker_at_the_right_edge_keeps_its_label_inside() {
+        let bars = Bars {
+            label: "x".into(),
+            color: "#000",
+            counts: vec![10, 80, 10],
+        };
+        // p50 on the left keeps its label right of its line; p99.9 at the last bucket's
+        // upper end would run past the chart, so its label ends left of the line.
+        let svg = histogram(
+            &[1024, 2048, 4096],
+            &[bars],
+            &[("p50", 600.0), ("p99.9", 4095.0)],
+        );
+        let marks: Vec<(f64, &str, &str)> = svg
+            .split(r#"<text class="mark" x=""#)
+            .skip(1)
+            .map(|t| {
+                let x: f64 = t.split('"').next().unwrap().parse().unwrap();
+                let anchor = t
+                    .split(r#"text-anchor=""#)
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                let text = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+                (x, anchor, text)
+            })
+            .collect();
+        assert_eq!(marks.len(), 2, "{svg}");
+        let (x, anchor, text) = marks[0];
+        assert_eq!((anchor, text), ("start", "p50 600µs"));
+        assert!(x + text_width(text) <= WIDTH);
+        let (x, anchor, text) = marks[1];
+        assert_eq!((anchor, text), ("end", "p99.9 4.09ms"));
+        assert!(x <= WIDTH && x - text_width(text) >= LEFT, "{x}");
+    }
 
     #[test]
     fn coordinates_are_short() {
@@ -817,7 +848,7 @@ mod tests {
             value: 2.0,
             label: "2 sessions".into(),
         };
-        let svg = stacked(Measure::Amount("sessions"), 10, &layers, Some(&r));
+        let svg = stacked(Measure::Amount("sessions"), 10, &layers, Some(&r), r.value);
         assert_eq!(svg.matches(r#"class="s""#).count(), 1);
         assert!(svg.contains("2 sessions"));
     }

@@ -101,11 +101,18 @@ pub(super) fn ash(o: &mut String, r: &RunResult) {
         value: r.config.sessions as f64,
         label: format!("{} sessions", r.config.sessions),
     };
+    // A closed loop keeps its sessions busy: the axis reaches the session count, and the
+    // line there shows how near the run came. An open loop (classes with a rate) has only
+    // as many sessions active as its arrivals need: the axis follows what was active, at
+    // least one session, and the session line shows only when the run reached it.
+    let open_loop = r.classes.iter().any(|c| c.rate_target.is_some());
+    let min_top = if open_loop { 1.0 } else { reference.value };
     o.push_str(&chart::stacked(
         Measure::Amount("average active sessions"),
         seconds,
         &layers,
         Some(&reference),
+        min_top,
     ));
 }
 
@@ -142,6 +149,7 @@ pub(super) fn os(o: &mut String, r: &RunResult) {
             seconds,
             &layers,
             None,
+            0.0,
         ));
     }
     if let Some(seconds) = os
@@ -246,6 +254,7 @@ pub(super) fn os(o: &mut String, r: &RunResult) {
             seconds,
             &layers,
             None,
+            0.0,
         ));
     }
 }

@@ -53,20 +53,31 @@ pub fn share(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
-/// The upper bound of a power-of-two latency bucket: `512us`, `2.0ms`, `131ms`, `2s`.
-pub fn bucket_label(lt_us: u64) -> String {
-    if lt_us >= 1_000_000 && lt_us.is_multiple_of(1_000_000) {
-        format!("{}s", lt_us / 1_000_000)
-    } else if lt_us >= 1024 {
-        let ms = lt_us as f64 / 1000.0;
-        if ms >= 100.0 {
-            format!("{ms:.0}ms")
+/// A latency in µs as people say it: `512µs`, `1.02ms`, `16.4ms`, `1.05s`.
+pub fn latency_label(us: f64) -> String {
+    let three = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else if v >= 10.0 {
+            format!("{v:.1}").trim_end_matches(".0").to_string()
         } else {
-            format!("{ms:.1}ms")
+            let s = format!("{v:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
         }
+    };
+    if us >= 1e6 {
+        format!("{}s", three(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{}ms", three(us / 1e3))
     } else {
-        format!("{lt_us}us")
+        format!("{}µs", three(us))
     }
+}
+
+/// The upper bound of a power-of-two latency bucket, as the histogram table's columns and
+/// the histogram chart's axis both write it: `512µs`, `2.05ms`, `131ms`, `2.1s`.
+pub fn bucket_label(lt_us: u64) -> String {
+    latency_label(lt_us as f64)
 }
 
 /// At most `n` characters, the last one `…` when cut.
@@ -95,10 +106,12 @@ mod tests {
         assert_eq!(ratio(Some(3.0), Some(2.0)), "1.500×");
         assert_eq!(ratio(Some(3.0), Some(0.0)), "-");
         assert_eq!(ratio(None, Some(1.0)), "-");
-        assert_eq!(bucket_label(512), "512us");
-        assert_eq!(bucket_label(2048), "2.0ms");
+        assert_eq!(bucket_label(512), "512µs");
+        assert_eq!(bucket_label(2048), "2.05ms");
+        assert_eq!(bucket_label(4096), "4.1ms");
         assert_eq!(bucket_label(131072), "131ms");
         assert_eq!(bucket_label(2_000_000), "2s");
+        assert_eq!(bucket_label(2_097_152), "2.1s");
         assert_eq!(clip("direct path write temp", 8), "direct …");
     }
 }

@@ -118,9 +118,10 @@ pub fn configuration(r: &RunResult) -> Section {
     // A run across hosts says where each host's data set stays in its hosts section.
     if d.kind == "directory" && r.hosts.is_empty() {
         s.push(Block::Note(format!(
-            "Data set kept in {} ({} on disk: data, redo and temp files); remove with `dbio clean {}`",
+            "Data set kept in {} ({} on disk: {}); remove with `dbio clean {}`",
             d.path,
             human_bytes(d.disk_bytes.max(d.size_bytes)),
+            held_on_disk(r),
             shell_word(&d.path)
         )));
     }
@@ -128,6 +129,31 @@ pub fn configuration(r: &RunResult) -> Section {
         s.push(Block::Options(v));
     }
     s
+}
+
+/// What a directory data set holds on disk, as the run saw it: its data files, the redo logs
+/// and temp files when the run used them, and what else dbio keeps there (redo logs of
+/// earlier runs, the verify table) when a run without either finds more than its data files.
+fn held_on_disk(r: &RunResult) -> String {
+    let d = &r.dataset;
+    let mut held = vec!["data files".to_string()];
+    if r.redo.is_some() {
+        held.push("redo logs".into());
+    }
+    if r.temp.is_some() {
+        held.push("temp files".into());
+    }
+    let more = d.disk_bytes.saturating_sub(d.size_bytes);
+    if held.len() == 1 && more > 0 {
+        held.push(format!(
+            "{} of other files dbio keeps there",
+            human_bytes(more)
+        ));
+    }
+    match held.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => held.join(""),
+    }
 }
 
 /// The errors that stopped the run (none: no section).
