@@ -27,17 +27,28 @@ pub struct Stall {
     pub warmup_ns: u64,
 }
 
+/// The least part of a second, in seconds, that a stall marks that second with.
+pub const MARKED_S: f64 = 0.001;
+
 impl Stall {
-    /// Seconds of the measured window (from 1) this stall lies in, first and last. A
-    /// suspend takes no monotonic time: it lies in the second it was noticed in.
+    /// Seconds of the measured window (from 1) this stall lies in, first and last: those it
+    /// takes at least a millisecond of, as the per-second history marks them (a stall that
+    /// ends a few microseconds into a second does not name that second). A suspend takes
+    /// no monotonic time: it lies in the second it was noticed in.
     pub fn seconds(&self) -> (u32, u32) {
         let first = (self.from_ns / 1_000_000_000) as u32 + 1;
-        let end = if self.suspended {
-            self.from_ns
-        } else {
-            (self.from_ns + self.ns).saturating_sub(1)
-        };
-        (first, (end / 1_000_000_000) as u32 + 1)
+        if self.suspended {
+            return (first, first);
+        }
+        let last = ((self.from_ns + self.ns).saturating_sub(1) / 1_000_000_000) as u32 + 1;
+        let marked = |t: &u32| self.in_second(*t) >= MARKED_S;
+        match (
+            (first..=last).find(marked),
+            (first..=last).rev().find(marked),
+        ) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (first, last),
+        }
     }
 
     /// How much of second `t` (from 1) of the window this stall takes, in seconds.
@@ -182,6 +193,27 @@ mod tests {
         w.sleeping_until(16 * S);
         w.look(19 * S);
         assert_eq!(w.stalls().len(), 1);
+    }
+
+    /// A stall that ends a few microseconds into a second names only the seconds the
+    /// per-second history marks (at least a millisecond of them).
+    #[test]
+    fn a_stall_names_only_the_seconds_it_marks() {
+        let st = Stall {
+            from_ns: 0,
+            ns: 2 * S + 300_000,
+            suspended: false,
+            warmup_ns: S,
+        };
+        assert_eq!(st.seconds(), (1, 2));
+        assert!(st.in_second(3) < MARKED_S);
+        let st = Stall {
+            from_ns: S - 200_000,
+            ns: S + 400_000,
+            suspended: false,
+            warmup_ns: 0,
+        };
+        assert_eq!(st.seconds(), (2, 2));
     }
 
     /// A stretch that begins in the warm-up and lasts into the window: the part inside the

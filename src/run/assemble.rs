@@ -75,7 +75,7 @@ fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
 /// when it ran throughout.
 fn not_running(stalls: &[crate::measure::stall::Stall], t: u32) -> Option<f64> {
     let s: f64 = stalls.iter().map(|s| s.in_second(t)).sum();
-    (s >= 0.001).then(|| (s * 1000.0).round() / 1000.0)
+    (s >= crate::measure::stall::MARKED_S).then(|| (s * 1000.0).round() / 1000.0)
 }
 
 /// The ASH history as result.json shows it: per second, average active sessions per state.
