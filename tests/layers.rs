@@ -43,17 +43,37 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The source without comments and without its `#[cfg(test)]` tail (tests may reach
-/// anywhere).
+/// The source without comments and without what only tests compile (tests may reach
+/// anywhere): a one-line `#[cfg(test)]` item (`mod fixture;`, a `use`) is left out and
+/// what follows it still counts; a `#[cfg(test)]` block (`mod tests { ... }`) ends the code.
 fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    text.lines()
-        .map(|l| match l.find("//") {
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(l) = lines.next() {
+        if l.trim() == "#[cfg(test)]" {
+            match lines.peek() {
+                Some(next) if next.trim_end().ends_with(';') => {
+                    lines.next();
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        out.push(match l.find("//") {
             Some(i) if !l[..i].contains('"') => &l[..i],
             _ => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        });
+    }
+    out.join("\n")
+}
+
+#[test]
+fn code_after_a_one_line_test_item_still_counts() {
+    let code = code_of(
+        "#[cfg(test)]\nmod fixture;\nuse crate::sweep::X;\n#[cfg(test)]\nmod tests {\n    use crate::app::Y;\n}\n",
+    );
+    assert!(code.contains("crate::sweep::X"), "{code}");
+    assert!(!code.contains("crate::app"), "{code}");
 }
 
 /// The top-level modules `code` names through `crate::` (paths and `use crate::{a, b}`).

@@ -67,7 +67,7 @@ pub type RunDirHook = Box<dyn Fn(&Path, RunDirEvent<'_>) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunDirEvent<'a> {
     /// Made and proved writable, before anything is measured: of this kind (a test's name
-    /// for a run, or `sweep`, `matrix`, `calibrate`, `mem`: see [`DirKind::of`]).
+    /// for a run, or `sweep`, `matrix`, `calibrate`, `mem`: `dbio doctor` knows what each holds).
     Made(&'a str),
     /// The command that made it ended and left its results there.
     Finished,
@@ -85,48 +85,6 @@ pub fn on_run_dir(hook: RunDirHook) {
 fn tell_run_dirs(path: &Path, event: RunDirEvent<'_>) {
     if let Some(hook) = RUN_DIRS.get() {
         hook(path, event);
-    }
-}
-
-/// The kinds of results directory dbio makes, and what each may hold: the explicit list of
-/// file names dbio writes there (all that `dbio clean --stale` may remove from one whose
-/// command was killed), and where the run directories of its points are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DirKind {
-    /// The files dbio writes into it.
-    pub files: &'static [&'static str],
-    /// Its points' run directories: None (it has none), `Some("")` (directly in it), or
-    /// `Some(sub)` (in its subdirectory `sub`).
-    pub points: Option<&'static str>,
-    /// Whether its results are complete once `result.json` is there (a directory rewritten
-    /// as its command goes, as a sweep's, is complete only when the command says so).
-    pub result_json_ends_it: bool,
-}
-
-impl DirKind {
-    /// The kind registered as `kind`: `sweep`, `matrix`, `calibrate`, `mem`, else a run's
-    /// (of the test of that name, on one host or across hosts).
-    pub fn of(kind: &str) -> DirKind {
-        let (files, points, result_json_ends_it) = match kind {
-            "sweep" => (crate::sweep::SWEEP_DIR_FILES, Some(""), false),
-            "matrix" => (
-                crate::sweep::matrix::MATRIX_DIR_FILES,
-                Some("points"),
-                false,
-            ),
-            "calibrate" => (
-                crate::sweep::calibrate::CALIBRATE_DIR_FILES,
-                Some(""),
-                false,
-            ),
-            "mem" => (crate::mem::MEM_DIR_FILES, None, true),
-            _ => (crate::run::RUN_DIR_FILES, None, true),
-        };
-        DirKind {
-            files,
-            points,
-            result_json_ends_it,
-        }
     }
 }
 
