@@ -8,7 +8,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, Loop, Mount, files_under, sh, skip};
+use crate::util::{Env, Loop, Mount, files_under, refusal_line, sh, skip};
 
 const MIB: u64 = 1 << 20;
 
@@ -54,15 +54,7 @@ fn destroy(env: &Env, dev: &str, extra: &[&str]) -> std::process::Output {
 
 /// Exit 2, exactly one line on stderr, an `error:` containing every one of `words`.
 fn assert_refused(out: &std::process::Output, words: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "one line: {err}");
-    assert!(lines[0].starts_with("error: "), "{err}");
-    for w in words {
-        assert!(lines[0].contains(w), "{w:?} missing in: {}", lines[0]);
-    }
-    assert!(out.stdout.is_empty(), "no result for a refused run");
+    refusal_line("", out, words);
 }
 
 fn sha256(path: &Path) -> String {

@@ -6,27 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Mount, is_root, shm_dir, skip};
-
-/// Every entry under `dir` (directories too), relative, sorted; symlinks not followed.
-fn tree(dir: &Path) -> Vec<String> {
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            out.push(p.strip_prefix(base).unwrap().display().to_string());
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                walk(base, &p, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
-}
+use crate::util::{Env, Mount, is_root, refusal_line, shm_dir, skip, tree};
 
 /// Runs `dbio args` in `env` and checks the refusal: exit 2, exactly one line on stderr,
 /// `error: ` naming `option`; fast (nothing measured); nothing new under the working
@@ -36,13 +16,7 @@ fn assert_refused_cleanly(env: &Env, args: &[&str], option: &str, what: &str) ->
     let t0 = Instant::now();
     let out = env.output(args);
     let took = t0.elapsed();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "{what}: one line expected: {err}");
-    assert!(lines[0].starts_with("error: "), "{what}: {err}");
-    assert!(lines[0].contains(option), "{what}: no {option} in {err}");
-    assert!(out.stdout.is_empty(), "{what}: printed {:?}", out.stdout);
+    refusal_line(what, &out, &[option]);
     assert!(
         took < Duration::from_secs(20),
         "{what}: took {took:?}, as if measured"

@@ -410,3 +410,42 @@ pub fn unnamed_open_files(pid: u32) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// Every entry under `dir` (directories too), relative, sorted; symlinks not followed.
+pub fn tree(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(base).unwrap().display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(base, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Checks a refusal (`what` names the case in a failure): exit 2, exactly one line on
+/// stderr, `error: ` naming each of `words`, nothing on stdout. Returns that line.
+pub fn refusal_line(what: &str, out: &Output, words: &[&str]) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line expected: {err}");
+    assert!(lines[0].starts_with("error: "), "{what}: {err}");
+    for w in words {
+        assert!(
+            lines[0].contains(w),
+            "{what}: {w:?} missing in: {}",
+            lines[0]
+        );
+    }
+    assert!(out.stdout.is_empty(), "{what}: printed {:?}", out.stdout);
+    lines[0].to_string()
+}

@@ -207,11 +207,9 @@ const OTHER_THREADS: u64 = 16;
 /// Refuses more sessions than the machine can run, naming the limit that binds.
 fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result<()> {
     let uring = selection.kind == engine::EngineKind::Uring;
-    // Memory is checked as a whole (`check_memory`), not per session here.
     let per = crate::safety::limits::PerSession {
         threads: if uring { 2 } else { 1 },
         maps: if uring { 8 } else { 5 },
-        bytes: 0,
     };
     let limits = crate::safety::limits::ThreadLimits::read();
     let (most, why) = limits.max_sessions(per, OTHER_THREADS + plan.dbwr as u64);

@@ -9,12 +9,12 @@ use std::path::Path;
 /// What one session takes of the machine's limits, as measured (README: Safety): its
 /// thread (with io_uring on a file system that cannot do direct I/O without blocking, such
 /// as tmpfs, a kernel worker too), its memory maps (stack, guard page, buffer, allocator
-/// arena; an io_uring ring maps three more) and its memory.
+/// arena; an io_uring ring maps three more). Memory is checked for the run as a whole
+/// (`run::memory`), not per session.
 #[derive(Debug, Clone, Copy)]
 pub struct PerSession {
     pub threads: u64,
     pub maps: u64,
-    pub bytes: u64,
 }
 
 /// The limits that bound the number of threads, as read now.
@@ -29,8 +29,6 @@ pub struct ThreadLimits {
     /// `RLIMIT_NPROC` minus this user's threads now (None when unlimited, or for root,
     /// whom the kernel does not hold to it).
     pub nproc_left: Option<u64>,
-    /// `MemAvailable` from /proc/meminfo.
-    pub mem_available: Option<u64>,
 }
 
 fn read_u64(path: &str) -> Option<u64> {
@@ -107,7 +105,6 @@ impl ThreadLimits {
                 .zip(maps_now)
                 .map(|(max, now)| max.saturating_sub(now)),
             nproc_left,
-            mem_available: mem_available(),
         }
     }
 
@@ -144,16 +141,6 @@ impl ThreadLimits {
             threads(self.nproc_left),
             "the user's process limit (RLIMIT_NPROC, `ulimit -u`)".into(),
         );
-        if per.bytes > 0 {
-            consider(
-                self.mem_available.map(|m| m / 2 / per.bytes),
-                format!(
-                    "memory: each session needs {} for its buffers and histograms, and at most half of the available memory ({}) is used",
-                    crate::units::human_bytes(per.bytes),
-                    crate::units::human_bytes(self.mem_available.unwrap_or(0))
-                ),
-            );
-        }
         best
     }
 }
@@ -289,20 +276,15 @@ mod tests {
             pids_left: Some(4_000_000),
             maps_left: Some(65_000),
             nproc_left: None,
-            mem_available: Some(1 << 30),
         };
-        let per = |bytes| PerSession {
+        let per = PerSession {
             threads: 2,
             maps: 8,
-            bytes,
         };
-        let (n, why) = l.max_sessions(per(0), 10);
+        let (n, why) = l.max_sessions(per, 10);
         assert_eq!(n, (65_000 - 20) / 8);
         assert!(why.contains("vm.max_map_count"), "{why}");
-        let (n, why) = l.max_sessions(per(1 << 20), 10);
-        assert_eq!(n, 512);
-        assert!(why.contains("memory"), "{why}");
-        assert_eq!(ThreadLimits::default().max_sessions(per(1), 0).0, u64::MAX);
+        assert_eq!(ThreadLimits::default().max_sessions(per, 0).0, u64::MAX);
     }
 
     #[test]
@@ -310,7 +292,7 @@ mod tests {
         let l = ThreadLimits::read();
         assert!(l.threads_left.is_some_and(|n| n > 0));
         assert!(l.maps_left.is_some_and(|n| n > 0));
-        assert!(l.mem_available.is_some_and(|n| n > 0));
+        assert!(mem_available().is_some_and(|n| n > 0));
     }
 
     #[test]

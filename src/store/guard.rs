@@ -309,6 +309,8 @@ pub(super) fn create(dir: &Path, name: &str, steps: &[Migration]) -> Result<bool
             ))
         })
     });
+    // By name: `dir` is the store's, writable by this user alone (checked before), and the
+    // temporary name is this process's own, so nothing but what `build` made can be there.
     for p in std::iter::once(tmp.clone()).chain(SIDECARS.map(|s| sidecar(&tmp, s))) {
         let _ = std::fs::remove_file(p);
     }
@@ -363,22 +365,16 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<bool> {
             .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
     };
     let (f, t) = (c(from)?, c(to)?);
-    // SAFETY: valid C strings for the call; renameat2 through syscall (older C libraries
-    // have no wrapper).
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            f.as_ptr(),
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
+    let e = match crate::sys::renameat2(
+        libc::AT_FDCWD,
+        &f,
+        libc::AT_FDCWD,
+        &t,
+        libc::RENAME_NOREPLACE,
+    ) {
+        Ok(()) => return Ok(true),
+        Err(e) => e,
     };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let e = std::io::Error::last_os_error();
     match e.raw_os_error() {
         Some(libc::EEXIST) => Ok(false),
         // A file system (or kernel) without RENAME_NOREPLACE: link, which never replaces.
