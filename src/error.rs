@@ -1,4 +1,6 @@
-//! Errors the user sees and the exit status each one maps to (SPEC §7.4).
+//! Errors the user sees and the exit status each one maps to: 2 for bad input (one line
+//! naming the option or field, before anything is created), 4 for I/O errors (with what to
+//! do), 130 after a signal, 1 for anything else.
 //!
 //! Every error is one line that names what went wrong and says what to do. Internals carry
 //! an [`Error`] up to `main`, which prints it and exits with [`Error::exit_code`].

@@ -1,4 +1,4 @@
-//! Live progress on a terminal (SPEC §6, issue 4): a bar with bytes and rate while a data
+//! Live progress on a terminal: a bar with bytes and rate while a data
 //! set is filled, and one line refreshed 4 times a second during a run. Drawn on stderr, and
 //! only when both stdout and stderr are terminals and `--quiet` was not given, so nothing of
 //! it reaches a pipe or a file. Workers only bump counters; the display reads them.

@@ -1,4 +1,4 @@
-//! Sizes and durations as users type them (SPEC §6): binary sizes `8K`, `1G`, `1.5G`, plain
+//! Sizes and durations as users type them: binary sizes (1K = 1024) `8K`, `1G`, `1.5G`, plain
 //! bytes; durations `500us`, `0.5ms`, `1.5s`, `1m30s`, `10m`, `1h`. One parser for each,
 //! used by every option, job-file key and plan.
 

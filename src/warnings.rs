@@ -1,5 +1,5 @@
-//! Every piece of advice dbio gives about a run, in one place (SPEC §5.4: honesty about
-//! what happened). A warning stays a typed value until it is rendered: result.json holds
+//! Every piece of advice dbio gives about a run, in one place (docs/measurement.md,
+//! "Honesty about what happened"). A warning stays a typed value until it is rendered: result.json holds
 //! its text (`warnings: [strings]`, the contract), reports print the same text.
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The dependency rule (README, Layout): every top-level module of `src/` sits in a layer,
+//! The dependency rule (ARCHITECTURE.md): every top-level module of `src/` sits in a layer,
 //! and imports only from its own layer or those below, without circles. Mechanisms (engines,
 //! measurement, data set, storage map, verify) know nothing of the command line, job files
 //! or reports. This reads the sources, as a reviewer would.
@@ -148,7 +148,7 @@ fn every_module_has_a_layer_and_imports_only_downward() {
     let unplaced: Vec<&String> = g.keys().filter(|m| layer_of(m).is_none()).collect();
     assert!(
         unplaced.is_empty(),
-        "modules without a layer in tests/layers.rs (and the README's Layout): {unplaced:?}"
+        "modules without a layer in tests/layers.rs (and ARCHITECTURE.md's Layers): {unplaced:?}"
     );
     let mut upward = Vec::new();
     for (from, tos) in &g {

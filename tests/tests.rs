@@ -10,6 +10,7 @@ mod cluster;
 mod dataset;
 mod devices;
 mod dist;
+mod docs;
 mod engines;
 mod faults;
 mod files;

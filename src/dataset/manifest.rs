@@ -1,4 +1,5 @@
-//! The manifest beside a data set: the record of which files dbio created (SPEC §7.1).
+//! The manifest beside a data set: the record of which files dbio created, the only files
+//! it writes (docs/safety.md, "The manifest is untrusted input").
 //!
 //! The manifest is untrusted input: anyone who can write the directory can edit it. So every
 //! entry is checked when it is read ([`Manifest::read`]): its name must be one of dbio's

@@ -3,10 +3,12 @@
 //! of a run, synchronous calls (`execute`) as much as submitted batches:
 //!
 //! - `DBIO_FAULT_EIO_AFTER=N`: completions after the first N fail with EIO (a device that
-//!   starts failing mid-run, SPEC §7.4);
+//!   starts failing mid-run: the run stops with exit status 4, or counts it with
+//!   `--continue-on-error`);
 //! - `DBIO_FAULT_STALL=EVERY:LENGTH` (durations, e.g. `500ms:100ms`): the device stalls for
 //!   LENGTH at the start of every EVERY of the clock; a request that would complete during a
-//!   stall completes when it ends. What an open loop must show (SPEC §5.5): the arrivals due
+//!   stall completes when it ends. What an open loop must show (docs/measurement.md,
+//!   "Open-loop rates"): the arrivals due
 //!   during a stall wait, and their latency from the schedule says so;
 //! - `DBIO_FAULT_PANIC_AFTER=N`: the thread panics at its request N+1, as a bug in dbio
 //!   would make it — a run must stop, not hang, whichever thread it is (a session, LGWR).
@@ -52,7 +54,7 @@ impl Stall {
                 .map_err(|e| format!("{STALL_ENV}={text}: {e}"))
         };
         let (every_ns, length_ns) = (ns(every)?, ns(length)?);
-        // At most 1 s, so that a stop still ends the run within 2 s (SPEC §7.3).
+        // At most 1 s, so that a stop (Ctrl-C, SIGTERM, SIGHUP) still ends the run within 2 s.
         if length_ns == 0 || length_ns >= every_ns || length_ns > 1_000_000_000 {
             return Err(format!(
                 "{STALL_ENV}={text}: the stall must be longer than 0, shorter than its period and at most 1s"

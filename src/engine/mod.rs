@@ -34,7 +34,7 @@ use std::os::fd::RawFd;
 
 use serde::Serialize;
 
-/// The database's `filesystemio_options` (SPEC §2): open flags and whether asynchronous
+/// The database's `filesystemio_options` (docs/commands.md, `--io-mode`): open flags and whether asynchronous
 /// submission is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,7 +84,8 @@ impl IoMode {
 }
 
 /// How a test asks for its I/O: the `--sync`/`--async` choice. It picks the events
-/// (SPEC §4); whether the calls really are asynchronous also depends on io mode and engine.
+/// (docs/events.md, "Which test issues which events"); whether the calls really are
+/// asynchronous also depends on io mode and engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Submission {
@@ -292,7 +293,7 @@ pub struct Selection {
     pub reason: String,
 }
 
-/// Picks the engine for a run (SPEC §2): `--engine null` whatever the submission (it
+/// Picks the engine for a run, recording why: `--engine null` whatever the submission (it
 /// measures dbio, not I/O); synchronous submission or a synchronous io mode use plain calls;
 /// otherwise the requested engine, and `auto` tries uring, aio, sync in turn. An explicitly
 /// requested engine that is unavailable is an error, not a silent fallback.

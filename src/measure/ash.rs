@@ -1,4 +1,4 @@
-//! Active Session History (SPEC §3): every session and background thread publishes its state
+//! Active Session History (docs/measurement.md, "ASH"): every session and background thread publishes its state
 //! — idle, ON CPU, or the event it waits on — in its own slot; a sampler thread reads all
 //! slots `hz` times a second. Publishing is one relaxed store; slots are cache-line padded
 //! so threads do not slow each other down.

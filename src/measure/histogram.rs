@@ -1,4 +1,4 @@
-//! Latency histograms (SPEC §5.1): HDR layout, 1 ns .. 1 h, 2 significant digits (≤ 1 %
+//! Latency histograms (docs/measurement.md, "Histograms, not logs"): HDR layout, 1 ns .. 1 h, 2 significant digits (≤ 1 %
 //! relative error), fixed memory whatever the run length.
 //!
 //! [`LiveHistogram`] is what a session records into: the same bucket layout as

@@ -1,4 +1,4 @@
-//! How measurements are taken (SPEC §5): sessions record into lock-free counters and
+//! How measurements are taken (docs/measurement.md): sessions record into lock-free counters and
 //! histograms; a sampler reads them once a second and at the end.
 
 pub mod ash;

@@ -1,4 +1,5 @@
-//! The once-a-second reader of all sessions' counters: per-second history (SPEC §5.3) and
+//! The once-a-second reader of all sessions' counters: per-second history (requests, bytes,
+//! mean and p99 latency per event; docs/measurement.md, "The per-second series") and
 //! the final totals. It runs on the main thread; sessions never wait for it.
 
 use std::sync::Arc;

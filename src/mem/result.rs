@@ -153,7 +153,7 @@ pub struct NumaJson {
     pub notes: Vec<String>,
 }
 
-/// A NUMA pair slower than the distance table says (seed 001's hidden second hop).
+/// A NUMA pair slower than the distance table says: a hidden second hop (docs/mem.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutOfLine {
     pub cpu_node: u32,
@@ -579,7 +579,8 @@ impl MemResult {
 pub(crate) mod tests {
     use super::*;
 
-    /// Seed 001's lat_mem_rd figures (20 MB working set, ns) from CPU node 0, completed
+    /// The lat_mem_rd figures of a 4-socket machine with a hidden second hop (docs/mem.md,
+    /// "More than one node"; 20 MB working set, ns) from CPU node 0, completed
     /// symmetrically for the other rows: node 3 is two hops from node 0 and node 2 from
     /// node 1, though every remote distance is 21.
     pub(crate) fn seed_001_latency() -> Vec<Vec<Option<f64>>> {

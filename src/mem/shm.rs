@@ -1,5 +1,5 @@
-//! Where shared memory really lives (seed 000: a whole /dev/shm SGA allocated on one socket,
-//! and `mpol=interleave` that did not take).
+//! Where shared memory really lives (a whole /dev/shm SGA can end up allocated on one
+//! socket, and a mount's `mpol=interleave` may not take; docs/mem.md).
 //!
 //! - A file (`--shm PATH`: a tmpfs or hugetlbfs file, a /dev/shm segment): mapped read-only,
 //!   `mincore` says which pages are in memory, only those are mapped in (nothing is
@@ -400,7 +400,7 @@ mod tests {
         );
     }
 
-    /// Seed 000 and 001 in one process: an SGA in SysV shared memory on huge pages,
+    /// Both cases of docs/mem.md in one process: an SGA in SysV shared memory on huge pages,
     /// interleaved by mbind over 4 nodes, and AMM-style /dev/shm granules all on node 1.
     #[test]
     fn numa_maps_group_shared_memory_by_object() {

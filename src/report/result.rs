@@ -1,4 +1,5 @@
-//! `result.json`, schema `dbio.result.v1` (SPEC §6): the contract tests and tools rely on.
+//! `result.json`, schema `dbio.result.v1` (docs/result-json.md): the contract tests and
+//! tools rely on.
 //! Units are in the field names; MiB = 2^20 bytes. New fields may be added; existing ones
 //! keep their meaning.
 
@@ -266,7 +267,7 @@ pub struct TempJson {
     pub temp_io_bytes: u64,
 }
 
-/// Active Session History (SPEC §3): every session and background thread publishes its
+/// Active Session History: every session and background thread publishes its
 /// state — "ON CPU" or the event it waits on — and a sampler records them `hz` times a
 /// second.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -1,4 +1,4 @@
-//! Block devices a write test may overwrite (SPEC §7.1).
+//! Block devices a write test may overwrite (docs/safety.md, "Block devices").
 //!
 //! A write test on a block device needs `--destructive`, and even then only a device that
 //! is not mounted (itself or any partition), has no holders (device mapper, md, ...), can be
@@ -409,8 +409,8 @@ pub struct Consent {
     pub yes: bool,
 }
 
-/// Checks that `path` may be overwritten by `test` and claims it: every check of
-/// SPEC §7.1, then `--destructive`. Refusals are usage errors (exit 2) that name the
+/// Checks that `path` may be overwritten by `test` and claims it: not mounted, no holders,
+/// exclusive, no signature, no alias in use, then `--destructive`. Refusals are usage errors (exit 2) that name the
 /// reason. The caller asks for confirmation ([`confirm`]) once everything else is checked.
 pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     let refuse = |why: String| {

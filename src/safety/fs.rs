@@ -1,4 +1,5 @@
-//! The one way dbio creates, replaces, opens for writing and removes files (SPEC §7.6).
+//! The one way dbio creates, replaces, opens for writing and removes files (docs/safety.md,
+//! "Every file dbio writes goes through one module").
 //!
 //! Everything dbio writes — data files, redo logs, temp files, the manifest, the verify
 //! sequence table, result.json, summaries, reports, CSV exports, job files — goes through a

@@ -1,5 +1,5 @@
 //! Data sets in use are held by advisory locks (`flock`), never marked by PIDs written into
-//! files (SPEC §7.6): shared while a run only reads, exclusive while one prepares or
+//! files (docs/safety.md, "Locks, not marks"): shared while a run only reads, exclusive while one prepares or
 //! writes. The lock is taken on the data set's `dbio-lock` file, which only its owner may
 //! open (mode 0600, so no other user can hold it to block dbio), or on the directory where
 //! that file cannot be made (a read-only mount). A killed run's lock goes away with its

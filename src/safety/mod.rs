@@ -1,4 +1,4 @@
-//! What keeps dbio from destroying data (SPEC §7). One place for each rule:
+//! What keeps dbio from destroying data (docs/safety.md). One place for each rule:
 //!
 //! - [`fs`]: every file dbio creates, replaces, writes into or removes — relative to its
 //!   directory's descriptor, never through a symlink, created exclusively, published whole

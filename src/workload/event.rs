@@ -1,4 +1,4 @@
-//! The wait events (SPEC §3) and every fact about them, in one table ([`FACTS`]). Every
+//! The wait events (docs/events.md) and every fact about them, in one table ([`FACTS`]). Every
 //! measurement belongs to exactly one event, named as a DBA knows it. Adding an event is one
 //! variant, one row here, and its I/O pattern (a file in `workload/`).
 
@@ -39,7 +39,7 @@ pub enum Issuer {
     Lgwr,
 }
 
-/// Whether an event is synchronous, asynchronous, or either (SPEC §3).
+/// Whether an event is synchronous, asynchronous, or either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Submits {
     /// One request at a time, the session blocked in the call.
@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn the_table_says_what_the_spec_says() {
-        // SPEC §3: synchronous events are their own waits; async ones batch or queue.
+        // Synchronous events are their own waits; async ones batch or queue.
         for f in FACTS {
             if f.submits == Submits::Sync {
                 assert!(f.waits_are_requests, "{}", f.name);

@@ -1,6 +1,6 @@
 //! Classic tests as presets of classes. A run is classes of sessions (plus LGWR, DBWR and
 //! noise beside them); a classic test (`dbio run read-iops`) is one class doing what the test
-//! does — the events of SPEC §4, with the test's options as the class's size, sessions,
+//! does — the events docs/events.md lists per test, with the test's options as the class's size, sessions,
 //! batch and depth. Most are classes a job file can write too ([`ClassKind::Requests`]), so
 //! `--save-job` writes them as a class and `--rate` runs them open loop; `--keep-inflight`,
 //! the temp test and the oltp test are kinds of their own.

@@ -1,6 +1,6 @@
 //! `--span FRACTION` (`[dataset] span`): the active surface. Every request of a run falls in
 //! the first FRACTION of each data file or device, the way a drive filled to that level is
-//! used (seed 003: a 146 GB drive met the latency limits only on its first 33 %).
+//! used (docs/sizing.md: a 146 GB drive met the latency limits only on its first 33 %).
 //!
 //! The span is applied once, to the shape every pattern draws its offsets from
 //! ([`super::plan`]): random blocks, scans, direct path writers' regions, DBWR and OLTP

@@ -1,5 +1,5 @@
 //! `dbio wizard`: the guided mode, as the in-database benchmark dbio grew from starts with an
-//! interactive script (seed 002). It asks, on a terminal, what the user wants to learn,
+//! interactive script. It asks, on a terminal, what the user wants to learn,
 //! where, how big, sync or async, how many sessions and for how long — every question with
 //! a default and the reason for it — then shows the equivalent job file and `dbio run`
 //! command, saves the job file, runs it as `dbio run` does and offers to remove the data
