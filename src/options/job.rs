@@ -71,6 +71,14 @@ struct JobFile {
     /// A run across many hosts: names, ssh, remote_dbio, push, shared.
     #[serde(default)]
     hosts: Option<Table>,
+    /// What `dbio size` reads (`dbio job from-awr --requirements` writes it beside the
+    /// classes, so one file is the job and the sizing plan's requirements); a run leaves it.
+    #[serde(default, rename = "requirements")]
+    _requirements: Option<toml::Value>,
+    #[serde(default, rename = "device")]
+    _device: Option<toml::Value>,
+    #[serde(default, rename = "array")]
+    _array: Option<toml::Value>,
     #[serde(default)]
     class: Vec<JobClass>,
 }
