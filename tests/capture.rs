@@ -252,6 +252,23 @@ fn a_job_from_a_report_runs_and_the_requirements_size() {
     ] {
         assert!(names.contains(&e), "{e} not run: {names:?}");
     }
+    // What the report said of each class is in the result's job and beside the verdict.
+    let observed = &r["job"]["class"][0]["observed"];
+    within(
+        observed["rate"].as_f64().unwrap(),
+        1_234_567.0 / (30.05 * 60.0),
+        "the report's rate kept",
+    );
+    let summary = crate::util::files_under(env.path())
+        .into_iter()
+        .find(|f| f.ends_with("summary.txt"))
+        .expect("a summary.txt");
+    let summary = std::fs::read_to_string(env.path().join(summary)).unwrap();
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with("db file sequential read") && l.contains("685/s at 1.9ms"))
+        .unwrap_or_else(|| panic!("no report-vs-here row:\n{summary}"));
+    assert!(row.contains("PASS") || row.contains("FAIL"), "{row}");
     // The same file with a device and an array is a sizing plan.
     let mut plan = std::fs::read_to_string(&file).unwrap();
     plan.push_str(

@@ -38,6 +38,9 @@ struct Combined {
     event: Event,
     rate: f64,
     rate_from: String,
+    /// The rate as the reports gave it (before growth) and where, for `[class.observed]`.
+    observed_rate: f64,
+    observed_from: String,
     bytes: Option<(f64, String)>,
     batch: Option<(f64, String)>,
     mean_ms: Option<(f64, String)>,
@@ -66,7 +69,7 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
             .filter_map(|c| c.classes.iter().find(|k| k.event == event).map(|k| (c, k)))
             .collect();
         let secs = |c: &Capture| c.seconds.as_ref().map_or(0.0, |s| s.value);
-        let (rate, rate_from) = if shape.peak || captures.len() == 1 {
+        let (rate, rate_from, observed_from) = if shape.peak || captures.len() == 1 {
             let (_, k) = seen
                 .iter()
                 .max_by(|a, b| a.1.per_s.value.total_cmp(&b.1.per_s.value))
@@ -76,7 +79,11 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
             } else {
                 ""
             };
-            (k.per_s.value, format!("{how}{}", k.per_s.origin.cite()))
+            (
+                k.per_s.value,
+                format!("{how}{}", k.per_s.origin.cite()),
+                format!("{} line {}", k.per_s.origin.file, k.per_s.origin.line),
+            )
         } else {
             let requests: f64 = seen.iter().map(|(c, k)| k.per_s.value * secs(c)).sum();
             (
@@ -90,6 +97,7 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
+                format!("the average of {} reports", captures.len()),
             )
         };
         // Per-request figures: weighted by each capture's requests.
@@ -119,6 +127,8 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
             event,
             rate: rate * shape.growth,
             rate_from,
+            observed_rate: rate,
+            observed_from,
             bytes: weighted(&|k| k.bytes.as_ref()),
             batch: weighted(&|k| k.batch.as_ref()),
             mean_ms: weighted(&|k| k.mean_ms.as_ref()),
@@ -395,6 +405,23 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             for (kv, from) in limits {
                 line(&mut out, &kv, &from);
             }
+        }
+        let _ = writeln!(out, "[class.observed]");
+        line(
+            &mut out,
+            &format!("from = {}", quoted(&cite(&c.observed_from))),
+            "what the report said, shown beside the verdict",
+        );
+        line(
+            &mut out,
+            &format!("rate = {}", (c.observed_rate * 100.0).round() / 100.0),
+            "waits/s",
+        );
+        if let Some((m, _)) = &c.mean_ms {
+            line(&mut out, &format!("mean = \"{}\"", latency(*m)), "");
+        }
+        if let Some((p, _)) = &c.p99_ms {
+            line(&mut out, &format!("p99 = \"{}\"", latency(*p)), "");
         }
         if shape.requirements && !c.event.is_redo() {
             let _ = writeln!(requirements, "\n[[requirements.class]]");
