@@ -76,6 +76,9 @@ pub enum Command {
     /// the RAID write penalty), bandwidth and capacity at the usable surface, spares, arrays;
     /// the device's figures stated or measured by runs made with --span.
     Size(crate::sizing::SizeArgs),
+    /// Write a job file from what a database or host did: `from-awr` (AWR and Statspack
+    /// reports), `from-iostat` (iostat -x output).
+    Job(crate::capture::JobArgs),
     /// Check every block of a data set prepared with --verify: checksum, place and last
     /// write. Exit 0 when all are good, 1 with one line per bad block.
     Verify(VerifyArgs),

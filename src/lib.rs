@@ -18,6 +18,7 @@
 //! Lower layers never import higher ones (README, Layout; `tests/layers.rs` checks it).
 
 pub mod app;
+pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod cluster;

@@ -71,6 +71,14 @@ struct JobFile {
     /// A run across many hosts: names, ssh, remote_dbio, push, shared.
     #[serde(default)]
     hosts: Option<Table>,
+    /// What `dbio size` reads (`dbio job from-awr --requirements` writes it beside the
+    /// classes, so one file is the job and the sizing plan's requirements); a run leaves it.
+    #[serde(default, rename = "requirements")]
+    _requirements: Option<toml::Value>,
+    #[serde(default, rename = "device")]
+    _device: Option<toml::Value>,
+    #[serde(default, rename = "array")]
+    _array: Option<toml::Value>,
     #[serde(default)]
     class: Vec<JobClass>,
 }
@@ -91,6 +99,21 @@ struct JobClass {
     /// Temp classes: bytes each session's temp file holds.
     spill: Option<Spanned<String>>,
     limits: Option<JobLimits>,
+    /// What the database's own report said of this class (`dbio job from-awr` writes it):
+    /// shown beside the verdict, never used to shape the I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    observed: Option<JobObserved>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct JobObserved {
+    /// The report (file name) and line.
+    from: String,
+    /// Requests (waits) per second there.
+    rate: f64,
+    mean: Option<String>,
+    p99: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

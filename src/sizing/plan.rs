@@ -47,6 +47,20 @@ struct PlanFile {
     requirements: Option<Spanned<RequirementsTable>>,
     device: Option<Spanned<DeviceTable>>,
     array: Option<Spanned<ArrayTable>>,
+    // A job file that carries the requirements (`dbio job from-awr --requirements`) is a
+    // plan too: its run sections are the job's, not the sizing's.
+    #[serde(default, rename = "dataset")]
+    _dataset: Option<toml::Value>,
+    #[serde(default, rename = "run")]
+    _run: Option<toml::Value>,
+    #[serde(default, rename = "redo")]
+    _redo: Option<toml::Value>,
+    #[serde(default, rename = "temp")]
+    _temp: Option<toml::Value>,
+    #[serde(default, rename = "oltp")]
+    _oltp: Option<toml::Value>,
+    #[serde(default, rename = "class")]
+    _class: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -190,29 +190,112 @@ pub fn verdict(r: &RunResult) -> Option<Section> {
                 clip(&c.class, 24),
                 c.event.as_str(),
                 l.limit.as_str(),
-                format!("{} {}", l.op, l.required),
+                format!("{} {}", l.op, figure(l.required)),
                 format!("{:.3}", l.measured),
             ];
             row.push(mark(l.result == "PASS"));
             t.row(row);
         }
     }
-    Some(
-        Section::new(
-            "verdict",
-            format!(
-                "Requirement vs Actual — {}",
-                if v.pass { "PASS" } else { "FAIL" }
-            ),
-        )
-        .with(Block::Table(t))
-        .with(Block::Note(
-            "Latency limits are in ms, per request (a log file parallel write class per LGWR \
-             write), from the scheduled time for classes with a rate; iops and mib_per_s are \
-             per second."
-                .into(),
-        )),
+    let mut section = Section::new(
+        "verdict",
+        format!(
+            "Requirement vs Actual — {}",
+            if v.pass { "PASS" } else { "FAIL" }
+        ),
     )
+    .with(Block::Table(t))
+    .with(Block::Note(
+        "Latency limits are in ms, per request (a log file parallel write class per LGWR \
+         write), from the scheduled time for classes with a rate; iops and mib_per_s are \
+         per second."
+            .into(),
+    ));
+    if let Some(t) = observed(r, v) {
+        section.push(Block::Table(t));
+        section.push(Block::Note(
+            "What the database's own report said of each class (`[class.observed]`, written by \
+             `dbio job from-awr`), beside what this storage gave the same load."
+                .into(),
+        ));
+    }
+    Some(section)
+}
+
+/// A limit as typed, without the binary fraction's tail (`0.946`, not `0.9460000000000001`).
+fn figure(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The classes whose job says what the database's report saw: that, and what this run
+/// measured for the class, and its verdict.
+fn observed(r: &RunResult, v: &crate::report::result::VerdictJson) -> Option<Table> {
+    let job_classes = r.job.as_ref()?.get("class")?.as_array()?;
+    let mut t = Table::new(vec![
+        Column::left("Class", 24),
+        Column::left("In the report", 30),
+        Column::left("Here", 30),
+        Column::right("Result", 6),
+        Column::left("Report", 24).detail(),
+    ]);
+    let ms = |m: f64| super::format::latency_label(m * 1000.0);
+    for jc in job_classes {
+        let Some(o) = jc.get("observed") else {
+            continue;
+        };
+        let name = jc.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        let (Some(c), Some(cv)) = (
+            r.classes.iter().find(|c| c.name == name),
+            v.classes.iter().find(|c| c.class == name),
+        ) else {
+            continue;
+        };
+        let said_rate = o.get("rate").and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let said_ms = |key: &str| {
+            o.get(key)
+                .and_then(|x| x.as_str())
+                .and_then(|t| crate::units::parse_latency(t).ok())
+                .map(|d| d.as_secs_f64() * 1000.0)
+        };
+        let rate = |v: f64| {
+            if v < 100.0 {
+                super::format::number(v)
+            } else {
+                thousands(v.round() as u64)
+            }
+        };
+        let mut said = format!("{}/s", rate(said_rate));
+        if let Some(m) = said_ms("mean") {
+            said.push_str(&format!(" at {}", ms(m)));
+        }
+        if let Some(p) = said_ms("p99") {
+            said.push_str(&format!(", p99 {}", ms(p)));
+        }
+        let measured = |limit: &str| {
+            cv.limits
+                .iter()
+                .find(|l| l.limit == limit)
+                .map(|l| l.measured)
+        };
+        let mut here = format!("{}/s", rate(c.rate_achieved));
+        if let Some(m) = measured("mean_ms") {
+            here.push_str(&format!(" at {}", ms(m)));
+        }
+        if let Some(p) = measured("p99_ms") {
+            here.push_str(&format!(", p99 {}", ms(p)));
+        }
+        let from = o.get("from").and_then(|x| x.as_str()).unwrap_or_default();
+        let mut row = cells![clip(name, 24), said, here];
+        row.push(if cv.pass {
+            Cell::marked("PASS", Mark::Pass)
+        } else {
+            Cell::marked("FAIL", Mark::Fail)
+        });
+        row.push(Cell::from(from));
+        t.row(row);
+    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
 /// What `--verify` checked and found.
