@@ -133,7 +133,9 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
     };
     let rule = visible.iter().map(|&i| ruled(i)).sum::<usize>() + visible.len().saturating_sub(1);
     let _ = writeln!(o, "{}", header.trim_end());
-    let _ = writeln!(o, "{}", "-".repeat(rule));
+    if !t.bare {
+        let _ = writeln!(o, "{}", "-".repeat(rule));
+    }
     for row in &t.rows {
         let n = fixed(row);
         let mut l = line(
@@ -145,7 +147,7 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
             if !l.is_empty() {
                 l.push(' ');
             }
-            l.push_str(&row[n].text);
+            l.push_str(&shown(&row[n].text));
         }
         let _ = writeln!(o, "{}", l.trim_end());
     }
