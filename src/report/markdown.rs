@@ -13,7 +13,9 @@ use crate::units::shown;
 /// A report as Markdown; every text in it is [`shown`] (control characters escaped).
 pub fn markdown(report: &Report) -> String {
     let mut o = String::with_capacity(8192);
-    let _ = writeln!(o, "# {}", inline(&report.title));
+    if !report.title.is_empty() {
+        let _ = writeln!(o, "# {}", inline(&report.title));
+    }
     for s in &report.sections {
         let blocks: Vec<&Block> = (s.blocks.iter())
             .filter(|b| !matches!(b, Block::Chart(_)))
@@ -31,7 +33,9 @@ pub fn markdown(report: &Report) -> String {
             }
         }
         for b in blocks {
-            o.push('\n');
+            if !o.is_empty() {
+                o.push('\n');
+            }
             block(&mut o, b);
         }
     }

@@ -22,7 +22,10 @@ pub fn render(r: &RunResult) -> String {
 /// are left out: text cannot draw them.
 pub fn text(report: &Report) -> String {
     let mut o = String::with_capacity(8192);
-    let _ = writeln!(o, "{}", shown(&report.title));
+    // A listing (`dbio runs`) has no title: its heading line comes first.
+    if !report.title.is_empty() {
+        let _ = writeln!(o, "{}", shown(&report.title));
+    }
     for s in &report.sections {
         let blocks: Vec<&Block> = (s.blocks.iter())
             .filter(|b| !matches!(b, Block::Chart(_) | Block::Options(_)))

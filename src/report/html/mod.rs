@@ -14,7 +14,7 @@ use std::fmt::Write;
 pub use compare::compare_html;
 
 use super::result::RunResult;
-pub(crate) use super::sections::format::{decimal, thousands, us};
+pub(crate) use super::sections::format::thousands;
 use super::sections::{self, Align, Block, Chart, Level, Mark, Report, Section, Table};
 
 /// Colours for events (and runs), in order; distinguishable and readable on white.
