@@ -18,6 +18,7 @@ mod fuzz;
 mod jobs;
 mod layers;
 mod leftovers;
+mod literals;
 mod mem;
 mod mem_signals;
 mod memory;
