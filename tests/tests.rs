@@ -14,6 +14,7 @@ mod engines;
 mod faults;
 mod files;
 mod fill;
+mod formats;
 mod fuzz;
 mod jobs;
 mod layers;

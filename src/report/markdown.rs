@@ -185,4 +185,55 @@ mod tests {
                     ### Part\n\n```json\n{\n  \"sessions\": 4\n}\n```\n";
         assert_eq!(md, want, "\n{md}");
     }
+
+    /// The figures of a text: every run of digits (with `,` and `.` inside), in order.
+    fn figures(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            let inner = matches!(c, ',' | '.')
+                && !cur.is_empty()
+                && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+            if c.is_ascii_digit() || inner {
+                cur.push(c);
+            } else if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    #[test]
+    fn markdown_has_the_figures_of_text() {
+        let r = crate::report::fixture::run_result(
+            12,
+            &["db file sequential read", "log file parallel write"],
+            true,
+        );
+        let report = crate::report::sections::run(&r);
+        let text = crate::report::render(&report, crate::report::Format::Text);
+        let md = crate::report::render(&report, crate::report::Format::Md);
+        // The options block is Markdown's alone (text leaves it out, as it folds away in HTML).
+        let mut md_only = String::new();
+        let mut in_json = false;
+        for l in md.lines() {
+            if l.starts_with("```json") {
+                in_json = true;
+            } else if in_json && l.starts_with("```") {
+                in_json = false;
+            } else if !in_json {
+                md_only.push_str(l);
+                md_only.push('\n');
+            }
+        }
+        let (mut a, mut b) = (figures(&text), figures(&md_only));
+        assert!(a.len() > 50, "a real report: {text}");
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "\n{text}\n----\n{md}");
+    }
 }
