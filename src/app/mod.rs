@@ -302,7 +302,11 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
             serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", crate::report::render(&c.report, a.format.0));
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&crate::sweep::report::calibrate(&c.result), a.format.0)
+        );
     }
     eprintln!("dbio: calibrate.json in {}", c.dir.shown());
     Ok(c.exit)

@@ -230,8 +230,6 @@ pub struct CalibrateResult {
 pub struct CalibrateOutcome {
     pub result: CalibrateResult,
     pub dir: PathBuf,
-    /// What is printed ([`super::report::calibrate`]).
-    pub report: crate::report::Report,
     pub exit: ExitCode,
 }
 
@@ -330,7 +328,6 @@ pub fn run(
     place.close();
     walked?;
     Ok(CalibrateOutcome {
-        report: super::report::calibrate(&c.result),
         result: c.result,
         dir: c.dir,
         exit: c.exit,

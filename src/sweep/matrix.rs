@@ -437,7 +437,7 @@ fn run_points(
         exit = ExitCode::Interrupted;
     }
     Ok(MatrixOutcome {
-        report: super::report::matrix(&result),
+        report: report(&result),
         result,
         dir,
         exit,
@@ -508,14 +508,87 @@ fn write_outputs(dir: &crate::safety::fs::Dir, r: &MatrixResult) -> Result<()> {
         grid_csv(r, false, |p| (p.large > 0).then_some(p.large_mib_per_s)),
     )?;
     write("lat.csv", grid_csv(r, true, |p| p.small_mean_us))?;
-    write(
-        "matrix.txt",
-        crate::report::summary::text(&super::report::matrix(r)),
-    )?;
+    write("matrix.txt", crate::report::summary::text(&report(r)))?;
     write(
         "matrix.json",
         serde_json::to_string_pretty(r).map_err(|e| Error::other(e.to_string()))?,
     )
+}
+
+/// A matrix: the points as a table, then the best of each kind and where it occurred.
+/// Figures as a sweep's: whole numbers with thousands separators, MiB/s to one decimal.
+pub fn report(r: &MatrixResult) -> crate::report::Report {
+    use super::report::{tenth, whole};
+    use crate::report::sections::{Block, Column, Section, Table};
+    let mut t = Table::new(vec![
+        Column::right("small", 6),
+        Column::right("large", 6),
+        Column::right("small IOPS", 12),
+        Column::right("mean (µs)", 11),
+        Column::right("p99 (µs)", 10),
+        Column::right("large MiB/s", 12),
+    ]);
+    let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+    for p in &r.points {
+        t.row(vec![
+            p.small.to_string().into(),
+            p.large.to_string().into(),
+            cell((p.small > 0).then_some(p.small_iops), &whole).into(),
+            cell(p.small_mean_us, &whole).into(),
+            cell(p.small_p99_us, &whole).into(),
+            cell((p.large > 0).then_some(p.large_mib_per_s), &tenth).into(),
+        ]);
+    }
+    let mut best = Vec::new();
+    if let Some(p) = &r.max_small_iops {
+        best.push((
+            "Maximum small IOPS".to_string(),
+            format!(
+                "{} at small {} / large {}",
+                whole(p.small_iops),
+                p.small,
+                p.large
+            ),
+        ));
+    }
+    if let Some(p) = &r.max_large_mib_per_s {
+        best.push((
+            "Maximum large MiB/s".to_string(),
+            format!(
+                "{} at small {} / large {}",
+                tenth(p.large_mib_per_s),
+                p.small,
+                p.large
+            ),
+        ));
+    }
+    if let Some(p) = &r.min_small_latency {
+        best.push((
+            "Minimum small latency".to_string(),
+            format!(
+                "{} µs at small {} / large {}",
+                whole(p.small_mean_us.unwrap_or(0.0)),
+                p.small,
+                p.large
+            ),
+        ));
+    }
+    let mut sections = vec![Section::new("points", "Points").with(Block::Table(t))];
+    if !best.is_empty() {
+        sections.push(Section::new("best", "Best points").with(Block::Fields(best)));
+    }
+    crate::report::Report {
+        title: format!(
+            "Matrix {}: small {} random reads, large {} {}, {}% writes, {} per point",
+            r.shape.name(),
+            size_label(r.small_size),
+            size_label(r.large_size),
+            r.large_access.name(),
+            r.write_pct,
+            crate::units::duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
+        ),
+        sections,
+    }
 }
 
 #[cfg(test)]

@@ -1,23 +1,22 @@
-//! What `dbio sweep`, `dbio matrix` and `dbio calibrate` print (and the sweep's page shows):
+//! What `dbio sweep` and `dbio calibrate` print (and the sweep's page shows):
 //! their results as reports ([`crate::report::sections::Report`]) of formatted figures,
 //! which the shared renderers write as text, Markdown or HTML. Which rows and figures a
 //! table has is decided here, once for every format.
 
 use super::SweepResult;
 use super::calibrate::{CalibrateResult, RISE};
-use super::matrix::MatrixResult;
 use crate::report::html::chart::duration_label;
 use crate::report::sections::format::us;
 use crate::report::sections::{Block, Cell, Column, Level, Report, Section, Table};
 use crate::units::{size_label, thousands};
 
 /// A figure rounded to a whole number, with thousands separators: `12,345`.
-fn whole(v: f64) -> String {
+pub(super) fn whole(v: f64) -> String {
     thousands(v.round() as u64)
 }
 
 /// MiB/s to one decimal: `812.5`.
-fn tenth(v: f64) -> String {
+pub(super) fn tenth(v: f64) -> String {
     format!("{v:.1}")
 }
 
@@ -93,80 +92,6 @@ pub fn sweep(r: &SweepResult) -> Report {
             r.values.len()
         ),
         sections: vec![lead, points],
-    }
-}
-
-/// A matrix: the points as a table, then the best of each kind and where it occurred.
-/// Figures as a sweep's: whole numbers with thousands separators, MiB/s to one decimal.
-pub fn matrix(r: &MatrixResult) -> Report {
-    let mut t = Table::new(vec![
-        Column::right("small", 6),
-        Column::right("large", 6),
-        Column::right("small IOPS", 12),
-        Column::right("mean (µs)", 11),
-        Column::right("p99 (µs)", 10),
-        Column::right("large MiB/s", 12),
-    ]);
-    let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
-    for p in &r.points {
-        t.row(vec![
-            p.small.to_string().into(),
-            p.large.to_string().into(),
-            cell((p.small > 0).then_some(p.small_iops), &whole).into(),
-            cell(p.small_mean_us, &whole).into(),
-            cell(p.small_p99_us, &whole).into(),
-            cell((p.large > 0).then_some(p.large_mib_per_s), &tenth).into(),
-        ]);
-    }
-    let mut best = Vec::new();
-    if let Some(p) = &r.max_small_iops {
-        best.push((
-            "Maximum small IOPS".to_string(),
-            format!(
-                "{} at small {} / large {}",
-                whole(p.small_iops),
-                p.small,
-                p.large
-            ),
-        ));
-    }
-    if let Some(p) = &r.max_large_mib_per_s {
-        best.push((
-            "Maximum large MiB/s".to_string(),
-            format!(
-                "{} at small {} / large {}",
-                tenth(p.large_mib_per_s),
-                p.small,
-                p.large
-            ),
-        ));
-    }
-    if let Some(p) = &r.min_small_latency {
-        best.push((
-            "Minimum small latency".to_string(),
-            format!(
-                "{} µs at small {} / large {}",
-                whole(p.small_mean_us.unwrap_or(0.0)),
-                p.small,
-                p.large
-            ),
-        ));
-    }
-    let mut sections = vec![Section::new("points", "Points").with(Block::Table(t))];
-    if !best.is_empty() {
-        sections.push(Section::new("best", "Best points").with(Block::Fields(best)));
-    }
-    Report {
-        title: format!(
-            "Matrix {}: small {} random reads, large {} {}, {}% writes, {} per point",
-            r.shape.name(),
-            size_label(r.small_size),
-            size_label(r.large_size),
-            r.large_access.name(),
-            r.write_pct,
-            crate::units::duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
-        ),
-        sections,
     }
 }
 
