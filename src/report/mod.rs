@@ -1,8 +1,9 @@
 //! What is made of the measurements: `result.json` (the contract), the sections every
 //! report has, computed once ([`sections`]), and their renderers — `summary.txt` (the report
-//! a DBA reads, [`summary`]), `report.html` (the same with charts, [`html`]), the CSV
-//! exports ([`export`]) and comparisons of runs ([`compare`]) — and the run directory that
-//! holds them.
+//! a DBA reads, [`summary`]), its Markdown ([`markdown`], `--format md`), `report.html`
+//! (the same with charts, [`html`]), the CSV exports ([`export`]) and comparisons of runs
+//! ([`compare`]) — and the run directory that holds them. [`render`] writes any
+//! [`Report`] (a run's, a sweep's, `dbio runs`'...) in a [`Format`].
 
 pub mod compare;
 pub mod export;
