@@ -180,6 +180,8 @@ pub struct RunsArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub format: crate::options::cli::FormatCommand,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -189,6 +191,8 @@ pub struct ShowArgs {
     /// Print the run's result.json instead of its summary.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub format: crate::options::cli::FormatCommand,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -199,6 +203,8 @@ pub struct CompareArgs {
     /// Also write the comparison as a self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: crate::options::cli::FormatCommand,
 }
 
 /// A test's name (`dbio runs --test`).

@@ -18,9 +18,8 @@ use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, RunConfig};
-use crate::report::summary::thousands;
 use crate::run::RunOutcome;
-use crate::store::{RunFilter, RunListing, Store};
+use crate::store::{RunFilter, Store};
 use crate::sweep::SweepArgs;
 use crate::sweep::calibrate::CalibrateArgs;
 use crate::sweep::matrix::MatrixArgs;
@@ -204,7 +203,7 @@ pub fn run_checked(
         eprintln!("dbio: wrote the equivalent job file {}", path.shown());
     }
     let outcome = crate::run::run(cfg, pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
-    finish_run(&outcome, cfg.json, db)
+    finish_run(&outcome, cfg.json, a.format, db)
 }
 
 /// `dbio run --hosts ...`: validated here before any host is reached, then run by the
@@ -216,18 +215,27 @@ fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> R
         eprintln!("dbio: wrote the job file every host runs {}", path.shown());
     }
     let outcome = crate::cluster::coordinator::run(&plan, stop)?;
-    finish_run(&outcome, plan.first.json, db)
+    finish_run(&outcome, plan.first.json, a.format, db)
 }
 
-/// Prints a finished run (its summary, or result.json with `--json`) and records it.
-fn finish_run(outcome: &RunOutcome, json: bool, db: Option<&Path>) -> Result<ExitCode> {
+/// Prints a finished run (its summary in `format`, or result.json with `--json`) and
+/// records it.
+fn finish_run(
+    outcome: &RunOutcome,
+    json: bool,
+    format: crate::report::Format,
+    db: Option<&Path>,
+) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if json {
         let json = serde_json::to_string_pretty(&outcome.result)
             .map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
-    } else {
+    } else if format == crate::report::Format::Text {
         let _ = write!(out, "{}", outcome.summary);
+    } else {
+        let report = crate::report::sections::run(&outcome.result);
+        let _ = write!(out, "{}", crate::report::render(&report, format));
     }
     let recorded = record(db, outcome);
     if let Some(e) = &outcome.write_error {
@@ -258,7 +266,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
             serde_json::to_string_pretty(&s.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", s.table);
+        let _ = write!(out, "{}", crate::report::render(&s.report, a.run.0.format));
     }
     eprintln!(
         "dbio: sweep.json, sweep.csv and sweep.html in {}",
@@ -278,7 +286,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
             serde_json::to_string_pretty(&m.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", m.text);
+        let _ = write!(out, "{}", crate::report::render(&m.report, a.format.0));
     }
     eprintln!("dbio: matrix in {}", m.dir.shown());
     Ok(m.exit)
@@ -295,7 +303,11 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
             serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", c.text);
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&crate::sweep::report::calibrate(&c.result), a.format.0)
+        );
     }
     eprintln!("dbio: calibrate.json in {}", c.dir.shown());
     Ok(c.exit)
@@ -538,7 +550,8 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         let _ = writeln!(out, "no runs recorded in {}", path.shown());
     } else {
         if !runs.is_empty() {
-            let _ = write!(out, "{}", runs_table(&runs));
+            let report = crate::store::report::runs(&runs);
+            let _ = write!(out, "{}", crate::report::render(&report, a.format.0));
         }
         if !mem_runs.is_empty() {
             let _ = write!(
@@ -552,65 +565,6 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
-/// `dbio runs` as a table: one line per run, the main event's headline figures last.
-fn runs_table(runs: &[RunListing]) -> String {
-    let whole = |v: Option<f64>| v.map_or("-".to_string(), |v| thousands(v.round() as u64));
-    let header = [
-        "ID",
-        "Started",
-        "Test",
-        "Mode",
-        "Block",
-        "Sess",
-        "Engine",
-        "Main event",
-        "IOPS",
-        "MiB/s",
-        "p99 (µs)",
-    ]
-    .map(String::from);
-    let rows = runs.iter().map(|r| {
-        // Everything but the figures is text from the store, which anyone may have
-        // written: shown escaped, as every text dbio did not write.
-        let text = |s: &str| crate::units::shown(s).into_owned();
-        let cells = [
-            r.id.to_string(),
-            text(&r.started_at),
-            text(&r.test),
-            text(&r.submission),
-            crate::units::size_label(r.block_size),
-            r.sessions.to_string(),
-            text(&r.engine),
-            r.main_event.as_deref().map_or_else(|| "-".into(), text),
-            whole(r.iops),
-            r.mib_per_s.map_or("-".to_string(), |v| format!("{v:.1}")),
-            whole(r.p99_us),
-        ];
-        (cells, r.partial)
-    });
-    let mut o = String::new();
-    for (cells, partial) in std::iter::once((header, false)).chain(rows) {
-        let [
-            id,
-            started,
-            test,
-            mode,
-            block,
-            sessions,
-            engine,
-            event,
-            iops,
-            mib,
-            p99,
-        ] = cells;
-        o += &format!(
-            "{id:>5}  {started:<20}  {test:<10} {mode:<5} {block:>5} {sessions:>4}  {engine:<6} {event:<26} {iops:>11} {mib:>9} {p99:>9}{}\n",
-            if partial { "  partial" } else { "" }
-        );
-    }
-    o
-}
-
 fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
     let store = Store::open_existing(&store_path(db)?)?;
     let run = store.run_or_usage_error(a.id)?;
@@ -619,7 +573,8 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
         let _ = write!(out, "{}", run.result_json);
     } else {
         // Made from the stored result, not summary.txt: the directory may be gone.
-        let _ = write!(out, "{}", crate::report::summary::render(&run.result));
+        let report = crate::report::sections::run(&run.result);
+        let _ = write!(out, "{}", crate::report::render(&report, a.format.0));
     }
     Ok(ExitCode::Ok)
 }
@@ -643,10 +598,11 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         )?;
         eprintln!("dbio: comparison written to {}", file.shown());
     }
+    let report = crate::report::sections::compare(&runs);
     let _ = write!(
         std::io::stdout().lock(),
         "{}",
-        crate::report::compare::render(&runs)
+        crate::report::render(&report, a.format.0)
     );
     Ok(ExitCode::Ok)
 }

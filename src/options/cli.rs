@@ -90,7 +90,7 @@ pub fn read(m: &ArgMatches, groups: &[Group], a: &mut RunArgs) -> Result<(), cla
 #[derive(Debug, Clone)]
 pub struct RunCommand(pub RunArgs);
 
-const RUN_GROUPS: &[Group] = &[Group::DataSet, Group::Run, Group::Cluster];
+const RUN_GROUPS: &[Group] = &[Group::DataSet, Group::Run, Group::Cluster, Group::Report];
 
 impl clap::Args for RunCommand {
     fn augment_args(cmd: Command) -> Command {
@@ -190,6 +190,34 @@ impl clap::FromArgMatches for ClusterCommand {
         let mut a = RunArgs::defaults(None);
         read(m, &[Group::Cluster], &mut a)?;
         Ok(ClusterCommand(a))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// `--format` alone: every command that prints a report and takes no run options
+/// (`calibrate`, `matrix`, `runs`, `show`, `compare`), from the same row of the table.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FormatCommand(pub crate::report::Format);
+
+impl clap::Args for FormatCommand {
+    fn augment_args(cmd: Command) -> Command {
+        augment(cmd, &[Group::Report])
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for FormatCommand {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut a = RunArgs::defaults(None);
+        read(m, &[Group::Report], &mut a)?;
+        Ok(FormatCommand(a.format))
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {

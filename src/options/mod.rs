@@ -110,6 +110,8 @@ pub struct RunArgs {
     pub temp_io: u64,
     pub out: PathBuf,
     pub json: bool,
+    /// `--format`: how the report printed to stdout is written.
+    pub format: crate::report::Format,
     pub quiet: bool,
     pub destructive: bool,
     pub yes: bool,
@@ -178,6 +180,7 @@ impl RunArgs {
             temp_io: 0,
             out: PathBuf::new(),
             json: false,
+            format: crate::report::Format::Text,
             quiet: false,
             destructive: false,
             yes: false,
@@ -261,6 +264,9 @@ pub enum Group {
     Run,
     /// A run across many hosts: `run`, `calibrate`.
     Cluster,
+    /// How a report is printed: every command that prints one (`run`, `sweep`,
+    /// `calibrate`, `matrix`, `runs`, `show`, `compare`).
+    Report,
 }
 
 /// The tests an option applies to.
@@ -1331,6 +1337,26 @@ pub static OPTIONS: &[Opt] = &[
         requires: None,
         set: |a, t| {
             a.json = switch(t)?;
+            Ok(())
+        },
+        get: |_| None,
+    },
+    // One self-contained row: every command that prints a report takes it (Group::Report).
+    Opt {
+        name: "format",
+        short: None,
+        key: None,
+        value: Some("FORMAT"),
+        default: Some("text"),
+        help: "How the report printed to stdout is written: text (aligned columns) or md (Markdown: headings and pipe tables, to paste into a ticket or a wiki).",
+        heading: heading::OUTPUT,
+        group: Group::Report,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.format = crate::report::Format::parse(t)?;
             Ok(())
         },
         get: |_| None,

@@ -1,14 +1,16 @@
 //! What is made of the measurements: `result.json` (the contract), the sections every
 //! report has, computed once ([`sections`]), and their renderers — `summary.txt` (the report
-//! a DBA reads, [`summary`]), `report.html` (the same with charts, [`html`]), the CSV
-//! exports ([`export`]) and comparisons of runs ([`compare`]) — and the run directory that
-//! holds them.
+//! a DBA reads, [`summary`]), its Markdown ([`markdown`], `--format md`), `report.html`
+//! (the same with charts, [`html`]), the CSV exports ([`export`]) and comparisons of runs
+//! ([`compare`]) — and the run directory that holds them. [`render`] writes any
+//! [`Report`] (a run's, a sweep's, `dbio runs`'...) in a [`Format`].
 
 pub mod compare;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod html;
+pub mod markdown;
 pub mod result;
 pub mod sections;
 pub mod summary;
@@ -19,6 +21,51 @@ use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
 use crate::units::Shown;
 pub use result::RunResult;
+pub use sections::Report;
+
+/// How a report printed to stdout is written (`--format`): fixed-width text or Markdown.
+/// A command that writes an HTML page keeps its own option for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Aligned columns, as `summary.txt`.
+    #[default]
+    Text,
+    /// Markdown: pipe tables, headings, fenced trees.
+    Md,
+}
+
+impl Format {
+    /// The names `--format` takes, in order.
+    pub const NAMES: &'static [&'static str] = &["text", "md"];
+
+    /// Parses `--format`'s value.
+    pub fn parse(s: &str) -> std::result::Result<Format, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "md" | "markdown" => Ok(Format::Md),
+            _ => Err(format!(
+                "{}: not a format; one of {}",
+                crate::units::echoed(s),
+                Format::NAMES.join(", ")
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Md => "md",
+        }
+    }
+}
+
+/// A report in `format`: every command that prints a report prints it through here.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Text => summary::text(report),
+        Format::Md => markdown::markdown(report),
+    }
+}
 
 /// Checks, creating nothing, that `--out` can hold run directories: it is a writable
 /// directory, or the nearest part of its path that exists is one. Returns that existing

@@ -22,7 +22,10 @@ pub fn render(r: &RunResult) -> String {
 /// are left out: text cannot draw them.
 pub fn text(report: &Report) -> String {
     let mut o = String::with_capacity(8192);
-    let _ = writeln!(o, "{}", shown(&report.title));
+    // A listing (`dbio runs`) has no title: its heading line comes first.
+    if !report.title.is_empty() {
+        let _ = writeln!(o, "{}", shown(&report.title));
+    }
     for s in &report.sections {
         let blocks: Vec<&Block> = (s.blocks.iter())
             .filter(|b| !matches!(b, Block::Chart(_) | Block::Options(_)))
@@ -133,7 +136,9 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
     };
     let rule = visible.iter().map(|&i| ruled(i)).sum::<usize>() + visible.len().saturating_sub(1);
     let _ = writeln!(o, "{}", header.trim_end());
-    let _ = writeln!(o, "{}", "-".repeat(rule));
+    if !t.bare {
+        let _ = writeln!(o, "{}", "-".repeat(rule));
+    }
     for row in &t.rows {
         let n = fixed(row);
         let mut l = line(
@@ -145,7 +150,7 @@ fn table(o: &mut String, t: &Table, corner: Option<&str>) {
             if !l.is_empty() {
                 l.push(' ');
             }
-            l.push_str(&row[n].text);
+            l.push_str(&shown(&row[n].text));
         }
         let _ = writeln!(o, "{}", l.trim_end());
     }

@@ -8,6 +8,7 @@
 
 mod guard;
 mod mem;
+pub mod report;
 pub mod schema;
 
 use std::cell::Cell;

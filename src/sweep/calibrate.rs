@@ -14,7 +14,6 @@
 //!
 //! Every point is an ordinary run (its own run directory inside the calibration's).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,14 +26,13 @@ use crate::options::RunArgs;
 use crate::options::cli::{ClusterCommand, DataSetCommand};
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
-use crate::report::summary::thousands;
 use crate::run::RunOutcome;
 use crate::workload::Test;
 use crate::workload::spec::RunConfig;
 
 pub const SCHEMA: &str = "dbio.calibrate.v1";
 /// A walk goes on while its figure rises by more than this share.
-const RISE: f64 = 0.05;
+pub(super) const RISE: f64 = 0.05;
 /// A walk stops when this many points in a row did not rise by more than [`RISE`]: one
 /// flat point on a noisy device is not yet the top.
 const FLAT_POINTS: u32 = 2;
@@ -168,6 +166,8 @@ pub struct CalibrateArgs {
     /// merged.
     #[command(flatten)]
     pub cluster: ClusterCommand,
+    #[command(flatten)]
+    pub format: crate::options::cli::FormatCommand,
 }
 
 /// One point of a walk.
@@ -230,7 +230,6 @@ pub struct CalibrateResult {
 pub struct CalibrateOutcome {
     pub result: CalibrateResult,
     pub dir: PathBuf,
-    pub text: String,
     pub exit: ExitCode,
 }
 
@@ -329,7 +328,6 @@ pub fn run(
     place.close();
     walked?;
     Ok(CalibrateOutcome {
-        text: render(&c.result),
         result: c.result,
         dir: c.dir,
         exit: c.exit,
@@ -598,123 +596,6 @@ fn write_json(dir: &crate::safety::fs::Dir, r: &CalibrateResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the calibration: {e}")))?;
     crate::report::write_file(dir, CALIBRATE_DIR_FILES[0], &(json + "\n"), true)
-}
-
-/// The curves walked and the three answers, as printed.
-pub fn render(r: &CalibrateResult) -> String {
-    let whole = |v: f64| thousands(v.round() as u64);
-    let mut o = format!(
-        "dbio {} — calibrate {} (io mode {}), {} points after {} warm-up each\n",
-        r.dbio_version,
-        r.target,
-        r.io_mode,
-        crate::units::duration_label(std::time::Duration::from_secs_f64(r.point_seconds)),
-        crate::units::duration_label(std::time::Duration::from_secs_f64(r.warmup_seconds)),
-    );
-    let walks = [
-        (
-            &r.small_reads,
-            "Small random reads, kept in flight",
-            "batch",
-        ),
-        (&r.large_reads, "Large reads", "depth"),
-        (&r.single_session, "One session", "depth"),
-    ];
-    for (w, title, per) in walks {
-        if w.curve.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            o,
-            "\n{title}: {} ({}, {})",
-            w.event,
-            w.test,
-            crate::units::size_label(w.request_bytes)
-        );
-        let _ = writeln!(
-            o,
-            "{:>11} {:>14} {:>12} {:>10} {:>10} {:>10}",
-            "Outstanding",
-            format!("Sessions×{per}"),
-            "IOPS",
-            "MiB/s",
-            "p95 (µs)",
-            "p99 (µs)"
-        );
-        for p in &w.curve {
-            let mut notes = Vec::new();
-            if p.within_limit == Some(false) {
-                notes.push("over the limit");
-            }
-            if p.bisected {
-                notes.push("bisected");
-            }
-            if p.partial {
-                notes.push("partial");
-            }
-            let _ = writeln!(
-                o,
-                "{:>11} {:>14} {:>12} {:>10.1} {:>10} {:>10}{}",
-                p.outstanding,
-                format!("{}×{}", p.sessions, p.per_session),
-                whole(p.iops),
-                p.mib_per_s,
-                whole(p.latency_us.p95),
-                whole(p.latency_us.p99),
-                if notes.is_empty() {
-                    String::new()
-                } else {
-                    format!("  {}", notes.join(", "))
-                }
-            );
-        }
-        if w.curve.len() > 1 {
-            let _ = writeln!(o, "Stopped: {}", w.stopped_because);
-        }
-    }
-    o += "\nAnswers\n";
-    let _ = writeln!(
-        o,
-        "  Max small-read IOPS with {}: {}",
-        r.limit.label(),
-        match &r.max_iops {
-            Some(p) => format!(
-                "{} at {} outstanding ({} {})",
-                whole(p.iops),
-                p.outstanding,
-                r.limit.stat.name(),
-                duration_label(r.limit.stat.of(&p.latency_us))
-            ),
-            None if r.small_reads.curve.is_empty() => "not measured".into(),
-            None => "none: no point kept the limit, not even 1 outstanding request".into(),
-        }
-    );
-    let _ = writeln!(
-        o,
-        "  Max large-read MiB/s: {}",
-        match &r.max_mib_per_s {
-            Some(p) => format!("{:.1} at {} outstanding", p.mib_per_s, p.outstanding),
-            None => "not measured".into(),
-        }
-    );
-    let _ = writeln!(
-        o,
-        "  Single-session large-read MiB/s: {}",
-        match (r.single_session_mib_per_s, r.single_session.curve.first()) {
-            (Some(m), Some(p)) => format!("{m:.1} (depth {})", p.per_session),
-            _ => "not measured".into(),
-        }
-    );
-    if let (Some(single), Some(max)) = (r.single_session_mib_per_s, &r.max_mib_per_s)
-        && single > max.mib_per_s * (1.0 + RISE)
-    {
-        o += "Note: one session did better than the walk's best: throughput varied between \
-              points; a longer --point-duration gives steadier figures.\n";
-    }
-    if !r.complete {
-        o += "The calibration stopped early: the answers cover only what was measured.\n";
-    }
-    o
 }
 
 #[cfg(test)]

@@ -21,11 +21,10 @@ use crate::engine::{EngineChoice, IoMode, Submission};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
 use crate::options::cli::DataSetCommand;
-use crate::units::{duration_label, size_label, thousands};
+use crate::units::{duration_label, size_label};
 use crate::workload::spec::ClassSpec;
 use crate::workload::spec::RunConfig;
 use crate::workload::{Event, Test};
-use std::fmt::Write as _;
 
 /// Which points of the grid to run (as ORION's `-matrix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
@@ -119,6 +118,8 @@ pub struct MatrixArgs {
     /// Print matrix.json to stdout instead of the tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub format: crate::options::cli::FormatCommand,
 }
 
 /// One measured point of the grid.
@@ -268,8 +269,8 @@ pub struct MatrixOutcome {
     pub result: MatrixResult,
     /// The matrix directory (CSV files, matrix.txt, matrix.json, `points/`).
     pub dir: PathBuf,
-    /// The table (as matrix.txt).
-    pub text: String,
+    /// What is printed (and written as matrix.txt, in text).
+    pub report: crate::report::Report,
     pub exit: ExitCode,
 }
 
@@ -436,7 +437,7 @@ fn run_points(
         exit = ExitCode::Interrupted;
     }
     Ok(MatrixOutcome {
-        text: render(&result),
+        report: report(&result),
         result,
         dir,
         exit,
@@ -507,78 +508,87 @@ fn write_outputs(dir: &crate::safety::fs::Dir, r: &MatrixResult) -> Result<()> {
         grid_csv(r, false, |p| (p.large > 0).then_some(p.large_mib_per_s)),
     )?;
     write("lat.csv", grid_csv(r, true, |p| p.small_mean_us))?;
-    write("matrix.txt", render(r))?;
+    write("matrix.txt", crate::report::summary::text(&report(r)))?;
     write(
         "matrix.json",
         serde_json::to_string_pretty(r).map_err(|e| Error::other(e.to_string()))?,
     )
 }
 
-/// The points as a table, then the maxima and where they occurred. Figures are formatted
-/// as a sweep's table formats them: whole numbers with thousands separators, MiB/s to one
-/// decimal.
-pub fn render(r: &MatrixResult) -> String {
-    let whole = |v: f64| thousands(v.round() as u64);
-    let mut o = format!(
-        "Matrix {}: small {} random reads, large {} {}, {}% writes, {} per point\n\n",
-        r.shape.name(),
-        size_label(r.small_size),
-        size_label(r.large_size),
-        r.large_access.name(),
-        r.write_pct,
-        duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
-    );
-    let _ = writeln!(
-        o,
-        "{:>6} {:>6} {:>12} {:>11} {:>10} {:>12}",
-        "small", "large", "small IOPS", "mean (µs)", "p99 (µs)", "large MiB/s"
-    );
-    let _ = writeln!(
-        o,
-        "{}",
-        "-".repeat(6 + 1 + 6 + 1 + 12 + 1 + 11 + 1 + 10 + 1 + 12)
-    );
+/// A matrix: the points as a table, then the best of each kind and where it occurred.
+/// Figures as a sweep's: whole numbers with thousands separators, MiB/s to one decimal.
+pub fn report(r: &MatrixResult) -> crate::report::Report {
+    use super::report::{tenth, whole};
+    use crate::report::sections::{Block, Column, Section, Table};
+    let mut t = Table::new(vec![
+        Column::right("small", 6),
+        Column::right("large", 6),
+        Column::right("small IOPS", 12),
+        Column::right("mean (µs)", 11),
+        Column::right("p99 (µs)", 10),
+        Column::right("large MiB/s", 12),
+    ]);
     let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
-    let tenth = |v: f64| format!("{v:.1}");
     for p in &r.points {
-        let _ = writeln!(
-            o,
-            "{:>6} {:>6} {:>12} {:>11} {:>10} {:>12}",
-            p.small,
-            p.large,
-            cell((p.small > 0).then_some(p.small_iops), &whole),
-            cell(p.small_mean_us, &whole),
-            cell(p.small_p99_us, &whole),
-            cell((p.large > 0).then_some(p.large_mib_per_s), &tenth)
-        );
+        t.row(vec![
+            p.small.to_string().into(),
+            p.large.to_string().into(),
+            cell((p.small > 0).then_some(p.small_iops), &whole).into(),
+            cell(p.small_mean_us, &whole).into(),
+            cell(p.small_p99_us, &whole).into(),
+            cell((p.large > 0).then_some(p.large_mib_per_s), &tenth).into(),
+        ]);
     }
-    o.push('\n');
+    let mut best = Vec::new();
     if let Some(p) = &r.max_small_iops {
-        let _ = writeln!(
-            o,
-            "Maximum small IOPS: {} at small {} / large {}",
-            whole(p.small_iops),
-            p.small,
-            p.large
-        );
+        best.push((
+            "Maximum small IOPS".to_string(),
+            format!(
+                "{} at small {} / large {}",
+                whole(p.small_iops),
+                p.small,
+                p.large
+            ),
+        ));
     }
     if let Some(p) = &r.max_large_mib_per_s {
-        let _ = writeln!(
-            o,
-            "Maximum large MiB/s: {:.1} at small {} / large {}",
-            p.large_mib_per_s, p.small, p.large
-        );
+        best.push((
+            "Maximum large MiB/s".to_string(),
+            format!(
+                "{} at small {} / large {}",
+                tenth(p.large_mib_per_s),
+                p.small,
+                p.large
+            ),
+        ));
     }
     if let Some(p) = &r.min_small_latency {
-        let _ = writeln!(
-            o,
-            "Minimum small latency: {} µs at small {} / large {}",
-            whole(p.small_mean_us.unwrap_or(0.0)),
-            p.small,
-            p.large
-        );
+        best.push((
+            "Minimum small latency".to_string(),
+            format!(
+                "{} µs at small {} / large {}",
+                whole(p.small_mean_us.unwrap_or(0.0)),
+                p.small,
+                p.large
+            ),
+        ));
     }
-    o
+    let mut sections = vec![Section::new("points", "Points").with(Block::Table(t))];
+    if !best.is_empty() {
+        sections.push(Section::new("best", "Best points").with(Block::Fields(best)));
+    }
+    crate::report::Report {
+        title: format!(
+            "Matrix {}: small {} random reads, large {} {}, {}% writes, {} per point",
+            r.shape.name(),
+            size_label(r.small_size),
+            size_label(r.large_size),
+            r.large_access.name(),
+            r.write_pct,
+            crate::units::duration_label(std::time::Duration::from_secs_f64(r.point_duration_s))
+        ),
+        sections,
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 pub mod calibrate;
 pub mod matrix;
 mod page;
+pub mod report;
 
 use crate::units::Shown;
 use std::fmt::Write as _;
@@ -27,9 +28,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, Source};
+use crate::report::RunResult;
 use crate::report::result::{LatencyJson, Totals};
-use crate::report::summary::thousands;
-use crate::report::{self, RunResult};
 use crate::run::Preflight;
 use crate::run::RunOutcome;
 use crate::units::size_label;
@@ -247,7 +247,8 @@ pub struct SweepResult {
 pub struct SweepOutcome {
     pub result: SweepResult,
     pub dir: PathBuf,
-    pub table: String,
+    /// What is printed at the end ([`report::sweep`]).
+    pub report: crate::report::Report,
     pub exit: ExitCode,
 }
 
@@ -356,7 +357,7 @@ pub fn run(
     let tail = format!("sweep_{}_{}", test, p.name());
     // Made, proved writable, registered and locked while the sweep goes; removed again if
     // no point left anything in it.
-    let place = report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
+    let place = crate::report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
     let outcome = run_points(
         (a, &base),
         stop,
@@ -377,7 +378,7 @@ fn run_points(
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
     points: &mut Vec<Point>,
-    place: &report::RunPlace,
+    place: &crate::report::RunPlace,
     started_at: String,
 ) -> Result<SweepOutcome> {
     let sp = swept(a);
@@ -456,7 +457,7 @@ fn run_points(
     result.complete = result.points.len() == n && result.points.iter().all(|p| !p.partial);
     write_files(&held, &result)?;
     Ok(SweepOutcome {
-        table: table(&result),
+        report: report::sweep(&result),
         result,
         dir,
         exit,
@@ -483,7 +484,7 @@ fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
         .iter()
         .zip([json + "\n", csv(r), page::render(r)])
     {
-        report::write_file(dir, name, &text, true)?;
+        crate::report::write_file(dir, name, &text, true)?;
     }
     Ok(())
 }
@@ -516,65 +517,6 @@ pub fn csv(r: &SweepResult) -> String {
             p.main_event.as_deref().unwrap_or("").replace('"', "\"\""),
             p.partial,
             p.run_dir.replace('"', "\"\"")
-        );
-    }
-    o
-}
-
-/// The table printed at the end: one line per point.
-pub fn table(r: &SweepResult) -> String {
-    let commits = r.points.iter().any(|p| p.commits_per_s.is_some());
-    let whole = |v: f64| thousands(v.round() as u64);
-    let mut o = format!(
-        "dbio {} — sweep of {} ({}) over {}: {} of {} point(s)\n\n",
-        r.dbio_version,
-        r.test,
-        r.submission,
-        r.param.name(),
-        r.points.len(),
-        r.values.len()
-    );
-    let _ = write!(
-        o,
-        "{:>10} {:>12} {:>10} {:>11} {:>10} {:>10}",
-        r.param.name(),
-        "IOPS",
-        "MiB/s",
-        "mean (µs)",
-        "p50 (µs)",
-        "p99 (µs)"
-    );
-    if commits {
-        let _ = write!(o, " {:>10}", "commits/s");
-    }
-    o += "  Main event\n";
-    for p in &r.points {
-        let l = &p.latency_us;
-        let _ = write!(
-            o,
-            "{:>10} {:>12} {:>10.1} {:>11} {:>10} {:>10}",
-            p.label,
-            whole(p.iops),
-            p.mib_per_s,
-            whole(l.mean),
-            whole(l.p50),
-            whole(l.p99)
-        );
-        if commits {
-            let _ = write!(o, " {:>10}", p.commits_per_s.map_or("-".into(), whole));
-        }
-        let _ = writeln!(
-            o,
-            "  {}{}",
-            p.main_event.as_deref().unwrap_or("-"),
-            if p.partial { " (partial)" } else { "" }
-        );
-    }
-    let missing = r.values.len().saturating_sub(r.points.len());
-    if missing > 0 {
-        let _ = writeln!(
-            o,
-            "\n{missing} point(s) not measured: the sweep stopped early"
         );
     }
     o

@@ -14,8 +14,8 @@ use std::fmt::Write;
 pub use compare::compare_html;
 
 use super::result::RunResult;
-pub(crate) use super::sections::format::{decimal, thousands, us};
-use super::sections::{self, Align, Block, Chart, Level, Mark, Report, Table};
+pub(crate) use super::sections::format::thousands;
+use super::sections::{self, Align, Block, Chart, Level, Mark, Report, Section, Table};
 
 /// Colours for events (and runs), in order; distinguishable and readable on white.
 const PALETTE: [&str; 10] = [
@@ -61,11 +61,19 @@ impl Page {
     /// Writes `report`: its title, then every section with its blocks. The per-second
     /// charts are drawn from `run`'s series (a comparison has none).
     pub fn report(&mut self, report: &Report, run: Option<&RunResult>) {
+        let _ = write!(self.body, "<h1>{}</h1>", escape(&report.title));
+        self.sections(&report.sections, run);
+    }
+
+    /// Writes `sections` (of a report whose title is written), each with its blocks: a
+    /// page may add what the report model does not hold (a sweep's charts) between them.
+    pub fn sections(&mut self, sections: &[Section], run: Option<&RunResult>) {
         let o = &mut self.body;
-        let _ = write!(o, "<h1>{}</h1>", escape(&report.title));
-        for s in &report.sections {
-            // A part of a section gets a smaller heading, without an anchor of its own.
-            if s.level == Level::Sub {
+        for s in sections {
+            // A part of a section gets a smaller heading, without an anchor of its own;
+            // a lead without a title (a sweep's) follows the page's title directly.
+            if s.level == Level::Lead && s.title.is_empty() {
+            } else if s.level == Level::Sub {
                 let _ = write!(o, "<h3>{}</h3>", escape(&s.title));
             } else {
                 let _ = write!(o, "<h2 id=\"{}\">{}</h2>", escape(&s.id), escape(&s.title));
@@ -176,7 +184,15 @@ fn table(o: &mut String, t: &Table) {
                 Mark::Pass => " class=\"pass\"",
                 Mark::Fail => " class=\"fail\"",
             };
-            let _ = write!(o, "<td{mark}{colspan}>{}</td>", escape(&cell.text));
+            let _ = match &cell.link {
+                Some(href) => write!(
+                    o,
+                    "<td{mark}{colspan}><a href=\"{}\">{}</a></td>",
+                    escape(href),
+                    escape(&cell.text)
+                ),
+                None => write!(o, "<td{mark}{colspan}>{}</td>", escape(&cell.text)),
+            };
         }
         o.push_str("</tr>");
     }

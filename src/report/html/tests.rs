@@ -1,5 +1,6 @@
 use super::*;
 use crate::report::fixture::run_result;
+use crate::report::sections::format::{decimal, us};
 
 const EVENTS: [&str; 4] = [
     "db file sequential read",

@@ -8,6 +8,8 @@
 //! - `timeseries.csv`, `histograms.csv`: [`crate::report::export`], from [`second_rows`]
 //!   and [`bucket_rows`];
 //! - `dbio compare` (text and `--html`): [`compare`].
+//! - `--format md` of every command that prints a report: [`crate::report::markdown`];
+//!   [`crate::report::render`] picks the renderer of a [`crate::report::Format`].
 //!
 //! A new format renders a [`Report`]: it walks the sections and writes each [`Block`].
 

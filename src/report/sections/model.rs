@@ -119,6 +119,9 @@ pub struct Bars {
 pub struct Table {
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Cell>>,
+    /// A listing (`dbio runs`): text writes no rule under the heading, so it stays one
+    /// line per item after the heading.
+    pub bare: bool,
 }
 
 impl Table {
@@ -126,7 +129,14 @@ impl Table {
         Table {
             columns,
             rows: Vec::new(),
+            bare: false,
         }
+    }
+
+    /// A listing: no rule under the heading in text.
+    pub fn bare(mut self) -> Table {
+        self.bare = true;
+        self
     }
 
     pub fn row(&mut self, cells: Vec<Cell>) {
@@ -202,6 +212,9 @@ pub enum Mark {
 pub struct Cell {
     pub text: String,
     pub mark: Mark,
+    /// Where the cell leads, for formats that link (a relative path: a sweep point's
+    /// `report.html`).
+    pub link: Option<String>,
 }
 
 impl Cell {
@@ -209,6 +222,16 @@ impl Cell {
         Cell {
             text: text.into(),
             mark,
+            link: None,
+        }
+    }
+
+    /// A cell that links to `href` where the format can.
+    pub fn linked(text: impl Into<String>, href: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            mark: Mark::Plain,
+            link: Some(href.into()),
         }
     }
 }
@@ -218,6 +241,7 @@ impl From<String> for Cell {
         Cell {
             text,
             mark: Mark::Plain,
+            link: None,
         }
     }
 }

@@ -1,0 +1,220 @@
+//! What `dbio sweep` and `dbio calibrate` print (and the sweep's page shows):
+//! their results as reports ([`crate::report::sections::Report`]) of formatted figures,
+//! which the shared renderers write as text, Markdown or HTML. Which rows and figures a
+//! table has is decided here, once for every format.
+
+use super::SweepResult;
+use super::calibrate::{CalibrateResult, RISE};
+use crate::report::html::chart::duration_label;
+use crate::report::sections::format::us;
+use crate::report::sections::{Block, Cell, Column, Level, Report, Section, Table};
+use crate::units::{size_label, thousands};
+
+/// A figure rounded to a whole number, with thousands separators: `12,345`.
+pub(super) fn whole(v: f64) -> String {
+    thousands(v.round() as u64)
+}
+
+/// MiB/s to one decimal: `812.5`.
+pub(super) fn tenth(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A sweep: one row per point, the main event's figures.
+pub fn sweep(r: &SweepResult) -> Report {
+    let name = r.param.name();
+    let commits = r.points.iter().any(|p| p.commits_per_s.is_some());
+    let mut columns = vec![
+        Column::right(name, 10),
+        Column::right("IOPS", 12),
+        Column::right("MiB/s", 10),
+        Column::right("mean (µs)", 11),
+        Column::right("p50 (µs)", 10),
+        Column::right("p95 (µs)", 10).detail(),
+        Column::right("p99 (µs)", 10),
+    ];
+    if commits {
+        columns.push(Column::right("commits/s", 10));
+    }
+    columns.push(Column::left("Main event", 0));
+    columns.push(Column::left("Run", 0).detail());
+    let mut t = Table::new(columns);
+    for p in &r.points {
+        let l = &p.latency_us;
+        let mut row: Vec<Cell> = vec![
+            p.label.clone().into(),
+            whole(p.iops).into(),
+            tenth(p.mib_per_s).into(),
+            us(l.mean).into(),
+            us(l.p50).into(),
+            us(l.p95).into(),
+            us(l.p99).into(),
+        ];
+        if commits {
+            row.push(p.commits_per_s.map_or("-".into(), whole).into());
+        }
+        row.push(
+            format!(
+                "{}{}",
+                p.main_event.as_deref().unwrap_or("-"),
+                if p.partial { " (partial)" } else { "" }
+            )
+            .into(),
+        );
+        row.push(Cell::linked(
+            p.run_dir.clone(),
+            format!("{}/report.html", p.run_dir),
+        ));
+        t.row(row);
+    }
+    let mut points = Section::new("points", "Points").with(Block::Table(t));
+    let missing = r.values.len().saturating_sub(r.points.len());
+    if missing > 0 {
+        points.push(Block::Note(format!(
+            "{missing} point(s) not measured: the sweep stopped early"
+        )));
+    }
+    let lead = Section::new("sweep", "")
+        .level(Level::Lead)
+        .with(Block::Note(format!(
+            "Started {}{}. Figures are the main event's: the test's own, first of its events, \
+         the same in every point.",
+            r.started_at,
+            if r.complete { "" } else { " — incomplete" }
+        )));
+    Report {
+        title: format!(
+            "dbio {} — sweep of {} ({}) over {name}: {} of {} point(s)",
+            r.dbio_version,
+            r.test,
+            r.submission,
+            r.points.len(),
+            r.values.len()
+        ),
+        sections: vec![lead, points],
+    }
+}
+
+/// A calibration: the curves walked, then the three answers.
+pub fn calibrate(r: &CalibrateResult) -> Report {
+    let secs = |s: f64| crate::units::duration_label(std::time::Duration::from_secs_f64(s));
+    let walks = [
+        (
+            "small",
+            &r.small_reads,
+            "Small random reads, kept in flight",
+            "batch",
+        ),
+        ("large", &r.large_reads, "Large reads", "depth"),
+        ("single", &r.single_session, "One session", "depth"),
+    ];
+    let mut sections = Vec::new();
+    for (id, w, title, per) in walks {
+        if w.curve.is_empty() {
+            continue;
+        }
+        let mut t = Table::new(vec![
+            Column::right("Outstanding", 11),
+            Column::right(format!("Sessions×{per}"), 14),
+            Column::right("IOPS", 12),
+            Column::right("MiB/s", 10),
+            Column::right("p95 (µs)", 10),
+            Column::right("p99 (µs)", 10),
+            Column::left("Notes", 0),
+        ]);
+        for p in &w.curve {
+            let mut notes = Vec::new();
+            if p.within_limit == Some(false) {
+                notes.push("over the limit");
+            }
+            if p.bisected {
+                notes.push("bisected");
+            }
+            if p.partial {
+                notes.push("partial");
+            }
+            t.row(vec![
+                p.outstanding.to_string().into(),
+                format!("{}×{}", p.sessions, p.per_session).into(),
+                whole(p.iops).into(),
+                tenth(p.mib_per_s).into(),
+                whole(p.latency_us.p95).into(),
+                whole(p.latency_us.p99).into(),
+                notes.join(", ").into(),
+            ]);
+        }
+        let mut s = Section::new(
+            id,
+            format!(
+                "{title}: {} ({}, {})",
+                w.event,
+                w.test,
+                size_label(w.request_bytes)
+            ),
+        )
+        .with(Block::Table(t));
+        if w.curve.len() > 1 {
+            s.push(Block::Fields(vec![(
+                "Stopped".into(),
+                w.stopped_because.clone(),
+            )]));
+        }
+        sections.push(s);
+    }
+    let mut answers = Section::new("answers", "Answers").with(Block::Fields(vec![
+        (
+            format!("Max small-read IOPS with {}", r.limit.label()),
+            match &r.max_iops {
+                Some(p) => format!(
+                    "{} at {} outstanding ({} {})",
+                    whole(p.iops),
+                    p.outstanding,
+                    r.limit.stat.name(),
+                    duration_label(r.limit.stat.of(&p.latency_us))
+                ),
+                None if r.small_reads.curve.is_empty() => "not measured".into(),
+                None => "none: no point kept the limit, not even 1 outstanding request".into(),
+            },
+        ),
+        (
+            "Max large-read MiB/s".into(),
+            match &r.max_mib_per_s {
+                Some(p) => format!("{} at {} outstanding", tenth(p.mib_per_s), p.outstanding),
+                None => "not measured".into(),
+            },
+        ),
+        (
+            "Single-session large-read MiB/s".into(),
+            match (r.single_session_mib_per_s, r.single_session.curve.first()) {
+                (Some(m), Some(p)) => format!("{} (depth {})", tenth(m), p.per_session),
+                _ => "not measured".into(),
+            },
+        ),
+    ]));
+    if let (Some(single), Some(max)) = (r.single_session_mib_per_s, &r.max_mib_per_s)
+        && single > max.mib_per_s * (1.0 + RISE)
+    {
+        answers.push(Block::Note(
+            "Note: one session did better than the walk's best: throughput varied between \
+             points; a longer --point-duration gives steadier figures."
+                .into(),
+        ));
+    }
+    if !r.complete {
+        answers.push(Block::Note(
+            "The calibration stopped early: the answers cover only what was measured.".into(),
+        ));
+    }
+    sections.push(answers);
+    Report {
+        title: format!(
+            "dbio {} — calibrate {} (io mode {}), {} points after {} warm-up each",
+            r.dbio_version,
+            r.target,
+            r.io_mode,
+            secs(r.point_seconds),
+            secs(r.warmup_seconds),
+        ),
+        sections,
+    }
+}

@@ -1,0 +1,296 @@
+//! `--format md`: the same report as text, as Markdown. The figures of `dbio run`, `dbio
+//! sweep` and `dbio calibrate` in Markdown are those of their text (and of their JSON),
+//! `dbio runs`, `show` and `compare` take the option too, and a bad value is refused.
+
+use crate::util::{Env, f, shm_dir};
+use serde_json::Value;
+use std::path::Path;
+
+/// Every figure of `text` (digits, with `,` and `.` inside), in order.
+fn figures(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let inner = matches!(c, ',' | '.')
+            && !cur.is_empty()
+            && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+        if c.is_ascii_digit() || inner {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Markdown without its fenced JSON (the options, which text leaves out).
+fn without_json(md: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for l in md.lines() {
+        if l.starts_with("```json") {
+            inside = true;
+        } else if inside && l.starts_with("```") {
+            inside = false;
+        } else if !inside {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `12,345` from 12345.4.
+fn whole(v: f64) -> String {
+    let s = (v.round() as u64).to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Microseconds as reports write them: `3.21`, `45.6`, `1,234`.
+fn us(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        whole(v)
+    }
+}
+
+fn ok(env: &Env, args: &[&str]) -> String {
+    let out = env.output(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The one directory under `<env>/dbio-runs` whose name contains `what`.
+fn only_dir(env: &Env, what: &str) -> std::path::PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(what))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_in_markdown_has_the_figures_of_its_summary() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let data = shm.path().join("data").display().to_string();
+    let db = env.db("md.db");
+    let md = ok(
+        &env,
+        &[
+            "run",
+            "read-iops",
+            "--target",
+            &data,
+            "--size",
+            "32M",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--engine",
+            "null",
+            "--format",
+            "md",
+            "--db",
+            &db,
+        ],
+    );
+    let dir = only_dir(&env, "_read-iops_");
+    let text = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    assert!(md.starts_with("# dbio "), "{md}");
+    assert!(md.contains("\n## Top Timed Events"), "{md}");
+    assert!(md.contains("\n| Event | Waits |"), "a pipe table: {md}");
+    assert!(md.contains("|:--|--:|"), "aligned columns: {md}");
+    let (mut a, mut b) = (figures(&text), figures(&without_json(&md)));
+    assert!(a.len() > 40, "{text}");
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "the same figures:\n{text}\n----\n{md}");
+    // show and compare print the stored run the same way; text stays the default.
+    let show_md = ok(&env, &["show", "1", "--db", &db, "--format", "md"]);
+    assert_eq!(show_md, md, "show --format md is the run's Markdown");
+    assert_eq!(ok(&env, &["show", "1", "--db", &db]), text);
+    let cmp = ok(&env, &["compare", "1", "1", "--db", &db, "--format", "md"]);
+    assert!(cmp.starts_with("# Compared runs"), "{cmp}");
+    assert!(cmp.contains("| IOPS |"), "{cmp}");
+    let runs = ok(&env, &["runs", "--db", &db, "--format", "md"]);
+    let lines: Vec<&str> = runs.lines().collect();
+    assert_eq!(lines.len(), 3, "header, alignment, one run: {runs}");
+    assert!(lines[0].starts_with("| ID | Started |") && lines[2].starts_with("| 1 |"));
+
+    // A bad value: one line naming the option, exit 2, nothing run.
+    let out = env.output(&["runs", "--db", &db, "--format", "html"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error:") && stderr.contains("--format"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// The rows of the points table of a sweep's output holding `event`, as figures.
+fn sweep_rows(out: &str, event: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .filter(|l| l.contains(event))
+        .map(figures)
+        .collect()
+}
+
+/// The figures a sweep prints for its points (label, IOPS, MiB/s, mean, p50, p99), from
+/// sweep.json.
+fn sweep_expected(s: &Value) -> Vec<Vec<String>> {
+    s["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let l = &p["latency_us"];
+            vec![
+                p["label"].as_str().unwrap().to_string(),
+                whole(f(&p["iops"])),
+                format!("{:.1}", f(&p["mib_per_s"])),
+                us(f(&l["mean"])),
+                us(f(&l["p50"])),
+                us(f(&l["p99"])),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_in_markdown_and_text_prints_the_figures_of_sweep_json() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let data = shm.path().join("data").display().to_string();
+    let mut outputs = Vec::new();
+    for format in ["md", "text"] {
+        let out = ok(
+            &env,
+            &[
+                "sweep",
+                "read-iops",
+                "--param",
+                "sessions=1,2",
+                "--target",
+                &data,
+                "--size",
+                "32M",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--engine",
+                "null",
+                "--format",
+                format,
+            ],
+        );
+        let dir = only_dir(&env, "_sweep_");
+        let s = read_json(&dir.join("sweep.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let rows = sweep_rows(&out, "db file parallel read");
+        assert_eq!(rows, sweep_expected(&s), "{format}:\n{out}");
+        outputs.push(out);
+    }
+    let (md, text) = (&outputs[0], &outputs[1]);
+    assert!(md.starts_with("# dbio ") && md.contains("over sessions: 2 of 2 point(s)"));
+    assert!(md.contains("\n| sessions | IOPS | MiB/s |"), "{md}");
+    assert!(
+        text.contains("over sessions: 2 of 2 point(s)") && !text.contains('|'),
+        "{text}"
+    );
+}
+
+#[test]
+fn calibrate_in_markdown_and_text_prints_the_figures_of_calibrate_json() {
+    let Some(shm) = shm_dir() else { return };
+    let env = Env::new();
+    let data = shm.path().join("data").display().to_string();
+    for format in ["md", "text"] {
+        let out = ok(
+            &env,
+            &[
+                "calibrate",
+                "--target",
+                &data,
+                "--size",
+                "32M",
+                "--point-duration",
+                "300ms",
+                "--warmup",
+                "0s",
+                "--max-outstanding",
+                "2",
+                "--engine",
+                "null",
+                "--format",
+                format,
+            ],
+        );
+        let dir = only_dir(&env, "_calibrate");
+        let c = read_json(&dir.join("calibrate.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut want = Vec::new();
+        for walk in ["small_reads", "large_reads", "single_session"] {
+            for p in c[walk]["curve"].as_array().unwrap() {
+                let l = &p["latency_us"];
+                want.push(vec![
+                    p["outstanding"].to_string(),
+                    p["sessions"].to_string(),
+                    p["per_session"].to_string(),
+                    whole(f(&p["iops"])),
+                    format!("{:.1}", f(&p["mib_per_s"])),
+                    whole(f(&l["p95"])),
+                    whole(f(&l["p99"])),
+                ]);
+            }
+        }
+        assert!(want.len() >= 3, "{c}");
+        // The rows of the curves: the lines with `S×P` in them.
+        let rows: Vec<Vec<String>> = out
+            .lines()
+            .filter(|l| l.contains('×') && !l.contains("Sessions×"))
+            .map(figures)
+            .collect();
+        assert_eq!(rows, want, "{format}:\n{out}");
+        let mib = format!("{:.1}", f(&c["max_mib_per_s"]["mib_per_s"]));
+        let answer = out
+            .lines()
+            .find(|l| l.contains("Max large-read MiB/s"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(answer.contains(&mib), "{answer} vs {mib}");
+        if format == "md" {
+            assert!(
+                out.starts_with("# dbio ") && out.contains("\n## Answers\n"),
+                "{out}"
+            );
+        }
+    }
+}
