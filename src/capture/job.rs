@@ -159,7 +159,7 @@ fn line(out: &mut String, key_value: &str, comment: &str) {
     if comment.is_empty() {
         let _ = writeln!(out, "{key_value}");
     } else {
-        let _ = writeln!(out, "{key_value:<24} # {comment}");
+        let _ = writeln!(out, "{key_value}  # {comment}");
     }
 }
 
