@@ -20,6 +20,7 @@ mod layers;
 mod leftovers;
 mod mem;
 mod mem_signals;
+mod mem_size_report;
 mod memory;
 mod places;
 mod progress;

@@ -987,6 +987,7 @@ impl fmt::Display for N {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::sections::{Color, Series};
 
     #[test]
     fn a_marker_at_the_right_edge_keeps_its_label_inside() {
@@ -1025,6 +1026,65 @@ mod tests {
         let (x, anchor, text) = marks[1];
         assert_eq!((anchor, text), ("end", "p99.9 4.09ms"));
         assert!(x <= WIDTH && x - text_width(text) >= LEFT, "{x}");
+    }
+
+    #[test]
+    fn sizes_lie_on_a_log_axis_and_whiskers_span_the_spread() {
+        let x = Scale::log_bytes([4096.0, 1073741824.0].into_iter());
+        assert!(x.frac(4096.0) > 0.0 && x.frac(4096.0) < 0.05);
+        assert!(x.frac(1073741824.0) > 0.95 && x.frac(1073741824.0) < 1.0);
+        let mid = x.frac(2f64.powf(21.0));
+        assert!((mid - 0.5).abs() < 0.02, "{mid}");
+        assert_eq!(x.ticks.first().map(|t| t.1.as_str()), Some("4K"));
+        assert_eq!(x.ticks.last().map(|t| t.1.as_str()), Some("1G"));
+        let y = Scale::log([1.0, 300.0].into_iter());
+        assert!(y.ticks.iter().any(|t| t.1 == "100"), "{:?}", y.ticks);
+        let l = Scale::linear(300.0, 1.0);
+        assert_eq!((l.min, l.max), (0.0, 300.0));
+
+        let point = |x: f64, y: Option<f64>, lo: f64, hi: f64| Point {
+            x,
+            y,
+            whisker: Some((lo, hi)),
+            tip: None,
+        };
+        let series = Series {
+            label: "ns per load".into(),
+            color: Color::Palette(0),
+            dashed: false,
+            points: vec![
+                point(16384.0, Some(1.3), 1.2, 1.9),
+                point(65536.0, Some(4.0), 4.0, 4.0),
+                point(262144.0, None, 0.0, 0.0),
+                point(1048576.0, Some(40.0), 30.0, 90.0),
+            ],
+        };
+        let mut c = Lines::new(
+            Axis::LogBytes {
+                caption: "working set (log scale)".into(),
+            },
+            Measure::Amount("ns per load"),
+            vec![series],
+        );
+        c.log_y = true;
+        c.marks = vec![(32768.0, "L1d 32K".into()), (1e12, "far off".into())];
+        let svg = plot(&c);
+        assert_eq!(svg.matches("<circle").count(), 3, "no dot for a gap");
+        let whiskers = (svg
+            .split(r##"<path class="ln" stroke="#1f77b4" d="M"##)
+            .skip(1))
+        .filter(|p| p.split('>').next().unwrap().ends_with("\"/"))
+        .count();
+        assert_eq!(whiskers, 2, "none where the spread is nil: {svg}");
+        assert!(svg.contains("L1d 32K") && !svg.contains("far off"));
+        assert!(svg.contains("ns per load: 40 ns per load"), "{svg}");
+        let line = (svg
+            .split(r##"<path class="ln" stroke="#1f77b4" d=""##)
+            .skip(1))
+        .find(|p| p.contains(r#""><title>ns per load</title>"#))
+        .unwrap();
+        let d = line.split('"').next().unwrap();
+        assert_eq!(d.matches('M').count(), 2, "a gap breaks the line: {d}");
     }
 
     #[test]
