@@ -209,13 +209,13 @@ fn curve(r: &MemResult) -> Option<Section> {
     )));
     s.push(Block::Chart(Chart::Lines(chart)));
     let mut t = Table::new(vec![
-        Column::right("Size", 10),
-        Column::right("ns/load", 9),
-        Column::right("spread", 8),
-        Column::right("min ns", 9),
-        Column::right("max ns", 9),
-        Column::right("reps", 5),
-        Column::left("level", 5),
+        Column::right("Size", 0),
+        Column::right("ns/load", 0),
+        Column::right("spread", 0),
+        Column::right("min ns", 0),
+        Column::right("max ns", 0),
+        Column::right("reps", 0),
+        Column::left("level", 0),
     ]);
     for p in curve {
         let flag = match (p.stable, p.preempted_reps) {
@@ -267,13 +267,13 @@ fn numa(n: &NumaJson) -> Section {
         size_label(n.size_bytes)
     )));
     let columns = |title: &str| {
-        let mut c = vec![Column::left(title, 18)];
+        let mut c = vec![Column::left(title, 0)];
         c.extend(
             n.nodes
                 .iter()
-                .map(|id| Column::right(format!("node {id}"), 13)),
+                .map(|id| Column::right(format!("node {id}"), 0)),
         );
-        c.push(Column::right("interleaved", 13));
+        c.push(Column::right("interleaved", 0));
         c
     };
     let flagged = |i: usize, j: usize| {
@@ -366,13 +366,13 @@ fn loaded(r: &MemResult) -> Option<Section> {
     chart.legend = true;
     s.push(Block::Chart(Chart::Lines(chart)));
     let mut t = Table::new(vec![
-        Column::right("Threads", 9),
-        Column::right("Read GiB/s", 12),
-        Column::right("Latency ns", 12),
-        Column::right("spread", 8),
-        Column::left("rounds (ns)", 22),
-        Column::right("others busy", 11),
-        Column::left("reading CPUs", 12),
+        Column::right("Threads", 0),
+        Column::right("Read GiB/s", 0),
+        Column::right("Latency ns", 0),
+        Column::right("spread", 0),
+        Column::left("rounds (ns)", 0),
+        Column::right("others busy", 0),
+        Column::left("reading CPUs", 0),
     ]);
     for p in l {
         let rounds: Vec<String> = p.round_ns.iter().map(|&v| ns(v)).collect();
@@ -421,10 +421,10 @@ fn shm(r: &MemResult, s: &ShmJson) -> Section {
         )]));
         let share = |n: u64| format!("{:.1}%", n as f64 / f.pages.max(1) as f64 * 100.0);
         let mut t = Table::new(vec![
-            Column::left("Pages", 16),
-            Column::right("count", 12),
-            Column::right("share", 8),
-            Column::right("bytes", 12),
+            Column::left("Pages", 0),
+            Column::right("count", 0),
+            Column::right("share", 0),
+            Column::right("bytes", 0),
         ]);
         for (node, n) in &f.pages_by_node {
             t.row(cells![
@@ -454,15 +454,15 @@ fn shm(r: &MemResult, s: &ShmJson) -> Section {
         )));
         let nodes: Vec<u32> = r.topology.nodes.iter().map(|n| n.id).collect();
         let mut columns = vec![
-            Column::left("Object", 36),
-            Column::left("Kind", 17),
-            Column::left("Policy", 16),
-            Column::right("Page", 5),
+            Column::left("Object", 0),
+            Column::left("Kind", 0),
+            Column::left("Policy", 0),
+            Column::right("Page", 0),
         ];
         columns.extend(
             nodes
                 .iter()
-                .map(|id| Column::right(format!("node {id}"), 11)),
+                .map(|id| Column::right(format!("node {id}"), 0)),
         );
         let mut t = Table::new(columns);
         for seg in &p.segments {
@@ -512,11 +512,11 @@ pub fn topology(t: &Topology, m: &MemInfo, thp: Option<&str>) -> Report {
     ]));
     let mut sections = vec![lead];
     if t.nodes.len() > 1 {
-        let mut columns = vec![Column::left("", 12)];
+        let mut columns = vec![Column::left("", 0)];
         columns.extend(
             t.nodes
                 .iter()
-                .map(|n| Column::right(format!("node {}", n.id), 7)),
+                .map(|n| Column::right(format!("node {}", n.id), 0)),
         );
         let mut d = Table::new(columns);
         for (i, row) in t.distance.iter().enumerate() {
@@ -526,11 +526,11 @@ pub fn topology(t: &Topology, m: &MemInfo, thp: Option<&str>) -> Report {
         }
         sections.push(Section::new("distances", "Distances").with(Block::Table(d)));
         let mut n = Table::new(vec![
-            Column::left("Node", 10),
-            Column::right("CPUs", 10),
-            Column::right("memory", 12),
-            Column::right("free", 12),
-            Column::right("huge free", 10),
+            Column::left("Node", 0),
+            Column::right("CPUs", 0),
+            Column::right("memory", 0),
+            Column::right("free", 0),
+            Column::right("huge free", 0),
         ]);
         for node in &t.nodes {
             n.row(cells![
@@ -553,17 +553,17 @@ pub fn topology(t: &Topology, m: &MemInfo, thp: Option<&str>) -> Report {
 pub fn runs(runs: &[crate::store::MemRunListing]) -> Report {
     let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
     let mut t = Table::new(vec![
-        Column::right("ID", 5),
-        Column::left("Started", 20),
-        Column::left("Kind", 9),
-        Column::left("Pages", 5),
-        Column::right("Max size", 8),
-        Column::right("L1 ns", 8),
-        Column::right("Memory ns", 10),
-        Column::right("Nodes", 5),
-        Column::right("Interleave", 12),
-        Column::right("Load GiB/s", 10),
-        Column::left("Shared memory", 13),
+        Column::right("ID", 0),
+        Column::left("Started", 0),
+        Column::left("Kind", 0),
+        Column::left("Pages", 0),
+        Column::right("Max size", 0),
+        Column::right("L1 ns", 0),
+        Column::right("Memory ns", 0),
+        Column::right("Nodes", 0),
+        Column::right("Interleave", 0),
+        Column::right("Load GiB/s", 0),
+        Column::left("Shared memory", 0),
     ]);
     for listed in runs {
         let r = &listed.figures;

@@ -1,9 +1,10 @@
-//! `report.html`: the run as one self-contained page — the sections every report has
-//! ([`crate::report::sections`]) as HTML tables, plus charts drawn as inline SVG ([`chart`],
-//! [`series`]). No script, no font, no style sheet and no image is loaded from anywhere:
-//! the file opens offline, and mailed or attached to a ticket it still shows everything.
-//! Made only from a [`RunResult`], so `dbio report RUN_DIR` can draw it again from
-//! `result.json`. [`compare_html`] sets several runs side by side.
+//! `report.html`: a report as one self-contained page — the sections of a
+//! [`Report`] ([`crate::report::sections`]) as HTML tables, and its charts drawn as inline
+//! SVG from the points they carry ([`chart`]). No script, no font, no style sheet and no
+//! image is loaded from anywhere: the file opens offline, and mailed or attached to a
+//! ticket it still shows everything. A run's page is made only from its [`RunResult`], so
+//! `dbio report RUN_DIR` can draw it again from `result.json`; [`compare_html`] sets
+//! several runs side by side; `dbio mem` draws its own report with [`page`].
 
 pub mod chart;
 mod compare;
