@@ -141,11 +141,13 @@ pub struct Lines {
     pub log_y: bool,
     pub series: Vec<Series>,
     pub stacked: bool,
-    /// A horizontal line at a value, with its label (the session count on the ASH chart).
+    /// A horizontal line at a value, with its label (the session count on the ASH chart);
+    /// stacked charts draw it.
     pub reference: Option<(f64, String)>,
-    /// The y axis reaches at least this far.
+    /// The y axis reaches at least this far (stacked charts and x-y charts).
     pub min_top: f64,
-    /// Vertical dashed lines at x values, with their labels (cache sizes).
+    /// Vertical dashed lines at x values, with their labels (cache sizes); charts over
+    /// sizes or a quantity draw them.
     pub marks: Vec<(f64, String)>,
 }
 
