@@ -24,6 +24,7 @@ mod leftovers;
 mod literals;
 mod mem;
 mod mem_signals;
+mod mem_size_report;
 mod memory;
 mod places;
 mod progress;

@@ -556,9 +556,9 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         if !mem_runs.is_empty() {
             let _ = write!(
                 out,
-                "{}Memory runs (dbio mem)\n{}",
+                "{}{}",
                 if runs.is_empty() { "" } else { "\n" },
-                crate::mem::summary::runs_table(&mem_runs)
+                crate::report::summary::text(&crate::mem::report::runs(&mem_runs))
             );
         }
     }

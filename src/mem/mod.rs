@@ -11,18 +11,17 @@
 //! - `--shm PATH` / `--pid PID`: where shared memory really lives ([`shm`]).
 //!
 //! The measuring layer ([`measure`]) knows nothing of the command line ([`args`]) or the
-//! report ([`result`], [`summary`], [`html`]); this file joins them.
+//! report ([`result`], [`report`]); this file joins them.
 
 pub mod args;
 pub mod buffer;
 pub mod chase;
-pub mod html;
 pub mod measure;
 pub mod numa;
+pub mod report;
 pub mod result;
 pub mod shm;
 pub mod stream;
-pub mod summary;
 pub mod topology;
 
 use std::path::PathBuf;
@@ -97,11 +96,11 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     };
     if a.topology {
         return Ok(Output::Topology {
-            text: summary::topology_text(
+            text: crate::report::summary::text(&report::topology(
                 &machine.topology,
                 &machine.meminfo,
                 machine.thp.as_deref(),
-            ),
+            )),
             json: json_text(&serde_json::json!({
                 "topology": machine.topology,
                 "meminfo": machine.meminfo,
@@ -530,9 +529,10 @@ pub const MEM_DIR_FILES: &[&str] = &["result.json", "summary.txt", "report.html"
 /// Writes result.json, summary.txt and report.html; returns the summary.
 fn write_run(dir: &crate::safety::fs::Dir, r: &MemResult) -> Result<String> {
     write_output(dir, "result.json", &json_text(r)?)?;
-    let summary = summary::render(r);
+    let report = report::report(r);
+    let summary = crate::report::summary::text(&report);
     write_output(dir, "summary.txt", &summary)?;
-    write_output(dir, "report.html", &html::render(r))?;
+    write_output(dir, "report.html", &crate::report::html::page(&report))?;
     Ok(summary)
 }
 

@@ -16,7 +16,7 @@
 pub mod arith;
 pub mod measured;
 pub mod plan;
-mod render;
+pub mod report;
 
 use crate::units::Shown;
 use std::io::Write;
@@ -126,7 +126,11 @@ pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
             serde_json::to_string_pretty(&report).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", render::text(&report));
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::summary::text(&report::report(&report))
+        );
     }
     Ok(ExitCode::Ok)
 }

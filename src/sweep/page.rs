@@ -12,7 +12,7 @@ pub fn render(r: &SweepResult) -> String {
     let name = r.param.name();
     let report = super::report::sweep(r);
     let mut page = Page::new(&report.title);
-    page.report(&report, None);
+    page.report(&report);
     if r.points.is_empty() {
         return page.finish();
     }
@@ -24,7 +24,7 @@ pub fn render(r: &SweepResult) -> String {
         dashed,
         values: r.points.iter().map(|p| Some(f(p))).collect(),
     };
-    page.sections(&[Section::new("throughput", "Throughput")], None);
+    page.sections(&[Section::new("throughput", "Throughput")]);
     let o = &mut page.body;
     o.push_str(&chart::by_value(
         Measure::Amount("IOPS"),
@@ -48,7 +48,7 @@ pub fn render(r: &SweepResult) -> String {
             })],
         ));
     }
-    page.sections(&[Section::new("latency", "Latency")], None);
+    page.sections(&[Section::new("latency", "Latency")]);
     let o = &mut page.body;
     let latency = [
         line("p99", 1, false, &|p| p.latency_us.p99),

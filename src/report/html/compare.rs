@@ -10,6 +10,6 @@ use crate::report::result::RunResult;
 /// they first appear; a run without an event shows a dash.
 pub fn compare_html(runs: &[(String, &RunResult)]) -> String {
     let mut page = Page::new("dbio — comparison of runs");
-    page.report(&crate::report::sections::compare(runs), None);
+    page.report(&crate::report::sections::compare(runs));
     page.finish()
 }

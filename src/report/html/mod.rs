@@ -1,13 +1,13 @@
-//! `report.html`: the run as one self-contained page — the sections every report has
-//! ([`crate::report::sections`]) as HTML tables, plus charts drawn as inline SVG ([`chart`],
-//! [`series`]). No script, no font, no style sheet and no image is loaded from anywhere:
-//! the file opens offline, and mailed or attached to a ticket it still shows everything.
-//! Made only from a [`RunResult`], so `dbio report RUN_DIR` can draw it again from
-//! `result.json`. [`compare_html`] sets several runs side by side.
+//! `report.html`: a report as one self-contained page — the sections of a
+//! [`Report`] ([`crate::report::sections`]) as HTML tables, and its charts drawn as inline
+//! SVG from the points they carry ([`chart`]). No script, no font, no style sheet and no
+//! image is loaded from anywhere: the file opens offline, and mailed or attached to a
+//! ticket it still shows everything. A run's page is made only from its [`RunResult`], so
+//! `dbio report RUN_DIR` can draw it again from `result.json`; [`compare_html`] sets
+//! several runs side by side; `dbio mem` draws its own report with [`page`].
 
 pub mod chart;
 mod compare;
-mod series;
 
 use std::fmt::Write;
 
@@ -15,7 +15,7 @@ pub use compare::compare_html;
 
 use super::result::RunResult;
 pub(crate) use super::sections::format::thousands;
-use super::sections::{self, Align, Block, Chart, Level, Mark, Report, Section, Table};
+use super::sections::{self, Align, Block, Chart, Color, Level, Mark, Report, Section, Table};
 
 /// Colours for events (and runs), in order; distinguishable and readable on white.
 const PALETTE: [&str; 10] = [
@@ -25,9 +25,13 @@ const PALETTE: [&str; 10] = [
 
 /// Renders the report page of one run.
 pub fn render(r: &RunResult) -> String {
-    let report = sections::run(r);
+    page(&sections::run(r))
+}
+
+/// Any report as a page of its own (the run's, `dbio mem`'s).
+pub fn page(report: &Report) -> String {
     let mut page = Page::new(&report.title);
-    page.report(&report, Some(r));
+    page.report(report);
     page.finish()
 }
 
@@ -58,16 +62,16 @@ impl Page {
         self.body
     }
 
-    /// Writes `report`: its title, then every section with its blocks. The per-second
-    /// charts are drawn from `run`'s series (a comparison has none).
-    pub fn report(&mut self, report: &Report, run: Option<&RunResult>) {
+    /// Writes `report`: its title, then every section with its blocks, charts drawn from
+    /// the points they carry.
+    pub fn report(&mut self, report: &Report) {
         let _ = write!(self.body, "<h1>{}</h1>", escape(&report.title));
-        self.sections(&report.sections, run);
+        self.sections(&report.sections);
     }
 
     /// Writes `sections` (of a report whose title is written), each with its blocks: a
     /// page may add what the report model does not hold (a sweep's charts) between them.
-    pub fn sections(&mut self, sections: &[Section], run: Option<&RunResult>) {
+    pub fn sections(&mut self, sections: &[Section]) {
         let o = &mut self.body;
         for s in sections {
             // A part of a section gets a smaller heading, without an anchor of its own;
@@ -79,13 +83,13 @@ impl Page {
                 let _ = write!(o, "<h2 id=\"{}\">{}</h2>", escape(&s.id), escape(&s.title));
             }
             for b in &s.blocks {
-                block(o, b, run);
+                block(o, b);
             }
         }
     }
 }
 
-fn block(o: &mut String, b: &Block, run: Option<&RunResult>) {
+fn block(o: &mut String, b: &Block) {
     match b {
         Block::Fields(fields) => {
             o.push_str("<table class=\"kv\">");
@@ -121,13 +125,13 @@ fn block(o: &mut String, b: &Block, run: Option<&RunResult>) {
             json_tree(o, v);
             o.push_str("</div></details>");
         }
-        Block::Chart(c) => self::chart_block(o, c, run),
+        Block::Chart(c) => chart_block(o, c),
     }
 }
 
-fn chart_block(o: &mut String, c: &Chart, run: Option<&RunResult>) {
-    match (c, run) {
-        (Chart::Histogram(h), _) => {
+fn chart_block(o: &mut String, c: &Chart) {
+    match c {
+        Chart::Histogram(h) => {
             if let Some(t) = &h.title {
                 let _ = write!(o, "<h3>{}</h3>", escape(t));
             }
@@ -140,15 +144,23 @@ fn chart_block(o: &mut String, c: &Chart, run: Option<&RunResult>) {
                 .collect();
             o.push_str(&chart::histogram(&h.lt_us, &bars, &h.marks));
         }
-        (Chart::RunLegend(labels), _) => legend(
-            o,
-            (labels.iter().enumerate()).map(|(i, l)| (l.as_str(), event_color(i))),
-        ),
-        (Chart::PerSecond, Some(r)) => series::per_second(o, r),
-        (Chart::Ash, Some(r)) => series::ash(o, r),
-        (Chart::Os, Some(r)) => series::os(o, r),
-        (Chart::Devices, Some(r)) => series::devices(o, r),
-        (_, None) => {}
+        Chart::Legend(keys) => legend(o, (keys.iter()).map(|(l, c)| (l.as_str(), color(*c)))),
+        Chart::Caption(text) => {
+            let _ = write!(o, "<p class=\"note\">{}</p>", escape(text));
+        }
+        Chart::Lines(l) => {
+            if let Some(t) = &l.title {
+                let h = if l.minor { "h4" } else { "h3" };
+                let _ = write!(o, "<{h}>{}</{h}>", escape(t));
+            }
+            if l.legend {
+                legend(
+                    o,
+                    (l.series.iter()).map(|s| (s.label.as_str(), color(s.color))),
+                );
+            }
+            o.push_str(&chart::plot(l));
+        }
     }
 }
 
@@ -278,6 +290,14 @@ pub(crate) fn legend<'a>(o: &mut String, items: impl Iterator<Item = (&'a str, &
         );
     }
     o.push_str("</div>");
+}
+
+/// A model colour as drawn.
+pub(crate) fn color(c: Color) -> &'static str {
+    match c {
+        Color::Palette(i) => event_color(i),
+        Color::Fixed(c) => c,
+    }
 }
 
 /// The colour of the `i`-th event (or run).

@@ -4,7 +4,9 @@
 
 use super::events::{pairs, trimmed};
 use super::format::{number, ratio};
-use super::model::{Bars, Block, Chart, Column, Histogram, Level, Report, Section, Table, cells};
+use super::model::{
+    Bars, Block, Chart, Color, Column, Histogram, Level, Report, Section, Table, cells,
+};
 use crate::report::result::{EventResult, RunResult};
 use crate::units::size_label;
 
@@ -130,9 +132,11 @@ fn runs_section(runs: &[(String, &RunResult)]) -> Section {
             ),
         ]);
     }
-    let labels = runs.iter().map(|(l, _)| l.clone()).collect();
+    let labels = (runs.iter().enumerate())
+        .map(|(i, (l, _))| (l.clone(), Color::Palette(i)))
+        .collect();
     Section::new("runs", "Runs")
         .level(Level::Lead)
         .with(Block::Table(t))
-        .with(Block::Chart(Chart::RunLegend(labels)))
+        .with(Block::Chart(Chart::Legend(labels)))
 }

@@ -13,6 +13,7 @@
 //!
 //! A new format renders a [`Report`]: it walks the sections and writes each [`Block`].
 
+mod charts;
 mod cluster;
 mod compare;
 mod events;
@@ -44,11 +45,13 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::temp(r));
     sections.push(events::latency(r));
     sections.push(events::histograms(r));
-    sections.push(Section::new("seconds", "Per second").with(Block::Chart(Chart::PerSecond)));
+    let mut seconds = Section::new("seconds", "Per second");
+    seconds.blocks = charts::per_second(r);
+    sections.push(seconds);
     if r.ash.is_some() {
-        sections.push(
-            Section::new("ash", "Active sessions by state (ASH)").with(Block::Chart(Chart::Ash)),
-        );
+        let mut ash = Section::new("ash", "Active sessions by state (ASH)");
+        ash.blocks = charts::ash(r);
+        sections.push(ash);
     }
     sections.extend(workload::verify(r));
     sections.extend(system::operating_system(r));

@@ -76,21 +76,152 @@ pub enum Block {
     Chart(Chart),
 }
 
-/// The charts a drawing format adds. Histograms carry their bars (the same buckets the
-/// tables show); the per-second charts are drawn from the result's per-second series.
+/// The charts a drawing format adds. Every chart carries its data: a renderer draws it from
+/// the model alone.
 #[derive(Debug, Clone)]
 pub enum Chart {
     Histogram(Histogram),
-    /// IOPS, MiB/s and latency of every event, per second.
-    PerSecond,
-    /// Active sessions by state, per second.
-    Ash,
-    /// CPU, memory, I/O pressure and dbio's own CPU, per second.
-    Os,
-    /// Every block device under the data set, per second.
-    Devices,
-    /// Which colour is which run (a comparison).
-    RunLegend(Vec<String>),
+    /// Lines (or stacked areas) over seconds, named values, sizes or a quantity.
+    Lines(Lines),
+    /// Which colour is which series (events, runs, devices) in the charts that follow.
+    Legend(Vec<(String, Color)>),
+    /// A sentence about the charts that follow; text has their figures in tables and
+    /// leaves it out with them.
+    Caption(String),
+}
+
+/// A colour: the `n`-th of the palette events and runs are drawn in, or a fixed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    Palette(usize),
+    Fixed(&'static str),
+}
+
+/// What a y axis measures: decides its unit, its tick labels and its caption.
+#[derive(Debug, Clone, Copy)]
+pub enum Measure {
+    /// A plain quantity; the caption names the unit, e.g. "requests/s".
+    Amount(&'static str),
+    /// Latency in microseconds, shown in µs, ms or s, whichever reads best.
+    LatencyUs(&'static str),
+    /// Percent; `fixed_100` pins the axis at 0..100.
+    Percent(&'static str, bool),
+}
+
+/// What the x axis of a [`Lines`] chart is; it decides what a [`Point`]'s `x` means.
+#[derive(Debug, Clone)]
+pub enum Axis {
+    /// Seconds of the measured window, `1..=n`: `x` is the second (second `t` covers
+    /// `(t-1, t]`).
+    Seconds(usize),
+    /// Named values spaced evenly whatever their size (a sweep usually doubles): `x` is the
+    /// index into `labels`.
+    Labels {
+        caption: String,
+        labels: Vec<String>,
+    },
+    /// Bytes on a logarithmic scale (working-set sizes): `x` is bytes.
+    LogBytes { caption: String },
+    /// A quantity on a linear scale from 0: `x` is the quantity.
+    Linear { caption: String },
+}
+
+/// A chart of lines: each series a line through its points, or (`stacked`) areas stacked
+/// on each other, the first at the bottom.
+#[derive(Debug, Clone)]
+pub struct Lines {
+    /// A heading over the chart; `minor` makes it a smaller one.
+    pub title: Option<String>,
+    pub minor: bool,
+    /// Draw a legend of the series between the heading and the chart.
+    pub legend: bool,
+    pub x: Axis,
+    pub y: Measure,
+    /// The y axis on a logarithmic scale.
+    pub log_y: bool,
+    pub series: Vec<Series>,
+    pub stacked: bool,
+    /// A horizontal line at a value, with its label (the session count on the ASH chart);
+    /// stacked charts draw it.
+    pub reference: Option<(f64, String)>,
+    /// The y axis reaches at least this far (stacked charts and x-y charts).
+    pub min_top: f64,
+    /// Vertical dashed lines at x values, with their labels (cache sizes); charts over
+    /// sizes or a quantity draw them.
+    pub marks: Vec<(f64, String)>,
+}
+
+impl Lines {
+    pub fn new(x: Axis, y: Measure, series: Vec<Series>) -> Lines {
+        Lines {
+            title: None,
+            minor: false,
+            legend: false,
+            x,
+            y,
+            log_y: false,
+            series,
+            stacked: false,
+            reference: None,
+            min_top: 0.0,
+            marks: Vec::new(),
+        }
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Lines {
+        self.title = Some(title.into());
+        self
+    }
+}
+
+/// One line (or stacked layer) of a chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub color: Color,
+    pub dashed: bool,
+    pub points: Vec<Point>,
+}
+
+impl Series {
+    /// A line over seconds: `values[i]` is second `i + 1`; `None` leaves a gap.
+    pub fn per_second(label: impl Into<String>, color: Color, values: Vec<Option<f64>>) -> Series {
+        Series {
+            label: label.into(),
+            color,
+            dashed: false,
+            points: (values.into_iter().enumerate())
+                .map(|(i, y)| Point::at((i + 1) as f64, y))
+                .collect(),
+        }
+    }
+
+    pub fn dashed(mut self, dashed: bool) -> Series {
+        self.dashed = dashed;
+        self
+    }
+}
+
+/// A point of a series; `y: None` leaves a gap in the line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: Option<f64>,
+    /// The spread around `y`, drawn as a whisker from the first to the second.
+    pub whisker: Option<(f64, f64)>,
+    /// What hovering over the point tells; by default the value.
+    pub tip: Option<String>,
+}
+
+impl Point {
+    pub fn at(x: f64, y: Option<f64>) -> Point {
+        Point {
+            x,
+            y,
+            whisker: None,
+            tip: None,
+        }
+    }
 }
 
 /// Power-of-two latency buckets of one event, for one or several series (runs).

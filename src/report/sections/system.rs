@@ -3,7 +3,7 @@
 //! (the tree `dbio map` prints), its configuration findings, and the run's warnings.
 
 use super::format::thousands;
-use super::model::{Block, Chart, Column, Section, Table, cells};
+use super::model::{Block, Column, Section, Table, cells};
 use crate::report::result::{OsStats, RunResult, StorageJson};
 
 fn mean<'a, T: 'a>(rows: impl Iterator<Item = &'a T>, f: impl Fn(&T) -> f64) -> f64 {
@@ -67,11 +67,10 @@ pub fn operating_system(r: &RunResult) -> Option<Section> {
             ),
         ));
     }
-    Some(
-        Section::new("os", "Operating system (averages over the measured window)")
-            .with(Block::Fields(f))
-            .with(Block::Chart(Chart::Os)),
-    )
+    let mut s = Section::new("os", "Operating system (averages over the measured window)")
+        .with(Block::Fields(f));
+    s.blocks.extend(super::charts::os(r));
+    Some(s)
 }
 
 /// Every block device under the data set, as `iostat -x` would average it; the block-layer
@@ -130,7 +129,7 @@ pub fn block_devices(r: &RunResult) -> Option<Section> {
             c.ratio
         )));
     }
-    s.push(Block::Chart(Chart::Devices));
+    s.blocks.extend(super::charts::devices(r));
     Some(s)
 }
 

@@ -232,3 +232,40 @@ fn the_main_event_is_the_tests_own_whatever_took_longest() {
     r.events.swap(0, 1);
     assert_eq!(r.main_event().unwrap().name, "direct path read temp");
 }
+
+/// The per-second charts carry their points: a renderer needs the model, not the result.
+#[test]
+fn per_second_charts_carry_their_points() {
+    let r = run_result(30, &EVENTS, true);
+    let report = run(&r);
+    let charts: Vec<&Lines> = (report.sections.iter())
+        .flat_map(|s| &s.blocks)
+        .filter_map(|b| match b {
+            Block::Chart(Chart::Lines(l)) => Some(l),
+            _ => None,
+        })
+        .collect();
+    let iops = charts
+        .iter()
+        .find(|l| l.title.as_deref() == Some("IOPS"))
+        .expect("an IOPS chart");
+    assert!(matches!(iops.x, Axis::Seconds(30)), "{:?}", iops.x);
+    assert_eq!(iops.series.len(), EVENTS.len());
+    assert_eq!(iops.series[0].label, EVENTS[0]);
+    let first = &iops.series[0].points;
+    assert_eq!(first.len(), 30);
+    assert_eq!(first[0].x, 1.0);
+    let rows: Vec<SecondRow> = second_rows(&r).filter(|p| p.event == EVENTS[0]).collect();
+    assert_eq!(first[0].y, Some(rows[0].requests_per_s));
+    let ash = charts.iter().find(|l| l.stacked && l.reference.is_some());
+    let ash = ash.expect("the ASH chart, stacked, with the session line");
+    assert_eq!(ash.reference.as_ref().unwrap().1, "8 sessions");
+    // The page is drawn from the report alone and gets every chart.
+    let html = crate::report::html::page(&report);
+    assert_eq!(html, crate::report::html::render(&r));
+    let text = crate::report::summary::text(&report);
+    assert!(
+        !text.contains("Average active sessions per second"),
+        "{text}"
+    );
+}
