@@ -272,6 +272,15 @@ impl<'e> Dbio<'e> {
     pub fn param(self, v: impl std::fmt::Display) -> Self {
         self.opt("--param", v)
     }
+    pub fn sizes(self, v: impl std::fmt::Display) -> Self {
+        self.opt("--sizes", v)
+    }
+    pub fn only(self, v: impl std::fmt::Display) -> Self {
+        self.opt("--only", v)
+    }
+    pub fn budget(self, v: impl std::fmt::Display) -> Self {
+        self.opt("--budget", v)
+    }
     /// `--target DIR`: where the data set is.
     pub fn target(self, dir: impl AsRef<OsStr>) -> Self {
         self.path_opt("--target", dir)
@@ -305,6 +314,9 @@ impl<'e> Dbio<'e> {
     }
     pub fn verify_data(self) -> Self {
         self.arg("--verify")
+    }
+    pub fn quiet(self) -> Self {
+        self.arg("--quiet")
     }
 
     /// Sets an environment variable for this run.
@@ -384,10 +396,15 @@ impl<'e> Dbio<'e> {
         out
     }
 
-    /// Runs it with `--json`, expects exit 0 and returns stdout parsed.
+    /// Runs it with `--json` (added unless it is there), expects exit 0 and returns stdout
+    /// parsed.
     #[track_caller]
     pub fn json(self) -> Value {
-        let this = self.arg("--json");
+        let this = if self.args.iter().any(|a| a == "--json") {
+            self
+        } else {
+            self.arg("--json")
+        };
         let line = this.line();
         let out = this.ok();
         serde_json::from_slice(&out.stdout)
