@@ -326,6 +326,14 @@ impl<'e> Dbio<'e> {
         self
     }
 
+    /// Sets environment variables for this run.
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
+        for (k, v) in vars {
+            self = self.env(k, v);
+        }
+        self
+    }
+
     /// Runs in `dir` instead of the environment's working directory.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.dir = Some(dir.as_ref().to_path_buf());
