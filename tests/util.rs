@@ -71,7 +71,9 @@ impl Env {
         c
     }
 
-    /// Runs `dbio args...`, expects exit 0, returns stdout parsed as JSON.
+    /// Runs `dbio args...`, expects exit 0, returns stdout parsed as JSON. The argv form of
+    /// [`Dbio::json`], kept for tests that build their command lines as slices.
+    #[allow(dead_code)]
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.dbio().args(args).output().expect("run dbio");
         assert!(
@@ -84,7 +86,8 @@ impl Env {
             .unwrap_or_else(|e| panic!("dbio {args:?}: stdout is not JSON ({e})"))
     }
 
-    /// Runs `dbio args...` and returns everything it did.
+    /// Runs `dbio args...` and returns everything it did (the argv form of [`Dbio::out`]).
+    #[allow(dead_code)]
     pub fn output(&self, args: &[&str]) -> Output {
         self.dbio().args(args).output().expect("run dbio")
     }
@@ -464,7 +467,9 @@ impl<'e> Dbio<'e> {
     }
 }
 
-/// A short run on a small data set: 2 sessions, 256 MiB, no warm-up.
+/// A short run on a small data set: 2 sessions, 256 MiB, no warm-up. The argv form of
+/// [`Env::quick`], kept for tests that build their command lines as slices.
+#[allow(dead_code)]
 pub fn quick<'a>(test: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "run",
