@@ -147,7 +147,7 @@ fn open_loop_classes_achieve_their_rates() {
     let r = env
         .run_job(&job)
         .target(&target)
-        .out_dir(&env.join("runs").display().to_string())
+        .out_dir(env.join("runs").display().to_string())
         .json();
     for (name, rate) in [("fast", 2000.0), ("slow", 100.0)] {
         let c = class(&r, name);

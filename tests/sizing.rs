@@ -19,7 +19,7 @@ fn plan(env: &Env, name: &str, text: &str) -> String {
 #[test]
 fn the_seed_example_needs_about_410_devices_and_5_arrays() {
     let env = Env::new();
-    let r = env.sizing().arg(&example("dw-5tb-sizing.toml")).json();
+    let r = env.sizing().arg(example("dw-5tb-sizing.toml")).json();
     assert_eq!(r["schema"], "dbio.size.v1");
     let before = u(&r["devices"]["before_spares"]) as f64;
     assert!(
@@ -48,7 +48,7 @@ fn the_seed_example_needs_about_410_devices_and_5_arrays() {
     assert!((140..=170).contains(&u(&cf["total"])), "{cf}");
     assert!(f(&cf["iops_pct_of_needed"]) < 40.0, "{cf}");
 
-    let out = env.sizing().arg(&example("dw-5tb-sizing.toml")).out();
+    let out = env.sizing().arg(example("dw-5tb-sizing.toml")).out();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
@@ -92,7 +92,7 @@ spares = "5%"
 #[test]
 fn raid_levels_give_the_textbook_arithmetic() {
     let env = Env::new();
-    let r = env.sizing().arg(&plan(&env, "r5.toml", RAID5)).json();
+    let r = env.sizing().arg(plan(&env, "r5.toml", RAID5)).json();
     // (3,000 reads + 1,000 writes × 4) × 1.5 = 10,500 device IOPS; 200 each: 52.5 → 53.
     assert_eq!(f(&r["needs"]["backend_iops"]), 10_500.0);
     assert_eq!(u(&r["devices"]["for_iops"]), 53);
@@ -119,7 +119,7 @@ fn raid_levels_give_the_textbook_arithmetic() {
 
     // RAID 10: writes cost 2, half of each device holds data.
     let r10 = RAID5.replace("raid = \"raid5\"", "raid = \"raid10\"");
-    let r = env.sizing().arg(&plan(&env, "r10.toml", &r10)).json();
+    let r = env.sizing().arg(plan(&env, "r10.toml", &r10)).json();
     assert_eq!(f(&r["needs"]["backend_iops"]), 7_500.0);
     assert_eq!(u(&r["devices"]["for_iops"]), 38);
     assert_eq!(u(&r["devices"]["for_capacity"]), 7);
@@ -129,7 +129,7 @@ fn raid_levels_give_the_textbook_arithmetic() {
     );
     // RAID 6 over 8: writes cost 6, 6/8 holds data.
     let r6 = RAID5.replace("raid = \"raid5\"", "raid = \"raid6\"\nraid_group = 8");
-    let r = env.sizing().arg(&plan(&env, "r6.toml", &r6)).json();
+    let r = env.sizing().arg(plan(&env, "r6.toml", &r6)).json();
     assert_eq!(f(&r["needs"]["backend_iops"]), 13_500.0);
     assert_eq!(u(&r["devices"]["before_spares"]), 72);
 }
@@ -345,7 +345,7 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
     // --runs wins over the plan's own figures, and says so.
     let r = env
         .sizing()
-        .arg(&plan(&env, "stated.toml", RAID5))
+        .arg(plan(&env, "stated.toml", RAID5))
         .opt("--runs", "1,3")
         .json();
     assert_eq!(f(&r["device"]["usable_surface"]), 0.25);

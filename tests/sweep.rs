@@ -199,7 +199,7 @@ fn calibrate_walks_up_and_the_chosen_point_keeps_the_limit() {
             .contains("crossed the limit")
     );
     let out = env
-        .clean(&shm.path().join("data").display().to_string())
+        .clean(shm.path().join("data").display().to_string())
         .out();
     assert!(out.status.success());
 }

@@ -5,6 +5,7 @@ mod util;
 
 mod adversarial;
 mod aliasing;
+mod builder;
 mod cli;
 mod cluster;
 mod dataset;
