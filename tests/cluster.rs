@@ -425,9 +425,7 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
         ),
     )
     .unwrap();
-    let out = h
-        .env
-        .output(&["run", "--job", job.to_str().unwrap(), "--json", "--yes"]);
+    let out = h.env.run_job(&job).arg("--json").yes().out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     // A job file's ssh runs only with --yes, and each command is shown before it runs.

@@ -1,5 +1,19 @@
 //! Helpers that make each test read like a usage example: a temporary working directory,
 //! `dbio` run inside it, its JSON parsed.
+//!
+//! A command is built as it would be typed and ends with how the test looks at it:
+//!
+//! ```text
+//! let r = env.run("read-iops").size("64M").sessions(2).duration("1s").json();
+//! let out = env.prepare().target("ds").size("8M").out();
+//! env.run("read-iops").sessions(0).refused(&["--sessions"]);
+//! env.run("read-iops").target("/proc/x").refused_leaving_nothing(&["--target"]);
+//! ```
+//!
+//! [`assert_refused`] is the one check of a refusal of bad input (exit 2, one `error:` line
+//! naming the words, nothing on stdout); `refused_leaving_nothing` adds that nothing was
+//! created, removed or recorded. `env.json(&[..])`, `env.output(&[..])` and [`quick`] still
+//! take an argv.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
