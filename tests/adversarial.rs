@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Loop, Mount, files_under, is_root, shm_dir, skip, wait_locked};
+use crate::util::{
+    Dbio, Env, Loop, Mount, files_under, is_root, refusal_line, shm_dir, skip, wait_locked,
+};
 
 /// A file that is not dbio's, whose bytes must never change.
 struct Victim {
@@ -41,17 +43,6 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Exit 2 and exactly one `error:` line, mentioning each of `words`.
-fn assert_refused(out: &Output, words: &[&str], what: &str) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(lines.len(), 1, "{what}: {err}");
-    for w in words {
-        assert!(lines[0].contains(w), "{what}: no '{w}' in {err}");
-    }
-}
-
 /// Every result.json under `dir` parses as a dbio result.
 fn assert_results_parse(dir: &Path) {
     for f in files_under(dir) {
@@ -65,25 +56,21 @@ fn assert_results_parse(dir: &Path) {
     }
 }
 
+/// A small `test` on `target` (one 8 MiB file) for `duration`, its result printed as JSON.
+fn small_run<'e>(env: &'e Env, test: &str, target: &str, duration: &str) -> Dbio<'e> {
+    env.run(test)
+        .target(target)
+        .size("8M")
+        .files(1)
+        .sessions(1)
+        .duration(duration)
+        .warmup("0s")
+        .arg("--json")
+}
+
 /// A small write test on `target` (one 8 MiB file), 1 s.
-fn write_run(target: &str) -> Vec<&str> {
-    vec![
-        "run",
-        "write-iops",
-        "--target",
-        target,
-        "--size",
-        "8M",
-        "--files",
-        "1",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]
+fn write_run<'e>(env: &'e Env, target: &str) -> Dbio<'e> {
+    small_run(env, "write-iops", target, "1s")
 }
 
 fn plant(kind: &str, victim: &Path, at: &Path) {
@@ -119,21 +106,12 @@ fn links_at_every_name_dbio_creates_change_no_foreign_byte() {
             let victim = Victim::new(env.join("victim"));
             std::fs::create_dir(env.join("ds")).unwrap();
             plant(kind, &victim.path, &env.join("ds").join(name));
-            let mut args = write_run("ds");
-            match how {
-                ["redo"] => args[1] = "redo",
-                ["temp"] => {
-                    args[1] = "temp";
-                    args.extend(["--spill-size", "1M"]);
-                }
-                extra => args.extend(extra.iter().copied()),
-            }
-            let out = env
-                .dbio()
-                .envs(vars.iter().copied())
-                .args(&args)
-                .output()
-                .unwrap();
+            let run = match how {
+                ["redo"] => small_run(&env, "redo", "ds", "1s"),
+                ["temp"] => small_run(&env, "temp", "ds", "1s").opt("--spill-size", "1M"),
+                extra => write_run(&env, "ds").args(extra),
+            };
+            let out = run.envs(vars).out();
             let what = format!("{kind} at {name}");
             assert!(
                 matches!(out.status.code(), Some(0) | Some(2)),
@@ -141,11 +119,11 @@ fn links_at_every_name_dbio_creates_change_no_foreign_byte() {
                 stderr(&out)
             );
             if out.status.code() == Some(2) {
-                assert_refused(&out, &[], &what);
+                refusal_line(&what, &out, &[]);
             }
             victim.assert_intact(&what);
             // Cleaning up never touches it either.
-            let _ = env.output(&["clean", "ds"]);
+            let _ = env.clean("ds").out();
             victim.assert_intact(&format!("{what}, after clean"));
             assert_results_parse(&env.join("dbio-runs"));
         }
@@ -160,17 +138,19 @@ fn links_in_place_of_dbio_files_are_never_written_or_removed() {
         for kind in ["symlink", "hardlink"] {
             let env = Env::new();
             let victim = Victim::new(env.join("victim"));
-            let prepared = env.output(&[
-                "prepare", "--target", "ds", "--size", "8M", "--files", "1", "--verify",
-            ]);
+            let prepared = env
+                .prepare()
+                .target("ds")
+                .size("8M")
+                .files(1)
+                .verify_data()
+                .out();
             assert!(prepared.status.success(), "{}", stderr(&prepared));
             plant(kind, &victim.path, &env.join("ds").join(name));
             let what = format!("{kind} in place of {name}");
-            let mut args = write_run("ds");
-            args.push("--verify");
-            assert_refused(&env.output(&args), &[], &what);
-            let _ = env.output(&["verify", "ds"]);
-            let _ = env.output(&["clean", "ds"]);
+            refusal_line(&what, &write_run(&env, "ds").verify_data().out(), &[]);
+            let _ = env.verify().arg("ds").out();
+            let _ = env.clean("ds").out();
             victim.assert_intact(&what);
             assert!(
                 std::fs::symlink_metadata(env.join("ds").join(name)).is_ok(),
@@ -216,18 +196,15 @@ fn links_where_results_go_are_never_followed() {
             symlink(&victim.path, dir.join(f)).unwrap();
         }
     }
-    let mut args = write_run(target);
-    args[1] = "read-iops";
+    let read = || small_run(&env, "read-iops", target, "1s");
     let saved = env.join("job.toml");
     symlink(&victim.path, &saved).unwrap();
-    let mut with_job = args.clone();
-    with_job.extend(["--save-job", "job.toml"]);
-    assert_refused(
-        &env.output(&with_job),
-        &["--save-job", "exists"],
+    refusal_line(
         "--save-job at a link",
+        &read().opt("--save-job", "job.toml").out(),
+        &["--save-job", "exists"],
     );
-    let out = env.output(&args);
+    let out = read().out();
     assert!(out.status.success(), "{}", stderr(&out));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["test"], "read-iops");
@@ -244,23 +221,28 @@ fn links_where_results_go_are_never_followed() {
     let report = run_dir.join("report.html");
     std::fs::remove_file(&report).unwrap();
     symlink(&victim.path, &report).unwrap();
-    assert_refused(
-        &env.output(&["report", run_dir.to_str().unwrap()]),
-        &["symbolic link"],
+    refusal_line(
         "report over a link",
+        &env.report(run_dir.to_str().unwrap()).out(),
+        &["symbolic link"],
     );
     // `compare --html` never writes through a link.
     let db = env.data_home.path().join("dbio/dbio.db");
     let db = db.to_str().unwrap();
-    assert!(env.output(&args).status.success());
+    assert!(read().out().status.success());
     symlink(&victim.path, env.join("cmp.html")).unwrap();
-    assert_refused(
-        &env.output(&["compare", "1", "2", "--db", db, "--html", "cmp.html"]),
-        &["--html", "exists"],
+    refusal_line(
         "compare --html at a link",
+        &env.cmd("compare")
+            .arg("1")
+            .arg("2")
+            .db(db)
+            .opt("--html", "cmp.html")
+            .out(),
+        &["--html", "exists"],
     );
     victim.assert_intact("report and compare");
-    let _ = env.output(&["clean", target]);
+    let _ = env.clean(target).out();
 }
 
 fn manifest_of(dir: &Path) -> serde_json::Value {
@@ -286,7 +268,7 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
         let env = Env::new();
         let victim = Victim::new(env.join("victim"));
         let ds = env.join("ds");
-        let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+        let prepared = env.prepare().target("ds").size("8M").files(1).out();
         assert!(prepared.status.success(), "{}", stderr(&prepared));
         let mut m = manifest_of(&ds);
         let entry = |name: &str, ino: u64| serde_json::json!({"name": name, "size_bytes": 4096, "dev": 1, "ino": ino, "btime_ns": null});
@@ -339,20 +321,13 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
             }
         }
         set_manifest(&ds, &m);
-        for args in [write_run("ds"), {
-            let mut a = write_run("ds");
-            a[1] = "temp";
-            a
-        }] {
-            let out = env
-                .dbio()
+        for test in ["write-iops", "temp"] {
+            let out = small_run(&env, test, "ds", "1s")
                 .env("DBIO_TEST_NO_TMPFILE", "1")
-                .args(&args)
-                .output()
-                .unwrap();
-            assert_refused(&out, &[], tamper);
+                .out();
+            refusal_line(tamper, &out, &[]);
         }
-        let doctor = env.output(&["doctor", "ds"]);
+        let doctor = env.doctor().arg("ds").out();
         let text = String::from_utf8_lossy(&doctor.stdout);
         assert_eq!(doctor.status.code(), Some(1), "{tamper}: {text}");
         assert!(
@@ -360,12 +335,12 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
             "{tamper}: {text}"
         );
         assert_eq!(
-            env.output(&["verify", "ds"]).status.code(),
+            env.verify().arg("ds").out().status.code(),
             Some(2),
             "{tamper}"
         );
-        let _ = env.output(&["clean", "--stale", "ds"]);
-        let clean = env.output(&["clean", "ds"]);
+        let _ = env.cmd("clean").arg("--stale").arg("ds").out();
+        let clean = env.clean("ds").out();
         if matches!(tamper, "parent" | "absolute") {
             // A path entry names nothing in the data set: all of dbio's files go, the entry
             // is named as ignored, and nothing remains.
@@ -387,7 +362,7 @@ fn a_tampered_manifest_is_refused_and_nothing_it_names_is_touched() {
 #[test]
 fn bad_input_is_refused_before_anything_changes() {
     let env = Env::new();
-    let prepared = env.output(&["prepare", "--target", "ds", "--size", "16M", "--files", "1"]);
+    let prepared = env.prepare().target("ds").size("16M").files(1).out();
     assert!(prepared.status.success());
     std::fs::write(env.join("a-file"), b"x").unwrap();
     let snapshot = || -> Vec<(String, Vec<u8>)> {
@@ -400,16 +375,7 @@ fn bad_input_is_refused_before_anything_changes() {
             .collect()
     };
     let before = snapshot();
-    let base = [
-        "run",
-        "read-iops",
-        "--target",
-        "ds",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ];
+    let base = |test| env.run(test).target("ds").duration("1s").warmup("0s");
     let cases: [(&[&str], &[&str]); 9] = [
         (&["--size", "100T"], &["--fresh"]),
         (&["--size", "100T", "--fresh"], &["not fit", "--size"]),
@@ -440,22 +406,22 @@ fn bad_input_is_refused_before_anything_changes() {
         (&["--size", "18446744073709551616"], &["--size"]),
     ];
     for (extra, words) in cases {
-        let mut args = base.to_vec();
-        args.extend_from_slice(extra);
+        let run = base("read-iops").args(extra);
         let t0 = Instant::now();
-        let out = env.output(&args);
+        let out = run.out();
         let took = t0.elapsed();
         if extra.contains(&"65536") && out.status.success() {
             continue; // a machine that can run 65536 sessions
         }
-        assert_refused(&out, words, &format!("{extra:?}"));
+        refusal_line(&format!("{extra:?}"), &out, words);
         assert!(took < Duration::from_secs(1), "{extra:?} took {took:?}");
         assert!(snapshot() == before, "{extra:?} changed files");
     }
-    let mut temp = base.to_vec();
-    temp[1] = "temp";
-    temp.extend(["--spill-size", "8388608T"]);
-    assert_refused(&env.output(&temp), &["spill"], "an overflowing spill");
+    refusal_line(
+        "an overflowing spill",
+        &base("temp").opt("--spill-size", "8388608T").out(),
+        &["spill"],
+    );
     assert!(snapshot() == before, "the spill changed files");
 }
 
@@ -470,9 +436,7 @@ fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
     let Some(_fs) = Mount::new("tmpfs", "size=24m", "tmpfs", &env.join("small")) else {
         return;
     };
-    let prepared = env.output(&[
-        "prepare", "--target", "small/ds", "--size", "16M", "--files", "2",
-    ]);
+    let prepared = env.prepare().target("small/ds").size("16M").files(2).out();
     assert!(prepared.status.success(), "{}", stderr(&prepared));
     let manifest = std::fs::read(env.join("small/ds/dbio-manifest.json")).unwrap();
     // Fill what is left.
@@ -482,23 +446,16 @@ fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
     drop(ballast);
     let reads = |what: &str| {
         for test in ["read-iops", "read-mbps"] {
-            let out = env.output(&[
-                "run",
-                test,
-                "--target",
-                "small/ds",
-                "--size",
-                "16M",
-                "--files",
-                "2",
-                "--sessions",
-                "2",
-                "--duration",
-                "1s",
-                "--warmup",
-                "0s",
-                "--json",
-            ]);
+            let out = env
+                .run(test)
+                .target("small/ds")
+                .size("16M")
+                .files(2)
+                .sessions(2)
+                .duration("1s")
+                .warmup("0s")
+                .arg("--json")
+                .out();
             assert!(out.status.success(), "{what}, {test}: {}", stderr(&out));
         }
         assert_eq!(
@@ -513,7 +470,7 @@ fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
         &["-o", "remount,ro", env.join("small").to_str().unwrap()]
     ));
     reads("a read-only mount");
-    let out = env.output(&write_run("small/ds"));
+    let out = write_run(&env, "small/ds").out();
     assert_ne!(
         out.status.code(),
         Some(0),
@@ -521,10 +478,8 @@ fn read_tests_run_on_a_full_and_on_a_read_only_file_system() {
     );
 }
 
-fn spawn(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> std::process::Child {
-    env.process()
-        .envs(vars.iter().copied())
-        .args(args)
+fn spawn(cmd: Dbio<'_>) -> std::process::Child {
+    cmd.process()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -539,26 +494,23 @@ fn a_data_set_in_use_is_refused_naming_its_holder_until_its_run_dies() {
     let env = Env::new();
     let target = shm.path().join("ds");
     let target = target.to_str().unwrap();
-    let mut long = write_run(target);
-    long[11] = "60s";
-    let mut first = spawn(&env, &long, &[]);
+    let mut first = spawn(small_run(&env, "write-iops", target, "60s"));
     wait_locked(Path::new(target), first.id());
     for test in ["write-iops", "read-iops"] {
-        let mut args = write_run(target);
-        args[1] = test;
+        let run = small_run(&env, test, target, "1s");
         let t0 = Instant::now();
-        let out = env.output(&args);
-        assert_refused(
+        let out = run.out();
+        refusal_line(
+            test,
             &out,
             &["in use by", &format!("pid {}", first.id()), "write-iops"],
-            test,
         );
         assert!(t0.elapsed() < Duration::from_secs(1));
     }
     first.kill().unwrap();
     first.wait().unwrap();
     let t0 = Instant::now();
-    let out = env.output(&write_run(target));
+    let out = write_run(&env, target).out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(t0.elapsed() < Duration::from_secs(5));
 }
@@ -571,15 +523,13 @@ fn doctor_from_anywhere_lists_what_a_killed_run_left() {
     let target = env.join("somewhere/deep/ds");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     let target = target.to_str().unwrap().to_string();
-    let mut long = write_run(&target);
-    long[11] = "60s";
-    let mut child = spawn(&env, &long, &[]);
+    let mut child = spawn(small_run(&env, "write-iops", &target, "60s"));
     wait_locked(Path::new(&target), child.id());
     std::thread::sleep(Duration::from_millis(1000));
     child.kill().unwrap();
     child.wait().unwrap();
     let doctor = |dir: &str| {
-        let out = env.dbio().current_dir(dir).arg("doctor").output().unwrap();
+        let out = env.doctor().current_dir(dir).out();
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -596,12 +546,7 @@ fn doctor_from_anywhere_lists_what_a_killed_run_left() {
         "{text}"
     );
     assert_eq!(code, Some(1), "{text}");
-    let out = env
-        .dbio()
-        .current_dir("/")
-        .args(["clean", "--stale"])
-        .output()
-        .unwrap();
+    let out = env.cmd("clean").arg("--stale").current_dir("/").out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
     let (code, text) = doctor("/");
@@ -612,7 +557,7 @@ fn doctor_from_anywhere_lists_what_a_killed_run_left() {
     let (code, text) = doctor("/");
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("gone (moved or deleted by hand)"), "{text}");
-    let out = env.output(&["clean", &target]);
+    let out = env.clean(&target).out();
     assert!(out.status.success(), "{}", stderr(&out));
     let (_, text) = doctor("/");
     assert!(!text.contains(&target), "{text}");
@@ -631,19 +576,15 @@ fn a_device_holding_an_asm_disk_header_is_never_written() {
         return;
     };
     for test in ["write-iops", "write-mbps"] {
-        let out = env.output(&[
-            "run",
-            test,
-            "--target",
-            dev.path(),
-            "--destructive",
-            "--yes",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-        ]);
-        assert_refused(&out, &["oracleasm"], test);
+        let out = env
+            .run(test)
+            .target(dev.path())
+            .destructive()
+            .yes()
+            .duration("1s")
+            .warmup("0s")
+            .out();
+        refusal_line(test, &out, &["oracleasm"]);
     }
     assert!(dev.read_all() == bytes, "the ASM disk changed");
 }
@@ -656,7 +597,7 @@ fn clean_by_a_user_who_may_not_remove_fails_and_says_what_remains() {
     }
     let env = Env::new();
     std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "2"]);
+    let prepared = env.prepare().target("ds").size("8M").files(2).out();
     assert!(prepared.status.success());
     let before = files_under(&env.join("ds"));
     let out = Command::new("setpriv")
@@ -704,22 +645,15 @@ fn signals_at_every_phase_leave_nothing_half_done() {
             ("write-iops", &[][..]),
             ("temp", &["--spill-size", "4M"][..]),
         ] {
-            let mut args = vec![
-                "run",
-                test,
-                "--target",
-                target,
-                "--size",
-                "1G",
-                "--sessions",
-                "2",
-                "--duration",
-                "60s",
-                "--warmup",
-                warmup,
-            ];
-            args.extend_from_slice(extra);
-            let mut child = spawn(&env, &args, &[]);
+            let mut child = spawn(
+                env.run(test)
+                    .target(target)
+                    .size("1G")
+                    .sessions(2)
+                    .duration("60s")
+                    .warmup(warmup)
+                    .args(extra),
+            );
             wait_locked(&ds, child.id());
             std::thread::sleep(Duration::from_millis(after_ms));
             // SAFETY: a signal to our own child.
@@ -743,20 +677,15 @@ fn signals_at_every_phase_leave_nothing_half_done() {
             assert_results_parse(&env.join("dbio-runs"));
         }
     }
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        target,
-        "--size",
-        "1G",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let out = env
+        .run("read-iops")
+        .target(target)
+        .size("1G")
+        .duration("1s")
+        .warmup("0s")
+        .out();
     assert!(out.status.success(), "{}", stderr(&out));
-    let _ = env.output(&["clean", target]);
+    let _ = env.clean(target).out();
     notes.assert_intact("after clean");
 }
 
@@ -768,7 +697,7 @@ fn renames_racing_a_write_test_never_redirect_it() {
     let env = Env::new();
     let ds = shm.path().join("ds");
     let target = ds.to_str().unwrap().to_string();
-    assert!(env.output(&write_run(&target)).status.success());
+    assert!(write_run(&env, &target).out().status.success());
     for kind in ["symlink", "hardlink"] {
         let victim = Victim::new(shm.path().join(format!("victim-{kind}")));
         let decoy = ds.join("decoy");
@@ -800,7 +729,7 @@ fn renames_racing_a_write_test_never_redirect_it() {
             })
         };
         for _ in 0..4 {
-            let out = env.output(&write_run(&target));
+            let out = write_run(&env, &target).out();
             assert!(
                 matches!(out.status.code(), Some(0) | Some(2)),
                 "{kind}: {}",
@@ -819,7 +748,7 @@ fn renames_racing_a_write_test_never_redirect_it() {
         victim.assert_intact(kind);
         assert_results_parse(&env.join("dbio-runs"));
     }
-    let _ = env.output(&["clean", &target]);
+    let _ = env.clean(&target).out();
 }
 
 /// `dbio report DIR` redraws only files dbio wrote: a user's own `report.html` or CSV beside
@@ -829,7 +758,7 @@ fn dbio_report_never_replaces_a_users_own_files() {
     let Some(shm) = shm_dir() else { return };
     let env = Env::new();
     let target = shm.path().join("ds");
-    let out = env.output(&write_run(target.to_str().unwrap()));
+    let out = write_run(&env, target.to_str().unwrap()).out();
     assert!(out.status.success(), "{}", stderr(&out));
     let run = std::fs::read_dir(env.join("dbio-runs"))
         .unwrap()
@@ -842,16 +771,16 @@ fn dbio_report_never_replaces_a_users_own_files() {
     std::fs::copy(run.join("result.json"), user.join("result.json")).unwrap();
     let mine = Victim::new(user.join("report.html"));
     let csv = Victim::new(user.join("timeseries.csv"));
-    let out = env.output(&["report", user.to_str().unwrap()]);
-    assert_refused(
+    let out = env.report(user.to_str().unwrap()).out();
+    refusal_line(
+        "report over a user's files",
         &out,
         &["not a file dbio wrote"],
-        "report over a user's files",
     );
     mine.assert_intact("report.html");
     csv.assert_intact("timeseries.csv");
     // dbio's own files are redrawn.
-    let out = env.output(&["report", run.to_str().unwrap()]);
+    let out = env.report(run.to_str().unwrap()).out();
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -869,46 +798,35 @@ fn a_device_another_process_has_open_is_never_written() {
         .write(true)
         .open(&dev.dev)
         .unwrap();
-    let out = env.output(&[
-        "run",
-        "write-iops",
-        "--target",
-        dev.path(),
-        "--destructive",
-        "--yes",
-        "--size",
-        "8M",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
-    assert_refused(
+    let out = env
+        .run("write-iops")
+        .target(dev.path())
+        .destructive()
+        .yes()
+        .size("8M")
+        .duration("1s")
+        .warmup("0s")
+        .out();
+    refusal_line(
+        "a device held open",
         &out,
         &[&format!("open in process {}", std::process::id())],
-        "a device held open",
     );
     drop(held);
     assert!(dev.read_all() == before, "the device changed");
     // Through a symlink (/dev/disk/by-id/...), a free blank device is written as asked.
     let link = env.join("disk-link");
     symlink(&dev.dev, &link).unwrap();
-    let out = env.output(&[
-        "run",
-        "write-iops",
-        "--target",
-        link.to_str().unwrap(),
-        "--destructive",
-        "--yes",
-        "--size",
-        "8M",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let out = env
+        .run("write-iops")
+        .target(link.to_str().unwrap())
+        .destructive()
+        .yes()
+        .size("8M")
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .out();
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -924,26 +842,15 @@ fn sweep_points_never_follow_a_directory_swapped_for_a_link() {
     std::fs::create_dir_all(&out_dir).unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
     let child = spawn(
-        &env,
-        &[
-            "sweep",
-            "read-iops",
-            "--param",
-            "sessions=1,2",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "64M",
-            "--files",
-            "1",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
-        &[],
+        env.sweep()
+            .arg("read-iops")
+            .param("sessions=1,2")
+            .target(&target)
+            .size("64M")
+            .files(1)
+            .duration("1s")
+            .warmup("0s")
+            .out_dir(&out_dir),
     );
     let t0 = Instant::now();
     let sweep_dir = loop {
@@ -989,26 +896,15 @@ fn a_full_out_keeps_the_results_in_the_store() {
     };
     let target = shm.path().join("ds");
     let child = env
+        .run("read-iops")
+        .target(&target)
+        .size("16M")
+        .files(1)
+        .sessions(1)
+        .duration("3s")
+        .warmup("0s")
+        .out_dir(env.join("out"))
         .process()
-        .args([
-            "run",
-            "read-iops",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "16M",
-        ])
-        .args([
-            "--files",
-            "1",
-            "--sessions",
-            "1",
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
-        ])
-        .args(["--out", env.join("out").to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1024,7 +920,7 @@ fn a_full_out_keeps_the_results_in_the_store() {
     assert!(err.contains("recorded as run 1"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Top Timed Events"));
     assert_results_parse(&env.join("out"));
-    let runs = env.output(&["runs", "--json"]);
+    let runs = env.runs().arg("--json").out();
     let listed: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 1);
 }
@@ -1034,7 +930,7 @@ fn a_full_out_keeps_the_results_in_the_store() {
 #[test]
 fn a_temp_file_that_cannot_be_recorded_is_not_left_behind() {
     let env = Env::new();
-    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+    let prepared = env.prepare().target("ds").size("8M").files(1).out();
     assert!(prepared.status.success());
     // A second name for the manifest: dbio refuses to replace a hard-linked file.
     std::fs::hard_link(
@@ -1042,16 +938,11 @@ fn a_temp_file_that_cannot_be_recorded_is_not_left_behind() {
         env.join("manifest-backup"),
     )
     .unwrap();
-    let mut temp = write_run("ds");
-    temp[1] = "temp";
-    temp.extend(["--spill-size", "1M"]);
-    let out = env
-        .dbio()
+    let out = small_run(&env, "temp", "ds", "1s")
+        .opt("--spill-size", "1M")
         .env("DBIO_TEST_NO_TMPFILE", "1")
-        .args(&temp)
-        .output()
-        .unwrap();
-    assert_refused(&out, &["hard link"], "manifest not rewritable");
+        .out();
+    refusal_line("manifest not rewritable", &out, &["hard link"]);
     let left: Vec<String> = files_under(&env.join("ds"))
         .into_iter()
         .filter(|f| f.starts_with("dbio-temp-"))
@@ -1087,32 +978,29 @@ fn commands_made_of_runs_create_nothing_before_their_checks() {
             "16M",
         ][..],
     ] {
-        let out = env.output(args);
-        assert_refused(&out, &[], &format!("{args:?}"));
+        let out = env.bare().args(args).out();
+        refusal_line(&format!("{args:?}"), &out, &[]);
         assert!(files_under(&env.join("out")).is_empty(), "{args:?}");
         assert!(!env.join("dbio-data").exists(), "{args:?}");
     }
     // A batch larger than the data set's blocks cannot be drawn.
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--block-size",
-        "1M",
-        "--batch",
-        "4096",
-        "--size",
-        "8M",
-        "--files",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
-    assert_refused(&out, &["--batch 4096"], "a huge batch");
+    let out = env
+        .run("read-iops")
+        .block_size("1M")
+        .opt("--batch", 4096)
+        .size("8M")
+        .files(1)
+        .duration("1s")
+        .warmup("0s")
+        .out();
+    refusal_line("a huge batch", &out, &["--batch 4096"]);
     // A job file that is a directory, a save-job path that cannot be written.
-    let out = env.output(&["run", "read-iops", "--save-job", "/", "--duration", "1s"]);
-    assert_refused(&out, &["--save-job"], "--save-job /");
+    let out = env
+        .run("read-iops")
+        .opt("--save-job", "/")
+        .duration("1s")
+        .out();
+    refusal_line("--save-job /", &out, &["--save-job"]);
 }
 
 /// A process holding a data set's lock may be named anything: its command line is printed
@@ -1123,7 +1011,7 @@ fn a_lock_holders_name_cannot_break_the_one_line_error() {
         return skip("no perl");
     }
     let env = Env::new();
-    let prepared = env.output(&["prepare", "--target", "ds", "--size", "8M", "--files", "1"]);
+    let prepared = env.prepare().target("ds").size("8M").files(1).out();
     assert!(prepared.status.success());
     let lock = env.join("ds/dbio-lock");
     let mut holder = Command::new("perl")
@@ -1140,13 +1028,13 @@ fn a_lock_holders_name_cannot_break_the_one_line_error() {
     std::io::BufReader::new(holder.stdout.as_mut().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let out = env.output(&write_run("ds"));
+    let out = write_run(&env, "ds").out();
     holder.kill().unwrap();
     holder.wait().unwrap();
-    assert_refused(
+    refusal_line(
+        "a strange holder",
         &out,
         &["in use by", "x\\nerror: fake \\x1b[31mRED"],
-        "a strange holder",
     );
     // `dbio doctor | head -1` ends quietly.
     let piped = Command::new("sh")
@@ -1175,7 +1063,7 @@ fn a_killed_first_preparation_leaves_nothing_clean_cannot_remove() {
     for (target, dbio_made_it) in [(env.join("new"), true), (own.clone(), false)] {
         let t = target.to_str().unwrap();
         // 8 GiB on the test's disk: far longer to fill than the wait for the lock.
-        let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+        let mut child = spawn(env.prepare().target(t).size("8G"));
         wait_locked(&target, child.id());
         child.kill().unwrap();
         child.wait().unwrap();
@@ -1183,7 +1071,7 @@ fn a_killed_first_preparation_leaves_nothing_clean_cannot_remove() {
             !target.join("dbio-manifest.json").exists(),
             "{t}: killed before its manifest"
         );
-        let doctor = env.output(&["doctor", t]);
+        let doctor = env.doctor().arg(t).out();
         let text = String::from_utf8_lossy(&doctor.stdout);
         assert_eq!(doctor.status.code(), Some(1), "{text}");
         assert!(
@@ -1191,25 +1079,25 @@ fn a_killed_first_preparation_leaves_nothing_clean_cannot_remove() {
                 && text.contains(&format!("`dbio clean {t}`")),
             "{text}"
         );
-        let out = env.output(&["clean", t]);
+        let out = env.clean(t).out();
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(target.exists(), !dbio_made_it, "{t}");
         let left: Vec<String> = files_under(&target);
         assert!(!left.contains(&"dbio-lock".to_string()), "{t}: {left:?}");
-        let doctor = env.output(&["doctor", t]);
+        let doctor = env.doctor().arg(t).out();
         assert_eq!(doctor.status.code(), Some(0), "{t}");
     }
     notes.assert_intact("after clean");
     // A killed first preparation, then a complete one: the directory is still dbio's.
     let target = env.join("again");
     let t = target.to_str().unwrap();
-    let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+    let mut child = spawn(env.prepare().target(t).size("8G"));
     wait_locked(&target, child.id());
     child.kill().unwrap();
     child.wait().unwrap();
-    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    let out = env.prepare().target(t).size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = env.output(&["clean", t]);
+    let out = env.clean(t).out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!target.exists(), "the directory dbio created is removed");
 }
@@ -1230,7 +1118,7 @@ fn looking_at_a_foreign_directory_creates_nothing_in_it() {
         ["doctor", d].as_slice(),
         ["map", d].as_slice(),
     ] {
-        let out = env.output(args);
+        let out = env.bare().args(args).out();
         assert_eq!(
             files_under(&dir),
             ["notes.txt"],
@@ -1240,7 +1128,7 @@ fn looking_at_a_foreign_directory_creates_nothing_in_it() {
         notes.assert_intact(&format!("{args:?}"));
     }
     for args in [["verify", d], ["clean", d]] {
-        let out = env.output(&args);
+        let out = env.bare().args(args).out();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             stderr(&out).contains("holds no dbio data set"),
@@ -1274,31 +1162,28 @@ fn a_killed_preparation_without_tmpfile_is_incomplete_not_changed() {
     let ds = env.join("ds");
     let t = ds.to_str().unwrap();
     let no_tmpfile = [("DBIO_TEST_NO_TMPFILE", "1")];
-    let killed = |args: &[&str], size: u64| {
-        let mut child = spawn(&env, args, &no_tmpfile);
+    let killed = |prepare: Dbio<'_>, size: u64| {
+        let mut child = spawn(prepare.envs(&no_tmpfile));
         wait_preparing(&ds, size);
         child.kill().unwrap();
         child.wait().unwrap();
-        let doctor = env.output(&["doctor", t]);
+        let doctor = env.doctor().arg(t).out();
         let text = String::from_utf8_lossy(&doctor.stdout).into_owned();
         assert!(text.contains("incomplete"), "{text}");
         assert!(!text.contains("CHANGED"), "{text}");
         text
     };
     // A killed first preparation: the next run recreates it.
-    killed(&["prepare", "--target", t, "--size", "2G"], 2 << 30);
-    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    killed(env.prepare().target(t).size("2G"), 2 << 30);
+    let out = env.prepare().target(t).size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
     // A killed --fresh: `clean --stale` removes its files, then the next run recreates it.
-    let text = killed(
-        &["prepare", "--target", t, "--size", "2G", "--fresh"],
-        2 << 30,
-    );
+    let text = killed(env.prepare().target(t).size("2G").fresh(), 2 << 30);
     assert!(
         text.contains("STALE: files of a killed preparation"),
         "{text}"
     );
-    let out = env.output(&["clean", "--stale", t]);
+    let out = env.cmd("clean").arg("--stale").arg(t).out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("the file of a killed preparation"),
@@ -1306,14 +1191,11 @@ fn a_killed_preparation_without_tmpfile_is_incomplete_not_changed() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert_eq!(files_under(&ds), ["dbio-lock", "dbio-manifest.json"]);
-    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    let out = env.prepare().target(t).size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
     // Killed again: `dbio clean` removes it all.
-    killed(
-        &["prepare", "--target", t, "--size", "2G", "--fresh"],
-        2 << 30,
-    );
-    let out = env.output(&["clean", t]);
+    killed(env.prepare().target(t).size("2G").fresh(), 2 << 30);
+    let out = env.clean(t).out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!ds.exists());
     victim.assert_intact("killed preparations");
@@ -1327,41 +1209,34 @@ fn doctor_anywhere_lists_a_killed_first_preparation() {
     let env = Env::new();
     let ds = env.join("ds");
     let t = ds.to_str().unwrap();
-    let mut child = spawn(&env, &["prepare", "--target", t, "--size", "8G"], &[]);
+    let mut child = spawn(env.prepare().target(t).size("8G"));
     wait_locked(&ds, child.id());
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(files_under(&ds), ["dbio-lock"]);
-    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let doctor = env.doctor().current_dir("/").out();
     let text = String::from_utf8_lossy(&doctor.stdout);
     assert_eq!(doctor.status.code(), Some(1), "{text}");
     assert!(
         text.contains(&format!("{t}: STALE: a first preparation was killed here")),
         "{text}"
     );
-    let out = env
-        .dbio()
-        .current_dir("/")
-        .args(["clean", t])
-        .output()
-        .unwrap();
+    let out = env.clean(t).current_dir("/").out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!ds.exists());
-    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let doctor = env.doctor().current_dir("/").out();
     let text = String::from_utf8_lossy(&doctor.stdout);
     assert!(!text.contains(t), "forgotten: {text}");
     // A store that cannot be written: the preparation still succeeds.
-    let out = env.output(&[
-        "--db",
-        "/proc/dbio.db",
-        "prepare",
-        "--target",
-        t,
-        "--size",
-        "8M",
-    ]);
+    let out = env
+        .bare()
+        .db("/proc/dbio.db")
+        .arg("prepare")
+        .target(t)
+        .size("8M")
+        .out();
     assert!(out.status.success(), "{}", stderr(&out));
-    let _ = env.output(&["clean", t]);
+    let _ = env.clean(t).out();
 }
 
 /// `dbio clean` of a manifest with a wrong field names the field as a field, not as a file
@@ -1371,12 +1246,12 @@ fn doctor_anywhere_lists_a_killed_first_preparation() {
 fn clean_names_manifest_fields_as_fields_and_exits_1_only_when_something_remains() {
     let env = Env::new();
     let ds = env.join("ds");
-    let out = env.output(&["prepare", "--target", "ds", "--size", "16M"]);
+    let out = env.prepare().target("ds").size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
     let mut m = manifest_of(&ds);
     m["size_bytes"] = 4096.into();
     set_manifest(&ds, &m);
-    let out = env.output(&["clean", "ds"]);
+    let out = env.clean("ds").out();
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -1386,7 +1261,7 @@ fn clean_names_manifest_fields_as_fields_and_exits_1_only_when_something_remains
     assert!(err.contains("its size_bytes is 4096"), "{err}");
     assert!(!ds.exists());
     // A foreign file at a name the manifest lists stays, and clean says so with exit 1.
-    let out = env.output(&["prepare", "--target", "ds", "--size", "16M"]);
+    let out = env.prepare().target("ds").size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
     let notes = Victim::new(ds.join("notes.txt"));
     let mut m = manifest_of(&ds);
@@ -1394,7 +1269,7 @@ fn clean_names_manifest_fields_as_fields_and_exits_1_only_when_something_remains
         serde_json::json!({"name": "notes.txt", "size_bytes": 4096, "dev": 1, "ino": 5, "btime_ns": null}),
     );
     set_manifest(&ds, &m);
-    let out = env.output(&["clean", "ds"]);
+    let out = env.clean("ds").out();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("notes.txt alone"), "{}", stderr(&out));
     notes.assert_intact("clean");
@@ -1408,22 +1283,17 @@ fn clean_forgets_a_registered_data_set_whose_manifest_is_gone() {
     let env = Env::new();
     let ds = env.join("ds");
     let t = ds.to_str().unwrap();
-    let out = env.output(&["prepare", "--target", t, "--size", "16M"]);
+    let out = env.prepare().target(t).size("16M").out();
     assert!(out.status.success(), "{}", stderr(&out));
     for name in files_under(&ds) {
         std::fs::remove_file(ds.join(name)).unwrap();
     }
     let notes = Victim::new(ds.join("notes.txt"));
-    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let doctor = env.doctor().current_dir("/").out();
     let text = String::from_utf8_lossy(&doctor.stdout);
     let hint = format!("`dbio clean {t}` forgets it");
     assert!(text.contains("gone") && text.contains(&hint), "{text}");
-    let out = env
-        .dbio()
-        .current_dir("/")
-        .args(["clean", t])
-        .output()
-        .unwrap();
+    let out = env.clean(t).current_dir("/").out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("forgotten"),
@@ -1432,10 +1302,10 @@ fn clean_forgets_a_registered_data_set_whose_manifest_is_gone() {
     );
     notes.assert_intact("clean of a data set whose manifest is gone");
     assert_eq!(files_under(&ds), ["notes.txt"]);
-    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let doctor = env.doctor().current_dir("/").out();
     let text = String::from_utf8_lossy(&doctor.stdout);
     assert!(!text.contains(t), "{text}");
     // Not registered any more: a directory that holds no data set is refused, as before.
-    let out = env.output(&["clean", t]);
+    let out = env.clean(t).out();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -8,7 +8,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, Loop, Mount, files_under, refusal_line, sh, skip};
+use crate::util::{Dbio, Env, Loop, Mount, files_under, sh, skip};
 
 const MIB: u64 = 1 << 20;
 
@@ -32,29 +32,15 @@ fn attach(image: &Path, opts: &[&str]) -> Loop {
 }
 
 /// A 1-second write-iops on `dev` with --destructive --yes.
-fn destroy(env: &Env, dev: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "run",
-        "write-iops",
-        "--target",
-        dev,
-        "--destructive",
-        "--yes",
-        "--sessions",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    env.output(&args)
-}
-
-/// Exit 2, exactly one line on stderr, an `error:` containing every one of `words`.
-fn assert_refused(out: &std::process::Output, words: &[&str]) {
-    refusal_line("", out, words);
+fn destroy<'e>(env: &'e Env, dev: &str) -> Dbio<'e> {
+    env.run("write-iops")
+        .target(dev)
+        .destructive()
+        .yes()
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json")
 }
 
 fn sha256(path: &Path) -> String {
@@ -122,17 +108,13 @@ fn a_second_loop_over_the_image_of_a_mounted_loop_is_refused() {
     let (image_sha, file_sha) = (sha256(&image), sha256(&mnt.join("customer.dbf")));
     let c = attach(&image, &["-o", "1048576"]);
     for dev in [&b, &c] {
-        let out = destroy(&env, dev.path(), &[]);
-        assert_refused(
-            &out,
-            &[
-                dev.path(),
-                "same backing file",
-                "image.img",
-                &format!("as {}", a.path()),
-                &format!("is mounted at {}", mnt.display()),
-            ],
-        );
+        destroy(&env, dev.path()).refused(&[
+            dev.path(),
+            "same backing file",
+            "image.img",
+            &format!("as {}", a.path()),
+            &format!("is mounted at {}", mnt.display()),
+        ]);
     }
     assert_eq!(sha256(&image), image_sha, "the image is unchanged");
     assert_eq!(sha256(&mnt.join("customer.dbf")), file_sha);
@@ -154,20 +136,16 @@ fn a_second_loop_over_the_image_of_a_loop_open_in_a_program_is_refused() {
         .write(true)
         .open(&a.dev)
         .unwrap();
-    let out = destroy(&env, b.path(), &["--size", "8M"]);
-    assert_refused(
-        &out,
-        &[
-            &format!("as {}", a.path()),
-            &format!("is open in process {}", std::process::id()),
-        ],
-    );
+    destroy(&env, b.path()).size("8M").refused(&[
+        &format!("as {}", a.path()),
+        &format!("is open in process {}", std::process::id()),
+    ]);
     assert!(
         std::fs::read(&image).unwrap().iter().all(|&x| x == 0),
         "nothing written"
     );
     drop(held);
-    let out = destroy(&env, b.path(), &["--size", "8M"]);
+    let out = destroy(&env, b.path()).size("8M").out();
     assert!(
         out.status.success(),
         "{}",
@@ -209,18 +187,14 @@ fn a_loop_over_a_range_another_loop_does_not_map_is_allowed_and_an_overlapping_o
     let before = head(32 * MIB);
     // 16 MiB .. 24 MiB: the last MiB of the mounted range (1 MiB .. 17 MiB) is in it.
     let overlapping = attach(&image, &["-o", "16777216", "--sizelimit", "8388608"]);
-    let out = destroy(&env, overlapping.path(), &[]);
-    assert_refused(
-        &out,
-        &[
-            &format!("as {}", a.path()),
-            "bytes 16.0 MiB..17.0 MiB",
-            "is mounted",
-        ],
-    );
+    destroy(&env, overlapping.path()).refused(&[
+        &format!("as {}", a.path()),
+        "bytes 16.0 MiB..17.0 MiB",
+        "is mounted",
+    ]);
     drop(overlapping);
     let past = attach(&image, &["-o", "33554432"]);
-    let out = destroy(&env, past.path(), &["--size", "8M"]);
+    let out = destroy(&env, past.path()).size("8M").out();
     assert!(
         out.status.success(),
         "{}",
@@ -259,8 +233,7 @@ fn a_file_system_at_a_partition_start_of_an_unpartitioned_device_is_refused() {
             return;
         };
         let before = dev.read_all();
-        let out = destroy(&env, dev.path(), &[]);
-        assert_refused(&out, &[dev.path(), words[0], words[1]]);
+        destroy(&env, dev.path()).refused(&[dev.path(), words[0], words[1]]);
         assert!(dev.read_all() == before, "the device is unchanged");
     }
 }
@@ -283,15 +256,11 @@ fn a_loop_over_a_mounted_loop_is_refused() {
     assert!(sh("sync", &[]));
     let before = sha256(&image);
     let c = attach(&a.dev, &[]);
-    let out = destroy(&env, c.path(), &[]);
-    assert_refused(
-        &out,
-        &[
-            c.path(),
-            &format!("as {}", a.path()),
-            &format!("is mounted at {}", mnt.display()),
-        ],
-    );
+    destroy(&env, c.path()).refused(&[
+        c.path(),
+        &format!("as {}", a.path()),
+        &format!("is mounted at {}", mnt.display()),
+    ]);
     assert_eq!(sha256(&image), before, "the image is unchanged");
 }
 
@@ -309,26 +278,17 @@ fn destructive_needs_an_existing_block_device() {
         ("missing", "does not exist"),
     ] {
         for test in ["write-iops", "read-iops"] {
-            let out = env.output(&[
-                "run",
-                test,
-                "--target",
-                target,
-                "--destructive",
-                "--yes",
-                "--size",
-                "8M",
-                "--duration",
-                "1s",
-            ]);
-            assert_refused(
-                &out,
-                &[
+            env.run(test)
+                .target(target)
+                .destructive()
+                .yes()
+                .size("8M")
+                .duration("1s")
+                .refused(&[
                     &format!("--target {target}"),
                     "with --destructive the target must be an existing block device",
                     kind,
-                ],
-            );
+                ]);
         }
     }
     assert_eq!(files_under(env.path()), before, "nothing created");
@@ -401,16 +361,12 @@ fn a_device_or_backing_file_only_mapped_by_a_program_is_in_use() {
     let me = format!("is mapped by process {}", std::process::id());
     {
         let _m = Mapped::new(&b.dev, MIB as usize);
-        let out = destroy(&env, a.path(), &["--size", "8M"]);
-        assert_refused(
-            &out,
-            &[
-                a.path(),
-                "same backing file",
-                &format!("as {}", b.path()),
-                &me,
-            ],
-        );
+        destroy(&env, a.path()).size("8M").refused(&[
+            a.path(),
+            "same backing file",
+            &format!("as {}", b.path()),
+            &me,
+        ]);
         assert!(all_zero(&image), "nothing written");
     }
     {
@@ -420,17 +376,22 @@ fn a_device_or_backing_file_only_mapped_by_a_program_is_in_use() {
         std::fs::hard_link(&image, &link).unwrap();
         let _m = Mapped::new(&link, MIB as usize);
         std::fs::remove_file(&link).unwrap();
-        let out = destroy(&env, a.path(), &["--size", "8M"]);
-        assert_refused(&out, &[a.path(), "its backing file", "mapped.img", &me]);
+        destroy(&env, a.path()).size("8M").refused(&[
+            a.path(),
+            "its backing file",
+            "mapped.img",
+            &me,
+        ]);
         assert!(all_zero(&image), "nothing written");
     }
     {
         let _m = Mapped::new(&a.dev, MIB as usize);
-        let out = destroy(&env, c.path(), &["--size", "8M"]);
-        assert_refused(&out, &[c.path(), &format!("as {}", a.path()), &me]);
+        destroy(&env, c.path())
+            .size("8M")
+            .refused(&[c.path(), &format!("as {}", a.path()), &me]);
         assert!(all_zero(&image), "nothing written");
     }
-    let out = destroy(&env, a.path(), &["--size", "8M"]);
+    let out = destroy(&env, a.path()).size("8M").out();
     assert!(
         out.status.success(),
         "{}",
@@ -456,15 +417,11 @@ fn a_file_system_at_any_offset_of_an_unpartitioned_device_is_refused() {
         return;
     };
     let before = sha256(&image);
-    let out = destroy(&env, dev.path(), &[]);
-    assert_refused(
-        &out,
-        &[
-            dev.path(),
-            "ext2/3/4",
-            "at byte 4194304",
-            "4.0 MiB into the device",
-        ],
-    );
+    destroy(&env, dev.path()).refused(&[
+        dev.path(),
+        "ext2/3/4",
+        "at byte 4194304",
+        "4.0 MiB into the device",
+    ]);
     assert_eq!(sha256(&image), before, "the device is unchanged");
 }

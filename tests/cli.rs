@@ -2,63 +2,49 @@
 
 use crate::util::Env;
 
-fn assert_usage_error(args: &[&str], must_mention: &str) {
-    let env = Env::new();
-    let out = env.output(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit status; stderr: {stderr}"
-    );
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?}: one line expected, got:\n{stderr}"
-    );
-    assert!(
-        stderr.contains(must_mention),
-        "{args:?}: {stderr:?} should mention {must_mention:?}"
-    );
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
-        "{args:?}: {stderr}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
-    assert!(
-        !env.join("dbio-data").exists(),
-        "{args:?}: no data set created for bad input"
-    );
-}
-
+/// Bad input is refused with one line naming the option and leaves everything as it was (no
+/// data set, nothing recorded).
 #[test]
 fn bad_values_exit_2_with_one_line() {
-    assert_usage_error(&["run", "read-iops", "--sessions", "0"], "--sessions");
-    assert_usage_error(
-        &["run", "read-iops", "--block-size", "3000"],
-        "power of two",
-    );
-    assert_usage_error(
-        &["run", "read-iops", "--io-mode", "fast"],
-        "none, directio, asynch, setall",
-    );
-    assert_usage_error(&["run", "read-iops", "--duration", "-5s"], "--duration");
-    assert_usage_error(&["run", "read-iops", "--size", "12Q"], "unknown unit 'Q'");
-    assert_usage_error(
-        &["run", "read-iops", "--engine", "io_uring"],
-        "auto, uring, aio, sync",
-    );
-    assert_usage_error(&["run", "read-iops", "--duration", "0s"], "--duration");
-    assert_usage_error(&["run", "fastest"], "read-iops");
-    assert_usage_error(&["run", "read-iops", "--sync", "--async"], "--async");
-    assert_usage_error(&["run", "read-iops", "--size", "1K"], "--size");
-    assert_usage_error(&["run", "read-iops", "--mbrc", "0"], "--mbrc");
+    let env = Env::new();
+    env.run("read-iops")
+        .sessions(0)
+        .refused_leaving_nothing(&["--sessions"]);
+    env.run("read-iops")
+        .block_size(3000)
+        .refused_leaving_nothing(&["power of two"]);
+    env.run("read-iops")
+        .io_mode("fast")
+        .refused_leaving_nothing(&["none, directio, asynch, setall"]);
+    env.run("read-iops")
+        .duration("-5s")
+        .refused_leaving_nothing(&["--duration"]);
+    env.run("read-iops")
+        .size("12Q")
+        .refused_leaving_nothing(&["unknown unit 'Q'"]);
+    env.run("read-iops")
+        .engine("io_uring")
+        .refused_leaving_nothing(&["auto, uring, aio, sync"]);
+    env.run("read-iops")
+        .duration("0s")
+        .refused_leaving_nothing(&["--duration"]);
+    env.run("fastest").refused_leaving_nothing(&["read-iops"]);
+    env.run("read-iops")
+        .sync_()
+        .async_()
+        .refused_leaving_nothing(&["--async"]);
+    env.run("read-iops")
+        .size("1K")
+        .refused_leaving_nothing(&["--size"]);
+    env.run("read-iops")
+        .opt("--mbrc", 0)
+        .refused_leaving_nothing(&["--mbrc"]);
 }
 
 #[test]
 fn missing_target_says_what_to_do() {
     let env = Env::new();
-    let out = env.output(&["run", "read-iops", "--target", "no/such/dir"]);
+    let out = env.run("read-iops").target("no/such/dir").out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
@@ -71,7 +57,7 @@ fn missing_target_says_what_to_do() {
 #[test]
 fn help_and_version_work() {
     let env = Env::new();
-    let out = env.output(&["run", "--help"]);
+    let out = env.cmd("run").arg("--help").out();
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
     for opt in [
@@ -96,28 +82,31 @@ fn help_and_version_work() {
     ] {
         assert!(help.contains(opt), "help lacks {opt}");
     }
-    let out = env.output(&["--version"]);
+    let out = env.bare().arg("--version").out();
     assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
 }
 
 /// Commands that take a path, not `--target`, speak of the path as typed.
 #[test]
 fn commands_without_target_do_not_speak_of_it() {
-    assert_usage_error(&["map", "/nonexistent/dbio-test"], "/nonexistent/dbio-test");
-    assert_usage_error(&["clean", "/dev/null"], "not a data set directory");
+    let env = Env::new();
+    env.cmd("map")
+        .arg("/nonexistent/dbio-test")
+        .refused_leaving_nothing(&["/nonexistent/dbio-test"]);
+    env.clean("/dev/null")
+        .refused_leaving_nothing(&["not a data set directory"]);
     for args in [
         ["map", "/nonexistent/dbio-test"].as_slice(),
         ["clean", "/dev/null"].as_slice(),
         ["verify", "/dev/null"].as_slice(),
     ] {
-        let out = Env::new().output(args);
+        let out = Env::new().bare().args(args).out();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("--target"), "{args:?}: {stderr}");
     }
     // `dbio run` names its own option.
-    assert_usage_error(
-        &["run", "read-iops", "--target", "/dev/null"],
-        "--target /dev/null is neither",
-    );
+    env.run("read-iops")
+        .target("/dev/null")
+        .refused_leaving_nothing(&["--target /dev/null is neither"]);
 }

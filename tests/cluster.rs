@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Env, f, is_root, skip, u};
+use crate::util::{Dbio, Env, f, is_root, skip, u};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -166,24 +166,21 @@ impl Hosts {
         format!("ssh -F {}", self.config.display())
     }
 
-    /// `dbio run ... --hosts HOSTS` through the test sshds, with this test's stores.
-    fn dbio(&self, hosts: &str, args: &[&str]) -> assert_cmd::Command {
-        let mut c = self.env.dbio();
-        c.args(args)
-            .args(["--hosts", hosts, "--ssh", &self.ssh()])
-            .args(["--remote-dbio", self.remote.to_str().unwrap()]);
-        c
+    /// `cmd` on `--hosts HOSTS` through the test sshds, with this test's stores.
+    fn dbio<'e>(&self, hosts: &str, cmd: Dbio<'e>) -> Dbio<'e> {
+        cmd.opt("--hosts", hosts)
+            .opt("--ssh", self.ssh())
+            .path_opt("--remote-dbio", &self.remote)
     }
 
     /// The same as a child process, to act on while it runs.
-    fn spawn(&self, hosts: &str, args: &[&str]) -> Child {
-        let mut c = self.env.process();
-        c.args(args)
-            .args(["--hosts", hosts, "--ssh", &self.ssh()])
-            .args(["--remote-dbio", self.remote.to_str().unwrap()])
+    fn spawn(&self, hosts: &str, cmd: Dbio<'_>) -> Child {
+        self.dbio(hosts, cmd)
+            .process()
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c.spawn().unwrap()
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// The pids of this test's `dbio agent` processes.
@@ -222,24 +219,15 @@ fn dbio_bin() -> PathBuf {
 }
 
 /// A short run on /dev/shm: one session, 32 MiB per host, `duration`.
-fn short<'a>(test: &'a str, target: &'a str, duration: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        test,
-        "--target",
-        target,
-        "--size",
-        "32M",
-        "--sessions",
-        "1",
-        "--duration",
-        duration,
-        "--warmup",
-        "200ms",
-        "--io-mode",
-        "none",
-        "--json",
-    ]
+fn short<'e>(env: &'e Env, test: &str, target: &str, duration: &str) -> Dbio<'e> {
+    env.run(test)
+        .target(target)
+        .size("32M")
+        .sessions(1)
+        .duration(duration)
+        .warmup("200ms")
+        .io_mode("none")
+        .arg("--json")
 }
 
 fn shm(name: &str) -> Option<tempfile::TempDir> {
@@ -365,9 +353,10 @@ fn two_hosts_one_run_merged_histograms_no_socket() {
         return;
     };
     let target = format!("{}/ds-{{host}}", shm.path().display());
-    let mut args = short("read-iops", &target, "2s");
-    args.push("--sync");
-    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let mut child = h.spawn(
+        "127.0.0.1,127.0.0.2",
+        short(&h.env, "read-iops", &target, "2s").sync_(),
+    );
     // While it runs: the coordinator holds no socket and listens on nothing.
     let t0 = Instant::now();
     let mut looked = false;
@@ -415,7 +404,7 @@ fn two_hosts_one_run_merged_histograms_no_socket() {
             "no row for {host}:\n{summary}"
         );
     }
-    let listed = h.env.json(&["runs", "--json"]);
+    let listed = h.env.runs().json();
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert!(h.agents().is_empty(), "agents left: {:?}", h.agents());
 }
@@ -436,9 +425,7 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
         ),
     )
     .unwrap();
-    let out = h
-        .env
-        .output(&["run", "--job", job.to_str().unwrap(), "--json", "--yes"]);
+    let out = h.env.run_job(&job).arg("--json").yes().out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     // A job file's ssh runs only with --yes, and each command is shown before it runs.
@@ -459,9 +446,10 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
 /// agents run and `settle` has passed.
 fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str, settle: Duration) -> Child {
     let target = format!("{}/{tag}-{{host}}", shm.path().display());
-    let mut args = short("read-iops", &target, "30s");
-    args.push("--sync");
-    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let mut child = h.spawn(
+        "127.0.0.1,127.0.0.2",
+        short(&h.env, "read-iops", &target, "30s").sync_(),
+    );
     wait_agents(h, &mut child, Instant::now());
     std::thread::sleep(settle);
     child
@@ -525,9 +513,13 @@ fn an_unreachable_host_is_refused_before_anything_starts() {
         return;
     };
     let target = format!("{}/u-{{host}}", shm.path().display());
-    let args = short("read-iops", &target, "1s");
     // Nothing listens on 127.0.0.3.
-    let out = h.dbio("127.0.0.1,127.0.0.3", &args).output().unwrap();
+    let out = h
+        .dbio(
+            "127.0.0.1,127.0.0.3",
+            short(&h.env, "read-iops", &target, "1s"),
+        )
+        .out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     // One line, naming the host (ssh's own complaint is quoted in it, not relayed too).
@@ -558,12 +550,11 @@ fn another_dbio_version_there_is_refused_naming_the_host() {
         "#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1,\"dbio_version\":\"0.0.1\",\"hostname\":\"old\",\"pid\":1}'\ncat > /dev/null\n",
     );
     let target = format!("{}/v-{{host}}", shm.path().display());
-    let mut args = short("read-iops", &target, "1s");
-    args.extend(["--remote-dbio", old.to_str().unwrap()]);
-    let mut c = h.env.dbio();
-    c.args(&args)
-        .args(["--hosts", "127.0.0.2", "--ssh", &h.ssh()]);
-    let out = c.output().unwrap();
+    let out = short(&h.env, "read-iops", &target, "1s")
+        .path_opt("--remote-dbio", &old)
+        .opt("--hosts", "127.0.0.2")
+        .opt("--ssh", h.ssh())
+        .out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -590,12 +581,13 @@ fn push_leaves_no_binary_behind_and_shared_is_one_data_set() {
     };
     let before = tmp_dirs();
     let target = format!("{}/shared", shm.path().display());
-    let mut args = short("read-iops", &target, "1s");
-    args.extend(["--sync", "--shared", "--push"]);
-    let mut c = h.env.dbio();
-    c.args(&args)
-        .args(["--hosts", "127.0.0.1,127.0.0.2", "--ssh", &h.ssh()]);
-    let out = c.output().unwrap();
+    let out = short(&h.env, "read-iops", &target, "1s")
+        .sync_()
+        .arg("--shared")
+        .arg("--push")
+        .opt("--hosts", "127.0.0.1,127.0.0.2")
+        .opt("--ssh", h.ssh())
+        .out();
     assert!(
         out.status.success(),
         "{}",
@@ -627,25 +619,17 @@ fn calibrate_across_hosts_runs_every_point_on_both() {
     let out = h
         .dbio(
             "127.0.0.1,127.0.0.2",
-            &[
-                "calibrate",
-                "--target",
-                &target,
-                "--size",
-                "32M",
-                "--point-duration",
-                "1s",
-                "--warmup",
-                "200ms",
-                "--max-outstanding",
-                "1",
-                "--io-mode",
-                "none",
-                "--json",
-            ],
+            h.env
+                .cmd("calibrate")
+                .target(&target)
+                .size("32M")
+                .opt("--point-duration", "1s")
+                .warmup("200ms")
+                .opt("--max-outstanding", 1)
+                .io_mode("none")
+                .arg("--json"),
         )
-        .output()
-        .unwrap();
+        .out();
     assert!(
         out.status.success(),
         "{}",
@@ -715,9 +699,13 @@ fn shared_writes_each_host_only_its_own_data_files() {
     };
     let target = format!("{}/shared", shm.path().display());
     let dir = shm.path().join("shared");
-    let mut args = short("write-iops", &target, "2s");
-    args.extend(["--sync", "--shared", "--files", "4"]);
-    let mut child = h.spawn("127.0.0.1,127.0.0.2", &args);
+    let mut child = h.spawn(
+        "127.0.0.1,127.0.0.2",
+        short(&h.env, "write-iops", &target, "2s")
+            .sync_()
+            .arg("--shared")
+            .files(4),
+    );
     let t0 = Instant::now();
     wait_agents(&h, &mut child, t0);
     // While both write: which data files each agent holds open for writing.
@@ -767,13 +755,7 @@ fn shared_writes_each_host_only_its_own_data_files() {
     assert!(r["dataset"]["region"].is_null());
     assert_eq!(std::fs::read_dir(shm.path()).unwrap().count(), 1);
     // Released by both: a plain writer may have it now.
-    let out = h
-        .env
-        .dbio()
-        .args(short("write-iops", &target, "1s"))
-        .args(["--files", "4"])
-        .output()
-        .unwrap();
+    let out = short(&h.env, "write-iops", &target, "1s").files(4).out();
     assert!(
         out.status.success(),
         "{}",
@@ -804,16 +786,13 @@ fn shared_writes_that_cannot_be_split_are_refused() {
         ),
     ];
     for (test, extra, why) in cases {
-        let mut args = short(test, &target, "1s");
-        args.extend(extra);
         // An ssh that cannot reach anything: the refusal comes first.
-        let out = env
-            .dbio()
-            .args(&args)
-            .args(["--shared", "--hosts", "127.0.0.1,127.0.0.2"])
-            .args(["--ssh", "ssh -o ConnectTimeout=1 -p 1"])
-            .output()
-            .unwrap();
+        let out = short(&env, test, &target, "1s")
+            .args(extra)
+            .arg("--shared")
+            .opt("--hosts", "127.0.0.1,127.0.0.2")
+            .opt("--ssh", "ssh -o ConnectTimeout=1 -p 1")
+            .out();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{test}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{test}: {err}");

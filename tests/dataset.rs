@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::MetadataExt;
 
-use crate::util::{Env, assert_consistent, event, files_under, quick, u};
+use crate::util::{Env, assert_consistent, event, files_under, u};
 
 fn inode(p: &std::path::Path) -> u64 {
     std::fs::metadata(p).unwrap().ino()
@@ -12,15 +12,7 @@ fn inode(p: &std::path::Path) -> u64 {
 #[test]
 fn prepare_then_runs_reuse_it() {
     let env = Env::new();
-    let out = env.output(&[
-        "prepare",
-        "--size",
-        "64M",
-        "--files",
-        "2",
-        "--block-size",
-        "4K",
-    ]);
+    let out = env.prepare().size("64M").files(2).block_size("4K").out();
     assert!(
         out.status.success(),
         "{}",
@@ -55,21 +47,14 @@ fn prepare_then_runs_reuse_it() {
     assert!(m["in_use"].is_null());
 
     let first = inode(&env.join("dbio-data/dbio-data-001.dbf"));
-    let r = env.json(&[
-        "run",
-        "read-iops",
-        "--size",
-        "64M",
-        "--files",
-        "2",
-        "--block-size",
-        "4K",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let r = env
+        .run("read-iops")
+        .size("64M")
+        .files(2)
+        .block_size("4K")
+        .duration("1s")
+        .warmup("0s")
+        .json();
     assert_consistent(&r);
     assert_eq!(r["dataset"]["reused"], true);
     assert_eq!(
@@ -87,38 +72,26 @@ fn prepare_then_runs_reuse_it() {
     );
 
     // --fresh recreates; a different shape asks for --fresh and changes nothing first.
-    let r = env.json(&[
-        "run",
-        "read-iops",
-        "--size",
-        "64M",
-        "--files",
-        "2",
-        "--block-size",
-        "4K",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--fresh",
-        "--json",
-    ]);
+    let r = env
+        .run("read-iops")
+        .size("64M")
+        .files(2)
+        .block_size("4K")
+        .duration("1s")
+        .warmup("0s")
+        .fresh()
+        .json();
     assert_eq!(r["dataset"]["reused"], false);
     let before = inode(&env.join("dbio-data/dbio-data-001.dbf"));
-    let reshape = [
-        "run",
-        "read-iops",
-        "--size",
-        "96M",
-        "--files",
-        "3",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    let out = env.output(&reshape);
+    let reshape = || {
+        env.run("read-iops")
+            .size("96M")
+            .files(3)
+            .duration("1s")
+            .warmup("0s")
+            .arg("--json")
+    };
+    let out = reshape().out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -127,9 +100,7 @@ fn prepare_then_runs_reuse_it() {
     );
     assert_eq!(before, inode(&env.join("dbio-data/dbio-data-001.dbf")));
     assert_eq!(files_under(&env.join("dbio-data")).len(), 4);
-    let mut fresh = reshape.to_vec();
-    fresh.push("--fresh");
-    let r = env.json(&fresh);
+    let r = reshape().fresh().json();
     assert_eq!(r["dataset"]["reused"], false);
     assert_eq!(u(&r["dataset"]["size_bytes"]), 96 << 20);
     assert_eq!(
@@ -142,9 +113,9 @@ fn prepare_then_runs_reuse_it() {
 #[test]
 fn clean_removes_the_data_set_and_nothing_else() {
     let env = Env::new();
-    env.json(&quick("write-iops", &[]));
+    env.quick("write-iops").json();
     std::fs::write(env.join("dbio-data/notes.txt"), "mine").unwrap();
-    let out = env.output(&["clean"]);
+    let out = env.cmd("clean").out();
     assert!(
         out.status.success(),
         "{}",
@@ -160,14 +131,14 @@ fn clean_removes_the_data_set_and_nothing_else() {
         "mine"
     );
     // Nothing left to clean: a clear error, and the foreign file stays.
-    let out = env.output(&["clean"]);
+    let out = env.cmd("clean").out();
     assert_eq!(out.status.code(), Some(2));
     assert!(env.join("dbio-data/notes.txt").exists());
 
     // A data set in a directory dbio created: clean removes the directory too.
     let env = Env::new();
-    env.json(&quick("read-iops", &[]));
-    assert!(env.output(&["clean", "dbio-data"]).status.success());
+    env.quick("read-iops").json();
+    assert!(env.clean("dbio-data").out().status.success());
     assert!(
         !env.join("dbio-data").exists(),
         "no file behind: {:?}",
@@ -186,20 +157,14 @@ fn read_tests_read_an_existing_file_without_changing_it() {
     let mtime = std::fs::metadata(&path).unwrap().mtime_nsec();
     for test in ["read-iops", "read-mbps"] {
         for sub in ["--sync", "--async"] {
-            let r = env.json(&[
-                "run",
-                test,
-                sub,
-                "--target",
-                "existing.dat",
-                "--sessions",
-                "2",
-                "--duration",
-                "1s",
-                "--warmup",
-                "0s",
-                "--json",
-            ]);
+            let r = env
+                .run(test)
+                .arg(sub)
+                .target("existing.dat")
+                .sessions(2)
+                .duration("1s")
+                .warmup("0s")
+                .json();
             assert_consistent(&r);
             assert_eq!(r["dataset"]["kind"], "file");
             assert_eq!(r["config"]["open_flags"][0], "O_RDONLY");
@@ -209,7 +174,7 @@ fn read_tests_read_an_existing_file_without_changing_it() {
     assert_eq!(std::fs::read(&path).unwrap(), data, "the file is unchanged");
     assert_eq!(std::fs::metadata(&path).unwrap().mtime_nsec(), mtime);
     assert!(!env.join("dbio-data").exists());
-    let out = env.output(&["run", "write-iops", "--target", "existing.dat"]);
+    let out = env.run("write-iops").target("existing.dat").out();
     assert_eq!(
         out.status.code(),
         Some(2),

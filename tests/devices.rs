@@ -4,43 +4,22 @@
 
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::util::{Env, Loop, Mount, event, sh, skip, u};
+use crate::util::{Dbio, Env, Loop, Mount, event, sh, skip, u};
 
 const MIB: u64 = 1 << 20;
 
-/// A short write test on `dev` with `extra` options.
-fn write_test<'a>(test: &'a str, dev: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "run",
-        test,
-        "--target",
-        dev,
-        "--sessions",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    v.extend_from_slice(extra);
-    v
+/// A short `test` on `dev`, printing its result as JSON.
+fn on_device<'e>(env: &'e Env, test: &str, dev: &str) -> Dbio<'e> {
+    env.run(test)
+        .target(dev)
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json")
 }
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit 2, one `error:` line containing every one of `words`.
-fn assert_refused(out: &std::process::Output, words: &[&str]) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    for w in words {
-        assert!(lines[0].contains(w), "{w:?} missing in: {}", lines[0]);
-    }
-    assert!(out.stdout.is_empty(), "no result for a refused run");
 }
 
 #[test]
@@ -60,8 +39,11 @@ fn a_device_holding_ext4_is_refused_with_and_without_destructive() {
     let before = dev.read_all();
     for test in ["write-iops", "write-mbps"] {
         for extra in [&[][..], &["--destructive"], &["--destructive", "--yes"]] {
-            let out = env.output(&write_test(test, dev.path(), extra));
-            assert_refused(&out, &[dev.path(), "ext2/3/4 file system", "wipefs"]);
+            on_device(&env, test, dev.path()).args(extra).refused(&[
+                dev.path(),
+                "ext2/3/4 file system",
+                "wipefs",
+            ]);
         }
     }
     assert!(dev.read_all() == before, "the device is unchanged");
@@ -75,12 +57,10 @@ fn a_device_holding_ext4_is_refused_with_and_without_destructive() {
         Some(m) => m,
         None => return,
     };
-    let out = env.output(&write_test(
-        "write-iops",
-        dev.path(),
-        &["--destructive", "--yes"],
-    ));
-    assert_refused(&out, &["is mounted", "mnt"]);
+    on_device(&env, "write-iops", dev.path())
+        .destructive()
+        .yes()
+        .refused(&["is mounted", "mnt"]);
 }
 
 #[test]
@@ -90,37 +70,35 @@ fn a_blank_device_is_written_with_destructive_yes_and_only_within_its_size() {
         return;
     };
     // Without --destructive: refused, naming what would be overwritten and the option.
-    let out = env.output(&write_test("write-iops", dev.path(), &[]));
-    assert_refused(
-        &out,
-        &["--destructive", "64.0 MiB", "loop device backed by"],
-    );
+    on_device(&env, "write-iops", dev.path()).refused(&[
+        "--destructive",
+        "64.0 MiB",
+        "loop device backed by",
+    ]);
     // --destructive, but nobody to ask (stdin is not a terminal, even if it says yes) and
     // no --yes: refused.
-    let out = env
-        .dbio()
-        .args(write_test("write-iops", dev.path(), &["--destructive"]))
-        .write_stdin("yes\n")
-        .output()
-        .unwrap();
-    assert_refused(&out, &["--yes", "not a terminal"]);
+    on_device(&env, "write-iops", dev.path())
+        .destructive()
+        .stdin("yes\n")
+        .refused(&["--yes", "not a terminal"]);
     // --size beyond the device: refused before anything is asked or written.
-    let out = env.output(&write_test(
-        "write-mbps",
-        dev.path(),
-        &["--destructive", "--yes", "--size", "1G"],
-    ));
-    assert_refused(&out, &["--size 1G", "larger than"]);
+    on_device(&env, "write-mbps", dev.path())
+        .destructive()
+        .yes()
+        .size("1G")
+        .refused(&["--size 1G", "larger than"]);
     // Tests that need files of their own are not run on a device.
-    let out = env.output(&write_test("redo", dev.path(), &["--destructive", "--yes"]));
-    assert_refused(&out, &["redo", "directory"]);
+    on_device(&env, "redo", dev.path())
+        .destructive()
+        .yes()
+        .refused(&["redo", "directory"]);
     assert!(
         dev.read_all().iter().all(|&b| b == 0),
         "nothing written yet"
     );
 
     for test in ["write-iops", "write-mbps"] {
-        let out = env.output(&write_test(test, dev.path(), &["--destructive", "--yes"]));
+        let out = on_device(&env, test, dev.path()).destructive().yes().out();
         assert!(out.status.success(), "{test}: {}", stderr(&out));
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["dataset"]["kind"], "block_device");
@@ -141,11 +119,11 @@ fn a_blank_device_is_written_with_destructive_yes_and_only_within_its_size() {
     let Some(dev) = Loop::blank(env.path(), "blank2.img", 64 * MIB) else {
         return;
     };
-    let out = env.output(&write_test(
-        "write-iops",
-        dev.path(),
-        &["--destructive", "--yes", "--size", "16M"],
-    ));
+    let out = on_device(&env, "write-iops", dev.path())
+        .destructive()
+        .yes()
+        .size("16M")
+        .out();
     assert!(out.status.success(), "{}", stderr(&out));
     let data = dev.read_all();
     assert!(data[..16 << 20].iter().any(|&b| b != 0));
@@ -170,16 +148,11 @@ fn a_device_in_use_or_with_signatures_is_refused() {
             .custom_flags(libc::O_EXCL)
             .open(&dev.dev)
             .unwrap();
-        let out = env.output(&write_test(
-            "write-iops",
-            dev.path(),
-            &["--destructive", "--yes"],
-        ));
         // Found by who has it open (a database holds raw devices open without O_EXCL).
-        assert_refused(
-            &out,
-            &["in use", &format!("open in process {}", std::process::id())],
-        );
+        on_device(&env, "write-iops", dev.path())
+            .destructive()
+            .yes()
+            .refused(&["in use", &format!("open in process {}", std::process::id())]);
     }
     // Signatures written by the real tools, where they exist; a partition table by hand.
     let cases: [(&str, &[&str], &str); 2] = [("mkswap", &[], "swap area"), ("wipefs", &["-a"], "")];
@@ -194,12 +167,10 @@ fn a_device_in_use_or_with_signatures_is_refused() {
             continue;
         }
         let before = dev.read_all();
-        let out = env.output(&write_test(
-            "write-iops",
-            dev.path(),
-            &["--destructive", "--yes"],
-        ));
-        assert_refused(&out, &[what]);
+        on_device(&env, "write-iops", dev.path())
+            .destructive()
+            .yes()
+            .refused(&[what]);
         assert!(dev.read_all() == before);
     }
     let mut mbr = vec![0u8; 512];
@@ -214,12 +185,10 @@ fn a_device_in_use_or_with_signatures_is_refused() {
         .open(&dev.dev)
         .and_then(|f| std::os::unix::fs::FileExt::write_all_at(&f, &mbr, 0))
         .unwrap();
-    let out = env.output(&write_test(
-        "write-mbps",
-        dev.path(),
-        &["--destructive", "--yes"],
-    ));
-    assert_refused(&out, &["MBR partition table"]);
+    on_device(&env, "write-mbps", dev.path())
+        .destructive()
+        .yes()
+        .refused(&["MBR partition table"]);
 }
 
 #[test]
@@ -228,7 +197,7 @@ fn read_tests_on_a_device_need_no_permission_to_write() {
     let Some(dev) = Loop::blank(env.path(), "read.img", 32 * MIB) else {
         return;
     };
-    let r = env.json(&write_test("read-iops", dev.path(), &["--size", "8M"]));
+    let r = on_device(&env, "read-iops", dev.path()).size("8M").json();
     assert_eq!(r["dataset"]["kind"], "block_device");
     assert_eq!(u(&r["dataset"]["size_bytes"]), 8 * MIB);
     assert_eq!(r["config"]["open_flags"][0], "O_RDONLY");
@@ -246,20 +215,13 @@ fn block_size_below_the_sector_size_says_what_to_do() {
     let Some(dev) = Loop::new(&image, Some(4096)) else {
         return;
     };
-    let out = env.output(&write_test(
-        "read-iops",
-        dev.path(),
-        &["--block-size", "512"],
-    ));
-    assert_refused(
-        &out,
-        &["--block-size 512", "multiple of 4K", "buffered --io-mode"],
-    );
+    on_device(&env, "read-iops", dev.path())
+        .block_size(512)
+        .refused(&["--block-size 512", "multiple of 4K", "buffered --io-mode"]);
     // The buffered io modes have no alignment to meet.
-    let r = env.json(&write_test(
-        "read-iops",
-        dev.path(),
-        &["--block-size", "512", "--io-mode", "asynch"],
-    ));
+    let r = on_device(&env, "read-iops", dev.path())
+        .block_size(512)
+        .io_mode("asynch")
+        .json();
     assert!(u(&event(&r)["requests"]) > 0);
 }

@@ -12,7 +12,7 @@ use crate::util::Env;
 
 /// `dbio --version`: "dbio VERSION (commit C, TARGET[, glibc >= F])" as its parts.
 fn version_parts(env: &Env) -> (String, String, String, Option<String>) {
-    let out = env.output(&["--version"]);
+    let out = env.bare().arg("--version").out();
     assert!(out.status.success());
     let line = String::from_utf8(out.stdout).unwrap();
     let line = line.trim();
@@ -85,19 +85,13 @@ fn version_names_commit_target_and_glibc_floor_and_result_json_agrees() {
         );
     }
 
-    let r: Value = env.json(&[
-        "run",
-        "read-iops",
-        "--size",
-        "64M",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let r: Value = env
+        .run("read-iops")
+        .size("64M")
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .json();
     let b = &r["dbio_build"];
     assert_eq!(b["version"], version.as_str());
     assert_eq!(r["dbio_version"], version.as_str());
@@ -132,13 +126,18 @@ fn fake_ssh(env: &Env, answers: &[(&str, &str)]) -> (String, std::path::PathBuf)
 
 fn push_run(env: &Env, ssh: &str, target: &Path) -> std::process::Output {
     let target = format!("{}/d-{{host}}", target.display());
-    env.dbio()
-        .args(["run", "read-iops", "--target", &target])
-        .args(["--size", "32M", "--sessions", "1", "--duration", "1s"])
-        .args(["--warmup", "0s", "--io-mode", "none", "--json"])
-        .args(["--hosts", "db1,db2", "--ssh", ssh, "--push"])
-        .output()
-        .unwrap()
+    env.run("read-iops")
+        .target(&target)
+        .size("32M")
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .io_mode("none")
+        .arg("--json")
+        .opt("--hosts", "db1,db2")
+        .opt("--ssh", ssh)
+        .arg("--push")
+        .out()
 }
 
 #[test]

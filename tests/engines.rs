@@ -17,35 +17,28 @@ fn run(
     extra: &[&str],
 ) -> (Option<i32>, Value, String) {
     let target = dir.join("data");
-    let mut args = vec![
-        "run",
-        test,
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "64M",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
+    let mut run = env
+        .run(test)
+        .target(&target)
+        .size("64M")
+        .warmup("0s")
+        .arg("--json")
+        .args(extra);
     if matches!(test, "redo" | "oltp") {
-        args.extend(["--redo-file-size", "8M"]);
+        run = run.opt("--redo-file-size", "8M");
     }
     if !extra.contains(&"--duration") {
-        args.extend(["--duration", "1s"]);
+        run = run.duration("1s");
     }
     if !extra.contains(&"--sessions") {
-        args.extend(["--sessions", "2"]);
+        run = run.sessions(2);
     }
-    let mut cmd = env.dbio();
-    for (k, v) in env_vars {
-        cmd.env(k, v);
-    }
-    let out = cmd.args(&args).output().unwrap();
+    let run = run.envs(env_vars);
+    let line = run.line();
+    let out = run.out();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let r = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("dbio {args:?}: no JSON ({e}):\n{stderr}"));
+        .unwrap_or_else(|e| panic!("{line}: no JSON ({e}):\n{stderr}"));
     (out.status.code(), r, stderr)
 }
 
@@ -221,15 +214,12 @@ fn the_null_engine_does_no_io_and_says_so() {
 #[test]
 fn verify_is_refused_with_the_null_engine() {
     let env = Env::new();
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--engine",
-        "null",
-        "--verify",
-        "--size",
-        "64M",
-    ]);
+    let out = env
+        .run("read-iops")
+        .engine("null")
+        .verify_data()
+        .size("64M")
+        .out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");

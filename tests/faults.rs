@@ -25,7 +25,7 @@ fn a_full_file_system_refuses_the_data_set_and_leaves_nothing() {
     let Some(_small) = Mount::new("tmpfs", "size=20m", "tmpfs", &env.join("small")) else {
         return;
     };
-    let out = env.output(&["prepare", "--target", "small/data", "--size", "64M"]);
+    let out = env.prepare().target("small/data").size("64M").out();
     let errors = error_lines(&out);
     assert_eq!(out.status.code(), Some(2), "{errors:?}");
     assert_eq!(errors.len(), 1, "{errors:?}");
@@ -44,8 +44,10 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
     let env = Env::new();
     // SAFETY: setrlimit between fork and exec touches only this process's limits.
     let out = unsafe {
-        env.process()
-            .args(["prepare", "--size", "64M", "--files", "64"])
+        env.prepare()
+            .size("64M")
+            .files(64)
+            .process()
             .pre_exec(|| {
                 let lim = libc::rlimit {
                     rlim_cur: 24,
@@ -144,11 +146,10 @@ fn a_device_failing_mid_run_with_eio_stops_cleanly_with_a_partial_result() {
     let env = Env::new();
     // The fault engine lets 500 completions through, then fails every one with EIO.
     let out = env
-        .dbio()
+        .quick("read-iops")
+        .arg("--json")
         .env("DBIO_FAULT_EIO_AFTER", "500")
-        .args(crate::util::quick("read-iops", &[]))
-        .output()
-        .unwrap();
+        .out();
     assert_eq!(
         out.status.code(),
         Some(4),
@@ -179,11 +180,11 @@ fn a_device_failing_mid_run_with_eio_stops_cleanly_with_a_partial_result() {
     );
     // With --continue-on-error the run goes on to the end and counts every failure.
     let out = env
-        .dbio()
+        .quick("read-iops")
+        .arg("--json")
+        .arg("--continue-on-error")
         .env("DBIO_FAULT_EIO_AFTER", "500")
-        .args(crate::util::quick("read-iops", &["--continue-on-error"]))
-        .output()
-        .unwrap();
+        .out();
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         r["partial"],
@@ -217,23 +218,17 @@ fn continue_on_error_counts_failed_requests_and_goes_on() {
         return;
     };
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "write-iops",
-            "--target",
-            dev.path(),
-            "--destructive",
-            "--yes",
-            "--sessions",
-            "2",
-            "--duration",
-            "2s",
-            "--warmup",
-            "0s",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        let out = env.output(&args);
+        let out = env
+            .run("write-iops")
+            .target(dev.path())
+            .destructive()
+            .yes()
+            .sessions(2)
+            .duration("2s")
+            .warmup("0s")
+            .arg("--json")
+            .args(extra)
+            .out();
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
         });

@@ -12,9 +12,12 @@ fn a_write_test_on_a_file_dbio_did_not_create_is_refused() {
     std::fs::write(&path, &data).unwrap();
     for test in ["write-iops", "write-mbps", "redo", "oltp", "temp"] {
         for extra in [&[][..], &["--destructive", "--yes"]] {
-            let mut args = vec!["run", test, "--target", "customer.dbf", "--duration", "1s"];
-            args.extend_from_slice(extra);
-            let out = env.output(&args);
+            let out = env
+                .run(test)
+                .target("customer.dbf")
+                .duration("1s")
+                .args(extra)
+                .out();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{test} {extra:?}: {err}");
             assert!(
@@ -29,7 +32,7 @@ fn a_write_test_on_a_file_dbio_did_not_create_is_refused() {
     std::fs::create_dir(env.join("dbio-data")).unwrap();
     let squatter = env.join("dbio-data/dbio-data-001.dbf");
     std::fs::write(&squatter, &data).unwrap();
-    let out = env.output(&["prepare", "--size", "64M"]);
+    let out = env.prepare().size("64M").out();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("was not created by dbio"));
     assert_eq!(std::fs::read(&squatter).unwrap(), data);

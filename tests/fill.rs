@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::util::Env;
+use crate::util::{Dbio, Env};
 
 fn manifest_fill(env: &Env) -> String {
     let m: serde_json::Value = serde_json::from_str(
@@ -13,23 +13,14 @@ fn manifest_fill(env: &Env) -> String {
     m["fill"].as_str().unwrap().to_string()
 }
 
-/// A one-second read test on a 64 MiB data set.
-fn short<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "run",
-        "read-iops",
-        "--size",
-        "64M",
-        "--sessions",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    v.extend_from_slice(extra);
-    v
+/// A one-second read test on a 64 MiB data set, its result printed as JSON.
+fn short(env: &Env) -> Dbio<'_> {
+    env.run("read-iops")
+        .size("64M")
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json")
 }
 
 fn data_file(env: &Env) -> Vec<u8> {
@@ -40,7 +31,10 @@ fn data_file(env: &Env) -> Vec<u8> {
 fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
     let env = Env::new();
     assert!(
-        env.output(&["prepare", "--size", "64M", "--fill", "compress=2"])
+        env.prepare()
+            .size("64M")
+            .fill("compress=2")
+            .out()
             .status
             .success()
     );
@@ -50,12 +44,12 @@ fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
     assert!((0.49..0.52).contains(&zeros), "about half zeros: {zeros}");
 
     // The same fill is reused; another one recreates.
-    let r = env.json(&short(&["--fill", "compress=2"]));
+    let r = short(&env).fill("compress=2").json();
     assert_eq!(r["dataset"]["reused"], true);
     assert_eq!(r["dataset"]["fill"], "compress=2");
     assert_eq!(r["config"]["fill"], "compress=2");
     // Another fill asks for --fresh before anything changes.
-    let out = env.output(&short(&["--fill", "dedupe=4"]));
+    let out = short(&env).fill("dedupe=4").out();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
@@ -64,7 +58,7 @@ fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(manifest_fill(&env), "compress=2");
-    let out = env.output(&short(&["--fill", "dedupe=4", "--fresh"]));
+    let out = short(&env).fill("dedupe=4").fresh().out();
     assert!(out.status.success());
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["dataset"]["reused"], false);
@@ -80,13 +74,13 @@ fn fill_is_recorded_and_a_different_fill_recreates_the_data_set() {
     assert!((ratio - 4.0).abs() < 0.05, "dedupe ratio {ratio}");
 
     // Without --fill: random, so the data set is recreated once more (with --fresh).
-    let r = env.json(&short(&["--fresh"]));
+    let r = short(&env).fresh().json();
     assert_eq!(r["dataset"]["fill"], "random");
     assert_eq!(r["dataset"]["reused"], false);
     // Random bytes are zero 1 time in 256: about 64K of a 16 MiB file.
     assert!(data_file(&env).iter().filter(|&&b| b == 0).count() < 80 << 10);
 
-    let out = env.output(&["prepare", "--size", "64M", "--fill", "zero", "--fresh"]);
+    let out = env.prepare().size("64M").fill("zero").fresh().out();
     assert!(out.status.success());
     assert!(data_file(&env).iter().all(|&b| b == 0));
 }

@@ -47,20 +47,14 @@ fn assert_verdict_consistent(r: &Value) -> bool {
 fn run_example(env: &Env, name: &str, size: &str, duration: &str) -> (Option<i32>, Value) {
     let job = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
     let target = env.join("ds").display().to_string();
-    let out = env.output(&[
-        "run",
-        "--job",
-        &job,
-        "--target",
-        &target,
-        "--size",
-        size,
-        "--duration",
-        duration,
-        "--warmup",
-        "1s",
-        "--json",
-    ]);
+    let out = env
+        .run_job(&job)
+        .target(&target)
+        .size(size)
+        .duration(duration)
+        .warmup("1s")
+        .arg("--json")
+        .out();
     let code = out.status.code();
     assert!(
         matches!(code, Some(0) | Some(3)),
@@ -150,16 +144,11 @@ fn open_loop_classes_achieve_their_rates() {
     let env = Env::new();
     let job = write_job(&env, "two.toml", TWO_RATES);
     let target = dir.path().join("ds").display().to_string();
-    let r = env.json(&[
-        "run",
-        "--job",
-        &job,
-        "--target",
-        &target,
-        "--out",
-        &env.join("runs").display().to_string(),
-        "--json",
-    ]);
+    let r = env
+        .run_job(&job)
+        .target(&target)
+        .out_dir(env.join("runs").display().to_string())
+        .json();
     for (name, rate) in [("fast", 2000.0), ("slow", 100.0)] {
         let c = class(&r, name);
         assert_eq!(c["arrival"], "fixed");
@@ -174,7 +163,7 @@ fn open_loop_classes_achieve_their_rates() {
         );
     }
     assert!(assert_verdict_consistent(&r), "min_iops 95 at 100/s holds");
-    let _ = env.output(&["clean", &target]);
+    let _ = env.clean(&target).out();
 }
 
 #[test]
@@ -197,7 +186,7 @@ sessions = 1
 rate = 5000000
 "#,
     );
-    let r = env.json(&["run", "--job", &job, "--json"]);
+    let r = env.run_job(&job).json();
     let c = class(&r, "flood");
     let e = &r["events"][0];
     let (latency_p99, service_p99) = (f(&e["latency_us"]["p99"]), f(&c["service_us"]["p99"]));
@@ -236,11 +225,11 @@ fn a_stalling_device_shows_in_latency_from_the_schedule_not_in_service_time() {
         }
         let job = write_job(&env, "stall.toml", &text);
         let out = env
-            .dbio()
+            .run_job(&job)
+            .target(&target)
+            .arg("--json")
             .env("DBIO_FAULT_STALL", "500ms:100ms")
-            .args(["run", "--job", &job, "--target", &target, "--json"])
-            .output()
-            .unwrap();
+            .out();
         assert!(
             out.status.success(),
             "{}",
@@ -296,7 +285,7 @@ min_iops = 1e12
 p99 = "10s"
 "#,
     );
-    let out = env.output(&["run", "--job", &job]);
+    let out = env.run_job(&job).out();
     assert_eq!(out.status.code(), Some(3));
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -403,7 +392,7 @@ fn bad_job_files_name_the_key_and_line() {
         ),
     ] {
         let job = write_job(&env, "bad.toml", text);
-        let out = env.output(&["run", "--job", &job]);
+        let out = env.run_job(&job).out();
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -459,7 +448,7 @@ fn bad_job_files_name_the_key_and_line() {
             "--curve with --depth",
         ),
     ] {
-        let out = env.output(&args);
+        let out = env.bare().args(&args).out();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -474,16 +463,16 @@ fn bad_job_files_name_the_key_and_line() {
         "noise.toml",
         "[dataset]\nsize = \"32M\"\n[run]\nduration = \"1s\"\nwarmup = \"0s\"\n[redo]\nnoise_cpu = 0\n[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n",
     );
-    let out = env.output(&["run", "--job", &noise, "--quiet"]);
+    let out = env.run_job(&noise).quiet().out();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = env.output(&["clean", "./dbio-data"]);
-    let out = env.output(&["run", "read-iops", "--job", "x.toml"]);
+    let _ = env.clean("./dbio-data").out();
+    let out = env.run("read-iops").job("x.toml").out();
     assert_eq!(out.status.code(), Some(2), "a test and a job file");
-    let out = env.output(&["run", "--job", "missing.toml"]);
+    let out = env.run_job("missing.toml").out();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--job missing.toml: no such file"));
 }
@@ -492,16 +481,17 @@ fn bad_job_files_name_the_key_and_line() {
 fn save_job_writes_a_job_that_runs_the_same_io() {
     let env = Env::new();
     let saved = env.join("saved.toml").display().to_string();
-    let a = env.json(&crate::util::quick(
-        "read-iops",
-        &["--sync", "--save-job", &saved],
-    ));
+    let a = env
+        .quick("read-iops")
+        .sync_()
+        .opt("--save-job", &saved)
+        .json();
     let text = std::fs::read_to_string(&saved).unwrap();
     assert!(
         text.contains("event = \"db file sequential read\""),
         "{text}"
     );
-    let b = env.json(&["run", "--job", &saved, "--json"]);
+    let b = env.run_job(&saved).json();
     assert_eq!(b["events"][0]["name"], a["events"][0]["name"]);
     assert_eq!(b["config"]["sessions"], a["config"]["sessions"]);
     assert_eq!(b["config"]["duration_s"], a["config"]["duration_s"]);
@@ -512,22 +502,16 @@ fn save_job_writes_a_job_that_runs_the_same_io() {
 #[test]
 fn matrix_runs_its_points_and_writes_the_grids() {
     let env = Env::new();
-    let out = env.output(&[
-        "matrix",
-        "--matrix",
-        "detailed",
-        "--size",
-        "64M",
-        "--num-small",
-        "2",
-        "--num-large",
-        "1",
-        "--point-duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let out = env
+        .cmd("matrix")
+        .opt("--matrix", "detailed")
+        .size("64M")
+        .opt("--num-small", 2)
+        .opt("--num-large", 1)
+        .opt("--point-duration", "1s")
+        .warmup("0s")
+        .arg("--json")
+        .out();
     assert!(
         out.status.success(),
         "{}",
@@ -579,7 +563,7 @@ fn matrix_runs_its_points_and_writes_the_grids() {
     let text = std::fs::read_to_string(dir.join("matrix.txt")).unwrap();
     assert!(text.starts_with("Matrix detailed: small 8K"), "{text}");
     // Every point is in the results store, as sweep points are, with its own run directory.
-    let runs = env.output(&["runs", "--json"]);
+    let runs = env.runs().arg("--json").out();
     assert!(runs.status.success());
     let listed: Value = serde_json::from_slice(&runs.stdout).unwrap();
     let mut listed: Vec<String> = listed
@@ -637,18 +621,13 @@ fn a_classic_test_at_a_rate_runs_open_loop() {
     };
     let target = dir.path().join("ds").display().to_string();
     let env = Env::new();
-    let r = env.json(&crate::util::quick(
-        "read-iops",
-        &[
-            "--sync",
-            "--rate",
-            "500",
-            "--arrival",
-            "poisson",
-            "--target",
-            &target,
-        ],
-    ));
+    let r = env
+        .quick("read-iops")
+        .sync_()
+        .rate(500)
+        .opt("--arrival", "poisson")
+        .target(&target)
+        .json();
     assert_eq!(r["test"], "read-iops");
     let c = &r["classes"][0];
     assert_eq!(c["arrival"], "poisson");
@@ -657,16 +636,13 @@ fn a_classic_test_at_a_rate_runs_open_loop() {
     // Poisson arrivals over 2 s: about 1,000 requests, well within ±25 %.
     assert!((f(&c["rate_achieved"]) - 500.0).abs() < 125.0, "{c}");
     // Commits on a schedule: the redo test at a rate is one "log file sync" class.
-    let r = env.json(&crate::util::quick(
-        "redo",
-        &["--rate", "200", "--target", &target],
-    ));
+    let r = env.quick("redo").rate(200).target(&target).json();
     assert_eq!(r["test"], "redo");
     let c = &r["classes"][0];
     assert_eq!(c["event"], "log file sync");
     assert!((f(&c["rate_achieved"]) - 200.0).abs() < 20.0, "{c}");
     assert_eq!(r["events"][1]["name"], "log file parallel write");
-    let out = env.output(&crate::util::quick("oltp", &["--rate", "100"]));
+    let out = env.quick("oltp").arg("--json").rate(100).out();
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -682,23 +658,17 @@ fn a_curve_loads_the_storage_at_shares_of_its_maximum() {
     };
     let env = Env::new();
     let target = dir.path().join("ds").display().to_string();
-    let s = env.json(&[
-        "sweep",
-        "read-iops",
-        "--sync",
-        "--curve",
-        "--target",
-        &target,
-        "--size",
-        "64M",
-        "--sessions",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let s = env
+        .sweep()
+        .arg("read-iops")
+        .sync_()
+        .arg("--curve")
+        .target(&target)
+        .size("64M")
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .json();
     assert_eq!(s["param"], "rate");
     let values: Vec<u64> = s["values"].as_array().unwrap().iter().map(u).collect();
     let points = s["points"].as_array().unwrap();
@@ -730,7 +700,7 @@ fn a_curve_loads_the_storage_at_shares_of_its_maximum() {
         (f(&light["iops"]) - values[1] as f64).abs() <= 0.05 * values[1] as f64,
         "10 % load achieved: {light}"
     );
-    let _ = env.output(&["clean", &target]);
+    let _ = env.clean(&target).out();
 }
 
 /// The event of class `name`.
@@ -786,14 +756,7 @@ sessions = 2
 rate = 100
 "#,
     );
-    let r = env.json(&[
-        "run",
-        "--job",
-        &job,
-        "--target",
-        target.to_str().unwrap(),
-        "--json",
-    ]);
+    let r = env.run_job(&job).target(target.to_str().unwrap()).json();
     let names = event_names(&r);
     assert_eq!(
         names,
@@ -876,7 +839,7 @@ p99 = "10s"
 min_iops = 1
 "#,
     );
-    let r = env.json(&["run", "--job", &job, "--target", &target, "--json"]);
+    let r = env.run_job(&job).target(&target).json();
     let names = event_names(&r);
     assert_eq!(
         names,
@@ -961,7 +924,7 @@ size = { "8K" = 1, "32K" = 1 }
 "#,
     );
     let target = dir.path().join("ds").display().to_string();
-    let r = env.json(&["run", "--job", &job, "--target", &target, "--json"]);
+    let r = env.run_job(&job).target(&target).json();
     for (name, expected) in [
         ("scans", 0.75 * 1048576.0 + 0.25 * 131072.0),
         ("batches", (8192.0 + 65536.0) / 2.0),
@@ -1018,12 +981,14 @@ fn save_job_covers_redo_oltp_and_temp() {
         ),
     ] {
         let saved = env.join(&format!("{test}.toml")).display().to_string();
-        let mut args = extra.clone();
-        args.extend(["--save-job", &saved]);
-        let a = env.json(&crate::util::quick(test, &args));
+        let a = env
+            .quick(test)
+            .args(&extra)
+            .opt("--save-job", &saved)
+            .json();
         let text = std::fs::read_to_string(&saved).unwrap();
         assert!(text.contains(form), "{test}: {text}");
-        let b = env.json(&["run", "--job", &saved, "--json"]);
+        let b = env.run_job(&saved).json();
         assert_eq!(event_names(&b), event_names(&a), "{test}");
         for key in ["sessions", "duration_s", "seed", "request_bytes"] {
             assert_eq!(b["config"][key], a["config"][key], "{test}: {key}");
@@ -1045,7 +1010,7 @@ fn save_job_covers_redo_oltp_and_temp() {
             }
         }
         // A job file names a run; typed options still win over it.
-        let c = env.json(&["run", "--job", &saved, "--duration", "1s", "--json"]);
+        let c = env.run_job(&saved).duration("1s").json();
         assert_eq!(f(&c["config"]["duration_s"]), 1.0, "{test}");
     }
 }
@@ -1064,7 +1029,7 @@ fn a_job_that_only_reads_may_read_an_existing_file() {
         "reads.toml",
         "[run]\nduration = \"1s\"\nwarmup = \"0s\"\n[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n[[class]]\nevent = \"direct path read\"\nsize = { \"1M\" = 1, \"128K\" = 1 }\n",
     );
-    let r = env.json(&["run", "--job", &reads, "--target", &target, "--json"]);
+    let r = env.run_job(&reads).target(&target).json();
     assert_eq!(r["config"]["open_flags"][0], "O_RDONLY");
     assert!(
         r["events"]
@@ -1084,7 +1049,7 @@ fn a_job_that_only_reads_may_read_an_existing_file() {
         "big.toml",
         "[run]\nduration = \"1s\"\nwarmup = \"0s\"\n[[class]]\nevent = \"db file sequential read\"\nsize = { \"64M\" = 1, \"8K\" = 9 }\n",
     );
-    let out = env.output(&["run", "--job", &big, "--target", &target]);
+    let out = env.run_job(&big).target(&target).out();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -1098,7 +1063,7 @@ fn a_job_that_only_reads_may_read_an_existing_file() {
         "writes.toml",
         "[[class]]\nevent = \"direct path write\"\nsize = \"1M\"\n",
     );
-    let out = env.output(&["run", "--job", &writes, "--target", &target]);
+    let out = env.run_job(&writes).target(&target).out();
     assert_eq!(out.status.code(), Some(2));
     assert!(std::fs::read(&image).unwrap() == data);
 }
@@ -1111,7 +1076,7 @@ fn verify_refuses_a_job_whose_reads_race_its_writes() {
         "race.toml",
         "[[class]]\nname = \"scan\"\nevent = \"direct path read\"\nsize = \"1M\"\n[[class]]\nname = \"writer\"\nevent = \"direct path write\"\nsize = \"1M\"\n",
     );
-    let out = env.output(&["run", "--job", &job, "--verify", "--size", "64M"]);
+    let out = env.run_job(&job).verify_data().size("64M").out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -1156,20 +1121,14 @@ fn lgwr_writes_its_pieces_one_by_one_when_told() {
     let env = Env::new();
     // The redo test's --sync at a rate is one class; its job file says the same in [redo].
     let saved = env.join("redo-sync.toml").display().to_string();
-    let a = env.json(&crate::util::quick(
-        "redo",
-        &[
-            "--sync",
-            "--rate",
-            "20",
-            "--redo-per-commit",
-            "1200K",
-            "--redo-file-size",
-            "16M",
-            "--save-job",
-            &saved,
-        ],
-    ));
+    let a = env
+        .quick("redo")
+        .sync_()
+        .rate(20)
+        .opt("--redo-per-commit", "1200K")
+        .opt("--redo-file-size", "16M")
+        .opt("--save-job", &saved)
+        .json();
     assert_eq!(a["redo"]["pieces"], "sync");
     let acc = &a["redo"]["accounting"];
     assert!(
@@ -1181,12 +1140,12 @@ fn lgwr_writes_its_pieces_one_by_one_when_told() {
         text.contains("[redo]") && text.contains("submission = \"sync\""),
         "{text}"
     );
-    let b = env.json(&["run", "--job", &saved, "--json"]);
+    let b = env.run_job(&saved).json();
     assert_eq!(b["redo"]["pieces"], "sync");
     assert_eq!(event_names(&b), event_names(&a));
     // Without it, LGWR's pieces go out together.
     let together = text.replace("submission = \"sync\"\n", "");
     let job = write_job(&env, "redo-async.toml", &together);
-    let c = env.json(&["run", "--job", &job, "--duration", "1s", "--json"]);
+    let c = env.run_job(&job).duration("1s").json();
     assert_eq!(c["redo"]["pieces"], "async");
 }

@@ -6,94 +6,59 @@
 //! errors name their key and line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Mount, is_root, refusal_line, shm_dir, skip, tree};
+use crate::util::{Dbio, Env, Mount, assert_refused, is_root, shm_dir, skip, tree};
 
 /// `dbio mem` measuring a second or so.
-fn mem_args(out: &str) -> Vec<&str> {
-    vec![
-        "mem", "--sizes", "1M", "--only", "curve", "--budget", "50ms", "--out", out,
-    ]
+fn mem_briefly<'e>(env: &'e Env, out: &str) -> Dbio<'e> {
+    env.mem()
+        .sizes("1M")
+        .only("curve")
+        .budget("50ms")
+        .out_dir(out)
 }
 
 /// Each command that makes a results directory of its own, writing into `out`, its data
 /// set (if any) at `target`.
-fn commands<'a>(target: &'a str, out: &'a str) -> Vec<Vec<&'a str>> {
+fn commands<'e>(env: &'e Env, target: &str, out: &str) -> Vec<Dbio<'e>> {
     vec![
-        mem_args(out),
-        vec![
-            "sweep",
-            "read-iops",
-            "--param",
-            "sessions=1,2",
-            "--size",
-            "64M",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--target",
-            target,
-            "--out",
-            out,
-        ],
-        vec![
-            "matrix",
-            "--size",
-            "64M",
-            "--num-small",
-            "1",
-            "--num-large",
-            "1",
-            "--point-duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--target",
-            target,
-            "--out",
-            out,
-        ],
-        vec![
-            "calibrate",
-            "--size",
-            "64M",
-            "--point-duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--max-outstanding",
-            "1",
-            "--target",
-            target,
-            "--out",
-            out,
-        ],
+        mem_briefly(env, out),
+        env.sweep()
+            .arg("read-iops")
+            .param("sessions=1,2")
+            .size("64M")
+            .duration("1s")
+            .warmup("0s")
+            .target(target)
+            .out_dir(out),
+        env.cmd("matrix")
+            .size("64M")
+            .opt("--num-small", 1)
+            .opt("--num-large", 1)
+            .opt("--point-duration", "1s")
+            .warmup("0s")
+            .target(target)
+            .out_dir(out),
+        env.cmd("calibrate")
+            .size("64M")
+            .opt("--point-duration", "1s")
+            .warmup("0s")
+            .opt("--max-outstanding", 1)
+            .target(target)
+            .out_dir(out),
     ]
 }
 
-/// Runs `args` and checks the refusal: exit 2, exactly one `error:` line naming `--out`,
-/// nothing printed, quick, nothing new under the working directory or the results store's
-/// directory, no data set made.
-fn assert_refused(env: &Env, args: &[&str], target: &Path, what: &str) -> String {
-    let before = (tree(env.path()), tree(env.data_home.path()));
-    let t0 = Instant::now();
-    let out = env.output(args);
-    let took = t0.elapsed();
-    let err = refusal_line(what, &out, &["--out"]);
-    assert!(
-        took < Duration::from_secs(20),
-        "{what}: took {took:?}, as if measured"
-    );
-    assert_eq!(
-        (tree(env.path()), tree(env.data_home.path())),
-        before,
-        "{what}: something was created or recorded"
-    );
+/// Runs `cmd` and checks the refusal: bad input naming `--out`, quick, nothing new under the
+/// working directory or the results store's directory, no data set made at `target`.
+/// Returns what it printed on stderr.
+fn refused_at_out(cmd: Dbio<'_>, target: &Path) -> String {
+    let what = cmd.line();
+    let out = cmd.refused_leaving_nothing(&["--out"]);
     assert!(!target.exists(), "{what}: the data set was made");
-    err
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A file, a path below a file, a read-only and a full file system as `--out` of `dbio
@@ -107,9 +72,8 @@ fn an_out_that_cannot_hold_results_is_refused_by_every_command() {
     let t = target.to_str().unwrap();
     std::fs::write(env.join("a-file"), b"x").unwrap();
     for out in ["a-file", "a-file/runs"] {
-        for args in commands(t, out) {
-            let what = format!("{} --out {out}", args[0]);
-            assert_refused(&env, &args, &target, &what);
+        for cmd in commands(&env, t, out) {
+            refused_at_out(cmd, &target);
         }
     }
     assert_eq!(std::fs::read(env.join("a-file")).unwrap(), b"x");
@@ -129,9 +93,9 @@ fn an_out_that_cannot_hold_results_is_refused_by_every_command() {
     drop(filler);
     let filled = std::fs::read(env.join("full/filler")).unwrap();
     for out in ["ro", "ro/a/b", "full", "full/a/b"] {
-        for args in commands(t, out) {
-            let what = format!("{} --out {out}", args[0]);
-            let err = assert_refused(&env, &args, &target, &what);
+        for cmd in commands(&env, t, out) {
+            let what = cmd.line();
+            let err = refused_at_out(cmd, &target);
             assert!(
                 err.contains("read-only") || err.contains("No space left"),
                 "{what}: {err}"
@@ -145,7 +109,7 @@ fn an_out_that_cannot_hold_results_is_refused_by_every_command() {
     );
     // With room again, `dbio mem` keeps its directory there, with no probe file in it.
     std::fs::remove_file(env.join("full/filler")).unwrap();
-    let out = env.output(&mem_args("full/a/b"));
+    let out = mem_briefly(&env, "full/a/b").out();
     assert!(
         out.status.success(),
         "{}",
@@ -167,12 +131,7 @@ fn an_out_that_cannot_hold_results_is_refused_by_every_command() {
 
 /// `dbio doctor` or `clean` run from a directory of their own, with `env`'s store.
 fn doctor_elsewhere(env: &Env, elsewhere: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out: Output = env
-        .process()
-        .current_dir(elsewhere)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = env.bare().args(args).current_dir(elsewhere).out();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     (out.status.code(), text)
 }
@@ -225,19 +184,13 @@ fn a_killed_mem_run_is_found_from_anywhere_and_cleaned() {
     let env = Env::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let mut child = env
+        .mem()
+        .sizes("64M,128M,256M")
+        .only("curve")
+        .budget("30s")
+        .out_dir("runs")
+        .quiet()
         .process()
-        .args([
-            "mem",
-            "--sizes",
-            "64M,128M,256M",
-            "--only",
-            "curve",
-            "--budget",
-            "30s",
-            "--out",
-            "runs",
-            "--quiet",
-        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -280,24 +233,16 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
     let elsewhere = tempfile::tempdir().unwrap();
     let target = shm.path().join("ds");
     let mut child = env
+        .sweep()
+        .arg("read-iops")
+        .param("sessions=1,2")
+        .size("64M")
+        .duration("1s")
+        .warmup("0s")
+        .target(&target)
+        .out_dir("runs")
+        .quiet()
         .process()
-        .args([
-            "sweep",
-            "read-iops",
-            "--param",
-            "sessions=1,2",
-            "--size",
-            "64M",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--target",
-            target.to_str().unwrap(),
-            "--out",
-            "runs",
-            "--quiet",
-        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -343,8 +288,7 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
     assert_eq!(finished.len(), 1, "{points:?}");
     let finished = finished[0].clone();
     let recorded = || {
-        let out = env.output(&["runs", "--json"]);
-        let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let runs = env.runs().json();
         runs.as_array().unwrap().len()
     };
     assert_eq!(recorded(), 1);
@@ -400,28 +344,16 @@ fn a_sweep_that_ends_leaves_nothing_to_report() {
     let Some(shm) = shm_dir() else { return };
     let env = Env::new();
     let target = shm.path().join("ds");
-    let out = env.output(&[
-        "sweep",
-        "read-iops",
-        "--param",
-        "sessions=1,2",
-        "--size",
-        "64M",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        "runs",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = env.output(&["doctor"]);
+    env.sweep()
+        .arg("read-iops")
+        .param("sessions=1,2")
+        .size("64M")
+        .duration("1s")
+        .warmup("0s")
+        .target(&target)
+        .out_dir("runs")
+        .ok();
+    let out = env.doctor().out();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("STALE"), "{text}");
@@ -459,19 +391,11 @@ fn sizing_plan_overflows_name_their_key_and_line() {
     ];
     // The plan is good otherwise.
     std::fs::write(env.join("good.toml"), plan("100", true, "10")).unwrap();
-    let out = env.output(&["size", "good.toml"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.sizing().arg("good.toml").ok();
     for (i, (text, want)) in cases.iter().enumerate() {
         let name = format!("plan{i}.toml");
         std::fs::write(env.join(&name), text).unwrap();
-        let out = env.output(&["size", &name]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let err = assert_refused(&env.sizing().arg(&name).out(), &[]);
         assert!(
             err.starts_with(&format!("error: {name} {want}")),
             "{want}: {err}"

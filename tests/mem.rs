@@ -6,32 +6,16 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{Env, f, files_under, shm_dir, u};
+use crate::util::{Dbio, Env, f, files_under, shm_dir, u};
 
 /// A quick full run: every part, small sizes, short budgets.
-fn quick(extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "mem",
-        "--max-size",
-        "8M",
-        "--budget",
-        "20ms",
-        "--numa-size",
-        "4M",
-        "--loaded-size",
-        "4M",
-        "--json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(extra.iter().map(|s| s.to_string()));
-    v
-}
-
-fn json(env: &Env, args: &[String]) -> Value {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    env.json(&args)
+fn quick(env: &Env) -> Dbio<'_> {
+    env.mem()
+        .opt("--max-size", "8M")
+        .budget("20ms")
+        .opt("--numa-size", "4M")
+        .opt("--loaded-size", "4M")
+        .arg("--json")
 }
 
 fn matrix(v: &Value) -> Vec<Vec<Value>> {
@@ -45,7 +29,7 @@ fn matrix(v: &Value) -> Vec<Vec<Value>> {
 #[test]
 fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
     let env = Env::new();
-    let r = json(&env, &quick(&[]));
+    let r = quick(&env).json();
     assert_eq!(r["schema"], "dbio.mem.v1");
     assert_eq!(r["pages"], "4k");
     assert_eq!(r["page_size"]["used"], "4k");
@@ -175,7 +159,7 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
     );
 
     // Recorded in the store, and `dbio runs` lists it without breaking.
-    let out = env.output(&["runs"]);
+    let out = env.runs().out();
     assert!(
         out.status.success(),
         "{}",
@@ -186,7 +170,7 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
         text.contains("Memory runs (dbio mem)") && text.contains("latency"),
         "{text}"
     );
-    let out = env.output(&["runs", "--json"]);
+    let out = env.runs().arg("--json").out();
     assert!(out.status.success());
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).unwrap(),
@@ -197,16 +181,12 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
 #[test]
 fn parts_and_sizes_can_be_chosen() {
     let env = Env::new();
-    let r = env.json(&[
-        "mem",
-        "--sizes",
-        "1M,16K,16K",
-        "--only",
-        "curve",
-        "--budget",
-        "20ms",
-        "--json",
-    ]);
+    let r = env
+        .mem()
+        .sizes("1M,16K,16K")
+        .only("curve")
+        .budget("20ms")
+        .json();
     let sizes: Vec<u64> = r["curve"]
         .as_array()
         .unwrap()
@@ -217,18 +197,13 @@ fn parts_and_sizes_can_be_chosen() {
     assert!(r["numa"].is_null() && r["loaded"].is_null());
     assert_eq!(r["config"]["parts"], serde_json::json!(["curve"]));
 
-    let r = env.json(&[
-        "mem",
-        "--only",
-        "loaded",
-        "--loaded-size",
-        "2M",
-        "--load-threads",
-        "0",
-        "--budget",
-        "20ms",
-        "--json",
-    ]);
+    let r = env
+        .mem()
+        .only("loaded")
+        .opt("--loaded-size", "2M")
+        .opt("--load-threads", 0)
+        .budget("20ms")
+        .json();
     assert!(r["curve"].is_null());
     let loaded = r["loaded"].as_array().unwrap();
     assert_eq!(loaded.len(), 1);
@@ -242,21 +217,19 @@ fn transparent_huge_pages_are_recorded() {
     let thp =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     let env = Env::new();
-    let args = [
-        "mem", "--pages", "thp", "--sizes", "8M", "--only", "curve", "--budget", "20ms", "--json",
-    ];
+    let thp_run = || {
+        env.mem()
+            .opt("--pages", "thp")
+            .sizes("8M")
+            .only("curve")
+            .budget("20ms")
+            .arg("--json")
+    };
     if thp.is_empty() || thp.contains("[never]") {
-        let out = env.output(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("--pages thp") && err.contains("transparent_hugepage"),
-            "{err}"
-        );
+        thp_run().refused(&["--pages thp", "transparent_hugepage"]);
         assert!(!env.join("dbio-runs").exists(), "nothing created");
     } else {
-        let r = env.json(&args);
+        let r = thp_run().json();
         assert_eq!(r["pages"], "thp");
         assert_eq!(r["page_size"]["bytes"], 2 << 20);
         let backed = f(&r["page_size"]["huge_backed_pct"]);
@@ -273,30 +246,17 @@ fn huge_pages_are_refused_without_a_reserve_or_fall_back_when_asked() {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(0);
     let env = Env::new();
-    let args = ["mem", "--pages", "huge", "--sizes", "1M", "--only", "curve"];
+    let huge = || env.mem().opt("--pages", "huge").sizes("1M").only("curve");
     if free > 0 {
         // A reserve exists: one huge page holds the 1 MiB working set, and it is used.
-        let mut args = args.to_vec();
-        args.extend(["--budget", "20ms", "--json"]);
-        let r = env.json(&args);
+        let r = huge().budget("20ms").json();
         assert_eq!(r["pages"], "huge", "{r}");
         assert!(r["page_size"]["fallback"].is_null(), "{r}");
     } else {
-        let out = env.output(&args);
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("--pages huge")
-                && err.contains("vm.nr_hugepages")
-                && err.contains("--allow-fallback"),
-            "{err}"
-        );
+        huge().refused(&["--pages huge", "vm.nr_hugepages", "--allow-fallback"]);
         assert!(!env.join("dbio-runs").exists(), "nothing created");
 
-        let mut args = args.to_vec();
-        args.extend(["--allow-fallback", "--budget", "20ms", "--json"]);
-        let r = env.json(&args);
+        let r = huge().arg("--allow-fallback").budget("20ms").json();
         assert_ne!(r["pages"], "huge");
         assert_eq!(r["page_size"]["requested"], "huge");
         assert!(
@@ -315,7 +275,7 @@ fn shm_accounts_for_every_page_of_a_tmpfs_file() {
     let env = Env::new();
     let file = shm.path().join("sga");
     std::fs::write(&file, vec![7u8; 64 << 20]).unwrap();
-    let r = env.json(&["mem", "--shm", file.to_str().unwrap(), "--json"]);
+    let r = env.mem().arg("--shm").arg(file.to_str().unwrap()).json();
     assert_eq!(r["schema"], "dbio.mem.v1");
     let placed = &r["shm"]["file"];
     assert_eq!(u(&placed["pages"]), 16384);
@@ -353,7 +313,7 @@ fn shm_accounts_for_every_page_of_a_tmpfs_file() {
     f2.set_len(64 << 20).unwrap();
     use std::os::unix::fs::FileExt;
     f2.write_all_at(&[1u8; 1 << 20], 8 << 20).unwrap();
-    let r = env.json(&["mem", "--shm", sparse.to_str().unwrap(), "--json"]);
+    let r = env.mem().arg("--shm").arg(sparse.to_str().unwrap()).json();
     let in_memory: u64 = r["pages_by_node"]
         .as_object()
         .unwrap()
@@ -382,7 +342,7 @@ fn pid_finds_sysv_shared_memory_by_node() {
         (id, p)
     };
     let pid = std::process::id().to_string();
-    let out = env.output(&["mem", "--pid", &pid, "--json"]);
+    let out = env.mem().opt("--pid", &pid).arg("--json").out();
     // SAFETY: attached above.
     unsafe {
         libc::shmdt(p);
@@ -451,13 +411,7 @@ fn bad_input_is_refused_with_one_line_naming_the_option() {
         (&["--topology", "--out", "x"], "--out"),
     ];
     for (args, option) in cases {
-        let mut argv = vec!["mem"];
-        argv.extend_from_slice(args);
-        let out = env.output(&argv);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{argv:?}: {err}");
-        assert!(err.contains(option), "{argv:?}: {err}");
+        env.mem().args(*args).refused(&[option]);
     }
     assert!(
         !env.join("dbio-runs").exists(),
@@ -472,14 +426,8 @@ fn topology_of_a_four_node_machine() {
     let env = Env::new();
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mem-sysfs/four_node_2hop");
-    let run = |args: &[&str]| {
-        env.dbio()
-            .env("DBIO_MEM_SYSROOT", &fixture)
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let out = run(&["mem", "--topology", "--json"]);
+    let run = |args: &[&str]| env.mem().args(args).env("DBIO_MEM_SYSROOT", &fixture).out();
+    let out = run(&["--topology", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -510,7 +458,7 @@ fn topology_of_a_four_node_machine() {
     assert_eq!(caches, [32 << 10, 256 << 10, 16 << 20]);
     assert_eq!(t["thp"], "always");
 
-    let text = String::from_utf8_lossy(&run(&["mem", "--topology"]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&run(&["--topology"]).stdout).into_owned();
     assert!(
         text.contains("NUMA: 4 node(s)") && text.contains("Distances"),
         "{text}"
@@ -518,7 +466,7 @@ fn topology_of_a_four_node_machine() {
     assert!(text.contains("L3 16.0 MiB (shared by CPUs 0-7)"), "{text}");
 
     // Nothing can be measured on a captured tree.
-    let out = run(&["mem", "--only", "curve"]);
+    let out = run(&["--only", "curve"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("DBIO_MEM_SYSROOT"));
 }
@@ -528,17 +476,12 @@ fn topology_of_a_four_node_machine() {
 fn a_signal_keeps_the_partial_result() {
     let env = Env::new();
     let child = env
+        .mem()
+        .opt("--max-size", "64M")
+        .budget("10s")
+        .opt("--numa-size", "4M")
+        .arg("--json")
         .process()
-        .args([
-            "mem",
-            "--max-size",
-            "64M",
-            "--budget",
-            "10s",
-            "--numa-size",
-            "4M",
-            "--json",
-        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -15,10 +15,11 @@ use crate::util::{Env, files_under};
 fn stop_mem(args: &[&str], after: Duration, signal: i32) -> (Duration, Option<i32>, Value) {
     let env = Env::new();
     let child = env
-        .process()
-        .arg("mem")
+        .mem()
         .args(args)
-        .args(["--json", "--out", "runs"])
+        .arg("--json")
+        .out_dir("runs")
+        .process()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

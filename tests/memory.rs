@@ -3,65 +3,36 @@
 //! memory, what it needs, what is available and the option to lower — and no data set, no
 //! run directory, no row in the results store exists afterwards.
 
-use serde_json::Value;
+use crate::util::{Dbio, Env};
 
-use crate::util::Env;
-
-/// Runs `args` (with `vars` set) and checks the refusal: exit 2, one `error:` line about
-/// memory that contains every one of `words`, and nothing made.
-fn assert_refused_for_memory(args: &[&str], vars: &[(&str, &str)], words: &[&str]) {
-    let env = Env::new();
-    let out = env
-        .dbio()
-        .envs(vars.iter().copied())
-        .args(args)
-        .output()
-        .unwrap();
+/// Checks the refusal of `run`: bad input, about memory — what the run needs and what is
+/// available — naming each of `words`, and nothing made or recorded.
+#[track_caller]
+fn assert_refused_for_memory(run: Dbio<'_>, words: &[&str]) {
+    let out = run.refused_leaving_nothing(words);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "{args:?}: one line expected: {err}");
-    assert!(
-        lines[0].starts_with("error: memory: this run needs "),
-        "{args:?}: {err}"
-    );
-    assert!(lines[0].contains("is available"), "{args:?}: {err}");
-    for w in words {
-        assert!(lines[0].contains(w), "{args:?}: no '{w}' in {err}");
-    }
-    let made: Vec<String> = std::fs::read_dir(env.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(made.is_empty(), "{args:?}: made {made:?}");
-    let runs = env.output(&["runs", "--json"]);
-    assert!(runs.status.success());
-    let listed: Value = serde_json::from_slice(&runs.stdout).unwrap();
-    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+    assert!(err.starts_with("error: memory: this run needs "), "{err}");
+    assert!(err.contains("is available"), "{err}");
 }
 
-const SMALL_RUN: &[&str] = &[
-    "run",
-    "read-iops",
-    "--sync",
-    "--sessions",
-    "64",
-    "--size",
-    "64M",
-    "--duration",
-    "1s",
-    "--warmup",
-    "0s",
-    "--json",
-];
+/// A small run of 64 sessions.
+fn small_run(env: &Env) -> Dbio<'_> {
+    env.run("read-iops")
+        .sync_()
+        .sessions(64)
+        .size("64M")
+        .duration("1s")
+        .warmup("0s")
+}
 
 /// A machine with little memory left (the test override of MemAvailable): the same run that
 /// passes with enough memory is refused, naming the override and --sessions.
 #[test]
 fn a_run_larger_than_the_memory_available_is_refused_before_anything_is_made() {
     assert_refused_for_memory(
-        SMALL_RUN,
-        &[("DBIO_FAULT_MEM_AVAILABLE", "16M")],
+        small_run(&Env::new())
+            .env("DBIO_FAULT_MEM_AVAILABLE", "16M")
+            .arg("--json"),
         &[
             "DBIO_FAULT_MEM_AVAILABLE",
             "--sessions",
@@ -70,18 +41,9 @@ fn a_run_larger_than_the_memory_available_is_refused_before_anything_is_made() {
     );
     // With memory enough, the same run goes.
     let env = Env::new();
-    let out = env
-        .dbio()
+    let r = small_run(&env)
         .env("DBIO_FAULT_MEM_AVAILABLE", "64G")
-        .args(SMALL_RUN)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .json();
     assert_eq!(r["config"]["sessions"], 64);
     crate::util::assert_consistent(&r);
 }
@@ -90,55 +52,31 @@ fn a_run_larger_than_the_memory_available_is_refused_before_anything_is_made() {
 /// size × sessions) and the log buffer (sessions × redo per commit) are counted.
 #[test]
 fn options_that_scale_memory_are_refused_with_the_option_to_lower() {
+    let env = Env::new();
     assert_refused_for_memory(
-        &[
-            "run",
-            "read-mbps",
-            "--sessions",
-            "1000",
-            "--depth",
-            "1024",
-            "--block-size",
-            "1M",
-            "--size",
-            "1G",
-            "--duration",
-            "1s",
-        ],
-        &[],
+        env.run("read-mbps")
+            .sessions(1000)
+            .depth(1024)
+            .block_size("1M")
+            .size("1G")
+            .duration("1s"),
         &["I/O buffers", "--depth", "--block-size", "MemAvailable"],
     );
     assert_refused_for_memory(
-        &[
-            "run",
-            "read-iops",
-            "--async",
-            "--sessions",
-            "1000",
-            "--batch",
-            "4096",
-            "--block-size",
-            "1M",
-            "--size",
-            "8G",
-            "--duration",
-            "1s",
-        ],
-        &[],
+        env.run("read-iops")
+            .async_()
+            .sessions(1000)
+            .opt("--batch", 4096)
+            .block_size("1M")
+            .size("8G")
+            .duration("1s"),
         &["I/O buffers", "--batch"],
     );
     assert_refused_for_memory(
-        &[
-            "run",
-            "redo",
-            "--sessions",
-            "2048",
-            "--redo-per-commit",
-            "64M",
-            "--duration",
-            "1s",
-        ],
-        &[],
+        env.run("redo")
+            .sessions(2048)
+            .opt("--redo-per-commit", "64M")
+            .duration("1s"),
         &["log buffer", "--redo-per-commit"],
     );
 }
@@ -147,15 +85,11 @@ fn options_that_scale_memory_are_refused_with_the_option_to_lower() {
 #[test]
 fn a_bad_memory_override_is_refused_by_name() {
     let env = Env::new();
-    let out = env
-        .dbio()
+    let out = small_run(&env)
         .env("DBIO_FAULT_MEM_AVAILABLE", "lots")
-        .args(SMALL_RUN)
-        .output()
-        .unwrap();
+        .arg("--json")
+        .refused_leaving_nothing(&["DBIO_FAULT_MEM_AVAILABLE=lots"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with("error: DBIO_FAULT_MEM_AVAILABLE=lots"),
         "{err}"

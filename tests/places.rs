@@ -3,56 +3,20 @@
 //! before anything is created or measured, and nothing is recorded in the results store.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::time::{Duration, Instant};
 
-use crate::util::{Env, Mount, is_root, refusal_line, shm_dir, skip, tree};
+use crate::util::{Dbio, Env, Mount, is_root, shm_dir, skip, tree};
 
-/// Runs `dbio args` in `env` and checks the refusal: exit 2, exactly one line on stderr,
-/// `error: ` naming `option`; fast (nothing measured); nothing new under the working
-/// directory; no run in the store.
-fn assert_refused_cleanly(env: &Env, args: &[&str], option: &str, what: &str) -> Output {
-    let before = tree(env.path());
-    let t0 = Instant::now();
-    let out = env.output(args);
-    let took = t0.elapsed();
-    refusal_line(what, &out, &[option]);
-    assert!(
-        took < Duration::from_secs(20),
-        "{what}: took {took:?}, as if measured"
-    );
-    assert_eq!(tree(env.path()), before, "{what}: something was created");
-    let runs = env.output(&["runs", "--json"]);
-    assert!(runs.status.success());
-    let listed: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();
-    assert_eq!(
-        listed.as_array().map(Vec::len),
-        Some(0),
-        "{what}: recorded {listed}"
-    );
-    out
-}
-
-/// A run of 30 s: refused in well under that, or it measured.
-fn run_args<'a>(target: &'a str, out: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "read-iops",
-        "--target",
-        target,
-        "--size",
-        "8M",
-        "--files",
-        "1",
-        "--sessions",
-        "1",
-        "--duration",
-        "30s",
-        "--warmup",
-        "0s",
-        "--out",
-        out,
-    ]
+/// A run of `duration` on `target` with results in `out`: with 30 s, refused in well
+/// under that, or it measured.
+fn a_run<'e>(env: &'e Env, target: &str, out: &str, duration: &str) -> Dbio<'e> {
+    env.run("read-iops")
+        .target(target)
+        .size("8M")
+        .files(1)
+        .sessions(1)
+        .duration(duration)
+        .warmup("0s")
+        .out_dir(out)
 }
 
 /// The file system type `path`'s mount has, from the mount table (longest mount point
@@ -88,7 +52,7 @@ fn no_data_set_on_the_kernels_file_systems() {
         targets.push(format!("/sys/fs/cgroup/{name}"));
     }
     for t in &targets {
-        let out = assert_refused_cleanly(&env, &run_args(t, "out"), "--target", t);
+        let out = a_run(&env, t, "out", "30s").refused_leaving_nothing(&["--target"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("the kernel") && err.contains("/dev/shm"),
@@ -98,15 +62,18 @@ fn no_data_set_on_the_kernels_file_systems() {
             std::fs::symlink_metadata(t).is_err(),
             "{t} was created: {err}"
         );
-        let prep = ["prepare", "--target", t, "--size", "8M", "--files", "1"];
-        assert_refused_cleanly(&env, &prep, "--target", &format!("prepare {t}"));
+        env.prepare()
+            .target(t)
+            .size("8M")
+            .files(1)
+            .refused_leaving_nothing(&["--target"]);
         assert!(std::fs::symlink_metadata(t).is_err(), "prepare made {t}");
     }
     // /dev/shm is tmpfs, memory: a data set may be made there.
     let Some(shm) = shm_dir() else { return };
     let ds = shm.path().join("ds");
     let ds = ds.to_str().unwrap();
-    let prep = env.output(&["prepare", "--target", ds, "--size", "8M", "--files", "1"]);
+    let prep = env.prepare().target(ds).size("8M").files(1).out();
     assert!(
         prep.status.success(),
         "{}",
@@ -137,7 +104,7 @@ fn unusable_targets_are_bad_input() {
     ];
     for (target, says) in cases {
         let what = &target[..target.len().min(40)];
-        let out = assert_refused_cleanly(&env, &run_args(target, "out"), "--target", what);
+        let out = a_run(&env, target, "out", "30s").refused_leaving_nothing(&["--target"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{what}: {err}");
         assert!(err.len() < 600, "{what}: a line one can read: {err}");
@@ -158,20 +125,15 @@ fn an_out_that_cannot_hold_results_is_refused_before_measuring() {
     let target = shm.path().join("ds");
     let target = target.to_str().unwrap();
     std::fs::write(env.join("a-file"), b"x").unwrap();
-    assert_refused_cleanly(&env, &run_args(target, "a-file"), "--out", "--out a file");
-    assert_refused_cleanly(
-        &env,
-        &run_args(target, "a-file/runs"),
-        "--out",
-        "--out below a file",
-    );
+    a_run(&env, target, "a-file", "30s").refused_leaving_nothing(&["--out"]);
+    a_run(&env, target, "a-file/runs", "30s").refused_leaving_nothing(&["--out"]);
     if !is_root() {
         // Without root: a directory without write permission.
         let ro = env.join("ro");
         std::fs::create_dir(&ro).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-        assert_refused_cleanly(&env, &run_args(target, "ro/runs"), "--out", "unwritable");
+        a_run(&env, target, "ro/runs", "30s").refused_leaving_nothing(&["--out"]);
         assert!(!Path::new(target).exists(), "the data set was made");
         return skip("a read-only and a full file system for --out need root (mounts)");
     }
@@ -193,7 +155,7 @@ fn an_out_that_cannot_hold_results_is_refused_before_measuring() {
         ("full", "a full --out"),
         ("full/a/b", "--out made in a full file system"),
     ] {
-        let err = assert_refused_cleanly(&env, &run_args(target, out), "--out", what);
+        let err = a_run(&env, target, out, "30s").refused_leaving_nothing(&["--out"]);
         let err = String::from_utf8_lossy(&err.stderr).into_owned();
         assert!(
             err.contains("read-only") || err.contains("No space left"),
@@ -208,10 +170,7 @@ fn an_out_that_cannot_hold_results_is_refused_before_measuring() {
     );
     // With room again, the same run goes (quickly) and keeps its directory.
     std::fs::remove_file(env.join("full/filler")).unwrap();
-    let mut args: Vec<&str> = run_args(target, "full/a/b");
-    let at = args.iter().position(|a| *a == "30s").unwrap();
-    args[at] = "1s";
-    let out = env.output(&args);
+    let out = a_run(&env, target, "full/a/b", "1s").out();
     assert!(
         out.status.success(),
         "{}",

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, quick, u};
+use crate::util::{Env, u};
 
 /// Runs a short test and returns its run directory and result.json.
 fn one_run(env: &Env, test: &str) -> (PathBuf, serde_json::Value) {
-    let r = env.json(&quick(test, &[]));
+    let r = env.quick(test).json();
     let runs: Vec<PathBuf> = std::fs::read_dir(env.join("dbio-runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -129,7 +129,7 @@ fn report_command_draws_the_same_files_again() {
     for n in names {
         std::fs::remove_file(dir.join(n)).unwrap();
     }
-    let out = env.output(&["report", dir.to_str().unwrap()]);
+    let out = env.report(dir.to_str().unwrap()).out();
     assert!(
         out.status.success(),
         "{}",
@@ -151,7 +151,7 @@ fn report_command_refuses_what_is_not_a_run() {
         ("empty", "result.json"),
         ("other", "dbio.result.v1"),
     ] {
-        let out = env.output(&["report", dir]);
+        let out = env.report(dir).out();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{dir}: {err}");
         assert_eq!(err.lines().count(), 1, "{dir}: one line: {err}");

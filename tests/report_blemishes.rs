@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::util::{Env, f, quick};
+use crate::util::{Dbio, Env, f};
 
-/// One short run of `args`: its result.json, report.html and summary.txt.
-fn run(env: &Env, args: &[&str]) -> (serde_json::Value, String, String) {
-    let r = env.json(args);
+/// One short run `cmd` in `env`: its result.json, report.html and summary.txt.
+fn run(env: &Env, cmd: Dbio<'_>) -> (serde_json::Value, String, String) {
+    let r = cmd.json();
     let runs: Vec<PathBuf> = std::fs::read_dir(env.join("dbio-runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -95,7 +95,7 @@ fn y_ticks(svg: &str) -> Vec<f64> {
 #[test]
 fn every_chart_label_stays_inside_its_chart() {
     let env = Env::new();
-    let (_, html, _) = run(&env, &quick("read-iops", &[]));
+    let (_, html, _) = run(&env, env.quick("read-iops"));
     let all = charts(&html);
     assert!(all.len() > 5, "{} charts", all.len());
     let mut marks = 0;
@@ -128,7 +128,7 @@ fn every_chart_label_stays_inside_its_chart() {
 #[test]
 fn histogram_table_and_chart_write_the_bucket_bounds_alike() {
     let env = Env::new();
-    let (_, html, _) = run(&env, &quick("read-iops", &[]));
+    let (_, html, _) = run(&env, env.quick("read-iops"));
     // The table's columns: "<4.1ms" is the bucket below 4.1ms.
     let table: Vec<String> = html
         .split("<th>")
@@ -159,22 +159,15 @@ fn histogram_table_and_chart_write_the_bucket_bounds_alike() {
 #[test]
 fn ash_of_an_open_loop_run_is_scaled_to_what_was_active() {
     let env = Env::new();
-    let args = [
-        "run",
-        "read-iops",
-        "--size",
-        "64M",
-        "--sessions",
-        "8",
-        "--rate",
-        "100",
-        "--duration",
-        "2s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    let (r, html, _) = run(&env, &args);
+    let (r, html, _) = run(
+        &env,
+        env.run("read-iops")
+            .size("64M")
+            .sessions(8)
+            .rate(100)
+            .duration("2s")
+            .warmup("0s"),
+    );
     assert_eq!(f(&r["classes"][0]["rate_target"]), 100.0, "an open loop");
     let active = r["ash"]["seconds"]
         .as_array()
@@ -211,7 +204,7 @@ fn ash_of_an_open_loop_run_is_scaled_to_what_was_active() {
 
     // A closed loop's ASH keeps its session count as the scale, and its line.
     let env = Env::new();
-    let (_, html, _) = run(&env, &quick("read-iops", &[]));
+    let (_, html, _) = run(&env, env.quick("read-iops"));
     let svg = chart_after(&html, "(ASH)");
     let top = y_ticks(svg).into_iter().fold(0.0, f64::max);
     assert!(top >= 2.0, "a closed loop of 2 sessions: axis to {top}");
@@ -229,7 +222,7 @@ fn kept_line(summary: &str) -> &str {
 #[test]
 fn the_summary_says_what_the_data_set_holds() {
     let env = Env::new();
-    let (r, html, summary) = run(&env, &quick("read-iops", &[]));
+    let (r, html, summary) = run(&env, env.quick("read-iops"));
     assert!(r["redo"].is_null() && r["temp"].is_null(), "a read test");
     let line = kept_line(&summary);
     assert!(line.contains("on disk: data files)"), "{line}");
@@ -240,7 +233,7 @@ fn the_summary_says_what_the_data_set_holds() {
     );
 
     let env = Env::new();
-    let (r, _, summary) = run(&env, &quick("redo", &[]));
+    let (r, _, summary) = run(&env, env.quick("redo"));
     assert!(r["redo"].is_object(), "a redo test");
     let line = kept_line(&summary);
     assert!(

@@ -1,7 +1,7 @@
 //! What a run reports: the events named as SPEC §3–4 says, numbers that agree with each
 //! other, the engine and io mode recorded as used, the run directory and its files.
 
-use crate::util::{Env, assert_consistent, event, f, quick, u};
+use crate::util::{Env, assert_consistent, event, f, u};
 
 /// The event each test measures, by submission.
 fn expected_event(test: &str, sync: bool) -> &'static str {
@@ -23,7 +23,7 @@ fn every_test_submission_and_engine() {
         for sync in [true, false] {
             for engine in ["sync", "aio", "uring"] {
                 let submission = if sync { "--sync" } else { "--async" };
-                let r = env.json(&quick(test, &[submission, "--engine", engine]));
+                let r = env.quick(test).arg(submission).engine(engine).json();
                 let what = format!("{test} {submission} --engine {engine}");
                 assert_consistent(&r);
                 let e = event(&r);
@@ -88,7 +88,7 @@ fn io_modes_set_flags_and_submission() {
         ("setall", true, true),
     ] {
         for test in ["read-iops", "write-iops"] {
-            let r = env.json(&quick(test, &["--io-mode", mode]));
+            let r = env.quick(test).io_mode(mode).json();
             assert_consistent(&r);
             let flags: Vec<&str> = r["config"]["open_flags"]
                 .as_array()
@@ -124,10 +124,12 @@ fn io_modes_set_flags_and_submission() {
 #[test]
 fn keep_inflight_holds_the_queue_depth() {
     let env = Env::new();
-    let r = env.json(&quick(
-        "read-iops",
-        &["--batch", "16", "--keep-inflight", "--engine", "uring"],
-    ));
+    let r = env
+        .quick("read-iops")
+        .opt("--batch", 16)
+        .arg("--keep-inflight")
+        .engine("uring")
+        .json();
     assert_consistent(&r);
     let e = event(&r);
     assert_eq!(e["name"], "db file parallel read");
@@ -148,18 +150,13 @@ fn keep_inflight_holds_the_queue_depth() {
 #[test]
 fn run_directory_holds_result_and_summary() {
     let env = Env::new();
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--size",
-        "256M",
-        "--sessions",
-        "3",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let out = env
+        .run("read-iops")
+        .size("256M")
+        .sessions(3)
+        .duration("1s")
+        .warmup("0s")
+        .out();
     assert!(
         out.status.success(),
         "{}",
@@ -203,20 +200,14 @@ fn run_directory_holds_result_and_summary() {
 #[test]
 fn warmup_is_not_measured() {
     let env = Env::new();
-    let r = env.json(&[
-        "run",
-        "read-iops",
-        "--sync",
-        "--size",
-        "256M",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "1s",
-        "--json",
-    ]);
+    let r = env
+        .run("read-iops")
+        .sync_()
+        .size("256M")
+        .sessions(1)
+        .duration("1s")
+        .warmup("1s")
+        .json();
     assert_consistent(&r);
     let secs = f(&r["measured_seconds"]);
     assert!(

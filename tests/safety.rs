@@ -4,7 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, Mount, files_under, is_root, quick, skip, u};
+use crate::util::{Env, Mount, files_under, is_root, skip, u};
 
 #[test]
 fn write_tests_never_touch_files_dbio_did_not_create() {
@@ -15,7 +15,7 @@ fn write_tests_never_touch_files_dbio_did_not_create() {
     let before = std::fs::metadata(&foreign).unwrap();
     for test in ["write-iops", "write-mbps"] {
         for sub in ["--sync", "--async"] {
-            env.json(&quick(test, &[sub]));
+            env.quick(test).arg(sub).json();
         }
     }
     let after = std::fs::metadata(&foreign).unwrap();
@@ -29,7 +29,7 @@ fn write_tests_never_touch_files_dbio_did_not_create() {
     let victim = env.join("dbio-data/dbio-data-001.dbf");
     std::fs::remove_file(&victim).unwrap();
     std::fs::write(&victim, vec![9u8; 64 << 20]).unwrap();
-    let out = env.output(&quick("write-iops", &[]));
+    let out = env.quick("write-iops").arg("--json").out();
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -45,23 +45,16 @@ fn sigint_stops_quickly_and_keeps_a_partial_result() {
     for test in ["read-iops", "write-mbps"] {
         let env = Env::new();
         // Prepare first so the signal lands in the measured window.
-        assert!(env.output(&["prepare", "--size", "256M"]).status.success());
+        assert!(env.prepare().size("256M").out().status.success());
         let before = files_under(&env.join("dbio-data"));
         let child = env
+            .run(test)
+            .size("256M")
+            .sessions(4)
+            .duration("60s")
+            .warmup("1s")
+            .arg("--json")
             .process()
-            .args([
-                "run",
-                test,
-                "--size",
-                "256M",
-                "--sessions",
-                "4",
-                "--duration",
-                "60s",
-                "--warmup",
-                "1s",
-                "--json",
-            ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -126,7 +119,7 @@ fn read_only_target_gets_one_line() {
     let Some(mounted) = Mount::new("tmpfs", "ro,size=1M", "tmpfs", &env.join("ro")) else {
         return;
     };
-    let out = env.output(&["run", "read-iops", "--target", "ro/data"]);
+    let out = env.run("read-iops").target("ro/data").out();
     drop(mounted);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
@@ -149,34 +142,23 @@ fn file_system_refusing_o_direct_gets_one_line() {
     let Some(_mounted) = Mount::new("ramfs", "rw", "ramfs", &mnt) else {
         return;
     };
-    let direct = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        "ramfs/data",
-        "--size",
-        "16M",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
-    let buffered = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        "ramfs/data",
-        "--size",
-        "16M",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--io-mode",
-        "asynch",
-        "--json",
-    ]);
-    let cleaned = env.output(&["clean", "ramfs/data"]);
+    let direct = env
+        .run("read-iops")
+        .target("ramfs/data")
+        .size("16M")
+        .duration("1s")
+        .warmup("0s")
+        .out();
+    let buffered = env
+        .run("read-iops")
+        .target("ramfs/data")
+        .size("16M")
+        .duration("1s")
+        .warmup("0s")
+        .io_mode("asynch")
+        .arg("--json")
+        .out();
+    let cleaned = env.clean("ramfs/data").out();
     let left = files_under(&mnt);
     let stderr = String::from_utf8_lossy(&direct.stderr);
     assert_eq!(direct.status.code(), Some(4), "{stderr}");

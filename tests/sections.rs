@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{Env, quick};
+use crate::util::Env;
 
 /// The only run directory under `./dbio-runs`.
 fn run_dir(env: &Env) -> PathBuf {
@@ -76,7 +76,7 @@ submission = "async"
 "#,
     )
     .unwrap();
-    let out = env.output(&["run", "--job", job.to_str().unwrap()]);
+    let out = env.run_job(job.to_str().unwrap()).out();
     assert_eq!(
         out.status.code(),
         Some(3),
@@ -119,7 +119,7 @@ submission = "async"
 #[test]
 fn text_and_html_show_the_same_top_timed_events_and_the_same_storage_tree() {
     let env = Env::new();
-    env.json(&quick("read-iops", &[]));
+    env.quick("read-iops").json();
     let dir = run_dir(&env);
     let summary = read(&dir.join("summary.txt"));
     let html = read(&dir.join("report.html"));
@@ -141,7 +141,7 @@ fn text_and_html_show_the_same_top_timed_events_and_the_same_storage_tree() {
     }
 
     // The storage section is the tree `dbio map` prints, not a dump of the map's keys.
-    let map = env.output(&["map", "dbio-data"]);
+    let map = env.cmd("map").arg("dbio-data").out();
     assert!(map.status.success());
     let map = String::from_utf8_lossy(&map.stdout);
     let tree: Vec<&str> = map
@@ -168,7 +168,7 @@ fn text_and_html_show_the_same_top_timed_events_and_the_same_storage_tree() {
 #[test]
 fn enough_ash_samples_carry_no_warning() {
     let env = Env::new();
-    env.json(&quick("read-iops", &["--ash-hz", "100"]));
+    env.quick("read-iops").opt("--ash-hz", 100).json();
     let summary = read(&run_dir(&env).join("summary.txt"));
     assert!(summary.contains("Top Timed Events (DB time"), "{summary}");
     assert!(!summary.contains("fewer than 100"), "{summary}");

@@ -8,7 +8,7 @@ use crate::util::{Env, skip};
 
 /// The subcommands `dbio --help` lists.
 fn subcommands(env: &Env) -> Vec<String> {
-    let out = env.output(&["--help"]);
+    let out = env.bare().arg("--help").out();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     let list: Vec<String> = help
@@ -29,7 +29,7 @@ fn every_shell_completes_the_subcommands_and_run_options() {
     let env = Env::new();
     let commands = subcommands(&env);
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let out = env.output(&["completions", shell]);
+        let out = env.cmd("completions").arg(shell).out();
         assert!(out.status.success(), "{shell}");
         let script = String::from_utf8(out.stdout).unwrap();
         // fish names a long option `-l sessions`; the others `--sessions`.
@@ -43,7 +43,7 @@ fn every_shell_completes_the_subcommands_and_run_options() {
             assert!(script.contains(c.as_str()), "{shell}: no {c}");
         }
     }
-    let out = env.output(&["completions", "tcsh"]);
+    let out = env.cmd("completions").arg("tcsh").out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
@@ -56,7 +56,7 @@ fn bash_loads_the_completion_script() {
     }
     let env = Env::new();
     let script = env.join("dbio.bash");
-    std::fs::write(&script, env.output(&["completions", "bash"]).stdout).unwrap();
+    std::fs::write(&script, env.cmd("completions").arg("bash").out().stdout).unwrap();
     // Completing `dbio run --sess` offers --sessions.
     let out = Command::new("bash")
         .arg("-c")
@@ -77,7 +77,7 @@ fn bash_loads_the_completion_script() {
 #[test]
 fn the_manual_page_has_every_command_and_renders() {
     let env = Env::new();
-    let out = env.output(&["man"]);
+    let out = env.cmd("man").out();
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.contains("\n.TH dbio 1 "), "{}", &page[..200]);
@@ -149,15 +149,7 @@ fn hint(text: &str, starts: &str) -> Vec<String> {
 #[test]
 fn hints_work_as_printed() {
     let env = Env::new();
-    let ok = |args: &[String]| {
-        let out = env.dbio().args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "dbio {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
+    let ok = |args: &[String]| env.bare().args(args).ok();
     let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
     ok(&words(&[
         "prepare",
@@ -171,7 +163,7 @@ fn hints_work_as_printed() {
     ]));
     // A data set without verify headers: `dbio verify` says how to make one that has them,
     // as it is (size, block size, files).
-    let out = env.output(&["verify"]);
+    let out = env.verify().out();
     assert_eq!(out.status.code(), Some(2));
     let prepare = hint(&String::from_utf8_lossy(&out.stderr), "prepare");
     assert!(
@@ -182,23 +174,16 @@ fn hints_work_as_printed() {
     ok(&prepare);
     ok(&words(&["verify"]));
     // A run's "remove with `dbio clean ...`".
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--size",
-        "32M",
-        "--files",
-        "2",
-        "--block-size",
-        "16K",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let out = env
+        .run("read-iops")
+        .size("32M")
+        .files(2)
+        .block_size("16K")
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json")
+        .out();
     assert!(
         out.status.success(),
         "{}",

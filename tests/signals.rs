@@ -5,17 +5,11 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Env, files_under, u, unnamed_open_files, wait_locked};
+use crate::util::{Dbio, Env, files_under, u, unnamed_open_files, wait_locked};
 
-fn spawn(env: &Env, args: &[&str]) -> Child {
-    spawn_with(env, args, &[])
-}
-
-/// `dbio args...` in the background, in `env` (its own results store), with `vars` set.
-fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Child {
-    env.process()
-        .envs(vars.iter().copied())
-        .args(args)
+/// `cmd` in the background, its output piped.
+fn spawn(cmd: Dbio<'_>) -> Child {
+    cmd.process()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -34,26 +28,27 @@ fn manifest(env: &Env) -> serde_json::Value {
     .unwrap()
 }
 
-const LONG_READ: [&str; 11] = [
-    "run",
-    "read-iops",
-    "--size",
-    "64M",
-    "--sessions",
-    "2",
-    "--duration",
-    "60s",
-    "--warmup",
-    "1s",
-    "--json",
-];
+/// `test` on a 64 MiB data set, 2 sessions, for `duration` after `warmup`.
+fn run<'e>(env: &'e Env, test: &str, duration: &str, warmup: &str) -> Dbio<'e> {
+    env.run(test)
+        .size("64M")
+        .sessions(2)
+        .duration(duration)
+        .warmup(warmup)
+        .arg("--json")
+}
+
+/// A read run of a minute.
+fn long_read(env: &Env) -> Dbio<'_> {
+    run(env, "read-iops", "60s", "1s")
+}
 
 #[test]
 fn sigterm_and_sighup_stop_within_2s_with_a_partial_result() {
     let env = Env::new();
-    assert!(env.output(&["prepare", "--size", "64M"]).status.success());
+    assert!(env.prepare().size("64M").out().status.success());
     for (sig, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
-        let child = spawn(&env, &LONG_READ);
+        let child = spawn(long_read(&env));
         std::thread::sleep(Duration::from_millis(2000));
         let sent = Instant::now();
         signal(&child, sig);
@@ -77,19 +72,14 @@ fn sigterm_and_sighup_stop_within_2s_with_a_partial_result() {
 #[test]
 fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
     let env = Env::new();
-    let temp_run = [
-        "run",
-        "temp",
-        "--spill-size",
-        "16M",
-        "--sessions",
-        "2",
-        "--duration",
-        "60s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
+    let temp_run = |duration| {
+        env.run("temp")
+            .opt("--spill-size", "16M")
+            .sessions(2)
+            .duration(duration)
+            .warmup("0s")
+            .arg("--json")
+    };
     for named in [false, true] {
         let vars: &[(&str, &str)] = if named {
             &[("DBIO_TEST_NO_TMPFILE", "1")]
@@ -100,7 +90,7 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
         // The second signal must land before the first one's orderly stop finishes (tens of
         // ms); a few tries make that certain without making the test slow.
         for _ in 0..3 {
-            let child = spawn_with(&env, &temp_run, vars);
+            let child = spawn(temp_run("60s").envs(vars));
             let deadline = Instant::now() + Duration::from_secs(20);
             let temp_files = || {
                 if named {
@@ -147,9 +137,7 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
             "the second signal never arrived before the orderly stop"
         );
         // The next run works.
-        let mut short = temp_run.to_vec();
-        short[7] = "1s";
-        let out = env.output(&short);
+        let out = temp_run("1s").out();
         assert!(
             out.status.success(),
             "{}",
@@ -161,8 +149,8 @@ fn a_second_signal_exits_at_once_and_leaves_no_temporary_file() {
 #[test]
 fn after_sigkill_the_next_run_starts_at_once_without_clean_up() {
     let env = Env::new();
-    assert!(env.output(&["prepare", "--size", "64M"]).status.success());
-    let mut child = spawn(&env, &LONG_READ);
+    assert!(env.prepare().size("64M").out().status.success());
+    let mut child = spawn(long_read(&env));
     wait_locked(&env.join("dbio-data"), child.id());
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGKILL);
@@ -170,15 +158,11 @@ fn after_sigkill_the_next_run_starts_at_once_without_clean_up() {
     // Nothing was written to mark the run: the kernel released its lock with the process.
     let m = manifest(&env);
     assert!(m["in_use"].is_null(), "{m}");
-    let out = env.output(&["doctor", "dbio-data"]);
+    let out = env.doctor().arg("dbio-data").out();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("ready, not in use"), "{stdout}");
     // A write test, which needs the data set to itself, starts at once too.
-    let mut args = LONG_READ.to_vec();
-    args[1] = "write-iops";
-    args[7] = "1s";
-    args[9] = "0s";
-    let r = env.json(&args);
+    let r = run(&env, "write-iops", "1s", "0s").json();
     assert_eq!(r["dataset"]["reused"], true);
 }

@@ -19,7 +19,7 @@ fn plan(env: &Env, name: &str, text: &str) -> String {
 #[test]
 fn the_seed_example_needs_about_410_devices_and_5_arrays() {
     let env = Env::new();
-    let r = env.json(&["size", &example("dw-5tb-sizing.toml"), "--json"]);
+    let r = env.sizing().arg(example("dw-5tb-sizing.toml")).json();
     assert_eq!(r["schema"], "dbio.size.v1");
     let before = u(&r["devices"]["before_spares"]) as f64;
     assert!(
@@ -48,7 +48,7 @@ fn the_seed_example_needs_about_410_devices_and_5_arrays() {
     assert!((140..=170).contains(&u(&cf["total"])), "{cf}");
     assert!(f(&cf["iops_pct_of_needed"]) < 40.0, "{cf}");
 
-    let out = env.output(&["size", &example("dw-5tb-sizing.toml")]);
+    let out = env.sizing().arg(example("dw-5tb-sizing.toml")).out();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
@@ -92,7 +92,7 @@ spares = "5%"
 #[test]
 fn raid_levels_give_the_textbook_arithmetic() {
     let env = Env::new();
-    let r = env.json(&["size", &plan(&env, "r5.toml", RAID5), "--json"]);
+    let r = env.sizing().arg(plan(&env, "r5.toml", RAID5)).json();
     // (3,000 reads + 1,000 writes × 4) × 1.5 = 10,500 device IOPS; 200 each: 52.5 → 53.
     assert_eq!(f(&r["needs"]["backend_iops"]), 10_500.0);
     assert_eq!(u(&r["devices"]["for_iops"]), 53);
@@ -119,7 +119,7 @@ fn raid_levels_give_the_textbook_arithmetic() {
 
     // RAID 10: writes cost 2, half of each device holds data.
     let r10 = RAID5.replace("raid = \"raid5\"", "raid = \"raid10\"");
-    let r = env.json(&["size", &plan(&env, "r10.toml", &r10), "--json"]);
+    let r = env.sizing().arg(plan(&env, "r10.toml", &r10)).json();
     assert_eq!(f(&r["needs"]["backend_iops"]), 7_500.0);
     assert_eq!(u(&r["devices"]["for_iops"]), 38);
     assert_eq!(u(&r["devices"]["for_capacity"]), 7);
@@ -129,7 +129,7 @@ fn raid_levels_give_the_textbook_arithmetic() {
     );
     // RAID 6 over 8: writes cost 6, 6/8 holds data.
     let r6 = RAID5.replace("raid = \"raid5\"", "raid = \"raid6\"\nraid_group = 8");
-    let r = env.json(&["size", &plan(&env, "r6.toml", &r6), "--json"]);
+    let r = env.sizing().arg(plan(&env, "r6.toml", &r6)).json();
     assert_eq!(f(&r["needs"]["backend_iops"]), 13_500.0);
     assert_eq!(u(&r["devices"]["before_spares"]), 72);
 }
@@ -139,7 +139,7 @@ fn bad_plans_exit_2_naming_key_and_line() {
     let env = Env::new();
     let refused = |text: &str, want: &str| {
         let p = plan(&env, "bad.toml", text);
-        let out = env.output(&["size", &p]);
+        let out = env.sizing().arg(&p).out();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{want}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -223,7 +223,7 @@ fn bad_plans_exit_2_naming_key_and_line() {
         assert_ne!(text, RAID5, "{from}");
         refused(&text, want);
     }
-    let out = env.output(&["size", "no-such-plan.toml"]);
+    let out = env.sizing().arg("no-such-plan.toml").out();
     assert_eq!(out.status.code(), Some(2));
     // Runs that are not in the store.
     let p = plan(
@@ -231,14 +231,14 @@ fn bad_plans_exit_2_naming_key_and_line() {
         "runs.toml",
         &RAID5.replace("iops = 200\nmib_per_s = 100\n", "runs = [41]\n"),
     );
-    let out = env.output(&["size", &p]);
+    let out = env.sizing().arg(&p).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("runs.toml (line 18): device.runs: no run 41"),
         "{stderr}"
     );
-    let out = env.output(&["size", &p, "--runs", "0"]);
+    let out = env.sizing().arg(&p).opt("--runs", 0).out();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -268,26 +268,18 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
     let job = plan(&env, "job.toml", JOB);
     let target = dir.path().join("ds").display().to_string();
     let run = |span: &str, stall: Option<&str>| -> Value {
-        let mut c = env.dbio();
-        c.args([
-            "run",
-            "--job",
-            &job,
-            "--target",
-            &target,
-            "--span",
-            span,
-            "--duration",
-            "2s",
-            "--warmup",
-            "0s",
-            "--json",
-        ]);
+        let mut run = env
+            .run_job(&job)
+            .target(&target)
+            .opt("--span", span)
+            .duration("2s")
+            .warmup("0s")
+            .arg("--json");
         if let Some(s) = stall {
             // The device holds completions for 900 ms in every second: the limit fails.
-            c.env("DBIO_FAULT_STALL", s);
+            run = run.env("DBIO_FAULT_STALL", s);
         }
-        let out = c.output().unwrap();
+        let out = run.out();
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
     };
@@ -305,7 +297,7 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
         )
         .replace("raid = \"raid5\"", "raid = \"raid1\"");
     let p = plan(&env, "measured.toml", &sizing);
-    let r = env.json(&["size", &p, "--json"]);
+    let r = env.sizing().arg(&p).json();
     let d = &r["device"];
     assert_eq!(d["source"], "runs");
     assert_eq!(f(&d["usable_surface"]), 0.5);
@@ -339,7 +331,7 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
     assert_eq!(for_iops, (7_500.0 / f(&d["iops"]) - 1e-9).ceil() as u64);
 
     // The text says where each figure came from.
-    let out = env.output(&["size", &p]);
+    let out = env.sizing().arg(&p).out();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("measured: IOPS and MiB/s from run 2, the usable surface is the largest span that passed"),
@@ -351,13 +343,11 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
     );
 
     // --runs wins over the plan's own figures, and says so.
-    let r = env.json(&[
-        "size",
-        &plan(&env, "stated.toml", RAID5),
-        "--runs",
-        "1,3",
-        "--json",
-    ]);
+    let r = env
+        .sizing()
+        .arg(plan(&env, "stated.toml", RAID5))
+        .opt("--runs", "1,3")
+        .json();
     assert_eq!(f(&r["device"]["usable_surface"]), 0.25);
     assert_eq!(r["device"]["measured"]["figures_from_run"], 1);
     assert!(
@@ -367,7 +357,7 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
     );
 
     // Only the failing run: no span meets the requirements.
-    let out = env.output(&["size", &p, "--runs", "3"]);
+    let out = env.sizing().arg(&p).opt("--runs", 3).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -375,26 +365,20 @@ fn measured_runs_give_the_figures_and_the_largest_passing_span() {
         "{stderr}"
     );
     // A run without a verdict cannot say whether a span passed.
-    let plain = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        &target,
-        "--size",
-        "16M",
-        "--files",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let plain = env
+        .run("read-iops")
+        .target(&target)
+        .size("16M")
+        .files(2)
+        .duration("1s")
+        .warmup("0s")
+        .out();
     assert!(plain.status.success());
-    let out = env.output(&["size", &p, "--runs", "1,4"]);
+    let out = env.sizing().arg(&p).opt("--runs", "1,4").out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("different jobs"), "{stderr}");
-    let out = env.output(&["size", &p, "--runs", "4"]);
+    let out = env.sizing().arg(&p).opt("--runs", 4).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -38,25 +38,22 @@ fn split(target: &Path, fraction: f64) -> Vec<(Vec<u8>, Vec<u8>)> {
 
 /// A short run on the data set at `target`, result.json parsed (any exit status).
 fn run(env: &Env, target: &str, args: &[&str]) -> (Option<i32>, Value, String) {
-    let mut all = vec!["run"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&[
-        "--target",
-        target,
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ]);
+    let mut run = env
+        .cmd("run")
+        .args(args)
+        .target(target)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json");
     if args[0] != "--job" {
-        all.extend_from_slice(&["--sessions", "2"]);
+        run = run.sessions(2);
     }
-    all.extend_from_slice(&DATA);
-    let out = env.output(&all);
+    let run = run.args(DATA);
+    let line = run.line();
+    let out = run.out();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("dbio {all:?}: stdout is not JSON ({e}): {stderr}"));
+        .unwrap_or_else(|e| panic!("{line}: stdout is not JSON ({e}): {stderr}"));
     (out.status.code(), json, stderr)
 }
 
@@ -68,9 +65,7 @@ fn writes_with_a_span_leave_the_rest_of_every_file_untouched() {
     let env = Env::new();
     let target = dir.path().join("ds");
     let t = target.display().to_string();
-    let mut prepare = vec!["prepare", "--target", &t];
-    prepare.extend_from_slice(&DATA);
-    assert!(env.output(&prepare).status.success());
+    assert!(env.prepare().target(&t).args(DATA).out().status.success());
     let job = env.join("writes.toml");
     std::fs::write(
         &job,
@@ -132,9 +127,15 @@ fn reads_with_a_span_never_reach_the_rest_of_a_file() {
     let env = Env::new();
     let target = dir.path().join("ds");
     let t = target.display().to_string();
-    let mut prepare = vec!["prepare", "--target", &t, "--verify"];
-    prepare.extend_from_slice(&DATA);
-    assert!(env.output(&prepare).status.success());
+    assert!(
+        env.prepare()
+            .target(&t)
+            .verify_data()
+            .args(DATA)
+            .out()
+            .status
+            .success()
+    );
     // Everything after the first 25 % of each file is garbage: a read there is a bad block.
     for p in data_files(&target) {
         let mut bytes = std::fs::read(&p).unwrap();
@@ -199,9 +200,9 @@ fn a_span_is_recorded_saved_and_shown() {
     assert_eq!(f(&r["config"]["span"]), 0.5);
     let saved = std::fs::read_to_string(&job).unwrap();
     assert!(saved.contains("span = \"50%\""), "{saved}");
-    let again = env.json(&["run", "--job", &job, "--duration", "1s", "--json"]);
+    let again = env.run_job(&job).duration("1s").json();
     assert_eq!(f(&again["config"]["span"]), 0.5);
-    let summary = env.output(&["show", "2"]);
+    let summary = env.show("2").out();
     let text = String::from_utf8_lossy(&summary.stdout);
     assert!(
         text.contains(
@@ -212,27 +213,22 @@ fn a_span_is_recorded_saved_and_shown() {
     // A whole-file run says nothing about a span.
     let (_, r, _) = run(&env, "dbio-data", &["read-iops"]);
     assert_eq!(f(&r["config"]["span"]), 1.0);
-    let text = String::from_utf8_lossy(&env.output(&["show", "3"]).stdout).into_owned();
+    let text = String::from_utf8_lossy(&env.show("3").out().stdout).into_owned();
     assert!(!text.contains("Span"), "{text}");
 }
 
 #[test]
 fn a_sweep_over_span_runs_each_span_and_charts_it() {
     let env = Env::new();
-    let out = env.output(&[
-        "sweep",
-        "read-iops",
-        "--param",
-        "span=25%,50%,100%",
-        "--size",
-        "16M",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let out = env
+        .sweep()
+        .arg("read-iops")
+        .param("span=25%,50%,100%")
+        .size("16M")
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let table = String::from_utf8_lossy(&out.stdout);
@@ -269,55 +265,41 @@ fn a_sweep_over_span_runs_each_span_and_charts_it() {
 #[test]
 fn a_span_that_cannot_be_used_is_refused_before_anything_is_created() {
     let env = Env::new();
-    let refused = |args: &[&str], want: &str| {
-        let out = env.output(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.contains(want), "{args:?}: {stderr}");
-    };
     for bad in ["0", "0%", "-10%", "150%", "1.5", "half", ""] {
-        refused(&["run", "read-iops", "--span", bad], "'--span <FRACTION>'");
+        env.run("read-iops")
+            .opt("--span", bad)
+            .refused(&["'--span <FRACTION>'"]);
     }
     // 10 % of a 1 MiB file is 100 KiB: no 1 MiB scan request fits.
-    refused(
-        &["run", "read-mbps", "--size", "4M", "--span", "10%"],
+    env.run("read-mbps").size("4M").opt("--span", "10%").refused(&[
         "invalid value '10%' for '--span': the first 10% of each data file is 96K, which cannot hold 1M",
-    );
+    ]);
     // Four writers per file, each in its own region of 1 MiB requests: 4 MiB of 8 MiB.
-    refused(
-        &[
-            "run",
-            "write-mbps",
-            "--size",
-            "16M",
-            "--files",
-            "2",
-            "--sessions",
-            "8",
-            "--span",
-            "40%",
-        ],
-        "4 session(s) per file",
-    );
-    refused(
-        &["run", "redo", "--span", "50%"],
-        "the redo test does not use it",
-    );
-    refused(&["sweep", "read-iops", "--param", "span=0,50%"], "span=0");
+    env.run("write-mbps")
+        .size("16M")
+        .files(2)
+        .sessions(8)
+        .opt("--span", "40%")
+        .refused(&["4 session(s) per file"]);
+    env.run("redo")
+        .opt("--span", "50%")
+        .refused(&["the redo test does not use it"]);
+    env.sweep()
+        .arg("read-iops")
+        .param("span=0,50%")
+        .refused(&["span=0"]);
     let job = env.join("small.toml");
     std::fs::write(
         &job,
         "[dataset]\nsize = \"8M\"\nfiles = 2\n\nspan = \"10%\"\n[[class]]\nevent = \"direct path read\"\nsize = \"1M\"\n",
     )
     .unwrap();
-    let job = job.display().to_string();
-    refused(
-        &["run", "--job", &job],
-        "small.toml (line 5): invalid value '10%' for 'dataset.span'",
-    );
+    env.run_job(&job)
+        .refused(&["small.toml (line 5): invalid value '10%' for 'dataset.span'"]);
     // Typed on the command line, the span is the option's.
-    refused(&["run", "--job", &job, "--span", "20%"], "for '--span'");
+    env.run_job(&job)
+        .opt("--span", "20%")
+        .refused(&["for '--span'"]);
     assert!(!env.join("dbio-data").exists(), "nothing was created");
 }
 
@@ -332,21 +314,13 @@ fn a_sweep_goes_on_past_a_point_that_misses_its_limits() {
     .unwrap();
     // The device holds completions for 900 ms in every second: every point fails.
     let out = env
-        .dbio()
+        .sweep()
+        .job(&job)
+        .param("span=50%,100%")
+        .duration("2s")
+        .warmup("0s")
         .env("DBIO_FAULT_STALL", "1s:900ms")
-        .args([
-            "sweep",
-            "--job",
-            &job.display().to_string(),
-            "--param",
-            "span=50%,100%",
-            "--duration",
-            "2s",
-            "--warmup",
-            "0s",
-        ])
-        .output()
-        .unwrap();
+        .out();
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{table}");
     assert!(table.contains("over span: 2 of 2 point(s)"), "{table}");

@@ -26,10 +26,15 @@ fn run_after_warmup(
     let env = Env::new();
     let target = shm.path().join("ds");
     let mut child = env
+        .run("read-iops")
+        .target(target.to_str().unwrap())
+        .size("16M")
+        .files(1)
+        .sessions(1)
+        .duration(duration)
+        .warmup(warmup)
+        .arg("--json")
         .process()
-        .args(["run", "read-iops", "--target", target.to_str().unwrap()])
-        .args(["--size", "16M", "--files", "1", "--sessions", "1"])
-        .args(["--duration", duration, "--warmup", warmup, "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

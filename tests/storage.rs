@@ -96,7 +96,7 @@ fn map_names_the_loop_device_its_backing_file_and_the_file_system() {
         .to_string_lossy()
         .into_owned();
 
-    let j = env.json(&["map", file.to_str().unwrap(), "--json"]);
+    let j = env.cmd("map").arg(file.to_str().unwrap()).json();
     let map = &j["map"];
     assert_eq!(map["kind"], "file");
     assert_eq!(map["mount"]["fs_type"], "ext4", "{map}");
@@ -112,7 +112,7 @@ fn map_names_the_loop_device_its_backing_file_and_the_file_system() {
     assert_eq!(dev["disk"]["transport"], "loop");
     assert_eq!(u(&dev["size_bytes"]), 64 << 20);
 
-    let out = env.output(&["map", file.to_str().unwrap()]);
+    let out = env.cmd("map").arg(file.to_str().unwrap()).out();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&loop_name), "{text}");
@@ -157,7 +157,7 @@ fn map_of_root_names_its_disk_and_the_disks_queue() {
         return skip("/ is not on a block device here");
     };
     let env = Env::new();
-    let j = env.json(&["map", "/", "--json"]);
+    let j = env.cmd("map").arg("/").json();
     let map = &j["map"];
     let disks: Vec<&serde_json::Value> = {
         fn walk<'a>(n: &'a serde_json::Value, out: &mut Vec<&'a serde_json::Value>) {
@@ -195,7 +195,7 @@ fn map_of_root_names_its_disk_and_the_disks_queue() {
     }
     assert!(q["write_cache"].is_string(), "{q}");
 
-    let out = env.output(&["map", "/"]);
+    let out = env.cmd("map").arg("/").out();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(disk.as_str()) && text.contains(&format!("transport {transport}")),
@@ -213,19 +213,13 @@ fn a_direct_io_run_records_the_os_the_storage_and_the_block_layer_cross_check() 
     // calling it a mismatch.
     let mut ratios = Vec::new();
     for _ in 0..5 {
-        let r = env.json(&[
-            "run",
-            "read-iops",
-            "--size",
-            "256M",
-            "--sessions",
-            "2",
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
-            "--json",
-        ]);
+        let r = env
+            .run("read-iops")
+            .size("256M")
+            .sessions(2)
+            .duration("3s")
+            .warmup("0s")
+            .json();
         let os = &r["os"];
         assert!(!os["cpu"].as_array().unwrap().is_empty(), "{os}");
         assert!(
@@ -289,14 +283,18 @@ fn doctor_finds_what_a_killed_run_left_and_clean_stale_repairs_it() {
     ] {
         let _disk = disk();
         let env = Env::new();
-        let prepared = env.output(&["prepare", "--target", "data", "--size", "64M"]);
+        let prepared = env.prepare().target("data").size("64M").out();
         assert!(prepared.status.success());
         let mut child = env
-            .process()
-            .env("DBIO_TEST_NO_TMPFILE", if named { "1" } else { "0" })
-            .args(["run", test, "--target", "data", "--size", "64M"])
-            .args(["--sessions", "2", "--duration", "60s", "--warmup", "0s"])
+            .run(test)
+            .target("data")
+            .size("64M")
+            .sessions(2)
+            .duration("60s")
+            .warmup("0s")
             .args(extra)
+            .env("DBIO_TEST_NO_TMPFILE", if named { "1" } else { "0" })
+            .process()
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -307,14 +305,14 @@ fn doctor_finds_what_a_killed_run_left_and_clean_stale_repairs_it() {
         child.wait().unwrap();
         let manifest = env.join("data/dbio-manifest.json");
 
-        let out = env.output(&["doctor", "data"]);
+        let out = env.doctor().arg("data").out();
         let stdout = String::from_utf8_lossy(&out.stdout);
         if named {
             assert_eq!(out.status.code(), Some(1), "{test}: {stdout}");
             assert!(stdout.contains("STALE"), "{test}: {stdout}");
             assert!(stdout.contains("dbio-temp-001.tmp"), "{stdout}");
             assert!(stdout.contains("dbio clean --stale"), "{test}: {stdout}");
-            let out = env.output(&["clean", "--stale", "data"]);
+            let out = env.cmd("clean").arg("--stale").arg("data").out();
             assert!(
                 out.status.success(),
                 "{}",
@@ -324,7 +322,7 @@ fn doctor_finds_what_a_killed_run_left_and_clean_stale_repairs_it() {
             assert_eq!(out.status.code(), Some(0), "{test}: {stdout}");
             assert!(stdout.contains("ready, not in use"), "{test}: {stdout}");
         }
-        let out = env.output(&["doctor", "data"]);
+        let out = env.doctor().arg("data").out();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{test}: {stdout}");
         let m: serde_json::Value =

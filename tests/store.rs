@@ -6,35 +6,27 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::util::{Env, f, quick, u};
+use crate::util::{Env, f, u};
 
 /// Runs `dbio run TEST extra...` recording into `db`; returns its result.json.
 fn run(env: &Env, db: &str, test: &str, extra: &[&str]) -> Value {
-    let mut args = quick(test, extra);
-    args.extend(["--db", db]);
-    env.json(&args)
+    env.quick(test).args(extra).db(db).json()
 }
 
 /// `dbio runs --json [args...]` against `db`.
 fn runs(env: &Env, db: &str, args: &[&str]) -> Vec<Value> {
-    let mut all = vec!["runs", "--json", "--db", db];
-    all.extend_from_slice(args);
-    env.json(&all).as_array().expect("a JSON array").clone()
+    env.runs()
+        .arg("--json")
+        .db(db)
+        .args(args)
+        .json()
+        .as_array()
+        .expect("a JSON array")
+        .clone()
 }
 
 fn ids(listed: &[Value]) -> Vec<u64> {
     listed.iter().map(|r| u(&r["id"])).collect()
-}
-
-fn stdout(env: &Env, args: &[&str]) -> String {
-    let out = env.output(args);
-    assert!(
-        out.status.success(),
-        "dbio {args:?} failed ({:?}):\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 #[test]
@@ -87,7 +79,7 @@ fn three_runs_are_listed_and_filtered() {
     );
     assert!(runs(&env, &db, &["--test", "read-mbps"]).is_empty());
 
-    let text = stdout(&env, &["runs", "--db", &db]);
+    let text = env.runs().db(&db).stdout();
     assert_eq!(text.lines().count(), 4, "a header and three runs:\n{text}");
     assert!(
         text.lines().nth(3).unwrap().contains("write-iops"),
@@ -126,7 +118,12 @@ fn compare_prints_both_runs_and_the_ratio_to_the_first() {
     let (a, b) = (listed[0].to_string(), listed[1].to_string());
 
     let html = env.join("compare.html").display().to_string();
-    let text = stdout(&env, &["compare", &a, &b, "--db", &db, "--html", &html]);
+    let text = env
+        .cmd("compare")
+        .args([&a, &b])
+        .db(&db)
+        .opt("--html", &html)
+        .stdout();
     let page = std::fs::read_to_string(&html).expect("--html wrote the page");
     assert!(page.contains("<html"), "an HTML page");
     for label in [format!("run {a}"), format!("run {b}")] {
@@ -178,11 +175,8 @@ fn a_deleted_run_directory_does_not_break_runs_or_show() {
     std::fs::remove_dir_all(&dir).unwrap();
 
     assert_eq!(runs(&env, &db, &[]), listed);
-    assert_eq!(stdout(&env, &["show", &id, "--db", &db]), summary);
-    assert_eq!(
-        stdout(&env, &["show", &id, "--json", "--db", &db]),
-        result_json
-    );
+    assert_eq!(env.show(&id).db(&db).stdout(), summary);
+    assert_eq!(env.show(&id).arg("--json").db(&db).stdout(), result_json);
 }
 
 #[test]
@@ -193,12 +187,7 @@ fn an_unknown_id_is_one_line_and_exit_2() {
         &["show", "42", "--db", &db][..],
         &["compare", "1", "2", "--db", &db][..],
     ] {
-        let out = env.output(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains("no run"), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{args:?}");
+        env.bare().args(args).refused(&["no run"]);
     }
     assert!(
         !std::path::Path::new(&db).exists(),
@@ -214,9 +203,7 @@ fn a_store_that_cannot_be_written_does_not_lose_the_run() {
     let not_a_dir = env.db("plain-file");
     std::fs::write(&not_a_dir, "not a directory").unwrap();
     let db = format!("{not_a_dir}/dbio.db");
-    let mut args = quick("read-iops", &["--sync"]);
-    args.extend(["--db", &db]);
-    let out = env.output(&args);
+    let out = env.quick("read-iops").arg("--json").sync_().db(&db).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
@@ -241,28 +228,23 @@ fn a_store_that_cannot_be_written_does_not_lose_the_run() {
 #[test]
 fn where_the_store_lives() {
     let env = Env::new();
-    env.json(&quick("read-iops", &["--sync"]));
+    env.quick("read-iops").sync_().json();
     let default = env.data_home.path().join("dbio/dbio.db");
     assert!(default.is_file(), "{default:?}");
 
     let from_env = env.db("from-env.db");
     let out = env
-        .dbio()
+        .quick("read-iops")
+        .arg("--json")
+        .sync_()
         .env("DBIO_DB", &from_env)
-        .args(quick("read-iops", &["--sync"]))
-        .output()
-        .unwrap();
+        .out();
     assert!(out.status.success());
     let count = |db: &str| runs(&env, db, &[]).len();
     assert_eq!(count(&from_env), 1);
     assert_eq!(count(&default.display().to_string()), 1);
 
-    let out = env
-        .dbio()
-        .env("DBIO_DB", &from_env)
-        .args(["runs", "--json"])
-        .output()
-        .unwrap();
+    let out = env.runs().arg("--json").env("DBIO_DB", &from_env).out();
     let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let run_dir = |db: &str| runs(&env, db, &[])[0]["run_dir"].clone();
     assert_eq!(listed.len(), 1);
@@ -273,11 +255,11 @@ fn where_the_store_lives() {
     );
     let missing = env.db("missing.db");
     let out = env
-        .dbio()
+        .runs()
+        .arg("--json")
+        .db(&missing)
         .env("DBIO_DB", &from_env)
-        .args(["runs", "--json", "--db", &missing])
-        .output()
-        .unwrap();
+        .out();
     let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(listed.is_empty(), "--db wins over DBIO_DB");
 }
@@ -290,7 +272,7 @@ fn a_damaged_store_says_where_it_is_and_how_to_move_it_aside() {
     let db = env.db("damaged.db");
     let garbage = b"this is not an SQLite database, and it is not dbio's to fix\n".repeat(100);
     std::fs::write(&db, &garbage).unwrap();
-    let out = env.output(&["runs", "--db", &db]);
+    let out = env.runs().db(&db).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -298,9 +280,7 @@ fn a_damaged_store_says_where_it_is_and_how_to_move_it_aside() {
         "{stderr}"
     );
     // A run still keeps its results, and warns once with the same advice.
-    let mut args = quick("read-iops", &["--sync"]);
-    args.extend(["--db", &db]);
-    let out = env.output(&args);
+    let out = env.quick("read-iops").arg("--json").sync_().db(&db).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
@@ -320,11 +300,12 @@ fn a_damaged_store_says_where_it_is_and_how_to_move_it_aside() {
 fn a_run_whose_stdout_is_closed_early_is_still_recorded() {
     let env = Env::new();
     let db = env.db("closed.db");
-    let mut args = quick("read-iops", &["--sync"]);
-    args.extend(["--db", &db]);
     let mut child = env
+        .quick("read-iops")
+        .arg("--json")
+        .sync_()
+        .db(&db)
         .process()
-        .args(&args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

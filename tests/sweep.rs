@@ -37,18 +37,14 @@ fn main_event(r: &Value) -> &Value {
 #[test]
 fn sweep_over_sessions_writes_a_table_json_csv_and_a_chart() {
     let env = Env::new();
-    let out = env.output(&[
-        "sweep",
-        "read-iops",
-        "--param",
-        "sessions=1,2",
-        "--size",
-        "64M",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ]);
+    let out = env
+        .sweep()
+        .arg("read-iops")
+        .param("sessions=1,2")
+        .size("64M")
+        .duration("1s")
+        .warmup("0s")
+        .out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "dbio sweep failed: {stderr}");
     let table = String::from_utf8(out.stdout).unwrap();
@@ -102,7 +98,7 @@ fn sweep_over_sessions_writes_a_table_json_csv_and_a_chart() {
         files.iter().filter(|f| f.ends_with("result.json")).count(),
         2
     );
-    let runs = env.json(&["runs", "--json"]);
+    let runs = env.runs().json();
     assert_eq!(runs.as_array().unwrap().len(), 2);
 }
 
@@ -114,7 +110,7 @@ fn sweep_rejects_unknown_parameters_and_bad_values() {
         ("block-size=3K", "power of two"),
         ("sessions=1,1", "twice"),
     ] {
-        let out = env.output(&["sweep", "read-iops", "--param", param]);
+        let out = env.sweep().arg("read-iops").param(param).out();
         assert_eq!(out.status.code(), Some(2), "--param {param}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
@@ -124,36 +120,27 @@ fn sweep_rejects_unknown_parameters_and_bad_values() {
         );
     }
     // A combination `dbio run` refuses is refused before any point runs.
-    let out = env.output(&[
-        "sweep",
-        "read-mbps",
-        "--param",
-        "block-size=8K,1M",
-        "--mbrc",
-        "128",
-        "--duration",
-        "1s",
-    ]);
+    let out = env
+        .sweep()
+        .arg("read-mbps")
+        .param("block-size=8K,1M")
+        .opt("--mbrc", 128)
+        .duration("1s")
+        .out();
     assert_eq!(out.status.code(), Some(2));
     assert!(!env.join("dbio-runs").exists(), "nothing ran");
 }
 
 fn calibrate(env: &Env, target: &Path, extra: &[&str]) -> Value {
     let data = target.join("data").display().to_string();
-    let mut args = vec![
-        "calibrate",
-        "--target",
-        &data,
-        "--size",
-        "64M",
-        "--point-duration",
-        "300ms",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    env.json(&args)
+    env.cmd("calibrate")
+        .target(&data)
+        .size("64M")
+        .opt("--point-duration", "300ms")
+        .warmup("0s")
+        .arg("--json")
+        .args(extra)
+        .json()
 }
 
 #[test]
@@ -211,14 +198,16 @@ fn calibrate_walks_up_and_the_chosen_point_keeps_the_limit() {
             .unwrap()
             .contains("crossed the limit")
     );
-    let out = env.output(&["clean", &shm.path().join("data").display().to_string()]);
+    let out = env
+        .clean(shm.path().join("data").display().to_string())
+        .out();
     assert!(out.status.success());
 }
 
 #[test]
 fn calibrate_rejects_a_bad_limit() {
     let env = Env::new();
-    let out = env.output(&["calibrate", "--max-latency", "p97=1ms"]);
+    let out = env.cmd("calibrate").opt("--max-latency", "p97=1ms").out();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -5,6 +5,7 @@ mod util;
 
 mod adversarial;
 mod aliasing;
+mod builder;
 mod capture;
 mod cli;
 mod cluster;

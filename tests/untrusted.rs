@@ -5,21 +5,10 @@
 
 use std::process::Output;
 
-use crate::util::Env;
+use crate::util::{Env, assert_refused};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit 2 with exactly one line, `error: ...`, holding every word of `words`.
-fn assert_refused(out: &Output, words: &[&str]) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: "), "{err}");
-    for w in words {
-        assert!(err.contains(w), "no {w:?} in {err}");
-    }
 }
 
 /// A job file of one class on a small data set in `env`, with `hosts` as its [hosts] table.
@@ -42,23 +31,25 @@ fn a_job_files_ssh_command_runs_only_when_the_command_line_allows_it() {
     let marker = env.join("PWNED");
     let ssh = format!("sh -c 'echo ran >> {}' stand-in", marker.display());
     let job = job_with_hosts(&env, &format!("names = \"127.0.0.1\"\nssh = \"{ssh}\"\n"));
-    let out = env.output(&["run", "--job", &job]);
-    assert_refused(
-        &out,
-        &["shared.toml (line 10)", "hosts.names", "--yes", "--hosts"],
-    );
+    env.run_job(&job)
+        .refused(&["shared.toml (line 10)", "hosts.names", "--yes", "--hosts"]);
     assert!(!marker.exists(), "the job file's command ran");
     assert!(
         !env.join("data").exists(),
         "nothing is created before a refusal"
     );
     // --hosts typed allows reaching the hosts, not the job file's own ssh command.
-    let out = env.output(&["run", "--job", &job, "--hosts", "127.0.0.1"]);
-    assert_refused(&out, &["(line 11)", "hosts.ssh", &ssh, "--ssh", "--yes"]);
+    env.run_job(&job).opt("--hosts", "127.0.0.1").refused(&[
+        "(line 11)",
+        "hosts.ssh",
+        &ssh,
+        "--ssh",
+        "--yes",
+    ]);
     assert!(!marker.exists(), "the job file's command ran");
 
     // With --yes it runs, and its command line is printed before it does.
-    let out = env.output(&["run", "--job", &job, "--yes"]);
+    let out = env.run_job(&job).yes().out();
     let err = stderr(&out);
     let ran = std::fs::read_to_string(&marker).unwrap_or_default();
     assert_eq!(ran, "ran\n", "{err}");
@@ -79,40 +70,36 @@ fn a_job_files_ssh_command_runs_only_when_the_command_line_allows_it() {
 fn a_job_files_push_and_remote_binary_need_the_same_permission() {
     let env = Env::new();
     let job = job_with_hosts(&env, "names = \"127.0.0.1\"\npush = true\n");
-    let out = env.output(&["run", "--job", &job, "--hosts", "127.0.0.1"]);
-    assert_refused(&out, &["hosts.push", "--push", "--yes"]);
+    env.run_job(&job)
+        .opt("--hosts", "127.0.0.1")
+        .refused(&["hosts.push", "--push", "--yes"]);
     let job = job_with_hosts(&env, "names = \"127.0.0.1\"\nremote_dbio = \"/tmp/x\"\n");
-    let out = env.output(&["run", "--job", &job, "--hosts", "127.0.0.1"]);
-    assert_refused(&out, &["hosts.remote_dbio", "/tmp/x", "--remote-dbio"]);
+    env.run_job(&job).opt("--hosts", "127.0.0.1").refused(&[
+        "hosts.remote_dbio",
+        "/tmp/x",
+        "--remote-dbio",
+    ]);
     // The same option typed replaces the job file's value, which then runs nothing. A
     // --yes still only goes with --destructive or --job.
-    let out = env.output(&["run", "read-iops", "--yes"]);
-    assert_refused(&out, &["--yes", "--destructive"]);
+    env.run("read-iops")
+        .yes()
+        .refused(&["--yes", "--destructive"]);
 }
 
 /// A real result of a one-second run on a small data set in `env` (recorded in its store
 /// as run 1), and its run directory.
 fn real_result(env: &Env) -> (serde_json::Value, std::path::PathBuf) {
     let target = env.join("data");
-    let r = env.json(&[
-        "run",
-        "read-iops",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "8M",
-        "--files",
-        "1",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--io-mode",
-        "none",
-        "--json",
-    ]);
+    let r = env
+        .run("read-iops")
+        .target(&target)
+        .size("8M")
+        .files(1)
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .io_mode("none")
+        .json();
     let runs = env.join("dbio-runs");
     let dir = std::fs::read_dir(&runs)
         .unwrap()
@@ -130,7 +117,7 @@ fn report_refuses(env: &Env, name: &str, text: &[u8], field: &str) {
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("result.json"), text).unwrap();
     let t = std::time::Instant::now();
-    let out = env.output(&["report", dir.to_str().unwrap()]);
+    let out = env.report(&dir).out();
     assert!(t.elapsed().as_secs() < 10, "{name}: {:?}", t.elapsed());
     assert_refused(&out, &[field]);
     assert_eq!(
@@ -145,7 +132,7 @@ fn crafted_result_files_are_refused_naming_the_field_in_bounded_time() {
     let env = Env::new();
     let (r, run_dir) = real_result(&env);
     // The real one reads back.
-    let out = env.output(&["report", run_dir.to_str().unwrap()]);
+    let out = env.report(&run_dir).out();
     assert!(out.status.success(), "{}", stderr(&out));
 
     let crafted = |f: &dyn Fn(&mut serde_json::Value)| {
@@ -240,10 +227,7 @@ fn crafted_result_files_are_refused_naming_the_field_in_bounded_time() {
     let f = std::fs::File::create(dir.join("result.json")).unwrap();
     f.set_len(2 << 30).unwrap();
     let t = std::time::Instant::now();
-    assert_refused(
-        &env.output(&["report", dir.to_str().unwrap()]),
-        &["bytes", "at most"],
-    );
+    env.report(&dir).refused(&["bytes", "at most"]);
     assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
 
     // A FIFO: refused at once, never waited on.
@@ -253,20 +237,14 @@ fn crafted_result_files_are_refused_naming_the_field_in_bounded_time() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let t = std::time::Instant::now();
-    assert_refused(
-        &env.output(&["report", dir.to_str().unwrap()]),
-        &["not a regular file"],
-    );
+    env.report(&dir).refused(&["not a regular file"]);
     assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
 
     // A link: refused, its target untouched.
     let dir = env.join("link");
     std::fs::create_dir(&dir).unwrap();
     std::os::unix::fs::symlink(run_dir.join("result.json"), dir.join("result.json")).unwrap();
-    assert_refused(
-        &env.output(&["report", dir.to_str().unwrap()]),
-        &["symbolic link"],
-    );
+    env.report(&dir).refused(&["symbolic link"]);
 }
 
 #[test]
@@ -285,7 +263,7 @@ fn a_crafted_result_in_the_store_is_refused_by_show_and_compare() {
     drop(conn);
     for args in [&["show", "1"][..], &["compare", "1", "1"]] {
         let t = std::time::Instant::now();
-        let out = env.output(args);
+        let out = env.bare().args(args).out();
         assert!(t.elapsed().as_secs() < 10, "{args:?}: {:?}", t.elapsed());
         assert_refused(&out, &["run 1", "timeseries[0].t"]);
     }
@@ -317,24 +295,16 @@ fn a_target_named_with_control_characters_is_shown_escaped_everywhere() {
     let env = Env::new();
     let target = env.join("odd-name\x1b[2J\nsecond-line");
     let t = target.to_str().unwrap();
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        t,
-        "--size",
-        "8M",
-        "--files",
-        "1",
-        "--sessions",
-        "1",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--io-mode",
-        "none",
-    ]);
+    let out = env
+        .run("read-iops")
+        .target(t)
+        .size("8M")
+        .files(1)
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .io_mode("none")
+        .out();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("odd-name"), "{}", stderr(&out));
     assert_shown_escaped("run stderr", &out.stderr);
@@ -351,31 +321,24 @@ fn a_target_named_with_control_characters_is_shown_escaped_everywhere() {
     assert_shown_escaped("summary.txt", &summary);
     let html = std::fs::read(dir.join("report.html")).unwrap();
     assert!(!html.contains(&0x1b), "report.html holds a raw ESC");
-    let show = env.output(&["show", "1"]);
+    let show = env.show("1").out();
     assert!(show.status.success(), "{}", stderr(&show));
     assert_shown_escaped("show", &show.stdout);
 
     // A refusal names it escaped, on one line.
-    let out = env.output(&[
-        "run",
-        "read-iops",
-        "--target",
-        t,
-        "--size",
-        "100M",
-        "--files",
-        "1",
-        "--duration",
-        "1s",
-    ]);
-    assert_refused(&out, &["odd-name\\x1b[2J\\nsecond-line"]);
+    env.run("read-iops")
+        .target(t)
+        .size("100M")
+        .files(1)
+        .duration("1s")
+        .refused(&["odd-name\\x1b[2J\\nsecond-line"]);
 
-    let doctor = env.dbio().current_dir("/").arg("doctor").output().unwrap();
+    let doctor = env.doctor().current_dir("/").out();
     assert!(String::from_utf8_lossy(&doctor.stdout).contains("odd-name"));
     assert_shown_escaped("doctor", &doctor.stdout);
     assert_shown_escaped("doctor stderr", &doctor.stderr);
 
-    let clean = env.output(&["clean", t]);
+    let clean = env.clean(t).out();
     assert!(clean.status.success(), "{}", stderr(&clean));
     let mut both = clean.stdout.clone();
     both.extend_from_slice(&clean.stderr);
@@ -400,7 +363,7 @@ fn a_huge_option_value_is_echoed_cut_and_escaped() {
         ],
         vec!["run", "read-iops", "--hosts", huge.as_str()],
     ] {
-        let out = env.output(&args);
+        let out = env.bare().args(&args).out();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{}", &err[..err.len().min(300)]);
         assert_eq!(err.lines().count(), 1, "{}", &err[..err.len().min(3000)]);
@@ -421,7 +384,7 @@ fn a_huge_option_value_is_echoed_cut_and_escaped() {
         ),
     )
     .unwrap();
-    let out = env.output(&["run", "--job", job.to_str().unwrap()]);
+    let out = env.run_job(&job).out();
     assert_refused(
         &out,
         &["big.toml (line 2)", "run.duration", "(100000 bytes)"],
@@ -463,7 +426,6 @@ fn job_file_numbers_that_overflow_name_their_key_and_line() {
             format!("{text}[[class]]\nevent = \"db file sequential read\"\n")
         };
         std::fs::write(&job, &text).unwrap();
-        let out = env.output(&["run", "--job", job.to_str().unwrap()]);
-        assert_refused(&out, &["over.toml", line, key]);
+        env.run_job(&job).refused(&["over.toml", line, key]);
     }
 }

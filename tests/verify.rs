@@ -5,7 +5,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::util::{Env, event, u};
+use crate::util::{Dbio, Env, event, u};
 
 const BS: u64 = 8192;
 
@@ -13,20 +13,17 @@ const BS: u64 = 8192;
 const SMALL: [&str; 4] = ["--size", "4M", "--files", "1"];
 
 /// A short run: 2 sessions, 1 s, no warm-up, result.json on stdout.
-fn quick<'a>(test: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "run",
-        test,
-        "--sessions",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--json",
-    ];
-    v.extend_from_slice(extra);
-    v
+fn short<'e>(env: &'e Env, test: &str) -> Dbio<'e> {
+    env.run(test)
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .arg("--json")
+}
+
+/// [`short`] on the tiny data set.
+fn small<'e>(env: &'e Env, test: &str) -> Dbio<'e> {
+    short(env, test).args(SMALL)
 }
 
 fn read_block(path: &Path, block: u64) -> Vec<u8> {
@@ -59,19 +56,19 @@ fn stdout(out: &std::process::Output) -> String {
 #[test]
 fn runs_with_verify_find_no_bad_blocks_and_dbio_verify_agrees() {
     let env = Env::new();
-    let w = env.json(&quick("write-iops", &["--size", "16M", "--verify"]));
+    let w = short(&env, "write-iops").size("16M").verify_data().json();
     assert_eq!(w["config"]["verify"], true);
     assert!(u(&w["verify"]["blocks_written"]) > 0, "{}", w["verify"]);
     assert_eq!(w["verify"]["sequences_saved"], true);
     assert!(env.join("dbio-data/dbio-verify.seq").exists());
 
-    let r = env.json(&quick("read-iops", &["--size", "16M", "--verify"]));
+    let r = short(&env, "read-iops").size("16M").verify_data().json();
     assert!(u(&r["verify"]["blocks_checked"]) > 0, "{}", r["verify"]);
     assert_eq!(u(&r["verify"]["blocks_bad"]), 0, "{}", r["verify"]);
     assert_eq!(u(&event(&r)["errors"]), 0);
     assert!(u(&event(&r)["requests"]) > 0);
 
-    let out = env.output(&["verify", "dbio-data"]);
+    let out = env.verify().arg("dbio-data").out();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("2,048 blocks") && stdout(&out).contains("no bad blocks"),
@@ -93,7 +90,6 @@ fn runs_with_verify_find_no_bad_blocks_and_dbio_verify_agrees() {
 #[test]
 fn every_event_checks_what_it_reads_and_seals_what_it_writes() {
     let env = Env::new();
-    let size = ["--size", "16M", "--verify"];
     for (test, extra) in [
         ("write-mbps", &[][..]),
         ("read-mbps", &["--sync"][..]),
@@ -106,9 +102,11 @@ fn every_event_checks_what_it_reads_and_seals_what_it_writes() {
             &["--async-reads", "--cache-size", "4M", "--writers", "2"][..],
         ),
     ] {
-        let mut args = quick(test, &size);
-        args.extend_from_slice(extra);
-        let r = env.json(&args);
+        let r = short(&env, test)
+            .size("16M")
+            .verify_data()
+            .args(extra)
+            .json();
         let v = &r["verify"];
         assert_eq!(u(&v["blocks_bad"]), 0, "{test} {extra:?}: {v}");
         assert!(
@@ -116,21 +114,27 @@ fn every_event_checks_what_it_reads_and_seals_what_it_writes() {
             "{test} {extra:?}: {v}"
         );
     }
-    let out = env.output(&["verify", "dbio-data"]);
+    let out = env.verify().arg("dbio-data").out();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 
 #[test]
 fn dbio_verify_names_a_misdirected_block() {
     let env = Env::new();
-    let mut prepare = vec!["prepare", "--verify"];
-    prepare.extend_from_slice(&["--size", "8M", "--files", "2"]);
-    assert!(env.output(&prepare).status.success());
+    assert!(
+        env.prepare()
+            .verify_data()
+            .size("8M")
+            .files(2)
+            .out()
+            .status
+            .success()
+    );
     let file = env.join("dbio-data/dbio-data-002.dbf");
     // Block 3's contents land on block 7, as a misdirected write would put them.
     write_block(&file, 7, &read_block(&file, 3));
 
-    let out = env.output(&["verify", "dbio-data"]);
+    let out = env.verify().arg("dbio-data").out();
     assert_ne!(out.status.code(), Some(0));
     let text = stdout(&out);
     let bad: Vec<&str> = text
@@ -149,18 +153,25 @@ fn dbio_verify_names_a_misdirected_block() {
 #[test]
 fn a_read_run_reports_a_torn_block() {
     let env = Env::new();
-    let mut prepare = vec!["prepare", "--verify"];
-    prepare.extend_from_slice(&SMALL);
-    assert!(env.output(&prepare).status.success());
+    assert!(
+        env.prepare()
+            .verify_data()
+            .args(SMALL)
+            .out()
+            .status
+            .success()
+    );
     let file = env.join("dbio-data/dbio-data-001.dbf");
     let mut b = read_block(&file, 9);
     b[5000..5004].iter_mut().for_each(|x| *x ^= 0xa5);
     write_block(&file, 9, &b);
 
     // Going on after errors: every read of the bad block is a failed request.
-    let mut args = quick("read-iops", &SMALL);
-    args.extend_from_slice(&["--verify", "--sync", "--continue-on-error"]);
-    let out = env.output(&args);
+    let out = small(&env, "read-iops")
+        .verify_data()
+        .sync_()
+        .arg("--continue-on-error")
+        .out();
     assert_eq!(out.status.code(), Some(4));
     let r = run_json(&out);
     let v = &r["verify"];
@@ -177,9 +188,10 @@ fn a_read_run_reports_a_torn_block() {
     );
 
     // Stopping at the first: the run's error names the file and the block.
-    let mut args = quick("read-iops", &SMALL);
-    args.extend_from_slice(&["--verify", "--batch", "64"]);
-    let out = env.output(&args);
+    let out = small(&env, "read-iops")
+        .verify_data()
+        .opt("--batch", 64)
+        .out();
     assert_eq!(out.status.code(), Some(4));
     let r = run_json(&out);
     let err = r["errors"][0].as_str().unwrap();
@@ -192,15 +204,18 @@ fn a_read_run_reports_a_torn_block() {
 #[test]
 fn dbio_verify_finds_a_lost_write() {
     let env = Env::new();
-    let mut prepare = vec!["prepare", "--verify"];
-    prepare.extend_from_slice(&SMALL);
-    assert!(env.output(&prepare).status.success());
+    assert!(
+        env.prepare()
+            .verify_data()
+            .args(SMALL)
+            .out()
+            .status
+            .success()
+    );
     let file = env.join("dbio-data/dbio-data-001.dbf");
     let before = std::fs::read(&file).unwrap();
 
-    let mut args = quick("write-iops", &SMALL);
-    args.push("--verify");
-    env.json(&args);
+    small(&env, "write-iops").verify_data().json();
     let after = std::fs::read(&file).unwrap();
     // A block dbio has rewritten since: put its old contents back, as if the write was lost.
     let block = (0..512u64)
@@ -212,7 +227,7 @@ fn dbio_verify_finds_a_lost_write() {
     let r = (block * BS) as usize..((block + 1) * BS) as usize;
     write_block(&file, block, &before[r]);
 
-    let out = env.output(&["verify", "dbio-data"]);
+    let out = env.verify().arg("dbio-data").out();
     assert_ne!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert!(
@@ -226,42 +241,49 @@ fn dbio_verify_finds_a_lost_write() {
 #[test]
 fn a_write_without_verify_leaves_the_data_set_unverifiable() {
     let env = Env::new();
-    let mut prepare = vec!["prepare", "--verify"];
-    prepare.extend_from_slice(&SMALL);
-    assert!(env.output(&prepare).status.success());
-    env.json(&quick("write-iops", &SMALL));
-    let out = env.output(&["verify", "dbio-data"]);
+    assert!(
+        env.prepare()
+            .verify_data()
+            .args(SMALL)
+            .out()
+            .status
+            .success()
+    );
+    small(&env, "write-iops").json();
+    let out = env.verify().arg("dbio-data").out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--verify --fresh"), "{err}");
     assert!(!env.join("dbio-data/dbio-verify.seq").exists());
 
     // A --verify run asks for --fresh before it recreates the data set with headers.
-    let mut args = quick("read-iops", &SMALL);
-    args.push("--verify");
-    let out = env.output(&args);
+    let out = small(&env, "read-iops").verify_data().out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("carry no verify headers") && err.contains("--fresh"),
         "{err}"
     );
-    args.push("--fresh");
-    let r = env.json(&args);
+    let r = small(&env, "read-iops").verify_data().fresh().json();
     assert_eq!(u(&r["verify"]["blocks_bad"]), 0);
-    assert!(env.output(&["verify", "dbio-data"]).status.success());
+    assert!(env.verify().arg("dbio-data").out().status.success());
 
     // dbio clean removes the sequence file with the rest.
-    assert!(env.output(&["clean", "dbio-data"]).status.success());
+    assert!(env.clean("dbio-data").out().status.success());
     assert!(!env.join("dbio-data").exists());
 }
 
 #[test]
 fn verify_refuses_what_it_cannot_check() {
     let env = Env::new();
-    let out = env.output(&["prepare", "--verify", "--fill", "dedupe=4", "--size", "4M"]);
+    let out = env
+        .prepare()
+        .verify_data()
+        .fill("dedupe=4")
+        .size("4M")
+        .out();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--verify"));
-    let out = env.output(&["verify", "nowhere"]);
+    let out = env.verify().arg("nowhere").out();
     assert_eq!(out.status.code(), Some(2));
 }

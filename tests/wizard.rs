@@ -90,7 +90,7 @@ fn the_defaults_run_a_job_and_write_its_job_file() {
         "{command}"
     );
     // Recorded in the results store like `dbio run`; the data set kept (the default).
-    let listed = env.json(&["runs", "--json"]);
+    let listed = env.runs().json();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed[0]["test"], "read-iops");
     assert!(env.join("dbio-data").is_dir());

@@ -3,17 +3,15 @@
 
 use serde_json::Value;
 
-use crate::util::{Env, event_named as event, f, files_under, u};
+use crate::util::{Dbio, Env, event_named as event, f, files_under, u};
 
-/// A short run of `test` on small redo logs, result as JSON.
-fn run(env: &Env, test: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["run", test];
+/// A short run of `test` on small redo logs, its result printed as JSON.
+fn short<'e>(env: &'e Env, test: &str) -> Dbio<'e> {
+    let mut run = env.run(test);
     if test == "redo" || test == "oltp" {
-        args.extend(["--redo-file-size", "8M"]);
+        run = run.opt("--redo-file-size", "8M");
     }
-    args.extend(["--duration", "2s", "--warmup", "0s", "--json"]);
-    args.extend_from_slice(extra);
-    env.json(&args)
+    run.duration("2s").warmup("0s").arg("--json")
 }
 
 /// The ASH checks every test with ASH must pass: every state is ON CPU or an event of the
@@ -64,7 +62,7 @@ pub(crate) fn db_time_percentages(summary: &str) -> Vec<(String, f64)> {
 #[test]
 fn redo_group_commit_emerges_and_every_byte_is_accounted_for() {
     let env = Env::new();
-    let r = run(&env, "redo", &["--sessions", "16"]);
+    let r = short(&env, "redo").sessions(16).json();
     let lfs = event(&r, "log file sync");
     let lfpw = event(&r, "log file parallel write");
     let redo = &r["redo"];
@@ -139,18 +137,11 @@ fn redo_group_commit_emerges_and_every_byte_is_accounted_for() {
 #[test]
 fn redo_with_a_range_of_redo_sizes_rounds_writes_to_redo_blocks() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "redo",
-        &[
-            "--sessions",
-            "8",
-            "--redo-per-commit",
-            "100..3000",
-            "--redo-block",
-            "4K",
-        ],
-    );
+    let r = short(&env, "redo")
+        .sessions(8)
+        .opt("--redo-per-commit", "100..3000")
+        .opt("--redo-block", "4K")
+        .json();
     let a = &r["redo"]["accounting"];
     let (written, generated, wastage) = (
         u(&a["bytes_written"]),
@@ -171,18 +162,11 @@ fn redo_with_a_range_of_redo_sizes_rounds_writes_to_redo_blocks() {
 #[test]
 fn redo_with_64_sessions_completes_on_a_small_machine() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "redo",
-        &[
-            "--sessions",
-            "64",
-            "--redo-sync",
-            "fdatasync",
-            "--io-mode",
-            "none",
-        ],
-    );
+    let r = short(&env, "redo")
+        .sessions(64)
+        .opt("--redo-sync", "fdatasync")
+        .io_mode("none")
+        .json();
     assert_eq!(r["partial"], false);
     assert_eq!(r["redo"]["sync"], "fdatasync");
     assert!(f(&r["redo"]["commits_per_lgwr_write"]) > 1.0);
@@ -198,14 +182,14 @@ fn redo_with_64_sessions_completes_on_a_small_machine() {
 #[test]
 fn lgwr_pinning_and_noise_are_recorded() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "redo",
-        &["--sessions", "4", "--lgwr-cpu", "0", "--noise-cpu", "0"],
-    );
+    let r = short(&env, "redo")
+        .sessions(4)
+        .opt("--lgwr-cpu", 0)
+        .opt("--noise-cpu", 0)
+        .json();
     assert_eq!(r["redo"]["lgwr_cpu"], 0);
     assert_eq!(r["redo"]["noise_cpu"], 0);
-    let out = env.output(&["run", "redo", "--lgwr-cpu", "4096"]);
+    let out = env.run("redo").opt("--lgwr-cpu", 4096).out();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--lgwr-cpu"), "{err}");
@@ -214,11 +198,11 @@ fn lgwr_pinning_and_noise_are_recorded() {
 #[test]
 fn oltp_without_updates_writes_nothing() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "oltp",
-        &["--size", "64M", "--sessions", "4", "--update-pct", "0"],
-    );
+    let r = short(&env, "oltp")
+        .size("64M")
+        .sessions(4)
+        .opt("--update-pct", 0)
+        .json();
     let o = &r["oltp"];
     assert!(u(&o["transactions"]) > 0);
     assert_eq!(u(&o["commits"]), 0);
@@ -245,19 +229,12 @@ fn oltp_without_updates_writes_nothing() {
 #[test]
 fn oltp_with_every_transaction_updating_commits_each_one() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "oltp",
-        &[
-            "--size",
-            "64M",
-            "--sessions",
-            "4",
-            "--update-pct",
-            "100",
-            "--async-reads",
-        ],
-    );
+    let r = short(&env, "oltp")
+        .size("64M")
+        .sessions(4)
+        .opt("--update-pct", 100)
+        .arg("--async-reads")
+        .json();
     let o = &r["oltp"];
     assert!(u(&o["transactions"]) > 0);
     assert_eq!(u(&o["commits"]), u(&o["transactions"]));
@@ -277,20 +254,12 @@ fn oltp_with_every_transaction_updating_commits_each_one() {
 #[test]
 fn oltp_with_a_cache_larger_than_the_data_set_reads_almost_nothing() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "oltp",
-        &[
-            "--size",
-            "32M",
-            "--sessions",
-            "4",
-            "--cache-size",
-            "64M",
-            "--writers",
-            "2",
-        ],
-    );
+    let r = short(&env, "oltp")
+        .size("32M")
+        .sessions(4)
+        .opt("--cache-size", "64M")
+        .opt("--writers", 2)
+        .json();
     let o = &r["oltp"];
     let (logical, physical) = (u(&o["logical_reads"]), u(&o["physical_reads"]));
     assert!(logical > 0);
@@ -323,31 +292,26 @@ fn oltp_with_a_small_cache_makes_sessions_wait_for_free_buffers() {
     // 256 buffers for 4 sessions pinning 32 blocks each, every transaction dirtying its 32
     // blocks, and a synchronous DBWR writing one block at a time: DBWR cannot keep up, so
     // sessions wait for clean buffers.
-    let r = run(
-        &env,
-        "oltp",
-        &[
-            "--size",
-            "64M",
-            "--sessions",
-            "4",
-            "--work-unit",
-            "32",
-            "--sync",
-            "--cache-size",
-            "2M",
-            "--update-pct",
-            "100",
-            "--cold-cache",
-        ],
-    );
+    let r = short(&env, "oltp")
+        .size("64M")
+        .sessions(4)
+        .opt("--work-unit", 32)
+        .sync_()
+        .opt("--cache-size", "2M")
+        .opt("--update-pct", 100)
+        .arg("--cold-cache")
+        .json();
     let fbw = event(&r, "free buffer waits");
     assert!(u(&fbw["waits"]) > 0, "free buffer waits: {fbw}");
     assert_eq!(u(&fbw["bytes"]), 0);
     let o = &r["oltp"];
     assert!(u(&o["physical_reads"]) > 0);
     assert!(o.get("cache_loaded_blocks").is_none(), "--cold-cache");
-    let out = env.output(&["run", "oltp", "--size", "64M", "--cache-size", "256K"]);
+    let out = env
+        .run("oltp")
+        .size("64M")
+        .opt("--cache-size", "256K")
+        .out();
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -359,11 +323,11 @@ fn oltp_with_a_small_cache_makes_sessions_wait_for_free_buffers() {
 #[test]
 fn temp_spills_are_written_read_back_and_removed() {
     let env = Env::new();
-    let r = run(
-        &env,
-        "temp",
-        &["--sessions", "2", "--spill-size", "8M", "--temp-io", "1M"],
-    );
+    let r = short(&env, "temp")
+        .sessions(2)
+        .opt("--spill-size", "8M")
+        .opt("--temp-io", "1M")
+        .json();
     let w = event(&r, "direct path write temp");
     let rd = event(&r, "direct path read temp");
     for e in [w, rd] {
@@ -381,7 +345,7 @@ fn temp_spills_are_written_read_back_and_removed() {
     )
     .unwrap();
     assert_eq!(m["temp_files"].as_array().unwrap().len(), 0);
-    let out = env.output(&["run", "temp", "--temp-io", "32K"]);
+    let out = env.run("temp").opt("--temp-io", "32K").out();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--temp-io"));
 }
@@ -389,7 +353,7 @@ fn temp_spills_are_written_read_back_and_removed() {
 #[test]
 fn classic_tests_have_ash_too() {
     let env = Env::new();
-    let r = env.json(&crate::util::quick("read-iops", &["--sync"]));
+    let r = env.quick("read-iops").sync_().json();
     assert_ash(&r, (1.5, 2.01));
     assert_eq!(r["ash"]["states"][0], "db file sequential read");
 }
