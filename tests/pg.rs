@@ -10,17 +10,29 @@ use std::time::{Duration, Instant};
 
 use crate::util::{self, Env};
 
-const BIN: &str = "/usr/lib/postgresql/15/bin";
-
-/// The PostgreSQL 15 binaries, or a skip.
-fn pg_bin() -> Option<&'static str> {
-    if Path::new(BIN).join("initdb").is_file() && Path::new(BIN).join("postgres").is_file() {
-        Some(BIN)
-    } else {
-        util::skip(
-            "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin; .ci/install-deps installs it)",
-        );
-        None
+/// The binaries of the oldest PostgreSQL installed from 15 on (Debian's, as
+/// `.ci/install-deps` installs them), with its major version; or a skip.
+fn pg_bin() -> Option<(String, u32)> {
+    let mut found: Vec<(u32, String)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|d| {
+            let major: u32 = d.file_name().to_str()?.parse().ok()?;
+            let bin = d.path().join("bin");
+            (major >= 15 && bin.join("initdb").is_file() && bin.join("postgres").is_file())
+                .then(|| (major, bin.display().to_string()))
+        })
+        .collect();
+    found.sort();
+    match found.into_iter().next() {
+        Some((major, bin)) => Some((bin, major)),
+        None => {
+            util::skip(
+                "PostgreSQL 15 or later is not installed (/usr/lib/postgresql/N/bin; .ci/install-deps installs it)",
+            );
+            None
+        }
     }
 }
 
@@ -70,15 +82,22 @@ fn run_pg(e: &Env, args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn the_five_tests_run_on_a_throwaway_server_and_leave_nothing() {
-    let Some(bin) = pg_bin() else { return };
+    let Some((bin, major)) = pg_bin() else { return };
+    let bin = bin.as_str();
+    let wal_sync = if major >= 18 { "WalSync" } else { "WALSync" };
     let e = env();
     for (test, mode, events) in [
         ("read-iops", "--sync", &["DataFileRead"][..]),
-        ("read-iops", "--async", &["DataFilePrefetch"][..]),
+        // 18 names the wait by its io_method: AioIoCompletion (worker), DataFileRead (sync).
+        (
+            "read-iops",
+            "--async",
+            &["DataFilePrefetch", "AioIoCompletion", "DataFileRead"][..],
+        ),
         ("read-mbps", "--sync", &["DataFileRead"][..]),
         ("write-iops", "--sync", &["DataFileWrite"][..]),
         ("write-mbps", "--sync", &["DataFileExtend"][..]),
-        ("redo", "--sync", &["WALSync"][..]),
+        ("redo", "--sync", &[wal_sync][..]),
     ] {
         let r = run_pg(
             &e,
@@ -260,9 +279,9 @@ impl Drop for UserServer {
 
 #[test]
 fn a_users_server_keeps_its_table_settings_and_nothing_of_dbio() {
-    let Some(bin) = pg_bin() else { return };
+    let Some((bin, _)) = pg_bin() else { return };
     let e = env();
-    let s = UserServer::start(bin, &e);
+    let s = UserServer::start(&bin, &e);
     let mut c = s.client("owner").unwrap();
     c.batch_execute(
         "CREATE TABLE mine (id int PRIMARY KEY, v text);
@@ -369,7 +388,7 @@ fn a_users_server_keeps_its_table_settings_and_nothing_of_dbio() {
 
 #[test]
 fn sigint_mid_run_stops_and_removes_the_throwaway_server() {
-    let Some(bin) = pg_bin() else { return };
+    let Some((bin, _)) = pg_bin() else { return };
     let e = env();
     let mut child = e
         .process()
@@ -390,7 +409,7 @@ fn sigint_mid_run_stops_and_removes_the_throwaway_server() {
             "0s",
             "--json",
             "--pg-bin",
-            bin,
+            &bin,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -42,7 +42,7 @@ use self::workloads::{Kind, Session, Shape};
 pub enum PgCommand {
     /// Run one test through PostgreSQL: a throwaway server (--pg-bin) or an existing one
     /// (--pg), every object in one schema dbio_<run id> dropped at the end.
-    Run(PgRun),
+    Run(Box<PgRun>),
     /// Drop the dbio_* schemas a killed run left (only those carrying dbio's mark).
     Clean(PgClean),
 }
@@ -123,7 +123,7 @@ enum Where {
         who: server::RunAs,
     },
     Existing {
-        config: postgres::Config,
+        config: Box<postgres::Config>,
     },
 }
 
@@ -202,7 +202,9 @@ fn check(a: &RunArgs) -> Result<(Test, Where, u64)> {
         let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
         let mut c = connect::connect(&config, "--pg")?;
         connect::check_server(&mut c, &config, "--pg")?;
-        Where::Existing { config }
+        Where::Existing {
+            config: Box::new(config),
+        }
     };
     Ok((test, place, size))
 }
@@ -257,9 +259,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
             ))),
         ),
     };
-    let exit = if write_error.is_some() {
-        ExitCode::IoError
-    } else if !result.errors.is_empty() {
+    let exit = if write_error.is_some() || !result.errors.is_empty() {
         ExitCode::IoError
     } else if result.stop_reason == "interrupted" {
         ExitCode::Interrupted
@@ -318,7 +318,7 @@ fn measure(
             server = Some(s);
             (c, major)
         }
-        Where::Existing { config } => (config, 0),
+        Where::Existing { config } => (*config, 0),
     };
     let mut client = connect::connect(&config, "--pg")?;
     let checked = connect::check_server(&mut client, &config, "--pg")?;

@@ -96,13 +96,12 @@ impl RunAs {
                 if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                if drop {
-                    if libc::setgroups(0, std::ptr::null()) != 0
+                if drop
+                    && (libc::setgroups(0, std::ptr::null()) != 0
                         || libc::setgid(gid) != 0
-                        || libc::setuid(uid) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                        || libc::setuid(uid) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
                 }
                 // After the change of user, which clears it.
                 if die_with_parent
