@@ -452,3 +452,30 @@ fn a_bad_pg_option_is_one_line_before_anything_is_made() {
     util::refusal_line("both", &out, &["--pg"]);
     assert!(!e.join("dbio-runs").exists());
 }
+
+#[test]
+fn a_setting_the_server_refuses_is_one_line_and_leaves_nothing() {
+    let Some((bin, major)) = pg_bin() else { return };
+    let e = env();
+    // A setting this version does not know (io_method came with 18; this one with none).
+    let set = if major >= 18 {
+        "no_such_setting_here=1"
+    } else {
+        "io_method=worker"
+    };
+    let out = e.output(&[
+        "pg",
+        "run",
+        "redo",
+        "--duration",
+        "1s",
+        "--pg-bin",
+        &bin,
+        "--pg-set",
+        set,
+    ]);
+    let name = set.split('=').next().unwrap();
+    util::refusal_line("a refused setting", &out, &["--pg-bin", name]);
+    assert!(!e.join("dbio-runs").exists(), "{:?}", util::tree(e.path()));
+    assert!(processes_with(&e.path().display().to_string()).is_empty());
+}

@@ -314,11 +314,11 @@ impl Server {
         Ok(f)
     }
 
-    /// The last lines of the server's log, on one line.
+    /// What the server's log says went wrong: its last FATAL, PANIC or ERROR line, else its
+    /// last lines, on one line.
     fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(self.log()).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(3)..].join(" / ")
+        log_reason(&text)
     }
 
     /// Starts the postmaster and waits until it accepts connections (at most a minute).
@@ -425,6 +425,19 @@ impl Drop for Server {
     }
 }
 
+fn log_reason(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let bad = ["FATAL:", "PANIC:", "ERROR:", "initdb: error:"];
+    if let Some(l) = lines
+        .iter()
+        .rev()
+        .find(|l| bad.iter().any(|b| l.contains(b)))
+    {
+        return l.trim().to_string();
+    }
+    lines[lines.len().saturating_sub(3)..].join(" / ")
+}
+
 /// `/tmp/dbio-pg-XXXXXX`, mode 0700, owned by the server's user.
 fn make_socket_dir(who: &RunAs) -> Result<PathBuf> {
     let mut template = *b"/tmp/dbio-pg-XXXXXX\0";
@@ -460,5 +473,12 @@ mod tests {
         );
         assert_eq!(parse_major("postgres (PostgreSQL) 18.4\n"), Some(18));
         assert_eq!(parse_major("something else"), None);
+    }
+
+    #[test]
+    fn the_logs_reason_is_its_last_fatal_line() {
+        let log = "Success. You can now start the database server\n\n2026 GMT [1] FATAL:  unrecognized configuration parameter \"io_method\"\n2026 GMT [1] LOG:  database system is shut down\n";
+        assert!(log_reason(log).ends_with("unrecognized configuration parameter \"io_method\""));
+        assert_eq!(log_reason("a\nb\nc\nd\n"), "b / c / d");
     }
 }
