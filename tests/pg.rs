@@ -346,6 +346,28 @@ fn a_users_server_keeps_its_table_settings_and_nothing_of_dbio() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("dropped schema dbio_left"));
     assert_eq!(s.dbio_schemas(), vec!["dbio_not_ours".to_string()]);
 
+    // PGHOST, PGPORT and PGUSER say where the server is when --pg does not.
+    c.batch_execute(
+        "CREATE SCHEMA dbio_left2; COMMENT ON SCHEMA dbio_left2 IS 'dbio 0.1.0 run 2_y';",
+    )
+    .unwrap();
+    let out = e
+        .dbio()
+        .args(["pg", "clean"])
+        .env("PGHOST", s.dir.display().to_string())
+        .env("PGPORT", "5433")
+        .env("PGUSER", "owner")
+        .env("PGDATABASE", "postgres")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dropped schema dbio_left2"));
+    assert_eq!(s.dbio_schemas(), vec!["dbio_not_ours".to_string()]);
+
     // SIGINT mid-run: the run's schema is dropped.
     let mut child = e
         .process()
@@ -450,6 +472,14 @@ fn a_bad_pg_option_is_one_line_before_anything_is_made() {
     util::refusal_line("bad --pg-set", &out, &["--pg-set", "NAME=VALUE"]);
     let out = e.output(&["pg", "run", "redo", "--pg", "host=/x", "--pg-bin", "/x"]);
     util::refusal_line("both", &out, &["--pg"]);
+    let out = e
+        .dbio()
+        .args(["pg", "run", "redo"])
+        .env_remove("PGHOST")
+        .env_remove("PGDATABASE")
+        .output()
+        .unwrap();
+    util::refusal_line("no server", &out, &["--pg", "--pg-bin"]);
     assert!(!e.join("dbio-runs").exists());
 }
 
