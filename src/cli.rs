@@ -88,6 +88,10 @@ pub enum Command {
     /// Ask, in a terminal, what to measure, where, how big, how and for how long; show the
     /// equivalent job file and `dbio run` command, save the job file, run it.
     Wizard,
+    /// The tests through a real PostgreSQL: `dbio pg run TEST` (a throwaway server with
+    /// --pg-bin, or an existing one with --pg), `dbio pg clean`.
+    #[command(subcommand)]
+    Pg(crate::pg::PgCommand),
     /// Print the completion script of a shell to stdout (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `dbio man | man -l -`.

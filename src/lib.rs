@@ -12,6 +12,7 @@
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
 //! - run options, job files and their checks: [`options`] (one table of options);
+//! - the tests through a real PostgreSQL: [`pg`] (`dbio pg run|clean`);
 //! - the command line: [`cli`] (as typed) → [`app`] (the commands; `app::wizard`, `dbio
 //!   wizard`: the same run, asked for; `app::shell`, completions and the man page).
 //!
@@ -29,6 +30,7 @@ pub mod error;
 pub mod measure;
 pub mod mem;
 pub mod options;
+pub mod pg;
 pub mod progress;
 pub mod report;
 pub mod run;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use dbio::cli::{Cli, Command};
-use dbio::options::{OPTIONS, Opt};
+use dbio::options::{Group, OPTIONS, Opt};
 use dbio::units;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -60,7 +60,15 @@ proptest! {
 fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
     let cli = Cli::command();
     let mut out = BTreeMap::new();
+    // Commands and their own subcommands (`pg run`), named as typed.
+    let mut subs: Vec<(String, &clap::Command)> = Vec::new();
     for sub in cli.get_subcommands() {
+        subs.push((sub.get_name().to_string(), sub));
+        for inner in sub.get_subcommands() {
+            subs.push((format!("{} {}", sub.get_name(), inner.get_name()), inner));
+        }
+    }
+    for (name, sub) in subs {
         let taken: Vec<&'static Opt> = OPTIONS
             .iter()
             .filter(|o| {
@@ -69,7 +77,7 @@ fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
             })
             .collect();
         if !taken.is_empty() {
-            out.insert(sub.get_name().to_string(), taken);
+            out.insert(name, taken);
         }
     }
     out
@@ -81,10 +89,11 @@ fn head(command: &str) -> Vec<String> {
     let words: &[&str] = match command {
         "run" => &["run", "read-iops"],
         "sweep" => &["sweep", "read-iops", "--param", "sessions=1,2"],
+        "pg run" => &["pg", "run", "read-iops"],
         c => &[c],
     };
     std::iter::once("dbio")
-        .chain(words.iter().copied())
+        .chain(words.iter().flat_map(|w| w.split(' ')))
         .map(String::from)
         .collect()
 }
@@ -179,7 +188,7 @@ fn parse_and_check(args: &[String]) -> Result<(), TestCaseError> {
 fn every_table_option_is_on_a_command_and_fuzzed_there() {
     let by_command = table_options_by_command();
     let commands: Vec<&str> = by_command.keys().map(String::as_str).collect();
-    for c in ["calibrate", "matrix", "prepare", "run", "sweep"] {
+    for c in ["calibrate", "matrix", "pg run", "prepare", "run", "sweep"] {
         assert!(
             commands.contains(&c),
             "{c} takes table options: {commands:?}"
@@ -194,9 +203,21 @@ fn every_table_option_is_on_a_command_and_fuzzed_there() {
             o.name
         );
     }
-    // `run` takes every option that has a flag.
+    // `run` takes every option that has a flag, but those of the database a `pg run` goes
+    // through; `pg run` takes those.
     let run: Vec<&str> = by_command["run"].iter().map(|o| o.name).collect();
-    for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {
+    let pg_run: Vec<&str> = by_command["pg run"].iter().map(|o| o.name).collect();
+    for o in OPTIONS.iter().filter(|o| o.group == Group::Pg) {
+        assert!(
+            pg_run.contains(&o.name),
+            "--{} not on `dbio pg run`",
+            o.name
+        );
+    }
+    for o in OPTIONS
+        .iter()
+        .filter(|o| !o.help.is_empty() && o.group != Group::Pg)
+    {
         assert!(run.contains(&o.name), "--{} not on `dbio run`", o.name);
     }
 }

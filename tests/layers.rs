@@ -23,7 +23,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("options", &["options"]),
     (
         "commands",
-        &["sweep", "sizing", "mem", "doctor", "cluster", "capture"],
+        &[
+            "sweep", "sizing", "mem", "doctor", "cluster", "capture", "pg",
+        ],
     ),
     ("front", &["cli", "app"]),
 ];

@@ -31,6 +31,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let stop = install_signal_handlers()?;
     let command = match &cli.command {
         Command::Run(_) => "run",
+        Command::Pg(_) => "pg",
         Command::Prepare(_) => "prepare",
         Command::Matrix(_) => "matrix",
         Command::Sweep(_) => "sweep",
@@ -52,6 +53,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let records = matches!(
         cli.command,
         Command::Run(_)
+            | Command::Pg(crate::pg::PgCommand::Run(_))
             | Command::Prepare(_)
             | Command::Matrix(_)
             | Command::Sweep(_)
@@ -67,6 +69,11 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
+        Command::Pg(crate::pg::PgCommand::Run(a)) => {
+            let outcome = crate::pg::run(&a.0, &stop)?;
+            finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
+        }
+        Command::Pg(crate::pg::PgCommand::Clean(a)) => crate::pg::clean(&a),
         Command::Clean(a) if a.stale => {
             let known = known(cli.db.as_deref());
             if let Some(problem) = &known.store_problem {

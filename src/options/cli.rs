@@ -86,6 +86,41 @@ pub fn read(m: &ArgMatches, groups: &[Group], a: &mut RunArgs) -> Result<(), cla
     Ok(())
 }
 
+/// Adds the options called `names` to `cmd` (a command taking some run options beside its
+/// own, as `dbio pg run`). An option of [`super::REPEATABLE`] may be given more than once.
+pub fn augment_named(mut cmd: Command, names: &[&str]) -> Command {
+    for o in OPTIONS.iter().filter(|o| names.contains(&o.name)) {
+        let mut a = arg(o);
+        if super::REPEATABLE.contains(&o.name) {
+            a = a.action(ArgAction::Append);
+        }
+        cmd = cmd.arg(a);
+    }
+    cmd
+}
+
+/// Reads the options called `names` from `m` into `a`: what was typed, as typed (each value
+/// of a repeatable option in turn).
+pub fn read_named(m: &ArgMatches, names: &[&str], a: &mut RunArgs) -> Result<(), clap::Error> {
+    for o in OPTIONS.iter().filter(|o| names.contains(&o.name)) {
+        if m.value_source(o.name) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let texts: Vec<String> = match o.value {
+            None => vec!["true".to_string()],
+            Some(_) => m
+                .get_many::<String>(o.name)
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default(),
+        };
+        for text in texts {
+            a.set(o.name, &text, Source::Typed)
+                .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// The arguments of `dbio run` and `dbio sweep`: a test (or `--job`), and every run option.
 #[derive(Debug, Clone)]
 pub struct RunCommand(pub RunArgs);

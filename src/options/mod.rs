@@ -126,6 +126,12 @@ pub struct RunArgs {
     pub push: bool,
     /// `--shared`: one data set on storage every host sees.
     pub shared: bool,
+    /// `--pg`: an existing PostgreSQL server (a URL or `key=value` string).
+    pub pg: Option<String>,
+    /// `--pg-bin`: the directory of the binaries a throwaway PostgreSQL server starts from.
+    pub pg_bin: Option<PathBuf>,
+    /// `--pg-set NAME=VALUE`: settings of the throwaway server, in the order typed.
+    pub pg_set: Vec<(String, String)>,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -190,6 +196,9 @@ impl RunArgs {
             remote_dbio: String::new(),
             push: false,
             shared: false,
+            pg: None,
+            pg_bin: None,
+            pg_set: Vec::new(),
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -253,6 +262,7 @@ pub mod heading {
     pub const OUTPUT: &str = "Output";
     pub const SAFETY: &str = "Safety";
     pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
+    pub const PG: &str = "PostgreSQL (dbio pg)";
 }
 
 /// Which subcommands take an option.
@@ -267,6 +277,8 @@ pub enum Group {
     /// How a report is printed: every command that prints one (`run`, `sweep`,
     /// `calibrate`, `matrix`, `runs`, `show`, `compare`).
     Report,
+    /// The database a run goes through: `pg run`.
+    Pg,
 }
 
 /// The tests an option applies to.
@@ -327,6 +339,30 @@ impl Opt {
     pub fn is_switch(&self) -> bool {
         self.value.is_none()
     }
+}
+
+/// Options that may be given more than once; each value is added to the others.
+pub const REPEATABLE: &[&str] = &["pg-set"];
+
+/// `--pg-set NAME=VALUE`: a server setting's name and value.
+pub fn pg_setting(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!("'{text}': NAME=VALUE, e.g. io_method=worker"));
+    };
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        return Err(format!(
+            "'{name}' is not a setting's name (letters, digits, '_' and '.'), e.g. io_method=worker"
+        ));
+    }
+    if value.bytes().any(|b| b.is_ascii_control()) {
+        return Err(format!("the value of '{name}' holds a control character"));
+    }
+    Ok((name.to_ascii_lowercase(), value.to_string()))
 }
 
 /// The option called `name`.
@@ -1538,6 +1574,78 @@ pub static OPTIONS: &[Opt] = &[
             Ok(())
         },
         get: |a| a.shared.then(|| "true".into()),
+    },
+    // ---- the database (dbio pg)
+    Opt {
+        name: "pg",
+        short: None,
+        key: None,
+        value: Some("URL"),
+        default: None,
+        help: "An existing PostgreSQL server: a URL (postgresql://user@host/db, postgresql:///db?host=/run/postgresql) or a key=value string (host=/tmp port=5432 user=me); PGHOST, PGPORT, PGUSER and PGDATABASE fill what it leaves out. Its settings are never changed (session-level SET only); everything dbio makes lives in one schema dbio_<run id>, dropped at the end.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg-bin"],
+        requires: None,
+        set: |a, t| {
+            if t.trim().is_empty() {
+                return Err(
+                    "a URL or key=value string, e.g. postgresql:///postgres?host=/run/postgresql"
+                        .into(),
+                );
+            }
+            a.pg = Some(t.to_string());
+            Ok(())
+        },
+        get: |a| a.pg.clone(),
+    },
+    Opt {
+        name: "pg-bin",
+        short: None,
+        key: None,
+        value: Some("DIR"),
+        default: None,
+        help: "Start a throwaway PostgreSQL server from the binaries in DIR (initdb, postgres; e.g. /usr/lib/postgresql/15/bin): made in the run directory as an unprivileged user, on a Unix socket only, with settings for a measurement; stopped and removed at the end, on errors and on signals.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg"],
+        requires: None,
+        set: |a, t| {
+            if t.is_empty() {
+                return Err("a directory holding initdb and postgres".into());
+            }
+            a.pg_bin = Some(PathBuf::from(t));
+            Ok(())
+        },
+        get: |a| a.pg_bin.as_ref().map(|p| p.display().to_string()),
+    },
+    Opt {
+        name: "pg-set",
+        short: None,
+        key: None,
+        value: Some("NAME=VALUE"),
+        default: None,
+        help: "A setting of the throwaway server (--pg-bin), e.g. io_method=worker or shared_buffers=256MB; may be given more than once, and wins over dbio's own.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg"],
+        requires: Some("pg-bin"),
+        set: |a, t| {
+            a.pg_set.push(pg_setting(t)?);
+            Ok(())
+        },
+        get: |a| {
+            (!a.pg_set.is_empty()).then(|| {
+                let v: Vec<String> = a.pg_set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                v.join(" ")
+            })
+        },
     },
 ];
 

@@ -1,0 +1,152 @@
+//! The data a test works on, loaded into the run's schema, and what keeps the OS page cache
+//! out of its reads.
+//!
+//! `blocks` holds one row per 8 KiB page (a 1,000-byte row in a table with fillfactor 10),
+//! so `--size` is the table's size and a row lookup is one block read. After loading,
+//! `VACUUM (FREEZE, ANALYZE)` and `CHECKPOINT`: without them a read test sets hint bits and
+//! writes.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use postgres::Client;
+
+use crate::error::{Error, Result};
+
+use super::connect::error_text;
+
+/// The page size of the tables (PostgreSQL's default build).
+pub const PAGE: u64 = 8192;
+/// Rows inserted per statement while loading (64 MiB): a signal is heard between them.
+const LOAD_CHUNK: i64 = 8192;
+
+fn sql(c: &mut Client, text: &str) -> Result<()> {
+    c.batch_execute(text)
+        .map_err(|e| Error::other(format!("{}: {}", first_words(text), error_text(&e))))
+}
+
+fn first_words(text: &str) -> String {
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn interrupted() -> Error {
+    Error::Interrupted("interrupted while loading the table; nothing measured".into())
+}
+
+/// Creates `<schema>.blocks` with `rows` rows (one per page) and makes it read-only clean:
+/// frozen, analyzed, checkpointed. Stops between chunks when `stop` is set.
+pub fn blocks(c: &mut Client, schema: &str, rows: u64, stop: &AtomicBool) -> Result<()> {
+    sql(
+        c,
+        &format!(
+            "CREATE TABLE {schema}.blocks (id bigint PRIMARY KEY, pad char(1000) NOT NULL) \
+             WITH (fillfactor = 10, autovacuum_enabled = off)"
+        ),
+    )?;
+    let insert = c
+        .prepare(&format!(
+            "INSERT INTO {schema}.blocks SELECT g, 'x' FROM generate_series($1::bigint, $2::bigint) g"
+        ))
+        .map_err(|e| Error::other(error_text(&e)))?;
+    let rows = rows as i64;
+    let mut first = 1i64;
+    while first <= rows {
+        if stop.load(Ordering::Relaxed) {
+            return Err(interrupted());
+        }
+        let last = (first + LOAD_CHUNK - 1).min(rows);
+        c.execute(&insert, &[&first, &last])
+            .map_err(|e| Error::other(format!("loading the table: {}", error_text(&e))))?;
+        first = last + 1;
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(interrupted());
+    }
+    sql(c, &format!("VACUUM (FREEZE, ANALYZE) {schema}.blocks"))?;
+    checkpoint(c);
+    Ok(())
+}
+
+/// `CHECKPOINT` where the role may (superuser, or pg_checkpoint on 15+); else the dirty
+/// pages are left to the server's own checkpoints.
+pub fn checkpoint(c: &mut Client) -> bool {
+    c.batch_execute("CHECKPOINT").is_ok()
+}
+
+/// The tables of the write tests: `commits` (redo) and one `bulk_<n>` per session
+/// (write-mbps, one row per page like `blocks`).
+pub fn write_tables(c: &mut Client, schema: &str, sessions: u32, bulk: bool) -> Result<()> {
+    if bulk {
+        for n in 0..sessions {
+            sql(
+                c,
+                &format!(
+                    "CREATE TABLE {schema}.bulk_{n} (id bigint NOT NULL, pad char(1000) NOT NULL) \
+                     WITH (fillfactor = 10, autovacuum_enabled = off)"
+                ),
+            )?;
+        }
+    } else {
+        sql(
+            c,
+            &format!(
+                "CREATE TABLE {schema}.commits (session int NOT NULL, n bigint NOT NULL) \
+                 WITH (autovacuum_enabled = off)"
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The files of `<schema>.blocks` (its main fork's segments) under `data_dir`, opened for
+/// dropping their pages from the page cache; None when they are not readable here.
+pub fn relation_files(c: &mut Client, schema: &str, data_dir: &Path) -> Option<Vec<File>> {
+    let rel: String = c
+        .query_one(
+            &format!("SELECT pg_relation_filepath('{schema}.blocks')"),
+            &[],
+        )
+        .ok()?
+        .get(0);
+    let base = data_dir.join(rel);
+    let mut files = vec![File::open(&base).ok()?];
+    for seg in 1.. {
+        let p = PathBuf::from(format!("{}.{seg}", base.display()));
+        match File::open(&p) {
+            Ok(f) => files.push(f),
+            Err(_) => break,
+        }
+    }
+    Some(files)
+}
+
+/// The server's data directory when this role may read the setting.
+pub fn data_directory(c: &mut Client) -> Option<PathBuf> {
+    c.query_one("SELECT current_setting('data_directory')", &[])
+        .ok()
+        .map(|r| PathBuf::from(r.get::<_, String>(0)))
+}
+
+/// Drops the pages of `files` from the page cache every `every` until `over` is set: reads
+/// of the table then come from the storage, not from memory (the server reads through the
+/// page cache on 15, which has no direct I/O).
+pub fn drop_pages_until(files: &[File], every: Duration, over: &AtomicBool) {
+    while !over.load(Ordering::Relaxed) {
+        drop_pages(files);
+        std::thread::sleep(every);
+    }
+}
+
+/// One pass of `posix_fadvise(DONTNEED)` over `files`.
+pub fn drop_pages(files: &[File]) {
+    for f in files {
+        // SAFETY: a valid descriptor; advice only.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+}

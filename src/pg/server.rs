@@ -1,0 +1,484 @@
+//! A throwaway PostgreSQL server (`--pg-bin DIR`): `initdb` in the run directory as an
+//! unprivileged user, listening on a private Unix socket only, with settings for a
+//! measurement, stopped (fast shutdown) and removed at the end — on errors and on signals
+//! too. The postmaster is dbio's own child in a session of its own (a Ctrl-C on the
+//! terminal reaches dbio, which stops it in order), and it is told to shut down should
+//! dbio die (parent-death signal), so it never outlives dbio.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use postgres::Config;
+
+use crate::error::{Error, Result};
+use crate::units::Shown;
+
+/// The socket's port number (it only names the socket file in a private directory).
+const PORT: u16 = 5432;
+/// The role initdb makes, which dbio connects as.
+const ROLE: &str = "dbio";
+
+/// The user name of the current user (for libpq's default user).
+pub fn login_name() -> Option<String> {
+    // SAFETY: getpwuid returns a pointer into static storage or NULL; read at once.
+    unsafe {
+        let pw = libc::getpwuid(libc::geteuid());
+        if pw.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr((*pw).pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// Who runs the server: dbio's own user, or an unprivileged one when dbio runs as root
+/// (initdb and postgres refuse root).
+#[derive(Debug, Clone)]
+pub struct RunAs {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Drop to `uid`/`gid` in the child (dbio is root).
+    pub drop: bool,
+}
+
+impl RunAs {
+    fn find() -> Result<RunAs> {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            // SAFETY: as above.
+            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            return Ok(RunAs {
+                name: login_name().unwrap_or_else(|| uid.to_string()),
+                uid,
+                gid,
+                drop: false,
+            });
+        }
+        for name in ["postgres", "nobody"] {
+            let c = CString::new(name).expect("no NUL");
+            // SAFETY: getpwnam returns static storage or NULL; read at once.
+            let found = unsafe {
+                let pw = libc::getpwnam(c.as_ptr());
+                (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+            };
+            if let Some((uid, gid)) = found
+                && uid != 0
+            {
+                return Ok(RunAs {
+                    name: name.into(),
+                    uid,
+                    gid,
+                    drop: true,
+                });
+            }
+        }
+        Err(Error::usage(
+            "--pg-bin: dbio runs as root, and neither user postgres nor nobody exists to run the server as (initdb and postgres refuse root)",
+        ))
+    }
+
+    /// Makes `cmd` run as this user, in a session of its own, and (for the postmaster) told
+    /// to shut down fast when dbio dies.
+    fn apply(&self, cmd: &mut Command, die_with_parent: bool) {
+        let (uid, gid, drop) = (self.uid, self.gid, self.drop);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if drop
+                    && (libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(gid) != 0
+                        || libc::setuid(uid) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // After the change of user, which clears it.
+                if die_with_parent
+                    && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT as libc::c_ulong) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// The major version of the binaries in `bin` (`postgres --version`), checked before
+/// anything is created: the programs are there, and the version is 15 or later.
+pub fn check_bin(bin: &Path) -> Result<u32> {
+    for prog in ["initdb", "postgres"] {
+        let p = bin.join(prog);
+        if !p.is_file() {
+            return Err(Error::usage(format!(
+                "--pg-bin {}: no {prog} there; give the directory of PostgreSQL's programs, e.g. /usr/lib/postgresql/15/bin",
+                bin.shown()
+            )));
+        }
+    }
+    let out = Command::new(bin.join("postgres"))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::usage(format!(
+                "--pg-bin {}: cannot run postgres --version: {e}",
+                bin.shown()
+            ))
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let major = parse_major(&text).ok_or_else(|| {
+        Error::usage(format!(
+            "--pg-bin {}: postgres --version said '{}', not a PostgreSQL version",
+            bin.shown(),
+            text.trim()
+        ))
+    })?;
+    if major < 15 {
+        return Err(Error::usage(format!(
+            "--pg-bin {}: PostgreSQL {major} is older than 15, the oldest dbio pg runs on",
+            bin.shown()
+        )));
+    }
+    Ok(major)
+}
+
+/// `postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)` → 15.
+fn parse_major(text: &str) -> Option<u32> {
+    let after = text.split(')').nth(1)?.trim_start();
+    let num: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
+    num.parse().ok()
+}
+
+/// Whether user `who` may enter every directory from `/` down to `dir` (the server's files
+/// live below it).
+pub fn reachable_by(who: &RunAs, dir: &Path) -> std::result::Result<(), PathBuf> {
+    if !who.drop {
+        return Ok(());
+    }
+    let mut p = PathBuf::from("/");
+    for c in dir.components().skip(1) {
+        p.push(c);
+        let Ok(md) = std::fs::metadata(&p) else {
+            return Ok(()); // made later, by dbio (mode 0755)
+        };
+        let mode = md.mode();
+        let ok = if md.uid() == who.uid {
+            mode & 0o100 != 0
+        } else if md.gid() == who.gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !ok {
+            return Err(p);
+        }
+    }
+    Ok(())
+}
+
+/// The user the server will run as (checked before anything is created).
+pub fn run_as() -> Result<RunAs> {
+    RunAs::find()
+}
+
+/// A throwaway server: its directory (data directory and log) and its socket directory.
+pub struct Server {
+    bin: PathBuf,
+    pub major: u32,
+    /// `<run dir>/pg`: data directory and log, removed at the end.
+    dir: PathBuf,
+    /// A private directory for the Unix socket (short: socket paths are limited to 107 bytes).
+    sock: PathBuf,
+    who: RunAs,
+    /// `-c NAME=VALUE` the server starts with: dbio's, then `--pg-set`'s.
+    pub settings: Vec<(String, String)>,
+    child: Option<Child>,
+}
+
+impl Server {
+    /// Makes `dir` (which must not exist), owned by the server's user, and runs initdb in
+    /// it. On failure nothing is left.
+    pub fn create(
+        bin: &Path,
+        major: u32,
+        who: RunAs,
+        dir: &Path,
+        sessions: u32,
+        pg_set: &[(String, String)],
+    ) -> Result<Server> {
+        std::fs::create_dir(dir).map_err(|e| Error::io("cannot create", dir, &e))?;
+        let sock = make_socket_dir(&who).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(dir);
+        })?;
+        let mut settings: Vec<(String, String)> = vec![
+            ("listen_addresses".into(), String::new()),
+            ("max_connections".into(), (sessions + 10).to_string()),
+            ("shared_buffers".into(), "128MB".into()),
+            ("autovacuum".into(), "off".into()),
+            ("track_io_timing".into(), "on".into()),
+            ("track_wal_io_timing".into(), "on".into()),
+            ("max_parallel_workers_per_gather".into(), "0".into()),
+            ("fsync".into(), "on".into()),
+            ("logging_collector".into(), "off".into()),
+        ];
+        if major >= 16 {
+            settings.push(("debug_io_direct".into(), "data".into()));
+        }
+        settings.extend(pg_set.iter().cloned());
+        let mut s = Server {
+            bin: bin.to_path_buf(),
+            major,
+            dir: dir.to_path_buf(),
+            sock,
+            who,
+            settings,
+            child: None,
+        };
+        s.initdb()?; // on error, Drop removes both directories
+        Ok(s)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("postgres.log")
+    }
+
+    fn chown(&self, p: &Path) -> Result<()> {
+        if self.who.drop {
+            std::os::unix::fs::chown(p, Some(self.who.uid), Some(self.who.gid))
+                .map_err(|e| Error::io("cannot hand over", p, &e))?;
+        }
+        Ok(())
+    }
+
+    fn initdb(&mut self) -> Result<()> {
+        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::io("cannot set the mode of", &self.dir, &e))?;
+        self.chown(&self.dir)?;
+        let log = self.log_file()?;
+        let mut cmd = Command::new(self.bin.join("initdb"));
+        cmd.args(["-D"])
+            .arg(self.data())
+            .args([
+                "-U",
+                ROLE,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ])
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(
+                log.try_clone()
+                    .map_err(|e| Error::io("cannot open", &self.log(), &e))?,
+            )
+            .stderr(log);
+        self.who.apply(&mut cmd, false);
+        let status = cmd
+            .status()
+            .map_err(|e| Error::other(format!("--pg-bin: cannot run initdb: {e}")))?;
+        if !status.success() {
+            return Err(Error::other(format!(
+                "--pg-bin: initdb failed ({status}): {}",
+                self.log_tail()
+            )));
+        }
+        Ok(())
+    }
+
+    fn log_file(&self) -> Result<File> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log())
+            .map_err(|e| Error::io("cannot open", &self.log(), &e))?;
+        self.chown(&self.log())?;
+        Ok(f)
+    }
+
+    /// What the server's log says went wrong: its last FATAL, PANIC or ERROR line, else its
+    /// last lines, on one line.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        log_reason(&text)
+    }
+
+    /// Starts the postmaster and waits until it accepts connections (at most a minute).
+    pub fn start(&mut self) -> Result<()> {
+        let log = self.log_file()?;
+        let mut cmd = Command::new(self.bin.join("postgres"));
+        cmd.arg("-D")
+            .arg(self.data())
+            .arg("-k")
+            .arg(&self.sock)
+            .args(["-p", &PORT.to_string()]);
+        for (n, v) in &self.settings {
+            cmd.arg("-c").arg(format!("{n}={v}"));
+        }
+        cmd.env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(
+                log.try_clone()
+                    .map_err(|e| Error::io("cannot open", &self.log(), &e))?,
+            )
+            .stderr(log);
+        self.who.apply(&mut cmd, true);
+        let child = cmd
+            .spawn()
+            .map_err(|e| Error::other(format!("--pg-bin: cannot start postgres: {e}")))?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(c) = self.child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                self.child = None;
+                return Err(Error::usage(format!(
+                    "--pg-bin: postgres did not start ({status}): {}",
+                    self.log_tail()
+                )));
+            }
+            if self.config().connect(postgres::NoTls).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.stop();
+                return Err(Error::other(format!(
+                    "--pg-bin: postgres did not accept connections within a minute: {}",
+                    self.log_tail()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Fast shutdown (what `pg_ctl -m fast stop` sends: SIGINT to the postmaster), then
+    /// immediate, then kill, waiting for the postmaster to exit.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let pid = child.id() as libc::pid_t;
+        for (sig, wait) in [
+            (libc::SIGINT, Duration::from_secs(30)),
+            (libc::SIGQUIT, Duration::from_secs(10)),
+            (libc::SIGKILL, Duration::from_secs(10)),
+        ] {
+            // SAFETY: signalling our own child, which has not been reaped.
+            unsafe { libc::kill(pid, sig) };
+            let until = Instant::now() + wait;
+            while Instant::now() < until {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    /// The postmaster's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// How to connect: the private socket, as the role initdb made.
+    pub fn config(&self) -> Config {
+        let mut c = Config::new();
+        c.host_path(&self.sock)
+            .port(PORT)
+            .user(ROLE)
+            .dbname("postgres")
+            .application_name("dbio")
+            .connect_timeout(Duration::from_secs(10));
+        c
+    }
+
+    /// The data directory (local and readable by dbio).
+    pub fn data_directory(&self) -> PathBuf {
+        self.data()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.sock);
+    }
+}
+
+fn log_reason(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let bad = ["FATAL:", "PANIC:", "ERROR:", "initdb: error:"];
+    if let Some(l) = lines
+        .iter()
+        .rev()
+        .find(|l| bad.iter().any(|b| l.contains(b)))
+    {
+        return l.trim().to_string();
+    }
+    lines[lines.len().saturating_sub(3)..].join(" / ")
+}
+
+/// `/tmp/dbio-pg-XXXXXX`, mode 0700, owned by the server's user.
+fn make_socket_dir(who: &RunAs) -> Result<PathBuf> {
+    let mut template = *b"/tmp/dbio-pg-XXXXXX\0";
+    // SAFETY: a writable NUL-terminated template.
+    let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(Error::other(format!(
+            "--pg-bin: cannot create a socket directory in /tmp: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let path = PathBuf::from(
+        std::str::from_utf8(&template[..template.len() - 1]).expect("ASCII template"),
+    );
+    if who.drop
+        && let Err(e) = std::os::unix::fs::chown(&path, Some(who.uid), Some(who.gid))
+    {
+        let _ = std::fs::remove_dir(&path);
+        return Err(Error::io("cannot hand over", &path, &e));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_major_version_is_read_from_postgres_version() {
+        assert_eq!(
+            parse_major("postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)\n"),
+            Some(15)
+        );
+        assert_eq!(parse_major("postgres (PostgreSQL) 18.4\n"), Some(18));
+        assert_eq!(parse_major("something else"), None);
+    }
+
+    #[test]
+    fn the_logs_reason_is_its_last_fatal_line() {
+        let log = "Success. You can now start the database server\n\n2026 GMT [1] FATAL:  unrecognized configuration parameter \"io_method\"\n2026 GMT [1] LOG:  database system is shut down\n";
+        assert!(log_reason(log).ends_with("unrecognized configuration parameter \"io_method\""));
+        assert_eq!(log_reason("a\nb\nc\nd\n"), "b / c / d");
+    }
+}
