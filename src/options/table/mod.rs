@@ -1,0 +1,54 @@
+//! The option table, [`OPTIONS`]: every run option, in help order, one file per part of the
+//! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile time.
+
+mod data_set;
+mod output;
+mod redo;
+mod test;
+
+use crate::options::Opt;
+use crate::workload::Test;
+
+const DATA_TESTS: &[Test] = &[
+    Test::ReadIops,
+    Test::ReadMbps,
+    Test::WriteIops,
+    Test::WriteMbps,
+    Test::Oltp,
+];
+const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
+
+const PARTS: &[&[Opt]] = &[data_set::DATA_SET, test::TEST, redo::REDO, output::OUTPUT];
+
+const fn total(parts: &[&[Opt]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The parts, one after the other.
+const fn joined<const N: usize>(parts: &[&[Opt]]) -> [Opt; N] {
+    let mut out = [parts[0][0]; N];
+    let mut k = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(k == N);
+    out
+}
+
+static ALL: [Opt; total(PARTS)] = joined(PARTS);
+
+/// Every run option, in help order.
+pub static OPTIONS: &[Opt] = &ALL;
