@@ -1,4 +1,4 @@
-//! Every option of a run, defined once (issue 13).
+//! Every option of a run, defined once.
 //!
 //! [`OPTIONS`] is the table: for each option its flag, its job-file key, the parser of its
 //! value, its default, its help, the tests it applies to and whether a job of classes uses
