@@ -160,13 +160,13 @@ fn parse_and_check(args: &[String]) -> Result<(), TestCaseError> {
             let _ = dbio::options::check::run_config(&a.run.0);
         }
         Command::Prepare(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         Command::Calibrate(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         Command::Matrix(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         _ => {}
     }
@@ -194,10 +194,32 @@ fn every_table_option_is_on_a_command_and_fuzzed_there() {
             o.name
         );
     }
-    // `run` takes every option that has a flag.
+    // Each command takes exactly the table's options the table says it takes; `run` every
+    // option of the data set, the run and the cluster.
+    for t in dbio::options::COMMANDS {
+        let name = format!("{:?}", t.command).to_lowercase();
+        let taken: Vec<&str> = by_command[&name].iter().map(|o| o.name).collect();
+        let said: Vec<&str> = OPTIONS
+            .iter()
+            .filter(|o| t.has(o))
+            .map(|o| o.name)
+            .collect();
+        assert_eq!(taken, said, "the table options of `dbio {name}`");
+    }
     let run: Vec<&str> = by_command["run"].iter().map(|o| o.name).collect();
     for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {
-        assert!(run.contains(&o.name), "--{} not on `dbio run`", o.name);
+        let of_a_run = matches!(
+            o.group,
+            dbio::options::Group::DataSet
+                | dbio::options::Group::Run
+                | dbio::options::Group::Cluster
+        );
+        assert_eq!(
+            run.contains(&o.name),
+            of_a_run,
+            "--{} on `dbio run`",
+            o.name
+        );
     }
 }
 

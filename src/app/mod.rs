@@ -109,14 +109,14 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
             let _ = write!(
                 std::io::stdout().lock(),
                 "{}",
-                if a.json { json } else { text }
+                if a.options.0.json { json } else { text }
             );
             return Ok(ExitCode::Ok);
         }
         crate::mem::Output::Run(o) => o,
     };
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
     } else {
         let _ = write!(out, "{}", outcome.summary);
@@ -272,7 +272,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
         record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json =
             serde_json::to_string_pretty(&m.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
@@ -289,7 +289,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
         record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json =
             serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
@@ -509,11 +509,11 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
     // Memory runs (`dbio mem`) have their own table and numbering; listed after the I/O
     // runs when no test is asked for.
     let mem_runs = match a.test {
-        None if !a.json => store.mem_runs(a.last.map(|n| n as usize))?,
+        None if !a.options.0.json => store.mem_runs(a.last.map(|n| n as usize))?,
         _ => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else if runs.is_empty() && mem_runs.is_empty() {
@@ -597,7 +597,7 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
     let store = Store::open_existing(&store_path(db)?)?;
     let run = store.run_or_usage_error(a.id)?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let _ = write!(out, "{}", run.result_json);
     } else {
         // Made from the stored result, not summary.txt: the directory may be gone.
@@ -634,10 +634,10 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
 }
 
 fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let spec = crate::options::check::data_set(&a.dataset.0)?;
+    let spec = crate::options::check::data_set(&a.options.0)?;
     crate::safety::places::check_target(&spec.target)?;
     let written = AtomicU64::new(0);
-    let seed = a.dataset.0.seed.unwrap_or_else(rand_seed);
+    let seed = a.options.0.seed.unwrap_or_else(rand_seed);
     let fill = FillOptions {
         seed,
         buffered: a.buffered,
@@ -645,7 +645,7 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result
         stop,
     };
     let ds = crate::progress::follow_bytes(
-        crate::progress::wanted(a.quiet),
+        crate::progress::wanted(a.options.0.quiet),
         spec.size,
         "preparing the data set",
         &written,
@@ -824,9 +824,9 @@ fn map(a: &MapArgs) -> Result<ExitCode> {
             Error::io("cannot map", &a.path, &e)
         }
     })?;
-    let (map, findings) = crate::storage::survey(&a.path, Some(a.block_size));
+    let (map, findings) = crate::storage::survey(&a.path, Some(a.options.0.block_size));
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         #[derive(serde::Serialize)]
         struct MapOutput<'a> {
             map: &'a crate::storage::StorageMap,

@@ -38,7 +38,7 @@ use crate::workload::{Arrival, Test};
 
 pub use crate::workload::spec::RunConfig;
 pub use parse::{block_size, hosts, positive_size, rate, temp_io};
-pub use table::OPTIONS;
+pub use table::{COMMANDS, OPTIONS};
 
 /// Where an option's value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -80,6 +80,9 @@ pub struct RunArgs {
     pub sessions: u32,
     pub duration: Duration,
     pub warmup: Duration,
+    /// `--point-duration`: the measured window of each point of a calibration or matrix
+    /// (each point's run gets it as its `duration`).
+    pub point_duration: Duration,
     /// `--sync` (else asynchronous, the default).
     pub sync: bool,
     pub io_mode: IoMode,
@@ -151,6 +154,7 @@ impl RunArgs {
             sessions: 0,
             duration: Duration::ZERO,
             warmup: Duration::ZERO,
+            point_duration: Duration::ZERO,
             sync: false,
             io_mode: IoMode::Setall,
             engine: EngineChoice::Auto,
@@ -196,6 +200,18 @@ impl RunArgs {
         // The defaults are the table's, through the same parsers as any value.
         for o in OPTIONS {
             if let Some(d) = o.default {
+                (o.set)(&mut a, d).expect("every default parses");
+            }
+        }
+        a
+    }
+
+    /// Every option at its default on `command` (which may differ from `dbio run`'s).
+    pub fn defaults_for(command: Command) -> RunArgs {
+        let mut a = RunArgs::defaults(None);
+        for (name, d) in command.takes().also {
+            if let Some(d) = d {
+                let o = find(name).expect("COMMANDS names options of the table");
                 (o.set)(&mut a, d).expect("every default parses");
             }
         }
@@ -254,17 +270,73 @@ pub mod heading {
     pub const OUTPUT: &str = "Output";
     pub const SAFETY: &str = "Safety";
     pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
+    pub const POINTS: &str = "Points (each a run of its own)";
 }
 
-/// Which subcommands take an option.
+/// A part of the options, taken whole by the commands [`COMMANDS`] names it for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
     /// The data set's options: `run`, `sweep`, `prepare`, `calibrate`, `matrix`.
     DataSet,
-    /// The options of one run: `run`, `sweep`.
+    /// The options of one run: `run`, `sweep` (a few of them on other commands too).
     Run,
-    /// A run across many hosts: `run`, `calibrate`.
+    /// A run across many hosts: `run`, `sweep`, `calibrate`.
     Cluster,
+    /// A command made of points, each a run of its own: `calibrate`, `matrix`.
+    Points,
+}
+
+/// A command that takes options of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    Sweep,
+    Prepare,
+    Calibrate,
+    Matrix,
+    Mem,
+    Map,
+    Runs,
+    Show,
+}
+
+/// The options of the table one command takes: whole groups, and single options of other
+/// groups, each with the command's own default where it is not `dbio run`'s. An option a
+/// command takes is declared nowhere else: its flag, help, parser and job-file key are the
+/// table's, so every command shows and accepts it alike.
+#[derive(Debug)]
+pub struct Takes {
+    pub command: Command,
+    pub groups: &'static [Group],
+    /// `(option name, this command's default)`; None keeps the table's default.
+    pub also: &'static [(&'static str, Option<&'static str>)],
+}
+
+impl Command {
+    /// What the command takes.
+    pub fn takes(self) -> &'static Takes {
+        COMMANDS
+            .iter()
+            .find(|t| t.command == self)
+            .expect("every command is in COMMANDS")
+    }
+}
+
+impl Takes {
+    /// Whether the command has option `o` on its command line.
+    pub fn has(&self, o: &Opt) -> bool {
+        !o.help.is_empty()
+            && (self.groups.contains(&o.group) || self.also.iter().any(|(n, _)| *n == o.name))
+    }
+
+    /// The default of option `o` on this command.
+    pub fn default(&self, o: &Opt) -> Option<&'static str> {
+        self.also
+            .iter()
+            .find(|(n, _)| *n == o.name)
+            .and_then(|(_, d)| *d)
+            .or(o.default)
+    }
 }
 
 /// The tests an option applies to.
@@ -372,6 +444,37 @@ mod tests {
                 o.name
             );
         }
+    }
+
+    #[test]
+    fn every_command_takes_options_of_the_table_with_defaults_that_parse() {
+        for t in COMMANDS {
+            assert_eq!(
+                t.command.takes().command,
+                t.command,
+                "{:?} twice",
+                t.command
+            );
+            for (name, d) in t.also {
+                let o = find(name).unwrap_or_else(|| panic!("{:?}: no option {name}", t.command));
+                assert!(
+                    !t.groups.contains(&o.group),
+                    "{:?}: {name} twice",
+                    t.command
+                );
+                if let Some(d) = d {
+                    let mut a = RunArgs::defaults(None);
+                    (o.set)(&mut a, d).unwrap_or_else(|e| panic!("{:?} {name}: {e}", t.command));
+                }
+            }
+        }
+        // A command's own default is what its arguments start from.
+        let c = RunArgs::defaults_for(Command::Calibrate);
+        assert_eq!(c.warmup, std::time::Duration::from_secs(2));
+        assert_eq!(
+            RunArgs::defaults(None).warmup,
+            std::time::Duration::from_secs(5)
+        );
     }
 
     #[test]

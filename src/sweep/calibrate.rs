@@ -21,10 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
-use crate::options::cli::{ClusterCommand, DataSetCommand};
+use crate::options::cli::CalibrateOptions;
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
@@ -137,37 +136,19 @@ pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
 /// `dbio calibrate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateArgs {
+    /// The options of the table it takes: the data set, `--point-duration` and `--warmup` of each point (shorter
+    /// than a run's), `--io-mode`, `--engine`, `--out` (where the calibration directory is
+    /// made), `--json` (calibrate.json on stdout), and `--hosts` and its options (every
+    /// point one run across those hosts, its figures merged).
     #[command(flatten)]
-    pub dataset: DataSetCommand,
+    pub options: CalibrateOptions,
     /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
     /// p95, p99 (per request), e.g. p99=2ms.
     #[arg(long, default_value = "p95=10ms", value_parser = parse_limit, value_name = "STAT=DURATION")]
     pub max_latency: LatencyLimit,
-    /// Measured window of each point.
-    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
-    pub point_duration: std::time::Duration,
-    /// Unmeasured warm-up before each point.
-    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
-    pub warmup: std::time::Duration,
     /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_outstanding: u32,
-    /// Open flags and submission, like the database's filesystemio_options: none, directio, asynch, setall.
-    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
-    pub io_mode: IoMode,
-    /// How asynchronous I/O is submitted: auto, uring, aio, sync.
-    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
-    pub engine: EngineChoice,
-    /// Directory the calibration directory (calibrate.json and each point's run) is created in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print calibrate.json to stdout instead of the curves.
-    #[arg(long)]
-    pub json: bool,
-    /// `--hosts` and its options: every point is one run across those hosts, its figures
-    /// merged.
-    #[command(flatten)]
-    pub cluster: ClusterCommand,
 }
 
 /// One point of a walk.
@@ -264,7 +245,7 @@ pub fn run(
 ) -> Result<CalibrateOutcome> {
     let started_at = crate::sys::utc_now_rfc3339();
     let seed = a
-        .dataset
+        .options
         .0
         .seed
         .unwrap_or_else(crate::workload::spec::rand_seed);
@@ -273,7 +254,7 @@ pub fn run(
         dir: PathBuf::new(),
         held: None,
         seed,
-        fresh: a.dataset.0.fresh,
+        fresh: a.options.0.fresh,
         stop,
         on_data_set,
         on_point,
@@ -282,11 +263,11 @@ pub fn run(
             schema: SCHEMA.into(),
             dbio_version: env!("CARGO_PKG_VERSION").into(),
             started_at,
-            target: a.dataset.0.target.display().to_string(),
-            io_mode: a.io_mode.name().into(),
+            target: a.options.0.target.display().to_string(),
+            io_mode: a.options.0.io_mode.name().into(),
             limit: a.max_latency,
-            point_seconds: a.point_duration.as_secs_f64(),
-            warmup_seconds: a.warmup.as_secs_f64(),
+            point_seconds: a.options.0.point_duration.as_secs_f64(),
+            warmup_seconds: a.options.0.warmup.as_secs_f64(),
             max_outstanding: a.max_outstanding,
             complete: false,
             small_reads: Walk::default(),
@@ -309,7 +290,7 @@ pub fn run(
     // Made, proved writable, registered and locked while the calibration goes; removed
     // again if no point left anything in it.
     let place = crate::report::RunPlace::make(
-        &a.out,
+        &a.options.0.out,
         None,
         &c.result.started_at,
         "calibrate",
@@ -356,7 +337,7 @@ impl Calibrator<'_> {
     }
 
     fn across_hosts(&self) -> bool {
-        !self.a.cluster.0.hosts.is_empty()
+        !self.a.options.0.hosts.is_empty()
     }
 
     fn config(&self, kind: Kind, sessions: u32, per_session: u32) -> Result<RunConfig> {
@@ -371,13 +352,13 @@ impl Calibrator<'_> {
         };
         // `dbio run`'s defaults: points differ from a plain run only where calibrate says so.
         let mut r = RunArgs::defaults(Some(test));
-        r.take_data_set(&self.a.dataset.0);
+        r.take_data_set(&self.a.options.0);
         r.seed = Some(self.seed);
         r.fresh = self.fresh;
-        r.io_mode = self.a.io_mode;
-        r.engine = self.a.engine;
-        r.duration = self.a.point_duration;
-        r.warmup = self.a.warmup;
+        r.io_mode = self.a.options.0.io_mode;
+        r.engine = self.a.options.0.engine;
+        r.duration = self.a.options.0.point_duration;
+        r.warmup = self.a.options.0.warmup;
         r.out = self.dir.clone();
         r.sync = false;
         r.sessions = sessions;
@@ -389,7 +370,7 @@ impl Calibrator<'_> {
             Kind::LargeReads => r.depth = per_session,
             Kind::SingleSession => {}
         }
-        let c = &self.a.cluster.0;
+        let c = &self.a.options.0;
         r.hosts = c.hosts.clone();
         r.ssh = c.ssh.clone();
         r.remote_dbio = c.remote_dbio.clone();

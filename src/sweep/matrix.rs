@@ -17,10 +17,10 @@ use std::sync::atomic::AtomicBool;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::engine::{EngineChoice, IoMode, Submission};
+use crate::engine::Submission;
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
-use crate::options::cli::DataSetCommand;
+use crate::options::cli::MatrixOptions;
 use crate::units::{duration_label, size_label, thousands};
 use crate::workload::spec::ClassSpec;
 use crate::workload::spec::RunConfig;
@@ -73,8 +73,11 @@ impl LargeAccess {
 
 #[derive(Debug, Clone, Args)]
 pub struct MatrixArgs {
+    /// The options of the table it takes: the data set, `--point-duration` and `--warmup` of each point (shorter
+    /// than a run's), `--io-mode`, `--engine`, `--out` (where the matrix directory is made)
+    /// and `--json` (matrix.json on stdout).
     #[command(flatten)]
-    pub dataset: DataSetCommand,
+    pub options: MatrixOptions,
     /// Which points: basic, detailed, row, col, point.
     #[arg(long = "matrix", value_enum, default_value = "basic")]
     pub shape: Shape,
@@ -102,23 +105,6 @@ pub struct MatrixArgs {
     /// Share of each kind's outstanding I/Os that are writes, in percent.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub write_pct: u32,
-    /// Measured time of each point.
-    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
-    pub point_duration: std::time::Duration,
-    /// Unmeasured warm-up of each point.
-    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration)]
-    pub warmup: std::time::Duration,
-    /// Database files' open flags and submission (as for `dbio run`).
-    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
-    pub io_mode: IoMode,
-    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
-    pub engine: EngineChoice,
-    /// Directory the matrix directory (CSV files, table, one run directory per point) goes in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print matrix.json to stdout instead of the tables.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// One measured point of the grid.
@@ -249,11 +235,11 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
 /// A run configuration for one point, from `dbio run`'s defaults and the matrix options.
 fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<RunConfig> {
     let mut run = RunArgs::defaults(Some(Test::ReadIops));
-    run.take_data_set(&a.dataset.0);
-    run.duration = a.point_duration;
-    run.warmup = a.warmup;
-    run.io_mode = a.io_mode;
-    run.engine = a.engine;
+    run.take_data_set(&a.options.0);
+    run.duration = a.options.0.point_duration;
+    run.warmup = a.options.0.warmup;
+    run.io_mode = a.options.0.io_mode;
+    run.engine = a.options.0.engine;
     run.out = out.to_path_buf();
     run.quiet = true;
     let mut cfg = crate::options::check::run_config(&run)?;
@@ -282,12 +268,12 @@ pub fn run(
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&crate::run::RunOutcome),
 ) -> Result<MatrixOutcome> {
-    if !a.large_size.is_multiple_of(a.dataset.0.block_size) && a.large_access == LargeAccess::Stream
+    if !a.large_size.is_multiple_of(a.options.0.block_size) && a.large_access == LargeAccess::Stream
     {
         return Err(Error::usage(format!(
             "--large-size {} must be a multiple of --block-size {} (streams read whole blocks)",
             size_label(a.large_size),
-            size_label(a.dataset.0.block_size)
+            size_label(a.options.0.block_size)
         )));
     }
     let tail = format!(
@@ -300,14 +286,14 @@ pub fn run(
     // Every point's run checked (both stages) before the matrix directory appears.
     let mut planned = Vec::with_capacity(grid.len());
     for &(small, large) in &grid {
-        let cfg = point_config(a, point_classes(a, small, large), &a.out)?;
+        let cfg = point_config(a, point_classes(a, small, large), &a.options.0.out)?;
         let pre = crate::options::environment::check(&cfg)?;
         planned.push((cfg, pre));
     }
     // Made, proved writable, registered and locked while the matrix goes; removed again if
     // no point left anything in it.
     let mut place = crate::report::RunPlace::make(
-        &a.out,
+        &a.options.0.out,
         None,
         &crate::sys::utc_now_rfc3339(),
         &tail,
@@ -348,8 +334,8 @@ fn run_points(
         "dbio: matrix {}: {} points of {} + {} warm-up each, in {}",
         a.shape.name(),
         grid.len(),
-        duration_label(a.point_duration),
-        duration_label(a.warmup),
+        duration_label(a.options.0.point_duration),
+        duration_label(a.options.0.warmup),
         dir.shown()
     );
     let mut points = Vec::new();
@@ -425,7 +411,7 @@ fn run_points(
         large_size: a.large_size,
         large_access: a.large_access,
         write_pct: a.write_pct,
-        point_duration_s: a.point_duration.as_secs_f64(),
+        point_duration_s: a.options.0.point_duration.as_secs_f64(),
         max_small_iops: best(&|p| (p.small > 0).then_some(p.small_iops), true),
         max_large_mib_per_s: best(&|p| (p.large > 0).then_some(p.large_mib_per_s), true),
         min_small_latency: best(&|p| p.small_mean_us, false),

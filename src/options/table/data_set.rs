@@ -147,7 +147,7 @@ pub(super) const DATA_SET: &[Opt] = &[
         key: Some("run.seed"),
         value: Some("N"),
         default: None,
-        help: "Seed for the random block choices and the data fill [default: random; recorded in the result].",
+        help: "Seed of the random choices: a run's blocks and data fill, the cycles of `dbio mem` [default: random; recorded in the result].",
         heading: heading::DATA_SET,
         group: Group::DataSet,
         applies: Applies::All,

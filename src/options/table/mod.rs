@@ -6,7 +6,7 @@ mod output;
 mod redo;
 mod test;
 
-use crate::options::Opt;
+use crate::options::{Command, Group, Opt, Takes};
 use crate::workload::Test;
 
 const DATA_TESTS: &[Test] = &[
@@ -52,3 +52,71 @@ static ALL: [Opt; total(PARTS)] = joined(PARTS);
 
 /// Every run option, in help order.
 pub static OPTIONS: &[Opt] = &ALL;
+
+/// The commands that take options of the table, and which. A command's own default (a
+/// calibration's points warm up for less time than a run) is a value here, not a second
+/// declaration of the option.
+pub static COMMANDS: &[Takes] = &[
+    Takes {
+        command: Command::Run,
+        groups: &[Group::DataSet, Group::Run, Group::Cluster],
+        also: &[],
+    },
+    Takes {
+        command: Command::Sweep,
+        groups: &[Group::DataSet, Group::Run, Group::Cluster],
+        also: &[],
+    },
+    Takes {
+        command: Command::Prepare,
+        groups: &[Group::DataSet],
+        also: &[("quiet", None)],
+    },
+    Takes {
+        command: Command::Calibrate,
+        groups: &[Group::DataSet, Group::Points, Group::Cluster],
+        also: &[
+            ("warmup", Some("2s")),
+            ("io-mode", None),
+            ("engine", None),
+            ("out", None),
+            ("json", None),
+        ],
+    },
+    Takes {
+        command: Command::Matrix,
+        groups: &[Group::DataSet, Group::Points],
+        also: &[
+            ("warmup", Some("2s")),
+            ("io-mode", None),
+            ("engine", None),
+            ("out", None),
+            ("json", None),
+        ],
+    },
+    Takes {
+        command: Command::Mem,
+        groups: &[],
+        also: &[
+            ("seed", None),
+            ("out", None),
+            ("json", None),
+            ("quiet", None),
+        ],
+    },
+    Takes {
+        command: Command::Map,
+        groups: &[],
+        also: &[("block-size", None), ("json", None)],
+    },
+    Takes {
+        command: Command::Runs,
+        groups: &[],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Show,
+        groups: &[],
+        also: &[("json", None)],
+    },
+];

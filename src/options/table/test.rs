@@ -57,7 +57,7 @@ pub(super) const TEST: &[Opt] = &[
         key: Some("run.warmup"),
         value: Some("DURATION"),
         default: Some("5s"),
-        help: "Unmeasured warm-up before the measured window.",
+        help: "Unmeasured warm-up before each measured window (of the run, or of each point of a sweep, calibration or matrix).",
         heading: heading::TEST,
         group: Group::Run,
         applies: Applies::All,
@@ -69,6 +69,25 @@ pub(super) const TEST: &[Opt] = &[
             Ok(())
         },
         get: |a| Some(units::duration_label(a.warmup)),
+    },
+    Opt {
+        name: "point-duration",
+        short: None,
+        key: None,
+        value: Some("DURATION"),
+        default: Some("10s"),
+        help: "Measured window of each point (each point is a run of its own).",
+        heading: heading::POINTS,
+        group: Group::Points,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.point_duration = units::parse_duration(t)?;
+            Ok(())
+        },
+        get: |a| Some(units::duration_label(a.point_duration)),
     },
     Opt {
         name: "sync",
