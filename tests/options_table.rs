@@ -166,6 +166,24 @@ fn a_command_shows_its_own_default_and_run_keeps_its_own() {
         Some("p95=10ms")
     );
     assert_eq!(default(&matrix, "point-duration").as_deref(), Some("10s"));
+    assert_eq!(
+        default(&calibrate, "max-outstanding").as_deref(),
+        Some("1024")
+    );
+    for (name, d) in [
+        ("matrix", "basic"),
+        ("small-size", "8K"),
+        ("large-size", "1M"),
+        ("num-small", "32"),
+        ("num-large", "8"),
+        ("large-access", "stream"),
+        ("large-outstanding", "1"),
+        ("small-outstanding", "1"),
+        ("write-pct", "0"),
+    ] {
+        assert_eq!(default(&matrix, name).as_deref(), Some(d), "--{name}");
+        assert!(!run.contains_key(name), "--{name} is matrix's own");
+    }
 }
 
 #[test]
@@ -185,7 +203,11 @@ fn calibrate_and_matrix_run_with_their_defaults_unless_typed() {
     assert_eq!(o.out, std::path::PathBuf::from("./dbio-runs"));
     assert!(!o.json);
     assert_eq!(o.point_duration, Duration::from_secs(10));
-    assert_eq!(c.max_outstanding, 1024);
+    assert_eq!(o.max_outstanding, 1024);
+    assert_eq!(
+        (o.max_latency.stat.name(), o.max_latency.us),
+        ("p95", 10_000.0)
+    );
     let Command::Calibrate(c) = parse(&[
         "calibrate",
         "--warmup",
@@ -218,6 +240,15 @@ fn calibrate_and_matrix_run_with_their_defaults_unless_typed() {
     };
     assert_eq!(m.options.0.warmup, Duration::from_secs(1));
     assert_eq!(m.options.0.engine, EngineChoice::Aio);
+    let Command::Matrix(m) = parse(&["matrix"]) else {
+        panic!("matrix")
+    };
+    let o = &m.options.0;
+    assert_eq!(o.matrix.name(), "basic");
+    assert_eq!((o.small_size, o.large_size), (8 << 10, 1 << 20));
+    assert_eq!((o.num_small, o.num_large, o.write_pct), (32, 8, 0));
+    assert_eq!(o.large_access.name(), "stream");
+    assert_eq!((o.large_outstanding, o.small_outstanding), (1, 1));
 
     // `dbio run` keeps its own.
     let Command::Run(r) = parse(&["run", "read-iops"]) else {
@@ -227,12 +258,34 @@ fn calibrate_and_matrix_run_with_their_defaults_unless_typed() {
 }
 
 #[test]
+fn a_bad_value_of_their_own_options_is_refused_in_one_line() {
+    for args in [
+        &["calibrate", "--max-latency", "p97=1ms"][..],
+        &["calibrate", "--max-outstanding", "0"][..],
+        &["matrix", "--matrix", "diagonal"][..],
+        &["matrix", "--num-small", "2000"][..],
+        &["matrix", "--write-pct", "101"][..],
+        &["matrix", "--large-access", "sideways"][..],
+        &["matrix", "--small-size", "0"][..],
+    ] {
+        let env = Env::new();
+        let out = env.output(args);
+        crate::util::refusal_line(&format!("{args:?}"), &out, &[args[1]]);
+        assert!(
+            crate::util::tree(env.path()).is_empty(),
+            "{args:?}: nothing made"
+        );
+    }
+}
+
+#[test]
 fn a_bad_value_on_calibrate_or_matrix_is_refused_as_on_run() {
     for command in ["calibrate", "matrix"] {
         for (flag, value, accepted) in [
             ("--io-mode", "fast", "none, directio, asynch, setall"),
             ("--engine", "io_uring", "auto, uring, aio, sync"),
             ("--warmup", "-5s", "--warmup"),
+            ("--point-duration", "soon", "--point-duration"),
         ] {
             let env = Env::new();
             let out = env.output(&[command, flag, value]);

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod environment;
 pub mod job;
 pub mod parse;
+pub mod points;
 pub mod save;
 mod table;
 
@@ -35,6 +36,7 @@ use crate::units::{DurationRange, SizeRange};
 use crate::workload::span::Span;
 use crate::workload::spec::RedoSync;
 use crate::workload::{Arrival, Test};
+use points::{LargeAccess, LatencyLimit, Shape, Stat};
 
 pub use crate::workload::spec::RunConfig;
 pub use parse::{block_size, hosts, positive_size, rate, temp_io};
@@ -83,6 +85,23 @@ pub struct RunArgs {
     /// `--point-duration`: the measured window of each point of a calibration or matrix
     /// (each point's run gets it as its `duration`).
     pub point_duration: Duration,
+    /// `--max-latency` of a calibration: the latency its maximum IOPS must keep.
+    pub max_latency: LatencyLimit,
+    /// `--max-outstanding` of a calibration.
+    pub max_outstanding: u32,
+    /// `--matrix`: which points of the grid a matrix runs.
+    pub matrix: Shape,
+    /// The options of a matrix's grid: `--small-size`, `--large-size`, `--num-small`,
+    /// `--num-large`, `--large-access`, `--large-outstanding`, `--small-outstanding`,
+    /// `--write-pct`.
+    pub small_size: u64,
+    pub large_size: u64,
+    pub num_small: u32,
+    pub num_large: u32,
+    pub large_access: LargeAccess,
+    pub large_outstanding: u32,
+    pub small_outstanding: u32,
+    pub write_pct: u32,
     /// `--sync` (else asynchronous, the default).
     pub sync: bool,
     pub io_mode: IoMode,
@@ -155,6 +174,20 @@ impl RunArgs {
             duration: Duration::ZERO,
             warmup: Duration::ZERO,
             point_duration: Duration::ZERO,
+            max_latency: LatencyLimit {
+                stat: Stat::P95,
+                us: 0.0,
+            },
+            max_outstanding: 0,
+            matrix: Shape::Basic,
+            small_size: 0,
+            large_size: 0,
+            num_small: 0,
+            num_large: 0,
+            large_access: LargeAccess::Stream,
+            large_outstanding: 0,
+            small_outstanding: 0,
+            write_pct: 0,
             sync: false,
             io_mode: IoMode::Setall,
             engine: EngineChoice::Auto,
@@ -271,6 +304,8 @@ pub mod heading {
     pub const SAFETY: &str = "Safety";
     pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
     pub const POINTS: &str = "Points (each a run of its own)";
+    pub const CALIBRATE: &str = "Calibration";
+    pub const MATRIX: &str = "Matrix (the load grid)";
 }
 
 /// A part of the options, taken whole by the commands [`COMMANDS`] names it for.
@@ -284,6 +319,10 @@ pub enum Group {
     Cluster,
     /// A command made of points, each a run of its own: `calibrate`, `matrix`.
     Points,
+    /// A calibration's own: `calibrate`.
+    Calibrate,
+    /// A matrix's own: `matrix`.
+    Matrix,
 }
 
 /// A command that takes options of the table.

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
 use crate::options::cli::CalibrateOptions;
+pub use crate::options::points::{LatencyLimit, Stat, parse_limit};
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::report::summary::thousands;
@@ -61,30 +62,8 @@ impl Plateau {
 /// Large reads are 1 MiB each: more outstanding than this only fills memory.
 const LARGE_OUTSTANDING_CAP: u32 = 256;
 
-/// The latency statistic a limit applies to (per request).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stat {
-    Mean,
-    P50,
-    P90,
-    P95,
-    P99,
-}
-
 impl Stat {
-    const ALL: [Stat; 5] = [Stat::Mean, Stat::P50, Stat::P90, Stat::P95, Stat::P99];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Stat::Mean => "mean",
-            Stat::P50 => "p50",
-            Stat::P90 => "p90",
-            Stat::P95 => "p95",
-            Stat::P99 => "p99",
-        }
-    }
-
+    /// The statistic of per-request latencies `l`, in µs.
     pub fn of(self, l: &LatencyJson) -> f64 {
         match self {
             Stat::Mean => l.mean,
@@ -96,13 +75,6 @@ impl Stat {
     }
 }
 
-/// `--max-latency STAT=DURATION`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LatencyLimit {
-    pub stat: Stat,
-    pub us: f64,
-}
-
 impl LatencyLimit {
     pub fn holds(&self, l: &LatencyJson) -> bool {
         self.stat.of(l) <= self.us
@@ -112,43 +84,15 @@ impl LatencyLimit {
     }
 }
 
-/// Parses `p95=10ms`, `p99=500us`, `mean=5ms` (clap value parser of `--max-latency`).
-pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
-    let names = Stat::ALL.map(Stat::name).join(", ");
-    let Some((stat, value)) = text.split_once('=') else {
-        return Err(format!(
-            "expected STAT=DURATION with STAT one of {names}, e.g. p95=10ms"
-        ));
-    };
-    let stat = Stat::ALL
-        .into_iter()
-        .find(|s| s.name() == stat.trim())
-        .ok_or_else(|| format!("unknown statistic '{stat}': accepted are {names}"))?;
-    let value = value.trim();
-    let d = crate::units::parse_latency(value)?;
-    let us = d.as_nanos() as f64 / 1e3;
-    if us <= 0.0 {
-        return Err(format!("'{value}' must be longer than 0, e.g. 10ms"));
-    }
-    Ok(LatencyLimit { stat, us })
-}
-
 /// `dbio calibrate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateArgs {
-    /// The options of the table it takes: the data set, `--point-duration` and `--warmup` of each point (shorter
-    /// than a run's), `--io-mode`, `--engine`, `--out` (where the calibration directory is
-    /// made), `--json` (calibrate.json on stdout), and `--hosts` and its options (every
-    /// point one run across those hosts, its figures merged).
+    /// The options of the table it takes: the data set, `--point-duration` and `--warmup`
+    /// of each point, `--max-latency`, `--max-outstanding` (a shorter warm-up than a run's), `--io-mode`, `--engine`, `--out`
+    /// (where the calibration directory is made), `--json` (calibrate.json on stdout), and
+    /// `--hosts` and its options (every point one run across those hosts, figures merged).
     #[command(flatten)]
     pub options: CalibrateOptions,
-    /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
-    /// p95, p99 (per request), e.g. p99=2ms.
-    #[arg(long, default_value = "p95=10ms", value_parser = parse_limit, value_name = "STAT=DURATION")]
-    pub max_latency: LatencyLimit,
-    /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_outstanding: u32,
 }
 
 /// One point of a walk.
@@ -265,10 +209,10 @@ pub fn run(
             started_at,
             target: a.options.0.target.display().to_string(),
             io_mode: a.options.0.io_mode.name().into(),
-            limit: a.max_latency,
+            limit: a.options.0.max_latency,
             point_seconds: a.options.0.point_duration.as_secs_f64(),
             warmup_seconds: a.options.0.warmup.as_secs_f64(),
-            max_outstanding: a.max_outstanding,
+            max_outstanding: a.options.0.max_outstanding,
             complete: false,
             small_reads: Walk::default(),
             large_reads: Walk::default(),
@@ -422,7 +366,8 @@ impl Calibrator<'_> {
             iops: main.map_or(0.0, |e| e.iops),
             mib_per_s: main.map_or(0.0, |e| e.mib_per_s),
             latency_us,
-            within_limit: (kind == Kind::SmallReads).then(|| self.a.max_latency.holds(&latency_us)),
+            within_limit: (kind == Kind::SmallReads)
+                .then(|| self.a.options.0.max_latency.holds(&latency_us)),
             bisected: false,
             partial: r.partial,
             run_dir: outcome
@@ -460,7 +405,7 @@ impl Calibrator<'_> {
     }
 
     fn walk_small_reads(&mut self) -> Result<()> {
-        let limit = self.a.max_latency;
+        let limit = self.a.options.0.max_latency;
         let mut outstanding = 1u32;
         let mut plateau = Plateau::default();
         let mut crossed = false;
@@ -486,8 +431,11 @@ impl Calibrator<'_> {
                     RISE * 100.0
                 );
             }
-            if outstanding.saturating_mul(2) > self.a.max_outstanding {
-                break format!("reached --max-outstanding {}", self.a.max_outstanding);
+            if outstanding.saturating_mul(2) > self.a.options.0.max_outstanding {
+                break format!(
+                    "reached --max-outstanding {}",
+                    self.a.options.0.max_outstanding
+                );
             }
             outstanding *= 2;
         };
@@ -518,7 +466,7 @@ impl Calibrator<'_> {
     }
 
     fn walk_large_reads(&mut self) -> Result<()> {
-        let cap = self.a.max_outstanding.min(LARGE_OUTSTANDING_CAP);
+        let cap = self.a.options.0.max_outstanding.min(LARGE_OUTSTANDING_CAP);
         let mut outstanding = 1u32;
         let mut plateau = Plateau::default();
         let because = loop {

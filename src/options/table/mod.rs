@@ -3,6 +3,7 @@
 
 mod data_set;
 mod output;
+mod points;
 mod redo;
 mod test;
 
@@ -18,7 +19,13 @@ const DATA_TESTS: &[Test] = &[
 ];
 const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
 
-const PARTS: &[&[Opt]] = &[data_set::DATA_SET, test::TEST, redo::REDO, output::OUTPUT];
+const PARTS: &[&[Opt]] = &[
+    data_set::DATA_SET,
+    test::TEST,
+    redo::REDO,
+    output::OUTPUT,
+    points::POINTS,
+];
 
 const fn total(parts: &[&[Opt]]) -> usize {
     let mut n = 0;
@@ -74,7 +81,12 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Calibrate,
-        groups: &[Group::DataSet, Group::Points, Group::Cluster],
+        groups: &[
+            Group::DataSet,
+            Group::Points,
+            Group::Calibrate,
+            Group::Cluster,
+        ],
         also: &[
             ("warmup", Some("2s")),
             ("io-mode", None),
@@ -85,7 +97,7 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Matrix,
-        groups: &[Group::DataSet, Group::Points],
+        groups: &[Group::DataSet, Group::Points, Group::Matrix],
         also: &[
             ("warmup", Some("2s")),
             ("io-mode", None),

@@ -71,25 +71,6 @@ pub(super) const TEST: &[Opt] = &[
         get: |a| Some(units::duration_label(a.warmup)),
     },
     Opt {
-        name: "point-duration",
-        short: None,
-        key: None,
-        value: Some("DURATION"),
-        default: Some("10s"),
-        help: "Measured window of each point (each point is a run of its own).",
-        heading: heading::POINTS,
-        group: Group::Points,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.point_duration = units::parse_duration(t)?;
-            Ok(())
-        },
-        get: |a| Some(units::duration_label(a.point_duration)),
-    },
-    Opt {
         name: "sync",
         short: None,
         key: None,
