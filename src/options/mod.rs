@@ -1,10 +1,14 @@
-//! Every option of a run, defined once.
+//! Every option of a run, and of the commands that take any of them, defined once.
 //!
 //! [`OPTIONS`] is the table: for each option its flag, its job-file key, the parser of its
 //! value, its default, its help, the tests it applies to and whether a job of classes uses
-//! it. The one definition serves:
-//! - the command line ([`cli`]: clap arguments built from the table, so help, completions and
-//!   the man page never drift from what is parsed);
+//! it. [`COMMANDS`] says which command takes which options (whole groups, single options)
+//! and where a command's default differs from a run's. The rows live in `table/`, one file
+//! per part of the help; the value parsers in [`parse`]; this file holds the types. The one
+//! definition serves:
+//! - the command line ([`cli`]: clap arguments built from the table for every command, so
+//!   help, completions and the man page never drift from what is parsed, nor one command's
+//!   help from another's);
 //! - job files ([`job`]: `[dataset]`, `[run]`, `[redo]`, `[oltp]`, `[temp]` keys);
 //! - `--save-job` ([`save`]: the values written back as a job file) — and remote agents,
 //!   which receive a run as a job file;

@@ -1,5 +1,6 @@
-//! The option table, [`OPTIONS`]: every run option, in help order, one file per part of the
-//! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile time.
+//! The option table, [`OPTIONS`]: every option, in help order, one file per part of the
+//! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile
+//! time. [`COMMANDS`]: which command takes which of them.
 
 mod data_set;
 mod output;
