@@ -52,7 +52,7 @@ pub(super) const DATA_SET: &[Opt] = &[
         key: Some("dataset.block_size"),
         value: Some("SIZE"),
         default: Some("8K"),
-        help: "Database block size: a power of two from 512 to 1M.",
+        help: "Database block size: a power of two from 512 to 1M (`dbio map` checks it against the devices' logical block size).",
         heading: heading::DATA_SET,
         group: Group::DataSet,
         applies: Applies::All,
