@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::options::cli::{DataSetCommand, RunCommand};
+use crate::options::cli::{
+    CompareOptions, MapOptions, PrepareOptions, RunCommand, RunsOptions, ShowOptions,
+};
 use crate::workload::Test;
 
 #[derive(Debug, Parser)]
@@ -125,14 +127,12 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PrepareArgs {
+    /// The options of the table it takes: the data set, and `--quiet`.
     #[command(flatten)]
-    pub dataset: DataSetCommand,
+    pub options: PrepareOptions,
     /// Fill with buffered writes instead of O_DIRECT (for file systems without direct I/O).
     #[arg(long)]
     pub buffered: bool,
-    /// No progress bar (it is only drawn when stdout and stderr are terminals).
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -151,12 +151,10 @@ pub struct MapArgs {
     /// A file, directory or block device.
     #[arg(default_value = ".")]
     pub path: PathBuf,
-    /// Print the map (and findings) as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Database block size to check against the devices' logical block size.
-    #[arg(long, default_value = "8K", value_parser = crate::options::block_size)]
-    pub block_size: u64,
+    /// The options of the table it takes: `--block-size` (checked against the devices'
+    /// logical block size) and `--json` (the map and findings).
+    #[command(flatten)]
+    pub options: MapOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -181,22 +179,18 @@ pub struct RunsArgs {
     /// Only the N most recent runs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub last: Option<u32>,
-    /// Print the list as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// The options of the table it takes: `--json` (the list).
     #[command(flatten)]
-    pub format: crate::options::cli::FormatCommand,
+    pub options: RunsOptions,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
     /// The run's id, as `dbio runs` lists it.
     pub id: i64,
-    /// Print the run's result.json instead of its summary.
-    #[arg(long)]
-    pub json: bool,
+    /// The options of the table it takes: `--json` (the run's result.json, as written).
     #[command(flatten)]
-    pub format: crate::options::cli::FormatCommand,
+    pub options: ShowOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -207,8 +201,9 @@ pub struct CompareArgs {
     /// Also write the comparison as a self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// The options of the table it takes: `--format`.
     #[command(flatten)]
-    pub format: crate::options::cli::FormatCommand,
+    pub options: CompareOptions,
 }
 
 /// A test's name (`dbio runs --test`).
@@ -221,8 +216,8 @@ fn parse_test(s: &str) -> Result<Test, String> {
     })
 }
 
-/// Renders a clap error as the single line SPEC §7.4 asks for: the offending option and,
-/// where clap knows them, the accepted values.
+/// Renders a clap error as one line: the offending option and, where clap knows them, the
+/// accepted values (bad input is one line on stderr, never clap's usage block).
 pub fn one_line_error(err: &clap::Error) -> String {
     let text = err.to_string();
     let mut parts: Vec<&str> = Vec::new();

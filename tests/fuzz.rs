@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use dbio::cli::{Cli, Command};
-use dbio::options::{Group, OPTIONS, Opt};
+use dbio::options::{OPTIONS, Opt};
 use dbio::units;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -169,13 +169,13 @@ fn parse_and_check(args: &[String]) -> Result<(), TestCaseError> {
             let _ = dbio::options::check::run_config(&a.run.0);
         }
         Command::Prepare(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         Command::Calibrate(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         Command::Matrix(a) => {
-            let _ = dbio::options::check::data_set(&a.dataset.0);
+            let _ = dbio::options::check::data_set(&a.options.0);
         }
         _ => {}
     }
@@ -203,22 +203,36 @@ fn every_table_option_is_on_a_command_and_fuzzed_there() {
             o.name
         );
     }
-    // `run` takes every option that has a flag, but those of the database a `pg run` goes
-    // through; `pg run` takes those.
+    // Each command takes exactly the table's options the table says it takes; `run` every
+    // option of the data set, the run and the cluster.
+    for t in dbio::options::COMMANDS {
+        let name = match t.command {
+            dbio::options::Command::PgRun => "pg run".to_string(),
+            c => format!("{c:?}").to_lowercase(),
+        };
+        let taken: Vec<&str> = by_command[&name].iter().map(|o| o.name).collect();
+        let said: Vec<&str> = OPTIONS
+            .iter()
+            .filter(|o| t.has(o))
+            .map(|o| o.name)
+            .collect();
+        assert_eq!(taken, said, "the table options of `dbio {name}`");
+    }
     let run: Vec<&str> = by_command["run"].iter().map(|o| o.name).collect();
-    let pg_run: Vec<&str> = by_command["pg run"].iter().map(|o| o.name).collect();
-    for o in OPTIONS.iter().filter(|o| o.group == Group::Pg) {
-        assert!(
-            pg_run.contains(&o.name),
-            "--{} not on `dbio pg run`",
+    for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {
+        let of_a_run = matches!(
+            o.group,
+            dbio::options::Group::DataSet
+                | dbio::options::Group::Run
+                | dbio::options::Group::Cluster
+                | dbio::options::Group::Report
+        );
+        assert_eq!(
+            run.contains(&o.name),
+            of_a_run,
+            "--{} on `dbio run`",
             o.name
         );
-    }
-    for o in OPTIONS
-        .iter()
-        .filter(|o| !o.help.is_empty() && o.group != Group::Pg)
-    {
-        assert!(run.contains(&o.name), "--{} not on `dbio run`", o.name);
     }
 }
 

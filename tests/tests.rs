@@ -27,6 +27,7 @@ mod mem;
 mod mem_signals;
 mod mem_size_report;
 mod memory;
+mod options_table;
 mod pg;
 mod places;
 mod progress;

@@ -116,14 +116,14 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
             let _ = write!(
                 std::io::stdout().lock(),
                 "{}",
-                if a.json { json } else { text }
+                if a.options.0.json { json } else { text }
             );
             return Ok(ExitCode::Ok);
         }
         crate::mem::Output::Run(o) => o,
     };
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
     } else {
         let _ = write!(out, "{}", outcome.summary);
@@ -288,12 +288,16 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
         record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json =
             serde_json::to_string_pretty(&m.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else {
-        let _ = write!(out, "{}", crate::report::render(&m.report, a.format.0));
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&m.report, a.options.0.format)
+        );
     }
     eprintln!("dbio: matrix in {}", m.dir.shown());
     Ok(m.exit)
@@ -305,7 +309,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
         record(db, o);
     })?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json =
             serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
@@ -313,7 +317,10 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
         let _ = write!(
             out,
             "{}",
-            crate::report::render(&crate::sweep::report::calibrate(&c.result), a.format.0)
+            crate::report::render(
+                &crate::sweep::report::calibrate(&c.result),
+                a.options.0.format
+            )
         );
     }
     eprintln!("dbio: calibrate.json in {}", c.dir.shown());
@@ -546,11 +553,11 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
     // Memory runs (`dbio mem`) have their own table and numbering; listed after the I/O
     // runs when no test is asked for.
     let mem_runs = match a.test {
-        None if !a.json => store.mem_runs(a.last.map(|n| n as usize))?,
+        None if !a.options.0.json => store.mem_runs(a.last.map(|n| n as usize))?,
         _ => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
     } else if runs.is_empty() && mem_runs.is_empty() {
@@ -558,7 +565,11 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
     } else {
         if !runs.is_empty() {
             let report = crate::store::report::runs(&runs);
-            let _ = write!(out, "{}", crate::report::render(&report, a.format.0));
+            let _ = write!(
+                out,
+                "{}",
+                crate::report::render(&report, a.options.0.format)
+            );
         }
         if !mem_runs.is_empty() {
             let _ = write!(
@@ -576,12 +587,16 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
     let store = Store::open_existing(&store_path(db)?)?;
     let run = store.run_or_usage_error(a.id)?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let _ = write!(out, "{}", run.result_json);
     } else {
         // Made from the stored result, not summary.txt: the directory may be gone.
         let report = crate::report::sections::run(&run.result);
-        let _ = write!(out, "{}", crate::report::render(&report, a.format.0));
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&report, a.options.0.format)
+        );
     }
     Ok(ExitCode::Ok)
 }
@@ -609,16 +624,16 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
     let _ = write!(
         std::io::stdout().lock(),
         "{}",
-        crate::report::render(&report, a.format.0)
+        crate::report::render(&report, a.options.0.format)
     );
     Ok(ExitCode::Ok)
 }
 
 fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let spec = crate::options::check::data_set(&a.dataset.0)?;
+    let spec = crate::options::check::data_set(&a.options.0)?;
     crate::safety::places::check_target(&spec.target)?;
     let written = AtomicU64::new(0);
-    let seed = a.dataset.0.seed.unwrap_or_else(rand_seed);
+    let seed = a.options.0.seed.unwrap_or_else(rand_seed);
     let fill = FillOptions {
         seed,
         buffered: a.buffered,
@@ -626,7 +641,7 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result
         stop,
     };
     let ds = crate::progress::follow_bytes(
-        crate::progress::wanted(a.quiet),
+        crate::progress::wanted(a.options.0.quiet),
         spec.size,
         "preparing the data set",
         &written,
@@ -805,9 +820,9 @@ fn map(a: &MapArgs) -> Result<ExitCode> {
             Error::io("cannot map", &a.path, &e)
         }
     })?;
-    let (map, findings) = crate::storage::survey(&a.path, Some(a.block_size));
+    let (map, findings) = crate::storage::survey(&a.path, Some(a.options.0.block_size));
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         #[derive(serde::Serialize)]
         struct MapOutput<'a> {
             map: &'a crate::storage::StorageMap,

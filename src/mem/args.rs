@@ -12,6 +12,7 @@ use super::chase::Budget;
 use super::measure::{CpuNode, Load, Memory};
 use super::topology::{MemInfo, Topology, format_cpu_list};
 use crate::error::{Error, Result};
+use crate::options::cli::MemOptions;
 use crate::options::positive_size as parse_size_arg;
 use crate::units::{human_bytes, size_label};
 
@@ -64,9 +65,6 @@ pub struct MemArgs {
     /// The CPU the latency chase runs on [default: the first CPU dbio may use].
     #[arg(long, allow_hyphen_values = true)]
     pub cpu: Option<usize>,
-    /// Seed of the random cycles (default: random).
-    #[arg(long, allow_hyphen_values = true)]
-    pub seed: Option<u64>,
     /// Instead of measuring: where the pages of this shared-memory file (a /dev/shm
     /// segment, a tmpfs or hugetlbfs file) are, per NUMA node, and the mount's policy.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["measure", "pid", "topology"])]
@@ -78,15 +76,10 @@ pub struct MemArgs {
     /// Only print the topology as the kernel describes it (caches, NUMA nodes, distances).
     #[arg(long, conflicts_with_all = ["measure", "out"])]
     pub topology: bool,
-    /// Directory the run directory is created in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print result.json to stdout instead of the summary.
-    #[arg(long)]
-    pub json: bool,
-    /// No live progress line (it is only drawn when stdout and stderr are terminals).
-    #[arg(long, short)]
-    pub quiet: bool,
+    /// The options of the table it takes: `--seed` (of the random cycles), `--out`,
+    /// `--json`, `--quiet`.
+    #[command(flatten)]
+    pub options: MemOptions,
 }
 
 /// A part of the measurement.
@@ -400,7 +393,11 @@ impl Plan {
                 huge_page_bytes,
                 line: line as usize,
                 budget: Budget::new(a.budget.as_nanos() as u64),
-                seed: a.seed.unwrap_or_else(crate::workload::spec::rand_seed),
+                seed: a
+                    .options
+                    .0
+                    .seed
+                    .unwrap_or_else(crate::workload::spec::rand_seed),
             },
             pages_requested: a.pages,
             fallback,

@@ -129,7 +129,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     // Made, proved writable, registered and locked while it measures; removed again if
     // nothing was written into it.
     let place = crate::report::RunPlace::make(
-        &a.out,
+        &a.options.0.out,
         None,
         &started_at,
         &format!("mem_{}_{what}", plan.memory.pages.name()),
@@ -149,7 +149,7 @@ fn measure_into(
     dir: &crate::safety::fs::Dir,
     (started_at, t0, load_at_start): (&str, u64, f64),
 ) -> Result<MemOutcome> {
-    let progress = Progress::line(crate::progress::wanted(a.quiet));
+    let progress = Progress::line(crate::progress::wanted(a.options.0.quiet));
     let figures = measure_all(plan, stop, &progress);
     progress.clear();
     let figures = figures?;
@@ -370,7 +370,7 @@ fn assemble(
             line_bytes: plan.memory.line as u64,
             seed: plan.memory.seed,
             clock: clock_name(),
-            out: a.out.display().to_string(),
+            out: a.options.0.out.display().to_string(),
             shm: None,
             pid: None,
         },
@@ -448,7 +448,7 @@ fn placement(
         ));
     }
     let (shm_json, pages_by_node) = result::shm_json(file, process, memory_nodes);
-    let place = crate::report::RunPlace::make(&a.out, None, started_at, &tail, "mem")?;
+    let place = crate::report::RunPlace::make(&a.options.0.out, None, started_at, &tail, "mem")?;
     let r = MemResult {
         schema: result::SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
@@ -472,7 +472,7 @@ fn placement(
             line_bytes: topo.line_bytes(),
             seed: 0,
             clock: clock_name(),
-            out: a.out.display().to_string(),
+            out: a.options.0.out.display().to_string(),
             shm: a.shm.as_ref().map(|p| p.display().to_string()),
             pid: a.pid,
         },

@@ -1,17 +1,19 @@
 //! The command line of the run options: clap arguments made from [`super::OPTIONS`], and the
 //! values read back into [`RunArgs`] with [`Source::Typed`]. Nothing here parses a value
 //! itself: each option's own parser does, so the command line, job files and sweeps accept
-//! exactly the same values.
+//! exactly the same values. Which commands take which options is the table's
+//! [`super::COMMANDS`]; every command shows an option with the same help, only its default
+//! may be the command's own.
 
 use clap::builder::{PossibleValuesParser, ValueParser};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{Group, OPTIONS, Opt, RunArgs, Source};
+use super::{Command as Cmd, OPTIONS, Opt, RunArgs, Source};
 use crate::workload::Test;
 
-/// The clap argument of option `o`.
-fn arg(o: &'static Opt) -> Arg {
+/// The clap argument of option `o`, with `default` (the command's).
+fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
     let help = match o.applies {
         super::Applies::All => o.help.to_string(),
         super::Applies::Tests(t) => format!(
@@ -31,16 +33,22 @@ fn arg(o: &'static Opt) -> Arg {
         None => a = a.action(ArgAction::SetTrue),
         Some(v) => {
             let parse = o.set;
+            // An option of [`super::REPEATABLE`] may be given more than once.
+            let action = if super::REPEATABLE.contains(&o.name) {
+                ArgAction::Append
+            } else {
+                ArgAction::Set
+            };
             a = a
                 .value_name(v)
-                .action(ArgAction::Set)
+                .action(action)
                 .allow_hyphen_values(true)
                 // Checked by the option's own parser, so clap's message names the flag.
                 .value_parser(ValueParser::new(move |s: &str| -> Result<String, String> {
                     let mut scratch = RunArgs::defaults(None);
                     parse(&mut scratch, s).map(|()| s.to_string())
                 }));
-            if let Some(d) = o.default {
+            if let Some(d) = default {
                 a = a.default_value(d);
             }
         }
@@ -54,64 +62,29 @@ fn arg(o: &'static Opt) -> Arg {
     a
 }
 
-/// Whether option `o` is on the command line of a subcommand taking `groups`.
-fn on_command_line(o: &Opt, groups: &[Group]) -> bool {
-    !o.help.is_empty() && groups.contains(&o.group)
-}
-
-/// Adds the options of `groups` to `cmd`.
-pub fn augment(mut cmd: Command, groups: &[Group]) -> Command {
-    for o in OPTIONS.iter().filter(|o| on_command_line(o, groups)) {
-        cmd = cmd.arg(arg(o));
+/// Adds the options `command` takes to `cmd`, in table order.
+pub fn augment(mut cmd: Command, command: Cmd) -> Command {
+    let takes = command.takes();
+    for o in OPTIONS.iter().filter(|o| takes.has(o)) {
+        cmd = cmd.arg(arg(o, takes.default(o)));
     }
     cmd
 }
 
-/// Reads the options of `groups` from `m` into `a`: what was typed, as typed.
-pub fn read(m: &ArgMatches, groups: &[Group], a: &mut RunArgs) -> Result<(), clap::Error> {
-    for o in OPTIONS.iter().filter(|o| on_command_line(o, groups)) {
+/// Reads the options `command` takes from `m` into `a`: what was typed, as typed.
+pub fn read(m: &ArgMatches, command: Cmd, a: &mut RunArgs) -> Result<(), clap::Error> {
+    let takes = command.takes();
+    for o in OPTIONS.iter().filter(|o| takes.has(o)) {
         if m.value_source(o.name) != Some(ValueSource::CommandLine) {
             continue;
         }
-        let text = match o.value {
-            None => "true".to_string(),
-            Some(_) => m
-                .get_one::<String>(o.name)
-                .cloned()
-                .expect("a value was given"),
-        };
-        a.set(o.name, &text, Source::Typed)
-            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
-    }
-    Ok(())
-}
-
-/// Adds the options called `names` to `cmd` (a command taking some run options beside its
-/// own, as `dbio pg run`). An option of [`super::REPEATABLE`] may be given more than once.
-pub fn augment_named(mut cmd: Command, names: &[&str]) -> Command {
-    for o in OPTIONS.iter().filter(|o| names.contains(&o.name)) {
-        let mut a = arg(o);
-        if super::REPEATABLE.contains(&o.name) {
-            a = a.action(ArgAction::Append);
-        }
-        cmd = cmd.arg(a);
-    }
-    cmd
-}
-
-/// Reads the options called `names` from `m` into `a`: what was typed, as typed (each value
-/// of a repeatable option in turn).
-pub fn read_named(m: &ArgMatches, names: &[&str], a: &mut RunArgs) -> Result<(), clap::Error> {
-    for o in OPTIONS.iter().filter(|o| names.contains(&o.name)) {
-        if m.value_source(o.name) != Some(ValueSource::CommandLine) {
-            continue;
-        }
+        // Each value of a repeatable option in turn.
         let texts: Vec<String> = match o.value {
             None => vec!["true".to_string()],
             Some(_) => m
                 .get_many::<String>(o.name)
                 .map(|v| v.cloned().collect())
-                .unwrap_or_default(),
+                .expect("a value was given"),
         };
         for text in texts {
             a.set(o.name, &text, Source::Typed)
@@ -124,8 +97,6 @@ pub fn read_named(m: &ArgMatches, names: &[&str], a: &mut RunArgs) -> Result<(),
 /// The arguments of `dbio run` and `dbio sweep`: a test (or `--job`), and every run option.
 #[derive(Debug, Clone)]
 pub struct RunCommand(pub RunArgs);
-
-const RUN_GROUPS: &[Group] = &[Group::DataSet, Group::Run, Group::Cluster, Group::Report];
 
 impl clap::Args for RunCommand {
     fn augment_args(cmd: Command) -> Command {
@@ -153,7 +124,7 @@ impl clap::Args for RunCommand {
                     .help("Write the job file equivalent to this run (a new file), then run it.")
                     .value_parser(clap::value_parser!(std::path::PathBuf)),
             );
-        augment(cmd, RUN_GROUPS)
+        augment(cmd, Cmd::Run)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -169,7 +140,7 @@ impl clap::FromArgMatches for RunCommand {
         let mut a = RunArgs::defaults(test);
         a.job = m.get_one::<std::path::PathBuf>("job").cloned();
         a.save_job = m.get_one::<std::path::PathBuf>("save-job").cloned();
-        read(m, RUN_GROUPS, &mut a)?;
+        read(m, Cmd::Run, &mut a)?;
         Ok(RunCommand(a))
     }
 
@@ -179,84 +150,76 @@ impl clap::FromArgMatches for RunCommand {
     }
 }
 
-/// The data set's options alone (`dbio prepare`, `calibrate`, `matrix`).
-#[derive(Debug, Clone)]
-pub struct DataSetCommand(pub RunArgs);
+/// The options of the table one command takes, as clap arguments to flatten into the
+/// command's own: `$name(RunArgs)` holds them, at the command's defaults unless typed.
+macro_rules! table_options {
+    ($(#[$doc:meta])* $name:ident, $command:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name(pub RunArgs);
 
-impl clap::Args for DataSetCommand {
-    fn augment_args(cmd: Command) -> Command {
-        augment(cmd, &[Group::DataSet])
-    }
+        impl clap::Args for $name {
+            fn augment_args(cmd: Command) -> Command {
+                augment(cmd, $command)
+            }
 
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
+            fn augment_args_for_update(cmd: Command) -> Command {
+                Self::augment_args(cmd)
+            }
+        }
+
+        impl clap::FromArgMatches for $name {
+            fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+                let mut a = RunArgs::defaults_for($command);
+                read(m, $command, &mut a)?;
+                Ok($name(a))
+            }
+
+            fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+                *self = Self::from_arg_matches(m)?;
+                Ok(())
+            }
+        }
+    };
 }
 
-impl clap::FromArgMatches for DataSetCommand {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut a = RunArgs::defaults(None);
-        read(m, &[Group::DataSet], &mut a)?;
-        Ok(DataSetCommand(a))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-/// The options of a run across many hosts alone (`dbio calibrate`).
-#[derive(Debug, Clone)]
-pub struct ClusterCommand(pub RunArgs);
-
-impl clap::Args for ClusterCommand {
-    fn augment_args(cmd: Command) -> Command {
-        augment(cmd, &[Group::Cluster])
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for ClusterCommand {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut a = RunArgs::defaults(None);
-        read(m, &[Group::Cluster], &mut a)?;
-        Ok(ClusterCommand(a))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
-
-/// `--format` alone: every command that prints a report and takes no run options
-/// (`calibrate`, `matrix`, `runs`, `show`, `compare`), from the same row of the table.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FormatCommand(pub crate::report::Format);
-
-impl clap::Args for FormatCommand {
-    fn augment_args(cmd: Command) -> Command {
-        augment(cmd, &[Group::Report])
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for FormatCommand {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut a = RunArgs::defaults(None);
-        read(m, &[Group::Report], &mut a)?;
-        Ok(FormatCommand(a.format))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
-}
+table_options!(
+    /// The options of the table `dbio prepare` takes.
+    PrepareOptions,
+    Cmd::Prepare
+);
+table_options!(
+    /// The options of the table `dbio calibrate` takes.
+    CalibrateOptions,
+    Cmd::Calibrate
+);
+table_options!(
+    /// The options of the table `dbio matrix` takes.
+    MatrixOptions,
+    Cmd::Matrix
+);
+table_options!(
+    /// The options of the table `dbio mem` takes.
+    MemOptions,
+    Cmd::Mem
+);
+table_options!(
+    /// The options of the table `dbio map` takes.
+    MapOptions,
+    Cmd::Map
+);
+table_options!(
+    /// The options of the table `dbio runs` takes.
+    RunsOptions,
+    Cmd::Runs
+);
+table_options!(
+    /// The options of the table `dbio show` takes.
+    ShowOptions,
+    Cmd::Show
+);
+table_options!(
+    /// The options of the table `dbio compare` takes.
+    CompareOptions,
+    Cmd::Compare
+);

@@ -1,10 +1,14 @@
-//! Every option of a run, defined once (issue 13).
+//! Every option of a run, and of the commands that take any of them, defined once.
 //!
 //! [`OPTIONS`] is the table: for each option its flag, its job-file key, the parser of its
 //! value, its default, its help, the tests it applies to and whether a job of classes uses
-//! it. The one definition serves:
-//! - the command line ([`cli`]: clap arguments built from the table, so help, completions and
-//!   the man page never drift from what is parsed);
+//! it. [`COMMANDS`] says which command takes which options (whole groups, single options)
+//! and where a command's default differs from a run's. The rows live in `table/`, one file
+//! per part of the help; the value parsers in [`parse`]; this file holds the types. The one
+//! definition serves:
+//! - the command line ([`cli`]: clap arguments built from the table for every command, so
+//!   help, completions and the man page never drift from what is parsed, nor one command's
+//!   help from another's);
 //! - job files ([`job`]: `[dataset]`, `[run]`, `[redo]`, `[oltp]`, `[temp]` keys);
 //! - `--save-job` ([`save`]: the values written back as a job file) — and remote agents,
 //!   which receive a run as a job file;
@@ -21,7 +25,10 @@ pub mod check;
 pub mod cli;
 pub mod environment;
 pub mod job;
+pub mod parse;
+pub mod points;
 pub mod save;
+mod table;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,12 +36,15 @@ use std::time::Duration;
 
 use crate::dataset::fill::Content;
 use crate::engine::{EngineChoice, IoMode};
-use crate::units::{self, DurationRange, SizeRange};
+use crate::units::{DurationRange, SizeRange};
 use crate::workload::span::Span;
 use crate::workload::spec::RedoSync;
 use crate::workload::{Arrival, Test};
+use points::{LargeAccess, LatencyLimit, Shape, Stat};
 
 pub use crate::workload::spec::RunConfig;
+pub use parse::{REPEATABLE, block_size, hosts, pg_setting, positive_size, rate, temp_io};
+pub use table::{COMMANDS, OPTIONS};
 
 /// Where an option's value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -76,6 +86,26 @@ pub struct RunArgs {
     pub sessions: u32,
     pub duration: Duration,
     pub warmup: Duration,
+    /// `--point-duration`: the measured window of each point of a calibration or matrix
+    /// (each point's run gets it as its `duration`).
+    pub point_duration: Duration,
+    /// `--max-latency` of a calibration: the latency its maximum IOPS must keep.
+    pub max_latency: LatencyLimit,
+    /// `--max-outstanding` of a calibration.
+    pub max_outstanding: u32,
+    /// `--matrix`: which points of the grid a matrix runs.
+    pub matrix: Shape,
+    /// The options of a matrix's grid: `--small-size`, `--large-size`, `--num-small`,
+    /// `--num-large`, `--large-access`, `--large-outstanding`, `--small-outstanding`,
+    /// `--write-pct`.
+    pub small_size: u64,
+    pub large_size: u64,
+    pub num_small: u32,
+    pub num_large: u32,
+    pub large_access: LargeAccess,
+    pub large_outstanding: u32,
+    pub small_outstanding: u32,
+    pub write_pct: u32,
     /// `--sync` (else asynchronous, the default).
     pub sync: bool,
     pub io_mode: IoMode,
@@ -155,6 +185,21 @@ impl RunArgs {
             sessions: 0,
             duration: Duration::ZERO,
             warmup: Duration::ZERO,
+            point_duration: Duration::ZERO,
+            max_latency: LatencyLimit {
+                stat: Stat::P95,
+                us: 0.0,
+            },
+            max_outstanding: 0,
+            matrix: Shape::Basic,
+            small_size: 0,
+            large_size: 0,
+            num_small: 0,
+            num_large: 0,
+            large_access: LargeAccess::Stream,
+            large_outstanding: 0,
+            small_outstanding: 0,
+            write_pct: 0,
             sync: false,
             io_mode: IoMode::Setall,
             engine: EngineChoice::Auto,
@@ -204,6 +249,18 @@ impl RunArgs {
         // The defaults are the table's, through the same parsers as any value.
         for o in OPTIONS {
             if let Some(d) = o.default {
+                (o.set)(&mut a, d).expect("every default parses");
+            }
+        }
+        a
+    }
+
+    /// Every option at its default on `command` (which may differ from `dbio run`'s).
+    pub fn defaults_for(command: Command) -> RunArgs {
+        let mut a = RunArgs::defaults(None);
+        for (name, d) in command.takes().also {
+            if let Some(d) = d {
+                let o = find(name).expect("COMMANDS names options of the table");
                 (o.set)(&mut a, d).expect("every default parses");
             }
         }
@@ -263,22 +320,85 @@ pub mod heading {
     pub const SAFETY: &str = "Safety";
     pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
     pub const PG: &str = "PostgreSQL (dbio pg)";
+    pub const POINTS: &str = "Points (each a run of its own)";
+    pub const CALIBRATE: &str = "Calibration";
+    pub const MATRIX: &str = "Matrix (the load grid)";
 }
 
-/// Which subcommands take an option.
+/// A part of the options, taken whole by the commands [`COMMANDS`] names it for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
     /// The data set's options: `run`, `sweep`, `prepare`, `calibrate`, `matrix`.
     DataSet,
-    /// The options of one run: `run`, `sweep`.
+    /// The options of one run: `run`, `sweep` (a few of them on other commands too).
     Run,
-    /// A run across many hosts: `run`, `calibrate`.
+    /// A run across many hosts: `run`, `sweep`, `calibrate`.
     Cluster,
-    /// How a report is printed: every command that prints one (`run`, `sweep`,
-    /// `calibrate`, `matrix`, `runs`, `show`, `compare`).
+    /// A command made of points, each a run of its own: `calibrate`, `matrix`.
+    Points,
+    /// A calibration's own: `calibrate`.
+    Calibrate,
+    /// A matrix's own: `matrix`.
+    Matrix,
+    /// How a report is printed: every command that prints one.
     Report,
     /// The database a run goes through: `pg run`.
     Pg,
+}
+
+/// A command that takes options of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    Sweep,
+    Prepare,
+    Calibrate,
+    Matrix,
+    Mem,
+    Map,
+    Runs,
+    Show,
+    Compare,
+    PgRun,
+}
+
+/// The options of the table one command takes: whole groups, and single options of other
+/// groups, each with the command's own default where it is not `dbio run`'s. An option a
+/// command takes is declared nowhere else: its flag, help, parser and job-file key are the
+/// table's, so every command shows and accepts it alike.
+#[derive(Debug)]
+pub struct Takes {
+    pub command: Command,
+    pub groups: &'static [Group],
+    /// `(option name, this command's default)`; None keeps the table's default.
+    pub also: &'static [(&'static str, Option<&'static str>)],
+}
+
+impl Command {
+    /// What the command takes.
+    pub fn takes(self) -> &'static Takes {
+        COMMANDS
+            .iter()
+            .find(|t| t.command == self)
+            .expect("every command is in COMMANDS")
+    }
+}
+
+impl Takes {
+    /// Whether the command has option `o` on its command line.
+    pub fn has(&self, o: &Opt) -> bool {
+        !o.help.is_empty()
+            && (self.groups.contains(&o.group) || self.also.iter().any(|(n, _)| *n == o.name))
+    }
+
+    /// The default of option `o` on this command.
+    pub fn default(&self, o: &Opt) -> Option<&'static str> {
+        self.also
+            .iter()
+            .find(|(n, _)| *n == o.name)
+            .and_then(|(_, d)| *d)
+            .or(o.default)
+    }
 }
 
 /// The tests an option applies to.
@@ -300,7 +420,7 @@ impl Applies {
 }
 
 /// One option: everything about it in one place.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Opt {
     /// The long flag without `--`; also its name in [`RunArgs::sources`].
     pub name: &'static str,
@@ -341,30 +461,6 @@ impl Opt {
     }
 }
 
-/// Options that may be given more than once; each value is added to the others.
-pub const REPEATABLE: &[&str] = &["pg-set"];
-
-/// `--pg-set NAME=VALUE`: a server setting's name and value.
-pub fn pg_setting(text: &str) -> Result<(String, String), String> {
-    let Some((name, value)) = text.split_once('=') else {
-        return Err(format!("'{text}': NAME=VALUE, e.g. io_method=worker"));
-    };
-    let name = name.trim();
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-    {
-        return Err(format!(
-            "'{name}' is not a setting's name (letters, digits, '_' and '.'), e.g. io_method=worker"
-        ));
-    }
-    if value.bytes().any(|b| b.is_ascii_control()) {
-        return Err(format!("the value of '{name}' holds a control character"));
-    }
-    Ok((name.to_ascii_lowercase(), value.to_string()))
-}
-
 /// The option called `name`.
 pub fn find(name: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.name == name)
@@ -374,1280 +470,6 @@ pub fn find(name: &str) -> Option<&'static Opt> {
 pub fn by_key(key: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.key == Some(key))
 }
-
-fn switch(text: &str) -> Result<bool, String> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("'{text}': true or false")),
-    }
-}
-
-/// A whole number in `lo..=hi`.
-fn count(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(format!("'{text}' is not a whole number from {lo} to {hi}")),
-    }
-}
-
-/// A size above 0.
-pub fn positive_size(text: &str) -> Result<u64, String> {
-    match units::parse_size(text)? {
-        0 => Err("must be larger than 0".into()),
-        v => Ok(v),
-    }
-}
-
-/// A database block size: a power of two from 512 to 1M.
-pub fn block_size(text: &str) -> Result<u64, String> {
-    let v = units::parse_size(text)?;
-    if !v.is_power_of_two() || !(512..=1 << 20).contains(&v) {
-        return Err("must be a power of two from 512 to 1M, e.g. 8K".into());
-    }
-    Ok(v)
-}
-
-/// A temp request size: 48K to 4M, in 512-byte units.
-pub fn temp_io(text: &str) -> Result<u64, String> {
-    let v = units::parse_size(text)?;
-    if !(48 << 10..=4 << 20).contains(&v) || v % 512 != 0 {
-        return Err("must be from 48K to 4M, a multiple of 512, e.g. 240K".into());
-    }
-    Ok(v)
-}
-
-/// Requests per second, open loop.
-pub fn rate(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() && v <= 10_000_000.0 => Ok(v),
-        _ => Err("requests per second, above 0 and at most 10,000,000, e.g. 2000".into()),
-    }
-}
-
-/// One of `names` (case-insensitive); the error lists them.
-fn one_of<T: Copy>(text: &str, names: &[(&str, T)]) -> Result<T, String> {
-    names
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(text.trim()))
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
-            format!("'{text}'; accepted: {}", all.join(", "))
-        })
-}
-
-/// `--hosts h1,h2,...`: ssh destinations, each at most once.
-pub fn hosts(text: &str) -> Result<Vec<String>, String> {
-    let mut out: Vec<String> = Vec::new();
-    for h in text.split(',').map(str::trim) {
-        if h.is_empty() {
-            return Err(
-                "a comma-separated list of ssh destinations, e.g. db1,db2 (no empty names)".into(),
-            );
-        }
-        if h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!(
-                "'{h}' is not an ssh destination (no leading '-', spaces or control characters)"
-            ));
-        }
-        if out.iter().any(|o| o == h) {
-            return Err(format!("'{h}' is given twice"));
-        }
-        out.push(h.to_string());
-    }
-    if out.len() > 1024 {
-        return Err("at most 1024 hosts".into());
-    }
-    Ok(out)
-}
-
-fn size_text(v: u64) -> String {
-    units::size_label(v)
-}
-
-const DATA_TESTS: &[Test] = &[
-    Test::ReadIops,
-    Test::ReadMbps,
-    Test::WriteIops,
-    Test::WriteMbps,
-    Test::Oltp,
-];
-const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
-
-/// Every run option, in help order.
-pub static OPTIONS: &[Opt] = &[
-    // ---- the data set
-    Opt {
-        name: "target",
-        short: None,
-        key: Some("dataset.target"),
-        value: Some("PATH"),
-        default: Some("./dbio-data"),
-        help: "Directory holding the data set (created if its parent exists). Read tests also accept an existing file or block device, which is only read.",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.target = PathBuf::from(t);
-            Ok(())
-        },
-        get: |a| Some(a.target.display().to_string()),
-    },
-    Opt {
-        name: "size",
-        short: None,
-        key: Some("dataset.size"),
-        value: Some("SIZE"),
-        default: None,
-        help: "Total data set size (K, M, G, T are binary) [default: 1G; for an existing file or block device as --target: all of it, or the first SIZE bytes].",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.size = Some(positive_size(t)?);
-            Ok(())
-        },
-        get: |a| a.size.map(size_text),
-    },
-    Opt {
-        name: "block-size",
-        short: None,
-        key: Some("dataset.block_size"),
-        value: Some("SIZE"),
-        default: Some("8K"),
-        help: "Database block size: a power of two from 512 to 1M.",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.block_size = block_size(t)?;
-            Ok(())
-        },
-        get: |a| Some(size_text(a.block_size)),
-    },
-    Opt {
-        name: "files",
-        short: None,
-        key: Some("dataset.files"),
-        value: Some("N"),
-        default: Some("4"),
-        help: "Number of data files the data set is spread over (1 to 4096).",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.files = count(t, 1, 4096)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.files.to_string()),
-    },
-    Opt {
-        name: "fill",
-        short: None,
-        key: Some("dataset.fill"),
-        value: Some("random|zero|compress=RATIO|dedupe=RATIO"),
-        default: Some("random"),
-        help: "What the data files hold: random (incompressible), zero, compress=RATIO (e.g. compress=2: compresses about 2:1) or dedupe=RATIO (e.g. dedupe=4: 1 in 4 blocks unique).",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.fill = Content::parse(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.fill.name()),
-    },
-    Opt {
-        name: "span",
-        short: None,
-        key: Some("dataset.span"),
-        value: Some("FRACTION"),
-        default: Some("100%"),
-        help: "The active surface: every request falls in the first FRACTION of each data file or device, as on a drive filled to that level (e.g. 33% or 0.33).",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::Tests(DATA_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.span = Span::parse(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.span.label()),
-    },
-    Opt {
-        name: "fresh",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Replace the data set, even if it matches (needed when it does not match the run: another size, block size, fill or --verify).",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.fresh = switch(t)?;
-            Ok(())
-        },
-        get: |a| a.fresh.then(|| "true".into()),
-    },
-    Opt {
-        name: "seed",
-        short: None,
-        key: Some("run.seed"),
-        value: Some("N"),
-        default: None,
-        help: "Seed for the random block choices and the data fill [default: random; recorded in the result].",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.seed = Some(
-                t.trim()
-                    .parse()
-                    .map_err(|_| format!("'{t}' is not a whole number from 0 to 2^64-1"))?,
-            );
-            Ok(())
-        },
-        get: |a| a.seed.map(|s| s.to_string()),
-    },
-    Opt {
-        name: "verify",
-        short: None,
-        key: Some("dataset.verify"),
-        value: None,
-        default: None,
-        help: "Every block written carries a header (data set, file, block, write sequence, checksum) and every block read is checked: torn, misdirected and lost writes are failed requests naming file and block. Check a data set later with `dbio verify`.",
-        heading: heading::DATA_SET,
-        group: Group::DataSet,
-        applies: Applies::Tests(DATA_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.verify = switch(t)?;
-            Ok(())
-        },
-        get: |a| a.verify.then(|| "true".into()),
-    },
-    // ---- the test
-    Opt {
-        name: "sessions",
-        short: None,
-        key: Some("run.sessions"),
-        value: Some("N"),
-        default: Some("8"),
-        help: "Concurrent sessions (database foreground processes; writers for write-iops), 1 to 65536 and what the machine allows.",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.sessions = count(t, 1, 65536)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.sessions.to_string()),
-    },
-    Opt {
-        name: "duration",
-        short: None,
-        key: Some("run.duration"),
-        value: Some("DURATION"),
-        default: Some("60s"),
-        help: "Measured window, e.g. 60s, 1.5s, 1m30s.",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            let d = units::parse_duration(t)?;
-            if d.is_zero() {
-                return Err("the measured window must be longer than 0, e.g. 60s".into());
-            }
-            a.duration = d;
-            Ok(())
-        },
-        get: |a| Some(units::duration_label(a.duration)),
-    },
-    Opt {
-        name: "warmup",
-        short: None,
-        key: Some("run.warmup"),
-        value: Some("DURATION"),
-        default: Some("5s"),
-        help: "Unmeasured warm-up before the measured window.",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.warmup = units::parse_duration(t)?;
-            Ok(())
-        },
-        get: |a| Some(units::duration_label(a.warmup)),
-    },
-    Opt {
-        name: "sync",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Synchronous submission: the sync events (\"db file sequential read\", ...).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &["async"],
-        requires: None,
-        set: |a, t| {
-            a.sync = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "async",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Asynchronous submission (the default): the async events (\"db file parallel read\", ...).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &["sync"],
-        requires: None,
-        set: |a, t| {
-            a.sync = !switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "submission",
-        short: None,
-        key: Some("run.submission"),
-        value: Some("sync|async"),
-        default: None,
-        help: "",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.sync = one_of(t, &[("sync", true), ("async", false)])?;
-            Ok(())
-        },
-        get: |a| Some(if a.sync { "sync" } else { "async" }.into()),
-    },
-    Opt {
-        name: "io-mode",
-        short: None,
-        key: Some("run.io_mode"),
-        value: Some("MODE"),
-        default: Some("setall"),
-        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.io_mode = IoMode::parse(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.io_mode.name().into()),
-    },
-    Opt {
-        name: "engine",
-        short: None,
-        key: Some("run.engine"),
-        value: Some("ENGINE"),
-        default: Some("auto"),
-        help: "How asynchronous I/O is submitted: auto (io_uring, else Linux AIO, else sync), uring, aio (Linux native AIO, what Oracle uses), sync; null issues no I/O at all (a measuring aid for dbio's own cost per request, never the default).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.engine = EngineChoice::parse(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.engine.name().into()),
-    },
-    Opt {
-        name: "batch",
-        short: None,
-        key: Some("run.batch"),
-        value: Some("N"),
-        default: Some("32"),
-        help: "Blocks per \"db file parallel read\"/\"db file parallel write\" batch (1 to 4096).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::ReadIops, Test::WriteIops, Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.batch = count(t, 1, 4096)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.batch.to_string()),
-    },
-    Opt {
-        name: "keep-inflight",
-        short: None,
-        key: Some("run.keep_inflight"),
-        value: None,
-        default: None,
-        help: "Async read-iops/write-iops: keep --batch random blocks in flight continuously (a storage benchmark's constant queue depth) instead of the database's submit-all, wait-for-all batches.",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::ReadIops, Test::WriteIops]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.keep_inflight = switch(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.keep_inflight.to_string()),
-    },
-    Opt {
-        name: "depth",
-        short: None,
-        key: Some("run.depth"),
-        value: Some("N"),
-        default: Some("8"),
-        help: "Requests in flight per session for \"direct path read\"/\"direct path write\" and temp (1 to 4096).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::ReadMbps, Test::WriteMbps, Test::Temp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.depth = count(t, 1, 4096)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.depth.to_string()),
-    },
-    Opt {
-        name: "mbrc",
-        short: None,
-        key: Some("run.mbrc"),
-        value: Some("N"),
-        default: None,
-        help: "Multiblock read count: blocks per multiblock request, 1 to 1024 [default: 1 MiB / block size].",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::ReadMbps, Test::WriteMbps]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.mbrc = Some(count(t, 1, 1024)? as u32);
-            Ok(())
-        },
-        get: |a| a.mbrc.map(|m| m.to_string()),
-    },
-    Opt {
-        name: "rate",
-        short: None,
-        key: None,
-        value: Some("REQUESTS_PER_S"),
-        default: None,
-        help: "Open loop: issue this many requests per second over all sessions, on a schedule, whatever the storage does; latency then runs from each request's scheduled time (classic tests; job files set `rate` per class).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::Tests(&[
-            Test::ReadIops,
-            Test::ReadMbps,
-            Test::WriteIops,
-            Test::WriteMbps,
-            Test::Redo,
-        ]),
-        with_classes: false,
-        conflicts: &["keep-inflight"],
-        requires: None,
-        set: |a, t| {
-            a.rate = Some(rate(t)?);
-            Ok(())
-        },
-        get: |a| a.rate.map(|r| r.to_string()),
-    },
-    Opt {
-        name: "arrival",
-        short: None,
-        key: None,
-        value: Some("fixed|poisson"),
-        default: Some("fixed"),
-        help: "Arrivals of --rate: at fixed intervals, or as a Poisson process.",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &[],
-        requires: Some("rate"),
-        set: |a, t| {
-            a.arrival = one_of(
-                t,
-                &[("fixed", Arrival::Fixed), ("poisson", Arrival::Poisson)],
-            )?;
-            Ok(())
-        },
-        get: |a| Some(a.arrival.name().into()),
-    },
-    Opt {
-        name: "ash-hz",
-        short: None,
-        key: Some("run.ash_hz"),
-        value: Some("N"),
-        default: Some("10"),
-        help: "Active Session History samples per second (1 to 1000).",
-        heading: heading::TEST,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.ash_hz = count(t, 1, 1000)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.ash_hz.to_string()),
-    },
-    // ---- redo and commits
-    Opt {
-        name: "redo-per-commit",
-        short: None,
-        key: Some("redo.per_commit"),
-        value: Some("SIZE|LO..HI"),
-        default: Some("2K"),
-        help: "Redo generated per commit: a size, or a range drawn uniformly (512..8K), up to 64M.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            let r = units::parse_size_range(t)?;
-            if r.lo == 0 {
-                return Err("redo per commit must be at least 1 byte, e.g. 2K or 512..8K".into());
-            }
-            if r.hi > 64 << 20 {
-                return Err("at most 64M of redo per commit".into());
-            }
-            a.redo_per_commit = r;
-            Ok(())
-        },
-        get: |a| Some(a.redo_per_commit.label()),
-    },
-    Opt {
-        name: "think",
-        short: None,
-        key: Some("redo.think"),
-        value: Some("DURATION|LO..HI"),
-        default: None,
-        help: "Think time before each commit (redo) or transaction (oltp): a duration or a range (1ms..5ms).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.think = Some(units::parse_duration_range(t)?);
-            Ok(())
-        },
-        get: |a| a.think.map(|t| t.label()),
-    },
-    Opt {
-        name: "redo-block",
-        short: None,
-        key: Some("redo.block"),
-        value: Some("512|4K"),
-        default: Some("512"),
-        help: "Redo block size: LGWR writes whole redo blocks (512 or 4K).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.redo_block = match units::parse_size(t)? {
-                v @ (512 | 4096) => v,
-                _ => return Err("must be 512 or 4K".into()),
-            };
-            Ok(())
-        },
-        get: |a| Some(size_text(a.redo_block)),
-    },
-    Opt {
-        name: "redo-files",
-        short: None,
-        key: Some("redo.files"),
-        value: Some("N"),
-        default: Some("3"),
-        help: "Redo log files, written in turn (a log switch when one is full), 2 to 64.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.redo_files = count(t, 2, 64)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.redo_files.to_string()),
-    },
-    Opt {
-        name: "redo-file-size",
-        short: None,
-        key: Some("redo.file_size"),
-        value: Some("SIZE"),
-        default: Some("256M"),
-        help: "Size of each redo log file (at least 4M, whole redo blocks).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.redo_file_size = positive_size(t)?;
-            Ok(())
-        },
-        get: |a| Some(size_text(a.redo_file_size)),
-    },
-    Opt {
-        name: "redo-sync",
-        short: None,
-        key: Some("redo.sync"),
-        value: Some("dsync|fdatasync"),
-        default: Some("dsync"),
-        help: "How LGWR makes redo durable: O_DSYNC writes, or plain writes then fdatasync.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.redo_sync = one_of(
-                t,
-                &[
-                    ("dsync", RedoSync::Dsync),
-                    ("fdatasync", RedoSync::Fdatasync),
-                ],
-            )?;
-            Ok(())
-        },
-        get: |a| Some(a.redo_sync.name().into()),
-    },
-    Opt {
-        name: "lgwr-cpu",
-        short: None,
-        key: Some("redo.lgwr_cpu"),
-        value: Some("CPU"),
-        default: None,
-        help: "Pin the log writer to this CPU.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.lgwr_cpu = Some(count(t, 0, 1 << 20)? as usize);
-            Ok(())
-        },
-        get: |a| a.lgwr_cpu.map(|c| c.to_string()),
-    },
-    Opt {
-        name: "noise-cpu",
-        short: None,
-        key: Some("redo.noise_cpu"),
-        value: Some("CPU"),
-        default: None,
-        help: "Run a noise thread on this CPU: ~3 ms of computation, 1 ms of sleep, repeated.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.noise_cpu = Some(count(t, 0, 1 << 20)? as usize);
-            Ok(())
-        },
-        get: |a| a.noise_cpu.map(|c| c.to_string()),
-    },
-    Opt {
-        name: "lgwr-submission",
-        short: None,
-        key: Some("redo.submission"),
-        value: Some("sync|async"),
-        default: None,
-        help: "",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Redo]),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.lgwr_submission = Some(one_of(
-                t,
-                &[
-                    ("sync", crate::engine::Submission::Sync),
-                    ("async", crate::engine::Submission::Async),
-                ],
-            )?);
-            Ok(())
-        },
-        get: |a| a.lgwr_submission.map(|s| s.name().into()),
-    },
-    Opt {
-        name: "writers",
-        short: None,
-        key: Some("redo.writers"),
-        value: Some("N"),
-        default: Some("1"),
-        help: "Database writer (DBWR) threads (oltp), 1 to 64.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.writers = count(t, 1, 64)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.writers.to_string()),
-    },
-    // ---- the OLTP mix
-    Opt {
-        name: "work-unit",
-        short: None,
-        key: Some("oltp.work_unit"),
-        value: Some("N"),
-        default: Some("16"),
-        help: "Blocks each transaction reads (1 to 1024).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.work_unit = count(t, 1, 1024)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.work_unit.to_string()),
-    },
-    Opt {
-        name: "update-pct",
-        short: None,
-        key: Some("oltp.update_pct"),
-        value: Some("PCT"),
-        default: Some("25"),
-        help: "Percentage of transactions that update their blocks and commit.",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.update_pct = count(t, 0, 100)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.update_pct.to_string()),
-    },
-    Opt {
-        name: "hotspot-pct",
-        short: None,
-        key: Some("oltp.hotspot_pct"),
-        value: Some("PCT"),
-        default: Some("0"),
-        help: "Percentage of block accesses that go to the hot spot.",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.hotspot_pct = count(t, 0, 100)? as u32;
-            Ok(())
-        },
-        get: |a| Some(a.hotspot_pct.to_string()),
-    },
-    Opt {
-        name: "hotspot-size",
-        short: None,
-        key: Some("oltp.hotspot_size"),
-        value: Some("SIZE"),
-        default: None,
-        help: "Size of the hot spot (the first bytes of the data set).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.hotspot_size = Some(positive_size(t)?);
-            Ok(())
-        },
-        get: |a| a.hotspot_size.map(size_text),
-    },
-    Opt {
-        name: "async-reads",
-        short: None,
-        key: Some("oltp.async_reads"),
-        value: None,
-        default: None,
-        help: "Read each transaction's blocks as one batch (\"db file parallel read\").",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.async_reads = switch(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.async_reads.to_string()),
-    },
-    Opt {
-        name: "cache-size",
-        short: None,
-        key: Some("oltp.cache_size"),
-        value: Some("SIZE"),
-        default: None,
-        help: "Buffer cache size (CLOCK, shared by all sessions) [default: none: every read is physical].",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.cache_size = Some(positive_size(t)?);
-            Ok(())
-        },
-        get: |a| a.cache_size.map(size_text),
-    },
-    Opt {
-        name: "cold-cache",
-        short: None,
-        key: Some("oltp.cold_cache"),
-        value: None,
-        default: None,
-        help: "Do not load the buffer cache before the run starts (it warms up during the run).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.cold_cache = switch(t)?;
-            Ok(())
-        },
-        get: |a| Some(a.cold_cache.to_string()),
-    },
-    // ---- temp
-    Opt {
-        name: "spill-size",
-        short: None,
-        key: Some("temp.spill_size"),
-        value: Some("SIZE"),
-        default: Some("64M"),
-        help: "Spill written and read back by each session, per round.",
-        heading: heading::TEMP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Temp]),
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.spill_size = positive_size(t)?;
-            Ok(())
-        },
-        get: |a| Some(size_text(a.spill_size)),
-    },
-    Opt {
-        name: "temp-io",
-        short: None,
-        key: Some("temp.temp_io"),
-        value: Some("SIZE"),
-        default: Some("240K"),
-        help: "Temp I/O request size, 48K to 4M.",
-        heading: heading::TEMP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Temp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.temp_io = temp_io(t)?;
-            Ok(())
-        },
-        get: |a| Some(size_text(a.temp_io)),
-    },
-    // ---- output
-    Opt {
-        name: "out",
-        short: None,
-        key: None,
-        value: Some("DIR"),
-        default: Some("./dbio-runs"),
-        help: "Directory the run directory is created in.",
-        heading: heading::OUTPUT,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.out = PathBuf::from(t);
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "json",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Print result.json to stdout instead of the summary.",
-        heading: heading::OUTPUT,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.json = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    // One self-contained row: every command that prints a report takes it (Group::Report).
-    Opt {
-        name: "format",
-        short: None,
-        key: None,
-        value: Some("FORMAT"),
-        default: Some("text"),
-        help: "How the report printed to stdout is written: text (aligned columns) or md (Markdown: headings and pipe tables, to paste into a ticket or a wiki).",
-        heading: heading::OUTPUT,
-        group: Group::Report,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.format = crate::report::Format::parse(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "quiet",
-        short: Some('q'),
-        key: None,
-        value: None,
-        default: None,
-        help: "No live progress line (it is only drawn when stdout and stderr are terminals).",
-        heading: heading::OUTPUT,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.quiet = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    // ---- safety
-    Opt {
-        name: "destructive",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Allow write-iops/write-mbps on a block device as --target, overwriting it. Refused anyway when it is mounted, in use, or holds any signature libblkid or dbio knows (file system, partition table, LVM, RAID, ASM, ...).",
-        heading: heading::SAFETY,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.destructive = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "yes",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "With --destructive: do not ask for confirmation on the terminal. With --job: allow the job file's [hosts] table to start programs (ssh, and dbio on the hosts); each command is printed before it runs.",
-        heading: heading::SAFETY,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.yes = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    },
-    Opt {
-        name: "continue-on-error",
-        short: None,
-        key: None,
-        value: None,
-        default: None,
-        help: "Keep going after an I/O error, counting errors per event (default: stop at the first, keep the partial result, exit 4).",
-        heading: heading::SAFETY,
-        group: Group::Run,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.continue_on_error = switch(t)?;
-            Ok(())
-        },
-        get: |_| None,
-    }, // ---- a run across many hosts
-    Opt {
-        name: "hosts",
-        short: None,
-        key: Some("hosts.names"),
-        value: Some("H1,H2,..."),
-        default: None,
-        help: "Run on these hosts at once, each an ssh destination as ssh takes it (user@host, an ~/.ssh/config alias): one synchronized run, histograms merged, a row per host. `{host}` in --target is each host's name.",
-        heading: heading::CLUSTER,
-        group: Group::Cluster,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.hosts = hosts(t)?;
-            Ok(())
-        },
-        get: |a| (!a.hosts.is_empty()).then(|| a.hosts.join(",")),
-    },
-    Opt {
-        name: "ssh",
-        short: None,
-        key: Some("hosts.ssh"),
-        value: Some("CMD"),
-        default: Some("ssh"),
-        help: "The command that reaches a host, with its options (e.g. \"ssh -F ./cluster.conf\"); dbio adds -o BatchMode=yes (never a password prompt) and -o ConnectTimeout=10 unless given.",
-        heading: heading::CLUSTER,
-        group: Group::Cluster,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            if shlex::split(t).is_none_or(|w| w.is_empty()) {
-                return Err("a command, e.g. \"ssh\" or \"ssh -F FILE\" (quotes balanced)".into());
-            }
-            a.ssh = t.to_string();
-            Ok(())
-        },
-        get: |a| Some(a.ssh.clone()),
-    },
-    Opt {
-        name: "remote-dbio",
-        short: None,
-        key: Some("hosts.remote_dbio"),
-        value: Some("PATH"),
-        default: Some("dbio"),
-        help: "The dbio binary on the hosts (default: dbio on the remote PATH); its version must be this one's.",
-        heading: heading::CLUSTER,
-        group: Group::Cluster,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &["push"],
-        requires: None,
-        set: |a, t| {
-            if t.is_empty() || t.bytes().any(|b| b.is_ascii_control()) {
-                return Err("a path without control characters, e.g. /usr/local/bin/dbio".into());
-            }
-            a.remote_dbio = t.to_string();
-            Ok(())
-        },
-        get: |a| Some(a.remote_dbio.clone()),
-    },
-    Opt {
-        name: "push",
-        short: None,
-        key: Some("hosts.push"),
-        value: None,
-        default: None,
-        help: "Copy this dbio binary to a private temporary directory on each host and run it from there; it is removed as soon as it has started.",
-        heading: heading::CLUSTER,
-        group: Group::Cluster,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.push = switch(t)?;
-            Ok(())
-        },
-        get: |a| a.push.then(|| "true".into()),
-    },
-    Opt {
-        name: "shared",
-        short: None,
-        key: Some("hosts.shared"),
-        value: None,
-        default: None,
-        help: "One data set on storage every host sees (cluster file system, NFS, a shared device): prepared once by the first host, then read by all (tests that only read).",
-        heading: heading::CLUSTER,
-        group: Group::Cluster,
-        applies: Applies::All,
-        with_classes: true,
-        conflicts: &[],
-        requires: None,
-        set: |a, t| {
-            a.shared = switch(t)?;
-            Ok(())
-        },
-        get: |a| a.shared.then(|| "true".into()),
-    },
-    // ---- the database (dbio pg)
-    Opt {
-        name: "pg",
-        short: None,
-        key: None,
-        value: Some("URL"),
-        default: None,
-        help: "An existing PostgreSQL server: a URL (postgresql://user@host/db, postgresql:///db?host=/run/postgresql) or a key=value string (host=/tmp port=5432 user=me); PGHOST, PGPORT, PGUSER and PGDATABASE fill what it leaves out. Its settings are never changed (session-level SET only); everything dbio makes lives in one schema dbio_<run id>, dropped at the end.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &["pg-bin"],
-        requires: None,
-        set: |a, t| {
-            if t.trim().is_empty() {
-                return Err(
-                    "a URL or key=value string, e.g. postgresql:///postgres?host=/run/postgresql"
-                        .into(),
-                );
-            }
-            a.pg = Some(t.to_string());
-            Ok(())
-        },
-        get: |a| a.pg.clone(),
-    },
-    Opt {
-        name: "pg-bin",
-        short: None,
-        key: None,
-        value: Some("DIR"),
-        default: None,
-        help: "Start a throwaway PostgreSQL server from the binaries in DIR (initdb, postgres; e.g. /usr/lib/postgresql/15/bin): made in the run directory as an unprivileged user, on a Unix socket only, with settings for a measurement; stopped and removed at the end, on errors and on signals.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &["pg"],
-        requires: None,
-        set: |a, t| {
-            if t.is_empty() {
-                return Err("a directory holding initdb and postgres".into());
-            }
-            a.pg_bin = Some(PathBuf::from(t));
-            Ok(())
-        },
-        get: |a| a.pg_bin.as_ref().map(|p| p.display().to_string()),
-    },
-    Opt {
-        name: "pg-set",
-        short: None,
-        key: None,
-        value: Some("NAME=VALUE"),
-        default: None,
-        help: "A setting of the throwaway server (--pg-bin), e.g. io_method=worker or shared_buffers=256MB; may be given more than once, and wins over dbio's own.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
-        conflicts: &["pg"],
-        requires: Some("pg-bin"),
-        set: |a, t| {
-            a.pg_set.push(pg_setting(t)?);
-            Ok(())
-        },
-        get: |a| {
-            (!a.pg_set.is_empty()).then(|| {
-                let v: Vec<String> = a.pg_set.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                v.join(" ")
-            })
-        },
-    },
-];
 
 #[cfg(test)]
 mod tests {
@@ -1684,6 +506,37 @@ mod tests {
                 o.name
             );
         }
+    }
+
+    #[test]
+    fn every_command_takes_options_of_the_table_with_defaults_that_parse() {
+        for t in COMMANDS {
+            assert_eq!(
+                t.command.takes().command,
+                t.command,
+                "{:?} twice",
+                t.command
+            );
+            for (name, d) in t.also {
+                let o = find(name).unwrap_or_else(|| panic!("{:?}: no option {name}", t.command));
+                assert!(
+                    !t.groups.contains(&o.group),
+                    "{:?}: {name} twice",
+                    t.command
+                );
+                if let Some(d) = d {
+                    let mut a = RunArgs::defaults(None);
+                    (o.set)(&mut a, d).unwrap_or_else(|e| panic!("{:?} {name}: {e}", t.command));
+                }
+            }
+        }
+        // A command's own default is what its arguments start from.
+        let c = RunArgs::defaults_for(Command::Calibrate);
+        assert_eq!(c.warmup, std::time::Duration::from_secs(2));
+        assert_eq!(
+            RunArgs::defaults(None).warmup,
+            std::time::Duration::from_secs(5)
+        );
     }
 
     #[test]

@@ -63,12 +63,6 @@ const TESTS: &[Test] = &[
     Test::Redo,
 ];
 
-/// The run options `dbio pg run` takes from the option table.
-const OPTION_NAMES: &[&str] = &[
-    "size", "sessions", "duration", "warmup", "sync", "async", "depth", "out", "json", "quiet",
-    "format", "pg", "pg-bin", "pg-set",
-];
-
 /// `dbio pg run TEST [options]`.
 #[derive(Debug, Clone)]
 pub struct PgRun(pub RunArgs);
@@ -83,7 +77,7 @@ impl Args for PgRun {
                 .value_parser(PossibleValuesParser::new(tests))
                 .required(true),
         );
-        let mut cmd = crate::options::cli::augment_named(cmd, OPTION_NAMES);
+        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::PgRun);
         // The same options, said of a run through the database.
         for (name, help) in [
             (
@@ -123,7 +117,7 @@ impl clap::FromArgMatches for PgRun {
             .get_one::<String>("test")
             .map(|t| Test::from_name(t).expect("a possible value"));
         let mut a = RunArgs::defaults(test);
-        crate::options::cli::read_named(m, OPTION_NAMES, &mut a)?;
+        crate::options::cli::read(m, crate::options::Command::PgRun, &mut a)?;
         Ok(PgRun(a))
     }
 

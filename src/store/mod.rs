@@ -8,6 +8,8 @@
 
 mod guard;
 mod mem;
+mod query;
+mod registry;
 pub mod report;
 pub mod schema;
 
@@ -17,13 +19,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
-use serde::Serialize;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
 use crate::error::{Error, Result};
 use crate::report::RunResult;
 use crate::units::Shown;
 pub use mem::{MemFigures, MemRecord, MemRunListing};
+pub use query::{RunFilter, RunListing, StoredRun};
+pub use registry::{DataSetRecord, RunDirRecord};
 use schema::{MIGRATIONS, MigrateError, Migration};
 
 /// How long a writer waits for another dbio process to finish its write.
@@ -122,76 +125,6 @@ impl Waiter {
             );
         }
     }
-}
-
-/// One run as `dbio runs` lists it: when, what, the parameters that tell runs apart, and
-/// the headline figures of its main event (the test's own, first of its events).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunListing {
-    pub id: i64,
-    pub started_at: String,
-    pub test: String,
-    pub submission: String,
-    pub io_mode: String,
-    pub engine: String,
-    pub sessions: u64,
-    pub block_size: u64,
-    pub request_bytes: u64,
-    pub size_bytes: u64,
-    pub duration_s: f64,
-    pub measured_seconds: f64,
-    pub partial: bool,
-    pub run_dir: String,
-    pub main_event: Option<String>,
-    pub iops: Option<f64>,
-    pub mib_per_s: Option<f64>,
-    pub p99_us: Option<f64>,
-}
-
-/// Which runs to list.
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    /// Only runs of this test ("read-iops", ...).
-    pub test: Option<String>,
-    /// Only the most recent N runs.
-    pub last: Option<usize>,
-}
-
-/// A recorded run, with its result.json as written.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    pub id: i64,
-    pub run_dir: String,
-    /// The result.json text, byte for byte what the run directory held.
-    pub result_json: String,
-    pub result: RunResult,
-}
-
-/// A data set as the registry knows it (SPEC §7.5).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DataSetRecord {
-    /// The data set directory, absolute.
-    pub path: String,
-    /// When this store first saw it.
-    pub created_at: String,
-    pub last_used_at: String,
-    /// The test of the last run that used it.
-    pub last_test: String,
-    /// The last recorded run on it (None while that run has not ended).
-    pub last_run_id: Option<i64>,
-    /// Data, redo and temp bytes on disk when it was last used.
-    pub disk_bytes: u64,
-    pub data_files: u64,
-    pub redo_files: u64,
-}
-
-/// A run directory the store knows of whose run was not recorded (yet).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunDirRecord {
-    /// The run directory, absolute.
-    pub path: String,
-    pub created_at: String,
-    pub test: String,
 }
 
 /// Where the store lives unless `--db` or `DBIO_DB` say otherwise:
@@ -463,223 +396,6 @@ impl Store {
         }
         tx.commit()?;
         Ok(id)
-    }
-
-    /// Notes that a run (of `r.last_test`) is using the data set at `r.path`: added to the
-    /// registry, or brought up to date (its first `created_at` kept).
-    pub fn note_data_set(&mut self, r: &DataSetRecord) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO data_sets (path, created_at, last_used_at, last_test, last_run_id,
-                    disk_bytes, data_files, redo_files)
-                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7)
-                 ON CONFLICT (path) DO UPDATE SET last_used_at = excluded.last_used_at,
-                    last_test = excluded.last_test, last_run_id = NULL,
-                    disk_bytes = excluded.disk_bytes, data_files = excluded.data_files,
-                    redo_files = excluded.redo_files",
-                params![
-                    r.path,
-                    r.created_at,
-                    r.last_used_at,
-                    r.last_test,
-                    r.disk_bytes as i64,
-                    r.data_files as i64,
-                    r.redo_files as i64
-                ],
-            )
-            .map(|_| ())
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Records that run `id` was the last run on the data set at `path`.
-    pub fn link_data_set_run(&mut self, path: &str, id: i64) -> Result<()> {
-        self.conn
-            .execute(
-                "UPDATE data_sets SET last_run_id = ?2 WHERE path = ?1",
-                params![path, id],
-            )
-            .map(|_| ())
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Forgets the data set at `path` (removed by `dbio clean`). Returns whether it was known.
-    pub fn forget_data_set(&mut self, path: &str) -> Result<bool> {
-        self.conn
-            .execute("DELETE FROM data_sets WHERE path = ?1", [path])
-            .map(|n| n > 0)
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Registers the run directory `path` (absolute) of a run of `test` the moment it is
-    /// created, before anything is measured.
-    pub fn note_run_dir(&mut self, path: &str, test: &str) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO run_dirs (path, created_at, test) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (path) DO UPDATE SET created_at = excluded.created_at,
-                    test = excluded.test, finished = 0",
-                params![path, crate::sys::utc_now_rfc3339(), test],
-            )
-            .map(|_| ())
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Marks the run directory `path` finished (its run is recorded).
-    pub fn finish_run_dir(&mut self, path: &str) -> Result<()> {
-        self.conn
-            .execute("UPDATE run_dirs SET finished = 1 WHERE path = ?1", [path])
-            .map(|_| ())
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Forgets the run directory `path` (removed, or never used).
-    pub fn forget_run_dir(&mut self, path: &str) -> Result<bool> {
-        self.conn
-            .execute("DELETE FROM run_dirs WHERE path = ?1", [path])
-            .map(|n| n > 0)
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// The run directories whose run was never recorded, by path.
-    pub fn unfinished_run_dirs(&self) -> Result<Vec<RunDirRecord>> {
-        let query = || -> rusqlite::Result<Vec<RunDirRecord>> {
-            let mut stmt = self.conn.prepare(
-                "SELECT path, created_at, test FROM run_dirs WHERE finished = 0 ORDER BY path",
-            )?;
-            stmt.query_map([], |row| {
-                Ok(RunDirRecord {
-                    path: row.get(0)?,
-                    created_at: row.get(1)?,
-                    test: row.get(2)?,
-                })
-            })?
-            .collect()
-        };
-        query().map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// Every data set in the registry, by path.
-    pub fn data_sets(&self) -> Result<Vec<DataSetRecord>> {
-        let query = || -> rusqlite::Result<Vec<DataSetRecord>> {
-            let mut stmt = self.conn.prepare(
-                "SELECT path, created_at, last_used_at, last_test, last_run_id, disk_bytes,
-                        data_files, redo_files
-                 FROM data_sets ORDER BY path",
-            )?;
-            stmt.query_map([], |row| {
-                let path: String = row.get(0)?;
-                let count = |i| unsigned(row, i, || format!("data set {path}"));
-                Ok(DataSetRecord {
-                    created_at: row.get(1)?,
-                    last_used_at: row.get(2)?,
-                    last_test: row.get(3)?,
-                    last_run_id: row.get(4)?,
-                    disk_bytes: count(5)?,
-                    data_files: count(6)?,
-                    redo_files: count(7)?,
-                    path,
-                })
-            })?
-            .collect()
-        };
-        query().map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    /// The runs `filter` selects, oldest first.
-    pub fn runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>> {
-        self.select_runs(filter)
-            .map_err(|e| sqlite_error(&self.path, e))
-    }
-
-    fn select_runs(&self, filter: &RunFilter) -> rusqlite::Result<Vec<RunListing>> {
-        // The newest N that match, then turned back into oldest first.
-        let mut stmt = self.conn.prepare(
-            "SELECT r.id, r.started_at, r.test, r.submission, r.io_mode, r.engine, r.sessions,
-                    r.block_size, r.request_bytes, r.size_bytes, r.duration_s,
-                    r.measured_seconds, r.partial, r.run_dir, r.main_event, e.iops,
-                    e.mib_per_s, e.p99_us
-             FROM runs r
-             LEFT JOIN run_events e ON e.run_id = r.id AND e.event = r.main_event
-             WHERE ?1 IS NULL OR r.test = ?1
-             ORDER BY r.id DESC
-             LIMIT ?2",
-        )?;
-        let limit = filter.last.map_or(-1, |n| n as i64);
-        let mut runs = stmt
-            .query_map(params![filter.test, limit], |row| {
-                let id: i64 = row.get(0)?;
-                let count = |i| unsigned(row, i, || format!("run {id}"));
-                Ok(RunListing {
-                    id,
-                    started_at: row.get(1)?,
-                    test: row.get(2)?,
-                    submission: row.get(3)?,
-                    io_mode: row.get(4)?,
-                    engine: row.get(5)?,
-                    sessions: count(6)?,
-                    block_size: count(7)?,
-                    request_bytes: count(8)?,
-                    size_bytes: count(9)?,
-                    duration_s: row.get(10)?,
-                    measured_seconds: row.get(11)?,
-                    partial: row.get(12)?,
-                    run_dir: row.get(13)?,
-                    main_event: row.get(14)?,
-                    iops: row.get(15)?,
-                    mib_per_s: row.get(16)?,
-                    p99_us: row.get(17)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        runs.reverse();
-        Ok(runs)
-    }
-
-    /// The run recorded as `id`, if there is one.
-    pub fn run(&self, id: i64) -> Result<Option<StoredRun>> {
-        // The store is a file anyone may have written: a stored result is read only when
-        // it is no larger than a result file may be, and checked like one.
-        let row: Option<(String, Option<String>, i64)> = self
-            .conn
-            .query_row(
-                "SELECT run_dir, CASE WHEN length(CAST(result_json AS BLOB)) <= ?2 THEN result_json END, length(CAST(result_json AS BLOB)) FROM runs WHERE id = ?1",
-                rusqlite::params![id, crate::report::result::MAX_RESULT_BYTES as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()
-            .map_err(|e| sqlite_error(&self.path, e))?;
-        let Some((run_dir, result_json, len)) = row else {
-            return Ok(None);
-        };
-        let bad = |why: String| {
-            Error::usage(format!(
-                "results store {}: run {id} has a result this dbio cannot read: {why}",
-                self.path.shown()
-            ))
-        };
-        let Some(result_json) = result_json else {
-            return Err(bad(format!(
-                "{len} bytes; a result is at most {} bytes",
-                crate::report::result::MAX_RESULT_BYTES
-            )));
-        };
-        let result = crate::report::result::from_untrusted(result_json.as_bytes()).map_err(bad)?;
-        Ok(Some(StoredRun {
-            id,
-            run_dir,
-            result_json,
-            result,
-        }))
-    }
-
-    /// The run recorded as `id`, or the one-line usage error `dbio` exits 2 with.
-    pub fn run_or_usage_error(&self, id: i64) -> Result<StoredRun> {
-        self.run(id)?.ok_or_else(|| {
-            Error::usage(format!(
-                "no run {id} in the results store {}; `dbio runs` lists the recorded runs",
-                self.path.shown()
-            ))
-        })
     }
 }
 

@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
-use crate::options::cli::{ClusterCommand, DataSetCommand};
+use crate::options::cli::CalibrateOptions;
+pub use crate::options::points::{LatencyLimit, Stat, parse_limit};
 use crate::report::html::chart::duration_label;
 use crate::report::result::LatencyJson;
 use crate::run::RunOutcome;
@@ -60,30 +60,8 @@ impl Plateau {
 /// Large reads are 1 MiB each: more outstanding than this only fills memory.
 const LARGE_OUTSTANDING_CAP: u32 = 256;
 
-/// The latency statistic a limit applies to (per request).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stat {
-    Mean,
-    P50,
-    P90,
-    P95,
-    P99,
-}
-
 impl Stat {
-    const ALL: [Stat; 5] = [Stat::Mean, Stat::P50, Stat::P90, Stat::P95, Stat::P99];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Stat::Mean => "mean",
-            Stat::P50 => "p50",
-            Stat::P90 => "p90",
-            Stat::P95 => "p95",
-            Stat::P99 => "p99",
-        }
-    }
-
+    /// The statistic of per-request latencies `l`, in µs.
     pub fn of(self, l: &LatencyJson) -> f64 {
         match self {
             Stat::Mean => l.mean,
@@ -95,13 +73,6 @@ impl Stat {
     }
 }
 
-/// `--max-latency STAT=DURATION`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LatencyLimit {
-    pub stat: Stat,
-    pub us: f64,
-}
-
 impl LatencyLimit {
     pub fn holds(&self, l: &LatencyJson) -> bool {
         self.stat.of(l) <= self.us
@@ -111,63 +82,15 @@ impl LatencyLimit {
     }
 }
 
-/// Parses `p95=10ms`, `p99=500us`, `mean=5ms` (clap value parser of `--max-latency`).
-pub fn parse_limit(text: &str) -> Result<LatencyLimit, String> {
-    let names = Stat::ALL.map(Stat::name).join(", ");
-    let Some((stat, value)) = text.split_once('=') else {
-        return Err(format!(
-            "expected STAT=DURATION with STAT one of {names}, e.g. p95=10ms"
-        ));
-    };
-    let stat = Stat::ALL
-        .into_iter()
-        .find(|s| s.name() == stat.trim())
-        .ok_or_else(|| format!("unknown statistic '{stat}': accepted are {names}"))?;
-    let value = value.trim();
-    let d = crate::units::parse_latency(value)?;
-    let us = d.as_nanos() as f64 / 1e3;
-    if us <= 0.0 {
-        return Err(format!("'{value}' must be longer than 0, e.g. 10ms"));
-    }
-    Ok(LatencyLimit { stat, us })
-}
-
 /// `dbio calibrate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateArgs {
+    /// The options of the table it takes: the data set, `--point-duration` and `--warmup`
+    /// of each point, `--max-latency`, `--max-outstanding` (a shorter warm-up than a run's), `--io-mode`, `--engine`, `--out`
+    /// (where the calibration directory is made), `--json` (calibrate.json on stdout), and
+    /// `--hosts` and its options (every point one run across those hosts, figures merged).
     #[command(flatten)]
-    pub dataset: DataSetCommand,
-    /// The latency the maximum IOPS must keep: STAT=DURATION, STAT one of mean, p50, p90,
-    /// p95, p99 (per request), e.g. p99=2ms.
-    #[arg(long, default_value = "p95=10ms", value_parser = parse_limit, value_name = "STAT=DURATION")]
-    pub max_latency: LatencyLimit,
-    /// Measured window of each point.
-    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
-    pub point_duration: std::time::Duration,
-    /// Unmeasured warm-up before each point.
-    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration, allow_hyphen_values = true)]
-    pub warmup: std::time::Duration,
-    /// The most I/O requests kept outstanding while walking up (sessions × batch or depth).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_outstanding: u32,
-    /// Open flags and submission, like the database's filesystemio_options: none, directio, asynch, setall.
-    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
-    pub io_mode: IoMode,
-    /// How asynchronous I/O is submitted: auto, uring, aio, sync.
-    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
-    pub engine: EngineChoice,
-    /// Directory the calibration directory (calibrate.json and each point's run) is created in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print calibrate.json to stdout instead of the curves.
-    #[arg(long)]
-    pub json: bool,
-    /// `--hosts` and its options: every point is one run across those hosts, its figures
-    /// merged.
-    #[command(flatten)]
-    pub cluster: ClusterCommand,
-    #[command(flatten)]
-    pub format: crate::options::cli::FormatCommand,
+    pub options: CalibrateOptions,
 }
 
 /// One point of a walk.
@@ -263,7 +186,7 @@ pub fn run(
 ) -> Result<CalibrateOutcome> {
     let started_at = crate::sys::utc_now_rfc3339();
     let seed = a
-        .dataset
+        .options
         .0
         .seed
         .unwrap_or_else(crate::workload::spec::rand_seed);
@@ -272,7 +195,7 @@ pub fn run(
         dir: PathBuf::new(),
         held: None,
         seed,
-        fresh: a.dataset.0.fresh,
+        fresh: a.options.0.fresh,
         stop,
         on_data_set,
         on_point,
@@ -281,12 +204,12 @@ pub fn run(
             schema: SCHEMA.into(),
             dbio_version: env!("CARGO_PKG_VERSION").into(),
             started_at,
-            target: a.dataset.0.target.display().to_string(),
-            io_mode: a.io_mode.name().into(),
-            limit: a.max_latency,
-            point_seconds: a.point_duration.as_secs_f64(),
-            warmup_seconds: a.warmup.as_secs_f64(),
-            max_outstanding: a.max_outstanding,
+            target: a.options.0.target.display().to_string(),
+            io_mode: a.options.0.io_mode.name().into(),
+            limit: a.options.0.max_latency,
+            point_seconds: a.options.0.point_duration.as_secs_f64(),
+            warmup_seconds: a.options.0.warmup.as_secs_f64(),
+            max_outstanding: a.options.0.max_outstanding,
             complete: false,
             small_reads: Walk::default(),
             large_reads: Walk::default(),
@@ -308,7 +231,7 @@ pub fn run(
     // Made, proved writable, registered and locked while the calibration goes; removed
     // again if no point left anything in it.
     let place = crate::report::RunPlace::make(
-        &a.out,
+        &a.options.0.out,
         None,
         &c.result.started_at,
         "calibrate",
@@ -354,7 +277,7 @@ impl Calibrator<'_> {
     }
 
     fn across_hosts(&self) -> bool {
-        !self.a.cluster.0.hosts.is_empty()
+        !self.a.options.0.hosts.is_empty()
     }
 
     fn config(&self, kind: Kind, sessions: u32, per_session: u32) -> Result<RunConfig> {
@@ -369,13 +292,13 @@ impl Calibrator<'_> {
         };
         // `dbio run`'s defaults: points differ from a plain run only where calibrate says so.
         let mut r = RunArgs::defaults(Some(test));
-        r.take_data_set(&self.a.dataset.0);
+        r.take_data_set(&self.a.options.0);
         r.seed = Some(self.seed);
         r.fresh = self.fresh;
-        r.io_mode = self.a.io_mode;
-        r.engine = self.a.engine;
-        r.duration = self.a.point_duration;
-        r.warmup = self.a.warmup;
+        r.io_mode = self.a.options.0.io_mode;
+        r.engine = self.a.options.0.engine;
+        r.duration = self.a.options.0.point_duration;
+        r.warmup = self.a.options.0.warmup;
         r.out = self.dir.clone();
         r.sync = false;
         r.sessions = sessions;
@@ -387,7 +310,7 @@ impl Calibrator<'_> {
             Kind::LargeReads => r.depth = per_session,
             Kind::SingleSession => {}
         }
-        let c = &self.a.cluster.0;
+        let c = &self.a.options.0;
         r.hosts = c.hosts.clone();
         r.ssh = c.ssh.clone();
         r.remote_dbio = c.remote_dbio.clone();
@@ -439,7 +362,8 @@ impl Calibrator<'_> {
             iops: main.map_or(0.0, |e| e.iops),
             mib_per_s: main.map_or(0.0, |e| e.mib_per_s),
             latency_us,
-            within_limit: (kind == Kind::SmallReads).then(|| self.a.max_latency.holds(&latency_us)),
+            within_limit: (kind == Kind::SmallReads)
+                .then(|| self.a.options.0.max_latency.holds(&latency_us)),
             bisected: false,
             partial: r.partial,
             run_dir: outcome
@@ -477,7 +401,7 @@ impl Calibrator<'_> {
     }
 
     fn walk_small_reads(&mut self) -> Result<()> {
-        let limit = self.a.max_latency;
+        let limit = self.a.options.0.max_latency;
         let mut outstanding = 1u32;
         let mut plateau = Plateau::default();
         let mut crossed = false;
@@ -503,8 +427,11 @@ impl Calibrator<'_> {
                     RISE * 100.0
                 );
             }
-            if outstanding.saturating_mul(2) > self.a.max_outstanding {
-                break format!("reached --max-outstanding {}", self.a.max_outstanding);
+            if outstanding.saturating_mul(2) > self.a.options.0.max_outstanding {
+                break format!(
+                    "reached --max-outstanding {}",
+                    self.a.options.0.max_outstanding
+                );
             }
             outstanding *= 2;
         };
@@ -535,7 +462,7 @@ impl Calibrator<'_> {
     }
 
     fn walk_large_reads(&mut self) -> Result<()> {
-        let cap = self.a.max_outstanding.min(LARGE_OUTSTANDING_CAP);
+        let cap = self.a.options.0.max_outstanding.min(LARGE_OUTSTANDING_CAP);
         let mut outstanding = 1u32;
         let mut plateau = Plateau::default();
         let because = loop {

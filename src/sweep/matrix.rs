@@ -14,112 +14,28 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 
-use crate::engine::{EngineChoice, IoMode, Submission};
+use crate::engine::Submission;
 use crate::error::{Error, ExitCode, Result};
 use crate::options::RunArgs;
-use crate::options::cli::DataSetCommand;
+use crate::options::cli::MatrixOptions;
+pub use crate::options::points::{LargeAccess, Shape};
 use crate::units::{duration_label, size_label};
 use crate::workload::spec::ClassSpec;
 use crate::workload::spec::RunConfig;
 use crate::workload::{Event, Test};
 
-/// Which points of the grid to run (as ORION's `-matrix`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Shape {
-    Basic,
-    Detailed,
-    Row,
-    Col,
-    Point,
-}
-
-impl Shape {
-    /// As typed after `--matrix`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shape::Basic => "basic",
-            Shape::Detailed => "detailed",
-            Shape::Row => "row",
-            Shape::Col => "col",
-            Shape::Point => "point",
-        }
-    }
-}
-
-/// How large I/Os are placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LargeAccess {
-    /// Sequential streams, one per outstanding I/O (direct path read).
-    Stream,
-    /// Random large reads (db file parallel read of one large block).
-    Random,
-}
-
-impl LargeAccess {
-    /// As typed after `--large-access`.
-    pub fn name(self) -> &'static str {
-        match self {
-            LargeAccess::Stream => "stream",
-            LargeAccess::Random => "random",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct MatrixArgs {
+    /// The options of the table it takes: the data set, `--point-duration` and `--warmup`
+    /// of each point (a shorter warm-up than a run's), `--io-mode`, `--engine`, `--out`
+    /// (where the matrix directory is made), `--json` (matrix.json on stdout), and the
+    /// grid's own: `--matrix`, `--small-size`, `--large-size`, `--num-small`, `--num-large`,
+    /// `--large-access`, `--large-outstanding`, `--small-outstanding`, `--write-pct`.
     #[command(flatten)]
-    pub dataset: DataSetCommand,
-    /// Which points: basic, detailed, row, col, point.
-    #[arg(long = "matrix", value_enum, default_value = "basic")]
-    pub shape: Shape,
-    /// Small random read size.
-    #[arg(long, default_value = "8K", value_parser = crate::options::positive_size)]
-    pub small_size: u64,
-    /// Large I/O size.
-    #[arg(long, default_value = "1M", value_parser = crate::options::positive_size)]
-    pub large_size: u64,
-    /// Highest small outstanding count (levels 1, 2, 4, ... up to it).
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub num_small: u32,
-    /// Highest large outstanding count (levels 1, 2, 4, ... up to it).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub num_large: u32,
-    /// Large I/O placement: sequential streams or random.
-    #[arg(long, value_enum, default_value = "stream")]
-    pub large_access: LargeAccess,
-    /// Large outstanding count for --matrix row and point.
-    #[arg(long, default_value_t = 1)]
-    pub large_outstanding: u32,
-    /// Small outstanding count for --matrix col and point.
-    #[arg(long, default_value_t = 1)]
-    pub small_outstanding: u32,
-    /// Share of each kind's outstanding I/Os that are writes, in percent.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub write_pct: u32,
-    /// Measured time of each point.
-    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
-    pub point_duration: std::time::Duration,
-    /// Unmeasured warm-up of each point.
-    #[arg(long, default_value = "2s", value_parser = crate::units::parse_duration)]
-    pub warmup: std::time::Duration,
-    /// Database files' open flags and submission (as for `dbio run`).
-    #[arg(long, default_value = "setall", value_parser = IoMode::parse, value_name = "MODE")]
-    pub io_mode: IoMode,
-    #[arg(long, default_value = "auto", value_parser = EngineChoice::parse, value_name = "ENGINE")]
-    pub engine: EngineChoice,
-    /// Directory the matrix directory (CSV files, table, one run directory per point) goes in.
-    #[arg(long, default_value = "./dbio-runs", value_name = "DIR")]
-    pub out: PathBuf,
-    /// Print matrix.json to stdout instead of the tables.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub format: crate::options::cli::FormatCommand,
+    pub options: MatrixOptions,
 }
 
 /// One measured point of the grid.
@@ -163,8 +79,8 @@ fn levels(max: u32) -> Vec<u32> {
 
 /// The (small, large) outstanding counts of each point.
 pub fn grid(a: &MatrixArgs) -> Vec<(u32, u32)> {
-    let (small, large) = (levels(a.num_small), levels(a.num_large));
-    match a.shape {
+    let (small, large) = (levels(a.options.0.num_small), levels(a.options.0.num_large));
+    match a.options.0.matrix {
         Shape::Basic => small
             .iter()
             .map(|&s| (s, 0))
@@ -181,9 +97,15 @@ pub fn grid(a: &MatrixArgs) -> Vec<(u32, u32)> {
             }
             v
         }
-        Shape::Row => small.iter().map(|&s| (s, a.large_outstanding)).collect(),
-        Shape::Col => large.iter().map(|&l| (a.small_outstanding, l)).collect(),
-        Shape::Point => vec![(a.small_outstanding, a.large_outstanding)],
+        Shape::Row => small
+            .iter()
+            .map(|&s| (s, a.options.0.large_outstanding))
+            .collect(),
+        Shape::Col => large
+            .iter()
+            .map(|&l| (a.options.0.small_outstanding, l))
+            .collect(),
+        Shape::Point => vec![(a.options.0.small_outstanding, a.options.0.large_outstanding)],
     }
 }
 
@@ -198,7 +120,7 @@ fn class(name: &str, event: Event, size: u64, sessions: u32, submission: Submiss
 /// The classes of one point: `n` outstanding of each kind, `write_pct` of them writes.
 fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
     let split = |n: u32| {
-        let writes = (n * a.write_pct + 50) / 100;
+        let writes = (n * a.options.0.write_pct + 50) / 100;
         (n - writes, writes)
     };
     let mut v = Vec::new();
@@ -208,7 +130,7 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
         v.push(class(
             "small reads",
             Event::DbFileSequentialRead,
-            a.small_size,
+            a.options.0.small_size,
             sr,
             Submission::Sync,
         ));
@@ -217,12 +139,12 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
         v.push(class(
             "small writes",
             Event::DbFileParallelWrite,
-            a.small_size,
+            a.options.0.small_size,
             sw,
             Submission::Sync,
         ));
     }
-    let large_read = match a.large_access {
+    let large_read = match a.options.0.large_access {
         LargeAccess::Stream => (Event::DirectPathRead, Submission::Async),
         LargeAccess::Random => (Event::DbFileParallelRead, Submission::Async),
     };
@@ -230,7 +152,7 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
         v.push(class(
             "large reads",
             large_read.0,
-            a.large_size,
+            a.options.0.large_size,
             lr,
             large_read.1,
         ));
@@ -239,7 +161,7 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
         v.push(class(
             "large writes",
             Event::DirectPathWrite,
-            a.large_size,
+            a.options.0.large_size,
             lw,
             Submission::Async,
         ));
@@ -250,11 +172,11 @@ fn point_classes(a: &MatrixArgs, small: u32, large: u32) -> Vec<ClassSpec> {
 /// A run configuration for one point, from `dbio run`'s defaults and the matrix options.
 fn point_config(a: &MatrixArgs, classes: Vec<ClassSpec>, out: &Path) -> Result<RunConfig> {
     let mut run = RunArgs::defaults(Some(Test::ReadIops));
-    run.take_data_set(&a.dataset.0);
-    run.duration = a.point_duration;
-    run.warmup = a.warmup;
-    run.io_mode = a.io_mode;
-    run.engine = a.engine;
+    run.take_data_set(&a.options.0);
+    run.duration = a.options.0.point_duration;
+    run.warmup = a.options.0.warmup;
+    run.io_mode = a.options.0.io_mode;
+    run.engine = a.options.0.engine;
     run.out = out.to_path_buf();
     run.quiet = true;
     let mut cfg = crate::options::check::run_config(&run)?;
@@ -283,32 +205,37 @@ pub fn run(
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&crate::run::RunOutcome),
 ) -> Result<MatrixOutcome> {
-    if !a.large_size.is_multiple_of(a.dataset.0.block_size) && a.large_access == LargeAccess::Stream
+    if !a
+        .options
+        .0
+        .large_size
+        .is_multiple_of(a.options.0.block_size)
+        && a.options.0.large_access == LargeAccess::Stream
     {
         return Err(Error::usage(format!(
             "--large-size {} must be a multiple of --block-size {} (streams read whole blocks)",
-            size_label(a.large_size),
-            size_label(a.dataset.0.block_size)
+            size_label(a.options.0.large_size),
+            size_label(a.options.0.block_size)
         )));
     }
     let tail = format!(
         "matrix_{}_{}_{}",
-        a.shape.name(),
-        size_label(a.small_size),
-        size_label(a.large_size)
+        a.options.0.matrix.name(),
+        size_label(a.options.0.small_size),
+        size_label(a.options.0.large_size)
     );
     let grid = grid(a);
     // Every point's run checked (both stages) before the matrix directory appears.
     let mut planned = Vec::with_capacity(grid.len());
     for &(small, large) in &grid {
-        let cfg = point_config(a, point_classes(a, small, large), &a.out)?;
+        let cfg = point_config(a, point_classes(a, small, large), &a.options.0.out)?;
         let pre = crate::options::environment::check(&cfg)?;
         planned.push((cfg, pre));
     }
     // Made, proved writable, registered and locked while the matrix goes; removed again if
     // no point left anything in it.
     let mut place = crate::report::RunPlace::make(
-        &a.out,
+        &a.options.0.out,
         None,
         &crate::sys::utc_now_rfc3339(),
         &tail,
@@ -347,10 +274,10 @@ fn run_points(
     let points_dir = std::sync::Arc::new(points);
     eprintln!(
         "dbio: matrix {}: {} points of {} + {} warm-up each, in {}",
-        a.shape.name(),
+        a.options.0.matrix.name(),
         grid.len(),
-        duration_label(a.point_duration),
-        duration_label(a.warmup),
+        duration_label(a.options.0.point_duration),
+        duration_label(a.options.0.warmup),
         dir.shown()
     );
     let mut points = Vec::new();
@@ -421,12 +348,12 @@ fn run_points(
             .map(|(_, p)| p.clone())
     };
     let result = MatrixResult {
-        shape: a.shape,
-        small_size: a.small_size,
-        large_size: a.large_size,
-        large_access: a.large_access,
-        write_pct: a.write_pct,
-        point_duration_s: a.point_duration.as_secs_f64(),
+        shape: a.options.0.matrix,
+        small_size: a.options.0.small_size,
+        large_size: a.options.0.large_size,
+        large_access: a.options.0.large_access,
+        write_pct: a.options.0.write_pct,
+        point_duration_s: a.options.0.point_duration.as_secs_f64(),
         max_small_iops: best(&|p| (p.small > 0).then_some(p.small_iops), true),
         max_large_mib_per_s: best(&|p| (p.large > 0).then_some(p.large_mib_per_s), true),
         min_small_latency: best(&|p| p.small_mean_us, false),

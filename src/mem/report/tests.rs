@@ -17,7 +17,7 @@ fn sample(v: f64) -> Sample {
     }
 }
 
-/// Seed 001's machine as `dbio mem` would report it: the topology from the fixture,
+/// The four-node fixture machine (a published NUMA latency matrix) as `dbio mem` would report it: the topology from the fixture,
 /// the latencies lat_mem_rd measured there (bandwidths made up, halving per hop).
 pub(crate) fn four_node_numa() -> (Topology, NumaJson) {
     let root = crate::storage::sysfs::SysRoot::at(

@@ -1,0 +1,119 @@
+//! The parsers of option values: each takes the text as typed (command line, job file or
+//! sweep) and says in its error what is accepted.
+
+use crate::units;
+
+pub(crate) fn switch(text: &str) -> Result<bool, String> {
+    match text {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("'{text}': true or false")),
+    }
+}
+
+/// A whole number in `lo..=hi`.
+pub(crate) fn count(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not a whole number from {lo} to {hi}")),
+    }
+}
+
+/// A size above 0.
+pub fn positive_size(text: &str) -> Result<u64, String> {
+    match units::parse_size(text)? {
+        0 => Err("must be larger than 0".into()),
+        v => Ok(v),
+    }
+}
+
+/// A database block size: a power of two from 512 to 1M.
+pub fn block_size(text: &str) -> Result<u64, String> {
+    let v = units::parse_size(text)?;
+    if !v.is_power_of_two() || !(512..=1 << 20).contains(&v) {
+        return Err("must be a power of two from 512 to 1M, e.g. 8K".into());
+    }
+    Ok(v)
+}
+
+/// A temp request size: 48K to 4M, in 512-byte units.
+pub fn temp_io(text: &str) -> Result<u64, String> {
+    let v = units::parse_size(text)?;
+    if !(48 << 10..=4 << 20).contains(&v) || v % 512 != 0 {
+        return Err("must be from 48K to 4M, a multiple of 512, e.g. 240K".into());
+    }
+    Ok(v)
+}
+
+/// Requests per second, open loop.
+pub fn rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() && v <= 10_000_000.0 => Ok(v),
+        _ => Err("requests per second, above 0 and at most 10,000,000, e.g. 2000".into()),
+    }
+}
+
+/// One of `names` (case-insensitive); the error lists them.
+pub(crate) fn one_of<T: Copy>(text: &str, names: &[(&str, T)]) -> Result<T, String> {
+    names
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(text.trim()))
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let all: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
+            format!("'{text}'; accepted: {}", all.join(", "))
+        })
+}
+
+/// `--hosts h1,h2,...`: ssh destinations, each at most once.
+pub fn hosts(text: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in text.split(',').map(str::trim) {
+        if h.is_empty() {
+            return Err(
+                "a comma-separated list of ssh destinations, e.g. db1,db2 (no empty names)".into(),
+            );
+        }
+        if h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!(
+                "'{h}' is not an ssh destination (no leading '-', spaces or control characters)"
+            ));
+        }
+        if out.iter().any(|o| o == h) {
+            return Err(format!("'{h}' is given twice"));
+        }
+        out.push(h.to_string());
+    }
+    if out.len() > 1024 {
+        return Err("at most 1024 hosts".into());
+    }
+    Ok(out)
+}
+
+pub(crate) fn size_text(v: u64) -> String {
+    units::size_label(v)
+}
+
+/// Options that may be given more than once; each value is added to the others.
+pub const REPEATABLE: &[&str] = &["pg-set"];
+
+/// `--pg-set NAME=VALUE`: a server setting's name and value.
+pub fn pg_setting(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!("'{text}': NAME=VALUE, e.g. io_method=worker"));
+    };
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        return Err(format!(
+            "'{name}' is not a setting's name (letters, digits, '_' and '.'), e.g. io_method=worker"
+        ));
+    }
+    if value.bytes().any(|b| b.is_ascii_control()) {
+        return Err(format!("the value of '{name}' holds a control character"));
+    }
+    Ok((name.to_ascii_lowercase(), value.to_string()))
+}

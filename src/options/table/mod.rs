@@ -1,0 +1,160 @@
+//! The option table, [`OPTIONS`]: every option, in help order, one file per part of the
+//! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile
+//! time. [`COMMANDS`]: which command takes which of them.
+
+mod data_set;
+mod output;
+mod pg;
+mod points;
+mod redo;
+mod test;
+
+use crate::options::{Command, Group, Opt, Takes};
+use crate::workload::Test;
+
+const DATA_TESTS: &[Test] = &[
+    Test::ReadIops,
+    Test::ReadMbps,
+    Test::WriteIops,
+    Test::WriteMbps,
+    Test::Oltp,
+];
+const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
+
+const PARTS: &[&[Opt]] = &[
+    data_set::DATA_SET,
+    test::TEST,
+    redo::REDO,
+    output::OUTPUT,
+    points::POINTS,
+    pg::PG,
+];
+
+const fn total(parts: &[&[Opt]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The parts, one after the other.
+const fn joined<const N: usize>(parts: &[&[Opt]]) -> [Opt; N] {
+    let mut out = [parts[0][0]; N];
+    let mut k = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(k == N);
+    out
+}
+
+static ALL: [Opt; total(PARTS)] = joined(PARTS);
+
+/// Every run option, in help order.
+pub static OPTIONS: &[Opt] = &ALL;
+
+/// The commands that take options of the table, and which. A command's own default (a
+/// calibration's points warm up for less time than a run) is a value here, not a second
+/// declaration of the option.
+pub static COMMANDS: &[Takes] = &[
+    Takes {
+        command: Command::Run,
+        groups: &[Group::DataSet, Group::Run, Group::Cluster, Group::Report],
+        also: &[],
+    },
+    Takes {
+        command: Command::Sweep,
+        groups: &[Group::DataSet, Group::Run, Group::Cluster, Group::Report],
+        also: &[],
+    },
+    Takes {
+        command: Command::Prepare,
+        groups: &[Group::DataSet],
+        also: &[("quiet", None)],
+    },
+    Takes {
+        command: Command::Calibrate,
+        groups: &[
+            Group::DataSet,
+            Group::Points,
+            Group::Calibrate,
+            Group::Cluster,
+            Group::Report,
+        ],
+        also: &[
+            ("warmup", Some("2s")),
+            ("io-mode", None),
+            ("engine", None),
+            ("out", None),
+            ("json", None),
+        ],
+    },
+    Takes {
+        command: Command::Matrix,
+        groups: &[Group::DataSet, Group::Points, Group::Matrix, Group::Report],
+        also: &[
+            ("warmup", Some("2s")),
+            ("io-mode", None),
+            ("engine", None),
+            ("out", None),
+            ("json", None),
+        ],
+    },
+    Takes {
+        command: Command::Mem,
+        groups: &[],
+        also: &[
+            ("seed", None),
+            ("out", None),
+            ("json", None),
+            ("quiet", None),
+        ],
+    },
+    Takes {
+        command: Command::Map,
+        groups: &[],
+        also: &[("block-size", None), ("json", None)],
+    },
+    Takes {
+        command: Command::Runs,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Show,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Compare,
+        groups: &[Group::Report],
+        also: &[],
+    },
+    // A run through PostgreSQL: the options of a run that mean the same there.
+    Takes {
+        command: Command::PgRun,
+        groups: &[Group::Pg, Group::Report],
+        also: &[
+            ("size", None),
+            ("sessions", None),
+            ("duration", None),
+            ("warmup", None),
+            ("sync", None),
+            ("async", None),
+            ("depth", None),
+            ("out", None),
+            ("json", None),
+            ("quiet", None),
+        ],
+    },
+];

@@ -1,0 +1,79 @@
+//! The database a run goes through: `dbio pg run`.
+
+use crate::options::parse::*;
+use crate::options::{Applies, Group, Opt, heading};
+use std::path::PathBuf;
+
+pub(super) const PG: &[Opt] = &[
+    Opt {
+        name: "pg",
+        short: None,
+        key: None,
+        value: Some("URL"),
+        default: None,
+        help: "An existing PostgreSQL server: a URL (postgresql://user@host/db, postgresql:///db?host=/run/postgresql) or a key=value string (host=/tmp port=5432 user=me); PGHOST, PGPORT, PGUSER and PGDATABASE fill what it leaves out. Its settings are never changed (session-level SET only); everything dbio makes lives in one schema dbio_<run id>, dropped at the end.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg-bin"],
+        requires: None,
+        set: |a, t| {
+            if t.trim().is_empty() {
+                return Err(
+                    "a URL or key=value string, e.g. postgresql:///postgres?host=/run/postgresql"
+                        .into(),
+                );
+            }
+            a.pg = Some(t.to_string());
+            Ok(())
+        },
+        get: |a| a.pg.clone(),
+    },
+    Opt {
+        name: "pg-bin",
+        short: None,
+        key: None,
+        value: Some("DIR"),
+        default: None,
+        help: "Start a throwaway PostgreSQL server from the binaries in DIR (initdb, postgres; e.g. /usr/lib/postgresql/15/bin): made in the run directory as an unprivileged user, on a Unix socket only, with settings for a measurement; stopped and removed at the end, on errors and on signals.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg"],
+        requires: None,
+        set: |a, t| {
+            if t.is_empty() {
+                return Err("a directory holding initdb and postgres".into());
+            }
+            a.pg_bin = Some(PathBuf::from(t));
+            Ok(())
+        },
+        get: |a| a.pg_bin.as_ref().map(|p| p.display().to_string()),
+    },
+    Opt {
+        name: "pg-set",
+        short: None,
+        key: None,
+        value: Some("NAME=VALUE"),
+        default: None,
+        help: "A setting of the throwaway server (--pg-bin), e.g. io_method=worker or shared_buffers=256MB; may be given more than once, and wins over dbio's own.",
+        heading: heading::PG,
+        group: Group::Pg,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["pg"],
+        requires: Some("pg-bin"),
+        set: |a, t| {
+            a.pg_set.push(pg_setting(t)?);
+            Ok(())
+        },
+        get: |a| {
+            (!a.pg_set.is_empty()).then(|| {
+                let v: Vec<String> = a.pg_set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                v.join(" ")
+            })
+        },
+    },
+];

@@ -1,0 +1,396 @@
+//! Redo and commits (redo, oltp), the OLTP mix and temp spills.
+
+use super::REDO_TESTS;
+use crate::options::parse::*;
+use crate::options::{Applies, Group, Opt, heading};
+use crate::units;
+use crate::workload::Test;
+use crate::workload::spec::RedoSync;
+
+pub(super) const REDO: &[Opt] = &[
+    Opt {
+        name: "redo-per-commit",
+        short: None,
+        key: Some("redo.per_commit"),
+        value: Some("SIZE|LO..HI"),
+        default: Some("2K"),
+        help: "Redo generated per commit: a size, or a range drawn uniformly (512..8K), up to 64M.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            let r = units::parse_size_range(t)?;
+            if r.lo == 0 {
+                return Err("redo per commit must be at least 1 byte, e.g. 2K or 512..8K".into());
+            }
+            if r.hi > 64 << 20 {
+                return Err("at most 64M of redo per commit".into());
+            }
+            a.redo_per_commit = r;
+            Ok(())
+        },
+        get: |a| Some(a.redo_per_commit.label()),
+    },
+    Opt {
+        name: "think",
+        short: None,
+        key: Some("redo.think"),
+        value: Some("DURATION|LO..HI"),
+        default: None,
+        help: "Think time before each commit (redo) or transaction (oltp): a duration or a range (1ms..5ms).",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.think = Some(units::parse_duration_range(t)?);
+            Ok(())
+        },
+        get: |a| a.think.map(|t| t.label()),
+    },
+    Opt {
+        name: "redo-block",
+        short: None,
+        key: Some("redo.block"),
+        value: Some("512|4K"),
+        default: Some("512"),
+        help: "Redo block size: LGWR writes whole redo blocks (512 or 4K).",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.redo_block = match units::parse_size(t)? {
+                v @ (512 | 4096) => v,
+                _ => return Err("must be 512 or 4K".into()),
+            };
+            Ok(())
+        },
+        get: |a| Some(size_text(a.redo_block)),
+    },
+    Opt {
+        name: "redo-files",
+        short: None,
+        key: Some("redo.files"),
+        value: Some("N"),
+        default: Some("3"),
+        help: "Redo log files, written in turn (a log switch when one is full), 2 to 64.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.redo_files = count(t, 2, 64)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.redo_files.to_string()),
+    },
+    Opt {
+        name: "redo-file-size",
+        short: None,
+        key: Some("redo.file_size"),
+        value: Some("SIZE"),
+        default: Some("256M"),
+        help: "Size of each redo log file (at least 4M, whole redo blocks).",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.redo_file_size = positive_size(t)?;
+            Ok(())
+        },
+        get: |a| Some(size_text(a.redo_file_size)),
+    },
+    Opt {
+        name: "redo-sync",
+        short: None,
+        key: Some("redo.sync"),
+        value: Some("dsync|fdatasync"),
+        default: Some("dsync"),
+        help: "How LGWR makes redo durable: O_DSYNC writes, or plain writes then fdatasync.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.redo_sync = one_of(
+                t,
+                &[
+                    ("dsync", RedoSync::Dsync),
+                    ("fdatasync", RedoSync::Fdatasync),
+                ],
+            )?;
+            Ok(())
+        },
+        get: |a| Some(a.redo_sync.name().into()),
+    },
+    Opt {
+        name: "lgwr-cpu",
+        short: None,
+        key: Some("redo.lgwr_cpu"),
+        value: Some("CPU"),
+        default: None,
+        help: "Pin the log writer to this CPU.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(REDO_TESTS),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.lgwr_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            Ok(())
+        },
+        get: |a| a.lgwr_cpu.map(|c| c.to_string()),
+    },
+    Opt {
+        name: "noise-cpu",
+        short: None,
+        key: Some("redo.noise_cpu"),
+        value: Some("CPU"),
+        default: None,
+        help: "Run a noise thread on this CPU: ~3 ms of computation, 1 ms of sleep, repeated.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.noise_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            Ok(())
+        },
+        get: |a| a.noise_cpu.map(|c| c.to_string()),
+    },
+    Opt {
+        name: "lgwr-submission",
+        short: None,
+        key: Some("redo.submission"),
+        value: Some("sync|async"),
+        default: None,
+        help: "",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Redo]),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.lgwr_submission = Some(one_of(
+                t,
+                &[
+                    ("sync", crate::engine::Submission::Sync),
+                    ("async", crate::engine::Submission::Async),
+                ],
+            )?);
+            Ok(())
+        },
+        get: |a| a.lgwr_submission.map(|s| s.name().into()),
+    },
+    Opt {
+        name: "writers",
+        short: None,
+        key: Some("redo.writers"),
+        value: Some("N"),
+        default: Some("1"),
+        help: "Database writer (DBWR) threads (oltp), 1 to 64.",
+        heading: heading::REDO,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.writers = count(t, 1, 64)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.writers.to_string()),
+    },
+    // ---- the OLTP mix
+    Opt {
+        name: "work-unit",
+        short: None,
+        key: Some("oltp.work_unit"),
+        value: Some("N"),
+        default: Some("16"),
+        help: "Blocks each transaction reads (1 to 1024).",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.work_unit = count(t, 1, 1024)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.work_unit.to_string()),
+    },
+    Opt {
+        name: "update-pct",
+        short: None,
+        key: Some("oltp.update_pct"),
+        value: Some("PCT"),
+        default: Some("25"),
+        help: "Percentage of transactions that update their blocks and commit.",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.update_pct = count(t, 0, 100)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.update_pct.to_string()),
+    },
+    Opt {
+        name: "hotspot-pct",
+        short: None,
+        key: Some("oltp.hotspot_pct"),
+        value: Some("PCT"),
+        default: Some("0"),
+        help: "Percentage of block accesses that go to the hot spot.",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.hotspot_pct = count(t, 0, 100)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.hotspot_pct.to_string()),
+    },
+    Opt {
+        name: "hotspot-size",
+        short: None,
+        key: Some("oltp.hotspot_size"),
+        value: Some("SIZE"),
+        default: None,
+        help: "Size of the hot spot (the first bytes of the data set).",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.hotspot_size = Some(positive_size(t)?);
+            Ok(())
+        },
+        get: |a| a.hotspot_size.map(size_text),
+    },
+    Opt {
+        name: "async-reads",
+        short: None,
+        key: Some("oltp.async_reads"),
+        value: None,
+        default: None,
+        help: "Read each transaction's blocks as one batch (\"db file parallel read\").",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.async_reads = switch(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.async_reads.to_string()),
+    },
+    Opt {
+        name: "cache-size",
+        short: None,
+        key: Some("oltp.cache_size"),
+        value: Some("SIZE"),
+        default: None,
+        help: "Buffer cache size (CLOCK, shared by all sessions) [default: none: every read is physical].",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.cache_size = Some(positive_size(t)?);
+            Ok(())
+        },
+        get: |a| a.cache_size.map(size_text),
+    },
+    Opt {
+        name: "cold-cache",
+        short: None,
+        key: Some("oltp.cold_cache"),
+        value: None,
+        default: None,
+        help: "Do not load the buffer cache before the run starts (it warms up during the run).",
+        heading: heading::OLTP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.cold_cache = switch(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.cold_cache.to_string()),
+    },
+    // ---- temp
+    Opt {
+        name: "spill-size",
+        short: None,
+        key: Some("temp.spill_size"),
+        value: Some("SIZE"),
+        default: Some("64M"),
+        help: "Spill written and read back by each session, per round.",
+        heading: heading::TEMP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Temp]),
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.spill_size = positive_size(t)?;
+            Ok(())
+        },
+        get: |a| Some(size_text(a.spill_size)),
+    },
+    Opt {
+        name: "temp-io",
+        short: None,
+        key: Some("temp.temp_io"),
+        value: Some("SIZE"),
+        default: Some("240K"),
+        help: "Temp I/O request size, 48K to 4M.",
+        heading: heading::TEMP,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::Temp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.temp_io = temp_io(t)?;
+            Ok(())
+        },
+        get: |a| Some(size_text(a.temp_io)),
+    },
+];

@@ -1,0 +1,310 @@
+//! The options of the test itself: sessions, times, submission, rates.
+
+use crate::engine::EngineChoice;
+use crate::engine::IoMode;
+use crate::options::parse::*;
+use crate::options::{Applies, Group, Opt, heading};
+use crate::units;
+use crate::workload::Arrival;
+use crate::workload::Test;
+
+pub(super) const TEST: &[Opt] = &[
+    Opt {
+        name: "sessions",
+        short: None,
+        key: Some("run.sessions"),
+        value: Some("N"),
+        default: Some("8"),
+        help: "Concurrent sessions (database foreground processes; writers for write-iops), 1 to 65536 and what the machine allows.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.sessions = count(t, 1, 65536)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.sessions.to_string()),
+    },
+    Opt {
+        name: "duration",
+        short: None,
+        key: Some("run.duration"),
+        value: Some("DURATION"),
+        default: Some("60s"),
+        help: "Measured window, e.g. 60s, 1.5s, 1m30s.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            let d = units::parse_duration(t)?;
+            if d.is_zero() {
+                return Err("the measured window must be longer than 0, e.g. 60s".into());
+            }
+            a.duration = d;
+            Ok(())
+        },
+        get: |a| Some(units::duration_label(a.duration)),
+    },
+    Opt {
+        name: "warmup",
+        short: None,
+        key: Some("run.warmup"),
+        value: Some("DURATION"),
+        default: Some("5s"),
+        help: "Unmeasured warm-up before each measured window (of the run, or of each point of a sweep, calibration or matrix).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.warmup = units::parse_duration(t)?;
+            Ok(())
+        },
+        get: |a| Some(units::duration_label(a.warmup)),
+    },
+    Opt {
+        name: "sync",
+        short: None,
+        key: None,
+        value: None,
+        default: None,
+        help: "Synchronous submission: the sync events (\"db file sequential read\", ...).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["async"],
+        requires: None,
+        set: |a, t| {
+            a.sync = switch(t)?;
+            Ok(())
+        },
+        get: |_| None,
+    },
+    Opt {
+        name: "async",
+        short: None,
+        key: None,
+        value: None,
+        default: None,
+        help: "Asynchronous submission (the default): the async events (\"db file parallel read\", ...).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &["sync"],
+        requires: None,
+        set: |a, t| {
+            a.sync = !switch(t)?;
+            Ok(())
+        },
+        get: |_| None,
+    },
+    Opt {
+        name: "submission",
+        short: None,
+        key: Some("run.submission"),
+        value: Some("sync|async"),
+        default: None,
+        help: "",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.sync = one_of(t, &[("sync", true), ("async", false)])?;
+            Ok(())
+        },
+        get: |a| Some(if a.sync { "sync" } else { "async" }.into()),
+    },
+    Opt {
+        name: "io-mode",
+        short: None,
+        key: Some("run.io_mode"),
+        value: Some("MODE"),
+        default: Some("setall"),
+        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.io_mode = IoMode::parse(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.io_mode.name().into()),
+    },
+    Opt {
+        name: "engine",
+        short: None,
+        key: Some("run.engine"),
+        value: Some("ENGINE"),
+        default: Some("auto"),
+        help: "How asynchronous I/O is submitted: auto (io_uring, else Linux AIO, else sync), uring, aio (Linux native AIO, what Oracle uses), sync; null issues no I/O at all (a measuring aid for dbio's own cost per request, never the default).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.engine = EngineChoice::parse(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.engine.name().into()),
+    },
+    Opt {
+        name: "batch",
+        short: None,
+        key: Some("run.batch"),
+        value: Some("N"),
+        default: Some("32"),
+        help: "Blocks per \"db file parallel read\"/\"db file parallel write\" batch (1 to 4096).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::ReadIops, Test::WriteIops, Test::Oltp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.batch = count(t, 1, 4096)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.batch.to_string()),
+    },
+    Opt {
+        name: "keep-inflight",
+        short: None,
+        key: Some("run.keep_inflight"),
+        value: None,
+        default: None,
+        help: "Async read-iops/write-iops: keep --batch random blocks in flight continuously (a storage benchmark's constant queue depth) instead of the database's submit-all, wait-for-all batches.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::ReadIops, Test::WriteIops]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.keep_inflight = switch(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.keep_inflight.to_string()),
+    },
+    Opt {
+        name: "depth",
+        short: None,
+        key: Some("run.depth"),
+        value: Some("N"),
+        default: Some("8"),
+        help: "Requests in flight per session for \"direct path read\"/\"direct path write\" and temp (1 to 4096).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::ReadMbps, Test::WriteMbps, Test::Temp]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.depth = count(t, 1, 4096)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.depth.to_string()),
+    },
+    Opt {
+        name: "mbrc",
+        short: None,
+        key: Some("run.mbrc"),
+        value: Some("N"),
+        default: None,
+        help: "Multiblock read count: blocks per multiblock request, 1 to 1024 [default: 1 MiB / block size].",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::ReadMbps, Test::WriteMbps]),
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.mbrc = Some(count(t, 1, 1024)? as u32);
+            Ok(())
+        },
+        get: |a| a.mbrc.map(|m| m.to_string()),
+    },
+    Opt {
+        name: "rate",
+        short: None,
+        key: None,
+        value: Some("REQUESTS_PER_S"),
+        default: None,
+        help: "Open loop: issue this many requests per second over all sessions, on a schedule, whatever the storage does; latency then runs from each request's scheduled time (classic tests; job files set `rate` per class).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[
+            Test::ReadIops,
+            Test::ReadMbps,
+            Test::WriteIops,
+            Test::WriteMbps,
+            Test::Redo,
+        ]),
+        with_classes: false,
+        conflicts: &["keep-inflight"],
+        requires: None,
+        set: |a, t| {
+            a.rate = Some(rate(t)?);
+            Ok(())
+        },
+        get: |a| a.rate.map(|r| r.to_string()),
+    },
+    Opt {
+        name: "arrival",
+        short: None,
+        key: None,
+        value: Some("fixed|poisson"),
+        default: Some("fixed"),
+        help: "Arrivals of --rate: at fixed intervals, or as a Poisson process.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: Some("rate"),
+        set: |a, t| {
+            a.arrival = one_of(
+                t,
+                &[("fixed", Arrival::Fixed), ("poisson", Arrival::Poisson)],
+            )?;
+            Ok(())
+        },
+        get: |a| Some(a.arrival.name().into()),
+    },
+    Opt {
+        name: "ash-hz",
+        short: None,
+        key: Some("run.ash_hz"),
+        value: Some("N"),
+        default: Some("10"),
+        help: "Active Session History samples per second (1 to 1000).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            a.ash_hz = count(t, 1, 1000)? as u32;
+            Ok(())
+        },
+        get: |a| Some(a.ash_hz.to_string()),
+    },
+];
