@@ -13,7 +13,7 @@ use crate::warnings::Warning;
 use crate::workload::spec::RunConfig;
 use crate::workload::{ClassPlan, Event, IoFailure, Plan, Test};
 
-use super::measure::Measurement;
+use super::window::Measurement;
 
 /// Everything the result is made of.
 pub struct Inputs<'a> {

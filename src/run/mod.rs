@@ -1,17 +1,21 @@
-//! Running one test: data set → engine → instance → threads → measured window → result
-//! (SPEC §5.2).
+//! Running one test: data set → engine → instance → threads → measured window → result.
 //!
 //! Phases: prepare (unmeasured) → all threads set up and start together → warm-up
 //! (unmeasured) → measured window → stop. The main thread does the timing and samples the
 //! counters once a second; sessions and background threads only issue I/O and record it.
 //!
 //! - `mod.rs` (here): the data set, files, engine choice and the instance a run needs;
-//! - [`measure`]: the threads (sessions, LGWR, DBWR, noise, ASH sampler) and the window;
+//! - [`window`]: the main thread: starts the threads, keeps time through warm-up and the
+//!   measured window, draws the progress line;
+//! - [`threads`]: the harness every thread of the run shares (start gate, one life);
+//! - [`roles`]: what each thread does (sessions, LGWR, DBWR, redo writers, noise);
 //! - [`assemble`]: the [`RunResult`] made of what was measured.
 
 mod assemble;
-mod measure;
 pub mod memory;
+mod roles;
+mod threads;
+mod window;
 
 use crate::units::Shown;
 use std::fs::File;
@@ -493,7 +497,7 @@ fn run_on(
             t0.elapsed().as_secs_f64()
         );
     }
-    let fds = measure::Fds {
+    let fds = threads::Fds {
         data: data_fds,
         redo: RunFiles::fds(&files.redo),
         temp: RunFiles::fds(&files.temp),
@@ -505,7 +509,7 @@ fn run_on(
         .map(|n| (n.name.clone(), n.layer.clone()))
         .collect();
     let display = Progress::line(progress::wanted(cfg.quiet));
-    let mut m = measure::measure(
+    let mut m = window::measure(
         cfg,
         &plan,
         &inst,
