@@ -63,15 +63,7 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     let started_at = crate::sys::utc_now_rfc3339();
     let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
     let cfg = &p.first;
-    let tail = format!(
-        "{}_{}_{}hosts_{}sessions_{}_{}",
-        cfg.test.name(),
-        cfg.submission_label(),
-        p.args.hosts.len(),
-        cfg.sessions,
-        crate::units::size_label(cfg.dataset.size),
-        crate::units::duration_label(cfg.duration)
-    );
+    let tail = crate::run::run_dir_name(cfg, Some(p.args.hosts.len()), cfg.dataset.size);
     // Made, proved writable, registered and locked before any host is started; removed
     // again when the run ends without a result.
     let place = crate::report::RunPlace::make(&cfg.out, None, &started_at, &tail, cfg.test.name())?;
@@ -584,15 +576,11 @@ fn finish(
                 .filter_map(|h| h.failed.as_ref().map(|f| f.1)),
         )
         .any(|e| e == ExitCode::IoError as i32);
-    let exit = if ending.lost.is_some() || worst_host {
-        ExitCode::IoError
-    } else if ending.interrupted {
-        ExitCode::Interrupted
-    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
-        ExitCode::VerdictFailed
-    } else {
-        ExitCode::Ok
-    };
+    let exit = crate::run::exit_code(
+        ending.lost.is_some() || worst_host,
+        ending.interrupted,
+        &result,
+    );
     let (run_dir, summary, write_error) = match crate::report::write_run(dir, &result) {
         Ok(summary) => (dir.path().to_path_buf(), summary, None),
         Err(e) => (

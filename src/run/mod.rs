@@ -213,6 +213,36 @@ pub struct Preflight {
     pub region: Option<Region>,
 }
 
+/// The name of a run's directory after its UTC start: `<test>_<sync|async|mixed>_` then, for a
+/// run across hosts, `<N>hosts_`, then `<N>sessions_<size>_<duration>`. A run on one host and
+/// one across hosts are named alike.
+pub fn run_dir_name(cfg: &RunConfig, hosts: Option<usize>, size_bytes: u64) -> String {
+    let hosts = hosts.map_or(String::new(), |n| format!("{n}hosts_"));
+    format!(
+        "{}_{}_{hosts}{}sessions_{}_{}",
+        cfg.test.name(),
+        cfg.submission_label(),
+        cfg.sessions,
+        size_label(size_bytes),
+        duration_label(cfg.duration)
+    )
+}
+
+/// The exit status of a run, the worst thing first: an I/O error (a failed request or thread,
+/// a lost host) 4, interrupted 130, a failed verdict 3, else 0. One ladder for a run on one
+/// host and one across hosts.
+pub fn exit_code(io_error: bool, interrupted: bool, result: &RunResult) -> ExitCode {
+    if io_error {
+        ExitCode::IoError
+    } else if interrupted {
+        ExitCode::Interrupted
+    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
+        ExitCode::VerdictFailed
+    } else {
+        ExitCode::Ok
+    }
+}
+
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
 ///
 /// Everything was checked before (`pre`): the options, the machine, `--out`. The run
@@ -235,15 +265,7 @@ pub fn run(
         let ds = open_for_run(cfg, pre, stop, on_data_set)?;
         return run_in(cfg, stop, ds, None, pre, started_at);
     }
-    // The run directory is named <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
-    let tail = format!(
-        "{}_{}_{}sessions_{}_{}",
-        cfg.test.name(),
-        cfg.submission_label(),
-        cfg.sessions,
-        size_label(pre.size_bytes),
-        duration_label(cfg.duration)
-    );
+    let tail = run_dir_name(cfg, None, pre.size_bytes);
     // Made, proved writable, registered and locked (while the run goes) before anything is
     // prepared or measured.
     let place = report::RunPlace::make(
@@ -574,15 +596,8 @@ fn run_on(
         ));
     }
     // Errors a run went on after (--continue-on-error) still make the exit status 4.
-    let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
-        ExitCode::IoError
-    } else if m.interrupted {
-        ExitCode::Interrupted
-    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
-        ExitCode::VerdictFailed
-    } else {
-        ExitCode::Ok
-    };
+    let io_error = !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty();
+    let exit = exit_code(io_error, m.interrupted, &result);
     Ok(RunOutcome {
         result,
         run_dir: PathBuf::new(),
