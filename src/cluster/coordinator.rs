@@ -23,7 +23,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::clock::{self, Sample};
-use super::hosts::{Heard, Host, check_glibc, connect, remove_pushed};
+use super::hosts::{Heard, Host, HostState, check_glibc, connect, remove_pushed};
 use super::merge::{self, Ending, HostOutcome, Seconds};
 pub use super::plan::{Plan, plan, wanted};
 use super::protocol::{Assignment, FromAgent, PROTOCOL_VERSION, ToAgent, line};
@@ -141,14 +141,14 @@ impl Cluster<'_> {
             Err(RecvTimeoutError::Timeout) => return false,
             Err(RecvTimeoutError::Disconnected) => {
                 for h in &mut self.hosts {
-                    h.ended = true;
+                    h.state.on_end();
                 }
                 std::thread::sleep(wait);
                 return false;
             }
         };
         match heard {
-            Heard::End(i) => self.hosts[i].ended = true,
+            Heard::End(i) => self.hosts[i].state.on_end(),
             Heard::Garbled(i, l) => {
                 let h = &self.hosts[i];
                 eprintln!("{}: {}", h.name.shown(), l.trim_end().shown());
@@ -175,9 +175,9 @@ impl Cluster<'_> {
                 h.hello = Some((protocol, dbio_version, hostname));
             }
             FromAgent::Alive => {}
-            FromAgent::Checked => h.checked = Some(Ok(())),
-            FromAgent::Refused { message } => h.checked = Some(Err(message)),
-            FromAgent::Ready => h.ready = true,
+            FromAgent::Checked => h.state.on_checked(),
+            FromAgent::Refused { message } => h.state.on_refused(message),
+            FromAgent::Ready => h.state.on_ready(),
             FromAgent::Pong { seq, now_ns } => {
                 if let Some(sent) = h.sent.remove(&seq) {
                     h.pings.push(Sample {
@@ -187,7 +187,10 @@ impl Cluster<'_> {
                     });
                 }
             }
-            FromAgent::Started { at_ns } => h.started_ns = Some(at_ns),
+            FromAgent::Started { at_ns } => {
+                h.started_ns = Some(at_ns);
+                h.state.on_started();
+            }
             FromAgent::Second { t, events } => {
                 let intervals: std::result::Result<Vec<_>, _> =
                     events.iter().map(|e| e.interval()).collect();
@@ -206,13 +209,14 @@ impl Cluster<'_> {
             } => {
                 let t: std::result::Result<Vec<_>, _> = totals.iter().map(|t| t.totals()).collect();
                 match t {
-                    Ok(t) => h.result = Some((*result, t, exit)),
+                    Ok(t) => h.state.on_result((*result, t, exit)),
                     Err(e) => {
-                        h.failed = Some((format!("its result cannot be read: {e}"), 1));
+                        h.state
+                            .on_failed(format!("its result cannot be read: {e}"), 1);
                     }
                 }
             }
-            FromAgent::Failed { message, exit } => h.failed = Some((message, exit)),
+            FromAgent::Failed { message, exit } => h.state.on_failed(message, exit),
         }
     }
 
@@ -234,7 +238,7 @@ impl Cluster<'_> {
     fn check_hello(&self) -> Result<()> {
         for h in &self.hosts {
             match &h.hello {
-                None if h.gone() || h.ended => {
+                None if h.gone() => {
                     return Err(Error::usage(format!(
                         "{}: cannot start dbio agent there: {}",
                         h.name,
@@ -286,21 +290,22 @@ impl Cluster<'_> {
             self.send(i, &ToAgent::Check(Box::new(a)));
         }
         let deadline = Some(Instant::now() + CONNECT_TIMEOUT);
-        if !self.until(deadline, |h| h.checked.is_some()) && self.stop.load(Ordering::Relaxed) {
+        let checked = |h: &Host| !matches!(h.state, HostState::Connecting);
+        if !self.until(deadline, checked) && self.stop.load(Ordering::Relaxed) {
             return Err(interrupted());
         }
         for h in &self.hosts {
-            match &h.checked {
-                Some(Ok(())) => {}
-                Some(Err(why)) => return Err(Error::usage(format!("{}: {why}", h.name))),
-                None if h.gone() => {
+            match &h.state {
+                _ if h.state.checked() => {}
+                HostState::Refused(why) => return Err(Error::usage(format!("{}: {why}", h.name))),
+                _ if h.gone() => {
                     return Err(Error::usage(format!(
                         "{}: it ended before checking the run: {}",
                         h.name,
                         h.why()
                     )));
                 }
-                None => {
+                _ => {
                     return Err(Error::usage(format!(
                         "{}: no answer to the check within {} s",
                         h.name,
@@ -319,7 +324,7 @@ impl Cluster<'_> {
             for &i in &group {
                 self.send(i, &ToAgent::Run);
             }
-            self.until_quiet_or(|h| h.ready, &group)?;
+            self.until_quiet_or(|h| matches!(h.state, HostState::Ready), &group)?;
         }
         // 4. clock
         for seq in 0..clock::SAMPLES {
@@ -359,8 +364,8 @@ impl Cluster<'_> {
     fn until_quiet_or(&mut self, ready: impl Fn(&Host) -> bool, group: &[usize]) -> Result<()> {
         loop {
             if let Some(h) = group.iter().map(|&i| &self.hosts[i]).find(|h| h.gone()) {
-                let (why, exit) = match &h.failed {
-                    Some((m, e)) => (m.clone(), *e),
+                let (why, exit) = match h.failed() {
+                    Some((m, e)) => (m.to_string(), e),
                     None => (format!("it ended: {}", h.why()), ExitCode::IoError as i32),
                 };
                 let msg = format!("{}: {why}", h.name);
@@ -415,10 +420,10 @@ impl Cluster<'_> {
                 } else if let Some(h) = self
                     .hosts
                     .iter()
-                    .find(|h| h.result.is_none() && (h.gone() || h.heard.elapsed() > SILENCE))
+                    .find(|h| h.result().is_none() && (h.gone() || h.heard.elapsed() > SILENCE))
                 {
-                    let why = match &h.failed {
-                        Some((m, _)) => m.clone(),
+                    let why = match h.failed() {
+                        Some((m, _)) => m.to_string(),
                         None if h.gone() => format!("its connection ended ({})", h.why()),
                         None => format!("no word from it for {} s", SILENCE.as_secs()),
                     };
@@ -433,7 +438,7 @@ impl Cluster<'_> {
                         );
                         let lost = name.clone();
                         if let Some(h) = self.hosts.iter_mut().find(|h| h.name == lost) {
-                            h.lost = Some(why.clone());
+                            h.state.on_lost(why.clone());
                         }
                     }
                     self.send_all(&ToAgent::Stop);
@@ -479,7 +484,7 @@ impl Cluster<'_> {
         );
         let names: Vec<String> = (self.hosts.iter())
             .find_map(|h| {
-                h.result
+                h.result()
                     .as_ref()
                     .map(|(r, _, _)| r.events.iter().map(|e| e.name.clone()).collect())
             })
@@ -553,14 +558,14 @@ fn finish(
             start_skew_ns: h
                 .started_ns
                 .map(|a| h.offset.from_agent(a) as i64 - c.start_ns as i64),
-            result: h.result.as_ref().map(|(r, t, _)| (r.clone(), t.clone())),
-            lost: h.lost.clone(),
+            result: h.result().map(|(r, t, _)| (r.clone(), t.clone())),
+            lost: h.lost().map(str::to_string),
         })
         .collect();
     let target = p.args.target.display().to_string();
     let Some(result) = merge::merge(&outcomes, &c.seconds, &target, started_at, &ending) else {
         let why = (c.hosts.iter())
-            .find_map(|h| h.failed.as_ref().map(|(m, _)| format!("{}: {m}", h.name)))
+            .find_map(|h| h.failed().map(|(m, _)| format!("{}: {m}", h.name)))
             .unwrap_or_else(|| "no host sent a result".into());
         return Err(if ending.interrupted {
             Error::Interrupted(format!("interrupted; {why}"))
@@ -569,12 +574,8 @@ fn finish(
         });
     };
     let worst_host = (c.hosts.iter())
-        .filter_map(|h| h.result.as_ref().map(|r| r.2))
-        .chain(
-            c.hosts
-                .iter()
-                .filter_map(|h| h.failed.as_ref().map(|f| f.1)),
-        )
+        .filter_map(|h| h.result().map(|r| r.2))
+        .chain(c.hosts.iter().filter_map(|h| h.failed().map(|f| f.1)))
         .any(|e| e == ExitCode::IoError as i32);
     let exit = crate::run::exit_code(
         ending.lost.is_some() || worst_host,

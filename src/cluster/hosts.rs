@@ -27,6 +27,7 @@ const PUSH_SCRIPT: &str =
 /// `ldd --version` (musl's names no glibc). It always succeeds where ssh does.
 const GLIBC_SCRIPT: &str =
     "getconf GNU_LIBC_VERSION 2>/dev/null || ldd --version 2>&1 | head -n 1; true";
+
 /// What a reader thread heard from a host.
 pub(super) enum Heard {
     Line(usize, u64, FromAgent),
@@ -46,27 +47,200 @@ pub(super) struct Host {
     pub(super) relay: Arc<AtomicBool>,
     pub(super) pushed: Option<String>,
     pub(super) hello: Option<(u32, String, String)>,
-    pub(super) checked: Option<std::result::Result<(), String>>,
-    pub(super) ready: bool,
     pub(super) heard: Instant,
     pub(super) pings: Vec<Sample>,
     pub(super) sent: std::collections::HashMap<u32, u64>,
     pub(super) offset: Offset,
+    /// The instant it started the run, on its own clock.
     pub(super) started_ns: Option<u64>,
-    pub(super) result: Option<(RunResult, Vec<EventTotals>, i32)>,
-    pub(super) failed: Option<(String, i32)>,
-    pub(super) ended: bool,
-    /// Why it was lost mid-run.
-    pub(super) lost: Option<String>,
+    pub(super) state: HostState,
+}
+
+/// What a host sent as its result: the result, its per-event totals, its exit status.
+pub(super) type HostResult = (RunResult, Vec<EventTotals>, i32);
+
+/// Where a host is in the run. It only moves forward: `Connecting` (its agent starting, or
+/// it said hello) → `Checked` (it accepts the run) or `Refused` → `Ready` (its data set is
+/// prepared) → `Running` (it started) → `Done` (its result arrived). Before `Done` it may
+/// end instead: `Failed` (it said why) or `Ended` (its connection ended without a word).
+/// Mid-run the coordinator may give up on a host that has no result: `Lost`, which keeps
+/// what it said and what still arrives during the grace.
+pub(super) enum HostState {
+    Connecting,
+    Checked,
+    Refused(String),
+    Ready,
+    Running,
+    /// Its result; `ended`: its connection has ended since.
+    Done {
+        result: Box<HostResult>,
+        ended: bool,
+    },
+    /// It said it failed: why, and its exit status; `checked`: after it accepted the run.
+    Failed {
+        why: String,
+        exit: i32,
+        checked: bool,
+    },
+    /// Its connection ended without a word; `checked`: after it accepted the run.
+    Ended {
+        checked: bool,
+    },
+    /// Why it was lost, and what it sent before or after.
+    Lost {
+        why: String,
+        failed: Option<(String, i32)>,
+        result: Option<Box<HostResult>>,
+    },
+}
+
+impl HostState {
+    /// It checked the run (and accepts it).
+    pub(super) fn on_checked(&mut self) {
+        if matches!(self, HostState::Connecting) {
+            *self = HostState::Checked;
+        }
+    }
+
+    /// It refused the run at the check.
+    pub(super) fn on_refused(&mut self, why: String) {
+        if matches!(self, HostState::Connecting) {
+            *self = HostState::Refused(why);
+        }
+    }
+
+    /// Its data set is prepared.
+    pub(super) fn on_ready(&mut self) {
+        if matches!(self, HostState::Connecting | HostState::Checked) {
+            *self = HostState::Ready;
+        }
+    }
+
+    /// It started the run.
+    pub(super) fn on_started(&mut self) {
+        if matches!(self, HostState::Ready) {
+            *self = HostState::Running;
+        }
+    }
+
+    /// Its result arrived.
+    pub(super) fn on_result(&mut self, r: HostResult) {
+        match self {
+            HostState::Lost { result, .. } => *result = Some(Box::new(r)),
+            s if !s.is_final() => {
+                *s = HostState::Done {
+                    result: Box::new(r),
+                    ended: false,
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// It failed: why, and its exit status.
+    pub(super) fn on_failed(&mut self, why: String, exit: i32) {
+        match self {
+            HostState::Lost { failed, .. } => *failed = Some((why, exit)),
+            s if !s.is_final() => {
+                let checked = s.checked();
+                *s = HostState::Failed { why, exit, checked }
+            }
+            _ => {}
+        }
+    }
+
+    /// Its connection ended (its output closed).
+    pub(super) fn on_end(&mut self) {
+        match self {
+            HostState::Done { ended, .. } => *ended = true,
+            HostState::Refused(_)
+            | HostState::Failed { .. }
+            | HostState::Ended { .. }
+            | HostState::Lost { .. } => {}
+            s => {
+                let checked = s.checked();
+                *s = HostState::Ended { checked }
+            }
+        }
+    }
+
+    /// The coordinator gave up on it mid-run (it has no result).
+    pub(super) fn on_lost(&mut self, why: String) {
+        let failed = match self {
+            HostState::Failed { why, exit, .. } => Some((why.clone(), *exit)),
+            _ => None,
+        };
+        *self = HostState::Lost {
+            why,
+            failed,
+            result: None,
+        };
+    }
+
+    /// It refused the run, sent its result or went away: what it says later changes
+    /// nothing (but for a host that was lost, see [`HostState::Lost`]).
+    fn is_final(&self) -> bool {
+        matches!(
+            self,
+            HostState::Refused(_)
+                | HostState::Done { .. }
+                | HostState::Failed { .. }
+                | HostState::Ended { .. }
+                | HostState::Lost { .. }
+        )
+    }
+
+    /// It accepted the run (and may have gone on since).
+    pub(super) fn checked(&self) -> bool {
+        match self {
+            HostState::Connecting | HostState::Refused(_) => false,
+            HostState::Failed { checked, .. } | HostState::Ended { checked } => *checked,
+            _ => true,
+        }
+    }
 }
 
 impl Host {
+    /// It went away: failed, ended, lost, or its connection ended after its result.
     pub(super) fn gone(&self) -> bool {
-        self.ended || self.failed.is_some() || self.lost.is_some()
+        match &self.state {
+            HostState::Done { ended, .. } => *ended,
+            HostState::Failed { .. } | HostState::Ended { .. } | HostState::Lost { .. } => true,
+            _ => false,
+        }
     }
 
     pub(super) fn done(&self) -> bool {
-        self.result.is_some() || self.gone()
+        self.result().is_some() || self.gone()
+    }
+
+    /// Its result, if it sent one.
+    pub(super) fn result(&self) -> Option<&HostResult> {
+        match &self.state {
+            HostState::Done { result, .. } => Some(result),
+            HostState::Lost { result, .. } => result.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// What it said when it failed, and its exit status.
+    pub(super) fn failed(&self) -> Option<(&str, i32)> {
+        match &self.state {
+            HostState::Failed { why, exit, .. } => Some((why, *exit)),
+            HostState::Lost {
+                failed: Some((m, e)),
+                ..
+            } => Some((m, *e)),
+            _ => None,
+        }
+    }
+
+    /// Why it was lost mid-run.
+    pub(super) fn lost(&self) -> Option<&str> {
+        match &self.state {
+            HostState::Lost { why, .. } => Some(why),
+            _ => None,
+        }
     }
 
     /// Why it ended, in its own words if it left any.
@@ -146,17 +320,12 @@ pub(super) fn connect(a: &RunArgs, ssh: &Arc<dyn Transport>, tx: &Sender<Heard>)
             relay: relay.clone(),
             pushed: None,
             hello: None,
-            checked: None,
-            ready: false,
             heard: Instant::now(),
             pings: Vec::new(),
             sent: Default::default(),
             offset: Offset::default(),
             started_ns: None,
-            result: None,
-            failed: None,
-            ended: false,
-            lost: None,
+            state: HostState::Connecting,
         };
         match h.join() {
             Ok(Ok((mut child, pushed))) => {
@@ -168,9 +337,9 @@ pub(super) fn connect(a: &RunArgs, ssh: &Arc<dyn Transport>, tx: &Sender<Heard>)
             }
             Ok(Err(why)) => {
                 stderr.lock().unwrap_or_else(|e| e.into_inner()).push(why);
-                host.ended = true;
+                host.state.on_end();
             }
-            Err(_) => host.ended = true,
+            Err(_) => host.state.on_end(),
         }
         hosts.push(host);
     }
