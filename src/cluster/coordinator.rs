@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use super::clock::{self, Sample};
 use super::hosts::{Heard, Host, HostState, check_glibc, connect, remove_pushed};
 use super::merge::{self, Ending, HostOutcome, Seconds};
-pub use super::plan::{Plan, plan, wanted};
+pub use super::plan::{ClusterPlan, plan, wanted};
 use super::protocol::{Assignment, FromAgent, PROTOCOL_VERSION, ToAgent, line};
 use super::transport::{Ssh, Transport};
 use crate::error::{Error, ExitCode, Result};
@@ -58,7 +58,7 @@ struct Cluster<'a> {
 }
 
 /// Runs a run across hosts to its end; the run directory is the coordinator's.
-pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+pub fn run(p: &ClusterPlan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let started_at = crate::sys::utc_now_rfc3339();
     let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
@@ -76,7 +76,7 @@ pub fn run(p: &Plan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
 
 /// The run across hosts, its merged result written into `dir`.
 fn run_hosts(
-    p: &Plan,
+    p: &ClusterPlan,
     stop: &Arc<AtomicBool>,
     ssh: Ssh,
     dir: &crate::safety::fs::Dir,
@@ -268,7 +268,7 @@ impl Cluster<'_> {
     }
 
     /// Every phase up to the end of the run; the error of the first host that could not.
-    fn phases(&mut self, p: &Plan) -> Result<Ending> {
+    fn phases(&mut self, p: &ClusterPlan) -> Result<Ending> {
         let interrupted =
             || Error::Interrupted("interrupted before the run started; nothing measured".into());
         // 1. connect
@@ -400,7 +400,7 @@ impl Cluster<'_> {
     }
 
     /// The measured run: seconds merged as they come, progress drawn, faults handled.
-    fn stream(&mut self, p: &Plan) -> Ending {
+    fn stream(&mut self, p: &ClusterPlan) -> Ending {
         let display = Progress::line(progress::wanted(p.first.quiet));
         let total_s = (p.first.warmup + p.first.duration).as_secs_f64();
         let mut stopping: Option<Instant> = None;
@@ -544,7 +544,7 @@ impl Cluster<'_> {
 
 /// The merged result, written into the coordinator's run directory.
 fn finish(
-    p: &Plan,
+    p: &ClusterPlan,
     c: Cluster,
     ending: Ending,
     started_at: &str,

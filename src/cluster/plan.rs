@@ -8,7 +8,7 @@ use crate::options::{RunArgs, Source};
 use crate::workload::spec::RunConfig;
 
 /// A run across hosts as the user gave it, validated before any host is reached.
-pub struct Plan {
+pub struct ClusterPlan {
     pub args: RunArgs,
     /// Each host's run, checked here as `dbio run` would (stage 1).
     pub first: RunConfig,
@@ -32,7 +32,7 @@ pub fn wanted(a: &RunArgs) -> Result<bool> {
 
 /// Everything that can be checked here before any host is reached: the options, each
 /// host's target, `--out`, the ssh command.
-pub fn plan(a: &RunArgs) -> Result<Plan> {
+pub fn plan(a: &RunArgs) -> Result<ClusterPlan> {
     let m = merged(a)?;
     Ssh::new(&m.ssh).map_err(Error::usage)?;
     let pattern = m
@@ -60,7 +60,7 @@ pub fn plan(a: &RunArgs) -> Result<Plan> {
     }
     crate::report::check_out(&first.out)?;
     let job = crate::options::save::run_job_file(&first, a)?;
-    Ok(Plan {
+    Ok(ClusterPlan {
         args: m,
         first,
         job,
