@@ -1,4 +1,4 @@
-//! `dbio mem` as typed ([`MemArgs`]) and as validated against the machine ([`Plan`]):
+//! `dbio mem` as typed ([`MemArgs`]) and as validated against the machine ([`MemTest`]):
 //! every size checked against free memory and every CPU against the ones dbio may use,
 //! before anything is allocated or created.
 
@@ -128,7 +128,7 @@ pub struct Machine {
 
 /// A measurement, validated: what to measure, on what, with what memory.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct MemTest {
     pub parts: Vec<Part>,
     pub sizes: Vec<u64>,
     pub memory: Memory,
@@ -147,8 +147,8 @@ const RESERVE: u64 = 256 << 20;
 /// The smallest working set: 16 lines of the largest line size.
 const MIN_SIZE: u64 = 1 << 10;
 
-impl Plan {
-    pub fn new(a: &MemArgs, m: &Machine) -> Result<Plan> {
+impl MemTest {
+    pub fn new(a: &MemArgs, m: &Machine) -> Result<MemTest> {
         let cpu = match a.cpu {
             Some(c) if !m.allowed_cpus.contains(&c) => {
                 return Err(Error::usage(format!(
@@ -392,7 +392,7 @@ impl Plan {
                 format_cpu_list(&m.allowed_cpus)
             ));
         }
-        Ok(Plan {
+        Ok(MemTest {
             parts,
             sizes,
             memory: Memory {

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub use args::MemArgs;
-use args::{Machine, Part, Plan};
+use args::{Machine, MemTest, Part};
 use measure::Step;
 use result::{MemConfig, MemResult, PageSize};
 
@@ -116,7 +116,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     if a.shm.is_some() || a.pid.is_some() {
         return placement(a, &root, &machine, &started_at, t0).map(|o| Output::Run(Box::new(o)));
     }
-    let plan = Plan::new(a, &machine)?;
+    let plan = MemTest::new(a, &machine)?;
     // mem_4k_1G for a curve up to 1 GiB; mem_4k_numa-loaded without a curve.
     let what = match plan.sizes.last() {
         Some(&largest) if plan.has(Part::Curve) => size_label(largest),
@@ -145,7 +145,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
 /// Measures `plan` and writes the result into `dir`.
 fn measure_into(
     a: &MemArgs,
-    (plan, machine): (&Plan, &Machine),
+    (plan, machine): (&MemTest, &Machine),
     stop: &AtomicBool,
     dir: &crate::safety::fs::Dir,
     (started_at, t0, load_at_start): (&str, u64, f64),
@@ -187,7 +187,7 @@ struct Figures {
     loaded: Option<measure::Loaded>,
 }
 
-fn measure_all(plan: &Plan, stop: &AtomicBool, progress: &Progress) -> Result<Figures> {
+fn measure_all(plan: &MemTest, stop: &AtomicBool, progress: &Progress) -> Result<Figures> {
     let mut last: Option<f64> = None;
     let mut obs = |s: Step| {
         let msg = match s {
@@ -270,7 +270,7 @@ fn advice(e: &std::io::Error) -> String {
 
 fn assemble(
     a: &MemArgs,
-    plan: &Plan,
+    plan: &MemTest,
     machine: &Machine,
     f: Figures,
     started_at: &str,
