@@ -11,7 +11,7 @@ use crate::report::{RunResult, result as rj};
 use crate::sys::DioAlignment;
 use crate::warnings::Warning;
 use crate::workload::spec::RunConfig;
-use crate::workload::{ClassPlan, Event, IoFailure, Plan, Test};
+use crate::workload::{ClassPlan, Event, IoFailure, Test, Workload};
 
 use super::window::Measurement;
 
@@ -20,7 +20,7 @@ pub struct Inputs<'a> {
     pub cfg: &'a RunConfig,
     pub ds: &'a DataSet,
     pub selection: &'a Selection,
-    pub plan: &'a Plan,
+    pub plan: &'a Workload,
     pub data_flags: &'a OpenFlags,
     pub align: &'a DioAlignment,
     pub buffer_align: usize,
@@ -79,7 +79,7 @@ fn not_running(stalls: &[crate::measure::stall::Stall], t: u32) -> Option<f64> {
 }
 
 /// The ASH history as result.json shows it: per second, average active sessions per state.
-fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
+fn ash_json(plan: &Workload, h: &AshHistory) -> rj::AshJson {
     let state_name = |state: usize| -> Option<String> {
         match state as u16 {
             IDLE => None,
@@ -125,7 +125,7 @@ fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
 /// Per class of a job run: target and achieved rate, lateness, service time. A classic
 /// test's one class (its preset) is the test itself: not listed.
 fn classes_json(
-    plan: &Plan,
+    plan: &Workload,
     events: &[rj::EventResult],
     m: &Measurement,
 ) -> Vec<rj::ClassResultJson> {
@@ -177,7 +177,7 @@ fn classes_json(
 /// loops: what the database would wait). A "log file parallel write" class is judged per
 /// LGWR write, as its rate counts them, not per piece of a split write.
 fn verdict_json(
-    plan: &Plan,
+    plan: &Workload,
     events: &[rj::EventResult],
     measured_seconds: f64,
 ) -> Option<rj::VerdictJson> {

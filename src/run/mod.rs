@@ -35,7 +35,7 @@ use crate::units::{duration_label, size_label};
 use crate::workload::cache::{BufferCache, DirtyQueue};
 use crate::workload::redo::RedoLog;
 use crate::workload::spec::{RedoSync, RunConfig};
-use crate::workload::{self, Instance, Plan, Test};
+use crate::workload::{self, Instance, Test, Workload};
 
 /// What a finished run produced.
 pub struct RunOutcome {
@@ -709,7 +709,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
 }
 
 /// The instance's shared memory for the plan: log buffer, dirty queue, buffer cache.
-fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instance> {
+fn instance(cfg: &RunConfig, plan: &Workload, buffer_align: usize) -> Result<Instance> {
     let n = cfg.sessions;
     let mut inst = Instance::new(n, n + usize::from(plan.lgwr) + plan.dbwr);
     if plan.lgwr {

@@ -14,7 +14,7 @@ use crate::measure::stall::StallWatch;
 use crate::sys::{self, now_ns};
 use crate::workload::redo::LgwrStats;
 use crate::workload::spec::RunConfig;
-use crate::workload::{Instance, IoFailure, Plan};
+use crate::workload::{Instance, IoFailure, Workload};
 
 /// The file descriptors each kind of thread uses.
 pub struct Fds {
@@ -130,7 +130,7 @@ impl ThreadEnd {
 /// What every thread shares.
 pub(super) struct Shared<'a> {
     pub(super) cfg: &'a RunConfig,
-    pub(super) plan: &'a Plan,
+    pub(super) plan: &'a Workload,
     pub(super) inst: &'a Instance,
     pub(super) fds: &'a Fds,
     pub(super) kind: EngineKind,

@@ -18,7 +18,7 @@ use crate::progress::Progress;
 use crate::sys::{self, now_ns};
 use crate::workload::redo::LgwrStats;
 use crate::workload::spec::RunConfig;
-use crate::workload::{Instance, IoFailure, Plan};
+use crate::workload::{Instance, IoFailure, Workload};
 
 /// What the threads measured.
 pub struct Measurement {
@@ -52,7 +52,7 @@ fn progress_line(
     phase: &str,
     elapsed_s: f64,
     total_s: f64,
-    plan: &Plan,
+    plan: &Workload,
     last: &[SecondPoint],
 ) -> String {
     let mut line = format!(
@@ -109,7 +109,7 @@ fn wait_drawing(
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     cfg: &RunConfig,
-    plan: &Plan,
+    plan: &Workload,
     inst: &Instance,
     fds: &Fds,
     kind: EngineKind,
@@ -308,7 +308,7 @@ pub fn measure(
     engine_notes.dedup();
     let mut totals = sampler.totals();
     for (t, ev) in totals.iter_mut().zip(&plan.events) {
-        if Plan::waits_are_requests(*ev) {
+        if Workload::waits_are_requests(*ev) {
             t.waits_are_requests();
         }
     }
