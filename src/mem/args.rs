@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::bench::{CpuNode, Load, Memory};
 use super::buffer::{PageKind, THP_BYTES};
 use super::chase::Budget;
-use super::measure::{CpuNode, Load, Memory};
 use super::topology::{MemInfo, Topology, format_cpu_list};
 use crate::error::{Error, Result};
 use crate::options::positive_size as parse_size_arg;

@@ -10,14 +10,14 @@
 //! - loaded latency: the chase while 0, 1, 2, … other threads stream reads;
 //! - `--shm PATH` / `--pid PID`: where shared memory really lives ([`shm`]).
 //!
-//! The measuring layer ([`measure`]) knows nothing of the command line ([`args`]) or the
+//! The measuring layer ([`bench`]) knows nothing of the command line ([`args`]) or the
 //! report ([`result`], [`summary`], [`html`]); this file joins them.
 
 pub mod args;
+pub mod bench;
 pub mod buffer;
 pub mod chase;
 pub mod html;
-pub mod measure;
 pub mod numa;
 pub mod result;
 pub mod shm;
@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub use args::MemArgs;
 use args::{Machine, MemTest, Part};
-use measure::Step;
+use bench::Step;
 use result::{MemConfig, MemResult, PageSize};
 
 use crate::error::{Error, ExitCode, Result};
@@ -182,9 +182,9 @@ fn measure_into(
 
 /// What the measurements returned.
 struct Figures {
-    curve: Option<measure::Curve>,
-    matrix: Option<measure::Matrix>,
-    loaded: Option<measure::Loaded>,
+    curve: Option<bench::Curve>,
+    matrix: Option<bench::Matrix>,
+    loaded: Option<bench::Loaded>,
 }
 
 fn measure_all(plan: &MemTest, stop: &AtomicBool, progress: &Progress) -> Result<Figures> {
@@ -228,12 +228,12 @@ fn measure_all(plan: &MemTest, stop: &AtomicBool, progress: &Progress) -> Result
     };
     if plan.has(Part::Curve) && !stop.load(Relaxed) {
         f.curve = Some(
-            measure::curve(m, &plan.sizes, plan.cpu, stop, &mut obs)
+            bench::curve(m, &plan.sizes, plan.cpu, stop, &mut obs)
                 .map_err(|e| fail("latency curve", e))?,
         );
     }
     if plan.has(Part::Numa) && !stop.load(Relaxed) {
-        f.matrix = Some(measure::matrix(
+        f.matrix = Some(bench::matrix(
             m,
             plan.numa_size,
             &plan.cpu_nodes,
@@ -244,8 +244,7 @@ fn measure_all(plan: &MemTest, stop: &AtomicBool, progress: &Progress) -> Result
     }
     if plan.has(Part::Loaded) && !stop.load(Relaxed) {
         f.loaded = Some(
-            measure::loaded(m, &plan.load, stop, &mut obs)
-                .map_err(|e| fail("loaded latency", e))?,
+            bench::loaded(m, &plan.load, stop, &mut obs).map_err(|e| fail("loaded latency", e))?,
         );
     }
     Ok(f)

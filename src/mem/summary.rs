@@ -462,8 +462,8 @@ fn levels_line(levels: &[LevelJson]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::mem::bench::{Cell, Matrix};
     use crate::mem::chase::Sample;
-    use crate::mem::measure::{Cell, Matrix};
     use crate::mem::result::{self, tests::seed_001_latency};
 
     fn sample(v: f64) -> Sample {

@@ -242,7 +242,7 @@ mod tests {
         (cfg, plan)
     }
 
-    /// Allocates what the run allocates (as run/measure.rs and run/mod.rs do, for one
+    /// Allocates what the run allocates (as run/roles.rs and run/mod.rs do, for one
     /// thread of each kind and counted for all) and returns, per part, the bytes the
     /// allocations themselves report.
     fn allocated(cfg: &RunConfig, plan: &Workload) -> Vec<(&'static str, u64)> {

@@ -565,7 +565,7 @@ pub fn run_session(
         Pattern::Oltp => oltp::transactions(plan, s),
         Pattern::Temp => temp::spills(plan, class, s),
         Pattern::RedoWrite => {
-            unreachable!("a log writer class runs as a log writer (run/measure.rs)")
+            unreachable!("a log writer class runs as a log writer (run/roles.rs)")
         }
     };
     s.ash.idle();
