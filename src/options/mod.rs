@@ -31,7 +31,7 @@ use crate::dataset::fill::Content;
 use crate::engine::{EngineChoice, IoMode};
 use crate::units::{self, DurationRange, SizeRange};
 use crate::workload::span::Span;
-use crate::workload::spec::RedoSync;
+use crate::workload::spec::RedoDurability;
 use crate::workload::{Arrival, Test};
 
 pub use crate::workload::spec::RunConfig;
@@ -92,7 +92,7 @@ pub struct RunArgs {
     pub redo_block: u64,
     pub redo_files: u32,
     pub redo_file_size: u64,
-    pub redo_sync: RedoSync,
+    pub redo_sync: RedoDurability,
     pub lgwr_cpu: Option<usize>,
     pub noise_cpu: Option<usize>,
     /// How LGWR writes the pieces of one write beside "log file sync" classes (a job
@@ -162,7 +162,7 @@ impl RunArgs {
             redo_block: 0,
             redo_files: 0,
             redo_file_size: 0,
-            redo_sync: RedoSync::Dsync,
+            redo_sync: RedoDurability::Dsync,
             lgwr_cpu: None,
             noise_cpu: None,
             lgwr_submission: None,
@@ -1033,8 +1033,8 @@ pub static OPTIONS: &[Opt] = &[
             a.redo_sync = one_of(
                 t,
                 &[
-                    ("dsync", RedoSync::Dsync),
-                    ("fdatasync", RedoSync::Fdatasync),
+                    ("dsync", RedoDurability::Dsync),
+                    ("fdatasync", RedoDurability::Fdatasync),
                 ],
             )?;
             Ok(())

@@ -287,7 +287,7 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
         redo_block: cfg.redo.block,
         redo_files: cfg.redo.files,
         redo_file_size: cfg.redo.file_size,
-        sync: format!("{:?}", cfg.redo.sync).to_lowercase(),
+        sync: format!("{:?}", cfg.redo.durability).to_lowercase(),
         pieces: {
             // The log writer's plan: the run's LGWR, or a "log file parallel write" class.
             let sync = (i.plan.classes.iter())
@@ -451,7 +451,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     };
     let cpu_total = m.cpu_user_s + m.cpu_system_s;
     let mut open_flags = i.data_flags.names();
-    if plan.lgwr && cfg.redo.sync == crate::workload::spec::RedoSync::Fdatasync {
+    if plan.lgwr && cfg.redo.durability == crate::workload::spec::RedoDurability::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
     }
     // What the run works on: the data files, else the redo logs, else the temp files.

@@ -34,7 +34,7 @@ use crate::sys::{self, DioAlignment};
 use crate::units::{duration_label, size_label};
 use crate::workload::cache::{BufferCache, DirtyQueue};
 use crate::workload::redo::RedoLog;
-use crate::workload::spec::{RedoSync, RunConfig};
+use crate::workload::spec::{RedoDurability, RunConfig};
 use crate::workload::{self, Instance, Test, Workload};
 
 /// What a finished run produced.
@@ -453,7 +453,7 @@ fn run_on(
         redo_flags: cfg.uses_redo().then_some(OpenFlags {
             write: true,
             direct: cfg.io_mode.direct(),
-            dsync: cfg.redo.sync == RedoSync::Dsync,
+            dsync: cfg.redo.durability == RedoDurability::Dsync,
         }),
         redo: Vec::new(),
         temp,
