@@ -290,10 +290,10 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
         sync: format!("{:?}", cfg.redo.durability).to_lowercase(),
         pieces: {
             // The log writer's plan: the run's LGWR, or a "log file parallel write" class.
-            let sync = (i.plan.classes.iter())
+            let one_by_one = (i.plan.classes.iter())
                 .find(|c| c.spec.event == Event::LogFileParallelWrite)
-                .map_or(i.plan.lgwr_sync, |c| c.sync);
-            if sync { "sync" } else { "async" }.into()
+                .map_or(i.plan.lgwr_one_by_one, |c| c.one_by_one);
+            if one_by_one { "sync" } else { "async" }.into()
         },
         lgwr_cpu: cfg.redo.lgwr_cpu,
         noise_cpu: cfg.redo.noise_cpu,

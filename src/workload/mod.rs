@@ -189,7 +189,7 @@ pub struct Workload {
     pub lgwr: bool,
     /// LGWR writes the pieces of a large write one after another, not together (a
     /// synchronous io mode, or `[redo] submission = "sync"`).
-    pub lgwr_sync: bool,
+    pub lgwr_one_by_one: bool,
     /// Database writer threads beside the sessions (the oltp test).
     pub dbwr: usize,
     /// The data set's block size.
@@ -206,7 +206,7 @@ pub struct ClassPlan {
     pub pattern: Pattern,
     pub shape: SessionShape,
     /// The class's calls are synchronous: one request at a time.
-    pub sync: bool,
+    pub one_by_one: bool,
     /// The slot of the class's event in [`Workload::events`].
     pub slot: usize,
     /// Sessions `first_session .. first_session + spec.sessions` belong to the class.
@@ -314,7 +314,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         events,
         preset: cfg.classes.is_empty(),
         lgwr,
-        lgwr_sync: redo.submission == Submission::Sync || !cfg.io_mode.asynchronous(),
+        lgwr_one_by_one: redo.submission == Submission::Sync || !cfg.io_mode.asynchronous(),
         dbwr: if oltp { cfg.redo.writers } else { 0 },
         block_size,
         redo,
@@ -349,7 +349,7 @@ fn class_plan(
         ));
     }
     let submits_sync = c.submission == Submission::Sync;
-    let sync = submits_sync || !cfg.io_mode.asynchronous();
+    let one_by_one = submits_sync || !cfg.io_mode.asynchronous();
     let weighted = (!c.sizes.is_fixed()).then_some(c.sizes);
     // A single-block class of one size has its request as its "block" (16K reads of an 8K
     // data set); weighted sizes are whole blocks of the data set.
@@ -379,7 +379,7 @@ fn class_plan(
     let depth = match pattern {
         Pattern::Stream(_, _) if submits_sync => 1,
         Pattern::Stream(_, Access::Random) => batch,
-        Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if sync => 1,
+        Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if one_by_one => 1,
         _ => depth,
     };
     let shape = SessionShape {
@@ -411,7 +411,7 @@ fn class_plan(
         spec: c,
         pattern,
         shape,
-        sync,
+        one_by_one,
         slot,
         first_session,
         temp_first_file,
