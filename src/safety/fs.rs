@@ -1,4 +1,4 @@
-//! The one way dbio creates, replaces, opens for writing and removes files (SPEC §7.6).
+//! The one way dbio creates, replaces, opens for writing and removes files.
 //!
 //! Everything dbio writes — data files, redo logs, temp files, the manifest, the verify
 //! sequence table, result.json, summaries, reports, CSV exports, job files — goes through a

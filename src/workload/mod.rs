@@ -1,5 +1,5 @@
-//! What I/O each test issues (SPEC §3–4). A test is a [`Workload`]: the events it measures and
-//! one [`Pattern`] per session. The patterns live in their own files and drive an engine
+//! What I/O each test issues. A test is a [`Workload`]: the events it measures and one
+//! [`Pattern`] per session. The patterns live in their own files and drive an engine
 //! through `engine::Engine`; they never know which engine it is.
 //!
 //! | test | `--async` | `--sync` |
@@ -12,7 +12,7 @@
 //! `--keep-inflight` turns the async read-iops/write-iops batches into a constant queue depth
 //! of `--batch` random blocks ([`Pattern::Stream`] with [`Access::Random`]).
 //!
-//! The write side of the database (SPEC §3–4) adds background threads beside the sessions:
+//! The write side of the database adds background threads beside the sessions:
 //!
 //! | test | sessions | background |
 //! |---|---|---|
@@ -55,7 +55,7 @@ pub use session::{IoFailure, Session, SessionShape};
 use spec::{OltpOptions, RedoOptions, RunConfig};
 pub use stream::Access;
 
-/// The tests of SPEC §4.
+/// The tests dbio runs, each one named by what it measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
@@ -216,7 +216,7 @@ pub struct ClassPlan {
 }
 
 impl Pattern {
-    /// What a class's sessions run: its kind, else its event's pattern (SPEC §4).
+    /// What a class's sessions run: its kind, else its event's pattern.
     fn of(c: &spec::ClassSpec) -> Pattern {
         use spec::ClassKind::{KeepInflight, Requests, Spills, Transactions};
         match (c.kind, c.event) {
