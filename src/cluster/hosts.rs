@@ -468,4 +468,75 @@ mod tests {
         // Nothing to judge by: the agent's start says what is wrong.
         assert_eq!(glibc_refusal("db1", "\n", "2.17"), None);
     }
+
+    fn result() -> HostResult {
+        let r = crate::report::fixture::run_result(2, &["db file sequential read"], false);
+        (r, Vec::new(), 0)
+    }
+
+    #[test]
+    fn a_host_s_state_moves_forward_only() {
+        let mut s = HostState::Connecting;
+        s.on_ready();
+        assert!(matches!(s, HostState::Ready));
+        s.on_checked();
+        assert!(
+            matches!(s, HostState::Ready),
+            "a late check does not move it back"
+        );
+        s.on_started();
+        assert!(matches!(s, HostState::Running));
+        s.on_result(result());
+        s.on_failed("late".into(), 4);
+        assert!(matches!(s, HostState::Done { ended: false, .. }));
+        s.on_end();
+        assert!(matches!(s, HostState::Done { ended: true, .. }));
+        // A refusal stays the answer to the check, whatever follows.
+        let mut s = HostState::Connecting;
+        s.on_refused("no space".into());
+        s.on_failed("then it failed".into(), 2);
+        s.on_end();
+        assert!(matches!(&s, HostState::Refused(why) if why == "no space"));
+        assert!(!s.checked());
+    }
+
+    #[test]
+    fn a_host_that_ends_remembers_whether_it_had_accepted_the_run() {
+        let mut before = HostState::Connecting;
+        before.on_end();
+        assert!(matches!(before, HostState::Ended { checked: false }));
+        let mut after = HostState::Connecting;
+        after.on_checked();
+        after.on_failed("cannot create".into(), 4);
+        after.on_end();
+        assert!(matches!(
+            after,
+            HostState::Failed {
+                checked: true,
+                exit: 4,
+                ..
+            }
+        ));
+        assert!(after.checked());
+    }
+
+    #[test]
+    fn a_lost_host_keeps_why_it_failed_and_a_result_that_still_arrives() {
+        let mut s = HostState::Running;
+        s.on_failed("EIO".into(), 4);
+        s.on_lost("no word from it for 3 s".into());
+        s.on_end();
+        s.on_result(result());
+        let HostState::Lost {
+            why,
+            failed,
+            result,
+        } = &s
+        else {
+            panic!("not lost");
+        };
+        assert_eq!(why, "no word from it for 3 s");
+        assert_eq!(failed.as_ref().map(|f| f.1), Some(4));
+        assert!(result.is_some());
+    }
 }

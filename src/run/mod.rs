@@ -816,3 +816,39 @@ fn add_storage(
     result.storage = Some(report::result::StorageJson::Map(map));
     result.lint = findings;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::RunArgs;
+    use crate::report::result::VerdictJson;
+
+    #[test]
+    fn the_exit_status_is_the_worst_thing_that_happened() {
+        let mut r = crate::report::fixture::run_result(3, &["db file sequential read"], false);
+        r.verdict = None;
+        assert_eq!(exit_code(false, false, &r), ExitCode::Ok);
+        r.verdict = Some(VerdictJson {
+            pass: false,
+            classes: Vec::new(),
+        });
+        assert_eq!(exit_code(false, false, &r), ExitCode::VerdictFailed);
+        assert_eq!(exit_code(false, true, &r), ExitCode::Interrupted);
+        assert_eq!(exit_code(true, true, &r), ExitCode::IoError);
+        r.verdict.as_mut().unwrap().pass = true;
+        assert_eq!(exit_code(false, false, &r), ExitCode::Ok);
+    }
+
+    #[test]
+    fn a_run_across_hosts_is_named_like_one_on_one_host_with_its_host_count() {
+        let mut a = RunArgs::defaults(Some(Test::ReadIops));
+        a.target = std::env::temp_dir().join("dbio-run-dir-name");
+        a.sessions = 8;
+        let cfg = crate::options::check::run_config(&a).expect("valid options");
+        let one = run_dir_name(&cfg, None, 1 << 30);
+        let many = run_dir_name(&cfg, Some(3), 1 << 30);
+        assert!(one.starts_with("read-iops_"), "{one}");
+        assert!(one.contains("_8sessions_1G_"), "{one}");
+        assert_eq!(many, one.replace("_8sessions_", "_3hosts_8sessions_"));
+    }
+}
