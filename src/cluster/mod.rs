@@ -20,7 +20,9 @@
 pub mod agent;
 pub mod clock;
 pub mod coordinator;
+mod hosts;
 pub mod merge;
+mod plan;
 pub mod protocol;
 pub mod transport;
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::histogram::LiveHistogram;
 
-/// Index of an event within the test's event list (see `workload::Plan::events`).
+/// Index of an event within the test's event list (see `workload::Workload::events`).
 pub type EventSlot = usize;
 
 #[inline]

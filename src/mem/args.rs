@@ -1,4 +1,4 @@
-//! `dbio mem` as typed ([`MemArgs`]) and as validated against the machine ([`Plan`]):
+//! `dbio mem` as typed ([`MemArgs`]) and as validated against the machine ([`MemTest`]):
 //! every size checked against free memory and every CPU against the ones dbio may use,
 //! before anything is allocated or created.
 
@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::bench::{CpuNode, Load, Memory};
 use super::buffer::{PageKind, THP_BYTES};
 use super::chase::Budget;
-use super::measure::{CpuNode, Load, Memory};
 use super::topology::{MemInfo, Topology, format_cpu_list};
 use crate::error::{Error, Result};
 use crate::options::cli::MemOptions;
@@ -121,7 +121,7 @@ pub struct Machine {
 
 /// A measurement, validated: what to measure, on what, with what memory.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct MemTest {
     pub parts: Vec<Part>,
     pub sizes: Vec<u64>,
     pub memory: Memory,
@@ -140,8 +140,8 @@ const RESERVE: u64 = 256 << 20;
 /// The smallest working set: 16 lines of the largest line size.
 const MIN_SIZE: u64 = 1 << 10;
 
-impl Plan {
-    pub fn new(a: &MemArgs, m: &Machine) -> Result<Plan> {
+impl MemTest {
+    pub fn new(a: &MemArgs, m: &Machine) -> Result<MemTest> {
         let cpu = match a.cpu {
             Some(c) if !m.allowed_cpus.contains(&c) => {
                 return Err(Error::usage(format!(
@@ -385,7 +385,7 @@ impl Plan {
                 format_cpu_list(&m.allowed_cpus)
             ));
         }
-        Ok(Plan {
+        Ok(MemTest {
             parts,
             sizes,
             memory: Memory {

@@ -10,13 +10,13 @@
 //! - loaded latency: the chase while 0, 1, 2, … other threads stream reads;
 //! - `--shm PATH` / `--pid PID`: where shared memory really lives ([`shm`]).
 //!
-//! The measuring layer ([`measure`]) knows nothing of the command line ([`args`]) or the
+//! The measuring layer ([`bench`]) knows nothing of the command line ([`args`]) or the
 //! report ([`result`], [`report`]); this file joins them.
 
 pub mod args;
+pub mod bench;
 pub mod buffer;
 pub mod chase;
-pub mod measure;
 pub mod numa;
 pub mod report;
 pub mod result;
@@ -28,8 +28,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 pub use args::MemArgs;
-use args::{Machine, Part, Plan};
-use measure::Step;
+use args::{Machine, MemTest, Part};
+use bench::Step;
 use result::{MemConfig, MemResult, PageSize};
 
 use crate::error::{Error, ExitCode, Result};
@@ -115,7 +115,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     if a.shm.is_some() || a.pid.is_some() {
         return placement(a, &root, &machine, &started_at, t0).map(|o| Output::Run(Box::new(o)));
     }
-    let plan = Plan::new(a, &machine)?;
+    let plan = MemTest::new(a, &machine)?;
     // mem_4k_1G for a curve up to 1 GiB; mem_4k_numa-loaded without a curve.
     let what = match plan.sizes.last() {
         Some(&largest) if plan.has(Part::Curve) => size_label(largest),
@@ -144,7 +144,7 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
 /// Measures `plan` and writes the result into `dir`.
 fn measure_into(
     a: &MemArgs,
-    (plan, machine): (&Plan, &Machine),
+    (plan, machine): (&MemTest, &Machine),
     stop: &AtomicBool,
     dir: &crate::safety::fs::Dir,
     (started_at, t0, load_at_start): (&str, u64, f64),
@@ -181,12 +181,12 @@ fn measure_into(
 
 /// What the measurements returned.
 struct Figures {
-    curve: Option<measure::Curve>,
-    matrix: Option<measure::Matrix>,
-    loaded: Option<measure::Loaded>,
+    curve: Option<bench::Curve>,
+    matrix: Option<bench::Matrix>,
+    loaded: Option<bench::Loaded>,
 }
 
-fn measure_all(plan: &Plan, stop: &AtomicBool, progress: &Progress) -> Result<Figures> {
+fn measure_all(plan: &MemTest, stop: &AtomicBool, progress: &Progress) -> Result<Figures> {
     let mut last: Option<f64> = None;
     let mut obs = |s: Step| {
         let msg = match s {
@@ -227,12 +227,12 @@ fn measure_all(plan: &Plan, stop: &AtomicBool, progress: &Progress) -> Result<Fi
     };
     if plan.has(Part::Curve) && !stop.load(Relaxed) {
         f.curve = Some(
-            measure::curve(m, &plan.sizes, plan.cpu, stop, &mut obs)
+            bench::curve(m, &plan.sizes, plan.cpu, stop, &mut obs)
                 .map_err(|e| fail("latency curve", e))?,
         );
     }
     if plan.has(Part::Numa) && !stop.load(Relaxed) {
-        f.matrix = Some(measure::matrix(
+        f.matrix = Some(bench::matrix(
             m,
             plan.numa_size,
             &plan.cpu_nodes,
@@ -243,8 +243,7 @@ fn measure_all(plan: &Plan, stop: &AtomicBool, progress: &Progress) -> Result<Fi
     }
     if plan.has(Part::Loaded) && !stop.load(Relaxed) {
         f.loaded = Some(
-            measure::loaded(m, &plan.load, stop, &mut obs)
-                .map_err(|e| fail("loaded latency", e))?,
+            bench::loaded(m, &plan.load, stop, &mut obs).map_err(|e| fail("loaded latency", e))?,
         );
     }
     Ok(f)
@@ -269,7 +268,7 @@ fn advice(e: &std::io::Error) -> String {
 
 fn assemble(
     a: &MemArgs,
-    plan: &Plan,
+    plan: &MemTest,
     machine: &Machine,
     f: Figures,
     started_at: &str,

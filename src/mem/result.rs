@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::{Cell, Curve, Loaded, Matrix, Placement};
+use super::bench::{Cell, Curve, Loaded, Matrix, Placement};
 use super::shm::{FilePlacement, ProcessPlacement};
 use super::topology::Topology;
 use crate::report::result::HostJson;

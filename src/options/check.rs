@@ -155,7 +155,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         block: a.redo_block,
         files: a.redo_files,
         file_size: a.redo_file_size,
-        sync: a.redo_sync,
+        durability: a.redo_sync,
         lgwr_cpu: a.lgwr_cpu,
         noise_cpu: a.noise_cpu,
         writers: a.writers as usize,

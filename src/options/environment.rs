@@ -16,7 +16,7 @@ use crate::run::{Preflight, temp_file_sizes};
 use crate::safety::limits::SpaceNeeds;
 use crate::sys;
 use crate::workload::spec::RunConfig;
-use crate::workload::{self, Plan, Test};
+use crate::workload::{self, Test, Workload};
 
 /// Stage 2: checks `cfg` against the machine. Creates nothing.
 pub fn check(cfg: &RunConfig) -> Result<Preflight> {
@@ -188,7 +188,7 @@ fn refuse_writes_to(cfg: &RunConfig, kind: TargetKind) -> Result<()> {
 
 /// A batch of random blocks is distinct blocks of the data set: one larger than the data
 /// set (`--batch 4096` of 1M blocks on 8 MiB) cannot be drawn, and a run would spin.
-fn check_batches(plan: &Plan) -> Result<()> {
+fn check_batches(plan: &Workload) -> Result<()> {
     for p in &plan.classes {
         let blocks = p.shape.data_blocks();
         if matches!(p.pattern, workload::Pattern::Batch(_)) && p.shape.batch as u64 > blocks {
@@ -205,7 +205,7 @@ fn check_batches(plan: &Plan) -> Result<()> {
 const OTHER_THREADS: u64 = 16;
 
 /// Refuses more sessions than the machine can run, naming the limit that binds.
-fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result<()> {
+fn check_sessions(cfg: &RunConfig, plan: &Workload, selection: &Selection) -> Result<()> {
     let uring = selection.kind == engine::EngineKind::Uring;
     let per = crate::safety::limits::PerSession {
         threads: if uring { 2 } else { 1 },
@@ -231,7 +231,12 @@ fn check_sessions(cfg: &RunConfig, plan: &Plan, selection: &Selection) -> Result
 
 /// Refuses a run whose buffers, histograms, rings, stacks and tables do not fit in the
 /// memory available, naming what takes it and the option that lowers it.
-fn check_memory(cfg: &RunConfig, plan: &Plan, selection: &Selection, files: usize) -> Result<()> {
+fn check_memory(
+    cfg: &RunConfig,
+    plan: &Workload,
+    selection: &Selection,
+    files: usize,
+) -> Result<()> {
     let Some((available, source)) = crate::run::memory::available().map_err(Error::usage)? else {
         return Ok(());
     };

@@ -38,7 +38,7 @@ use crate::dataset::fill::Content;
 use crate::engine::{EngineChoice, IoMode};
 use crate::units::{DurationRange, SizeRange};
 use crate::workload::span::Span;
-use crate::workload::spec::RedoSync;
+use crate::workload::spec::RedoDurability;
 use crate::workload::{Arrival, Test};
 use points::{LargeAccess, LatencyLimit, Shape, Stat};
 
@@ -122,7 +122,7 @@ pub struct RunArgs {
     pub redo_block: u64,
     pub redo_files: u32,
     pub redo_file_size: u64,
-    pub redo_sync: RedoSync,
+    pub redo_sync: RedoDurability,
     pub lgwr_cpu: Option<usize>,
     pub noise_cpu: Option<usize>,
     /// How LGWR writes the pieces of one write beside "log file sync" classes (a job
@@ -215,7 +215,7 @@ impl RunArgs {
             redo_block: 0,
             redo_files: 0,
             redo_file_size: 0,
-            redo_sync: RedoSync::Dsync,
+            redo_sync: RedoDurability::Dsync,
             lgwr_cpu: None,
             noise_cpu: None,
             lgwr_submission: None,

@@ -11,16 +11,16 @@ use crate::report::{RunResult, result as rj};
 use crate::sys::DioAlignment;
 use crate::warnings::Warning;
 use crate::workload::spec::RunConfig;
-use crate::workload::{ClassPlan, Event, IoFailure, Plan, Test};
+use crate::workload::{ClassPlan, Event, IoFailure, Test, Workload};
 
-use super::measure::Measurement;
+use super::window::Measurement;
 
 /// Everything the result is made of.
 pub struct Inputs<'a> {
     pub cfg: &'a RunConfig,
     pub ds: &'a DataSet,
     pub selection: &'a Selection,
-    pub plan: &'a Plan,
+    pub plan: &'a Workload,
     pub data_flags: &'a OpenFlags,
     pub align: &'a DioAlignment,
     pub buffer_align: usize,
@@ -79,7 +79,7 @@ fn not_running(stalls: &[crate::measure::stall::Stall], t: u32) -> Option<f64> {
 }
 
 /// The ASH history as result.json shows it: per second, average active sessions per state.
-fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
+fn ash_json(plan: &Workload, h: &AshHistory) -> rj::AshJson {
     let state_name = |state: usize| -> Option<String> {
         match state as u16 {
             IDLE => None,
@@ -125,7 +125,7 @@ fn ash_json(plan: &Plan, h: &AshHistory) -> rj::AshJson {
 /// Per class of a job run: target and achieved rate, lateness, service time. A classic
 /// test's one class (its preset) is the test itself: not listed.
 fn classes_json(
-    plan: &Plan,
+    plan: &Workload,
     events: &[rj::EventResult],
     m: &Measurement,
 ) -> Vec<rj::ClassResultJson> {
@@ -177,7 +177,7 @@ fn classes_json(
 /// loops: what the database would wait). A "log file parallel write" class is judged per
 /// LGWR write, as its rate counts them, not per piece of a split write.
 fn verdict_json(
-    plan: &Plan,
+    plan: &Workload,
     events: &[rj::EventResult],
     measured_seconds: f64,
 ) -> Option<rj::VerdictJson> {
@@ -287,13 +287,13 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
         redo_block: cfg.redo.block,
         redo_files: cfg.redo.files,
         redo_file_size: cfg.redo.file_size,
-        sync: format!("{:?}", cfg.redo.sync).to_lowercase(),
+        sync: format!("{:?}", cfg.redo.durability).to_lowercase(),
         pieces: {
             // The log writer's plan: the run's LGWR, or a "log file parallel write" class.
-            let sync = (i.plan.classes.iter())
+            let one_by_one = (i.plan.classes.iter())
                 .find(|c| c.spec.event == Event::LogFileParallelWrite)
-                .map_or(i.plan.lgwr_sync, |c| c.sync);
-            if sync { "sync" } else { "async" }.into()
+                .map_or(i.plan.lgwr_one_by_one, |c| c.one_by_one);
+            if one_by_one { "sync" } else { "async" }.into()
         },
         lgwr_cpu: cfg.redo.lgwr_cpu,
         noise_cpu: cfg.redo.noise_cpu,
@@ -451,7 +451,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     };
     let cpu_total = m.cpu_user_s + m.cpu_system_s;
     let mut open_flags = i.data_flags.names();
-    if plan.lgwr && cfg.redo.sync == crate::workload::spec::RedoSync::Fdatasync {
+    if plan.lgwr && cfg.redo.durability == crate::workload::spec::RedoDurability::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
     }
     // What the run works on: the data files, else the redo logs, else the temp files.

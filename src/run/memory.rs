@@ -10,7 +10,7 @@ use crate::sys::AlignedBuf;
 use crate::workload::cache::{BufferCache, DirtyQueue};
 use crate::workload::redo::{MAX_PIECES, RedoLog};
 use crate::workload::spec::RunConfig;
-use crate::workload::{Pattern, Plan};
+use crate::workload::{Pattern, Workload};
 
 /// The stack every thread of a run is started with (reserved, not committed): nothing on a
 /// request's path recurses or keeps large arrays on the stack.
@@ -105,7 +105,12 @@ const OTHER_THREADS: u64 = 5;
 
 /// Adds up what a run of `cfg` following `plan` takes with the engine `kind` over
 /// `data_files` data files.
-pub fn estimate(cfg: &RunConfig, plan: &Plan, kind: EngineKind, data_files: usize) -> MemoryNeed {
+pub fn estimate(
+    cfg: &RunConfig,
+    plan: &Workload,
+    kind: EngineKind,
+    data_files: usize,
+) -> MemoryNeed {
     let mut m = MemoryNeed::default();
     // Direct I/O aligns buffers to the device's logical block, at most a page in practice;
     // a larger alignment only adds to the slack counted per buffer.
@@ -224,7 +229,7 @@ mod tests {
     use crate::workload::Test;
 
     /// A run's configuration and plan from the command line's defaults, changed by `set`.
-    fn planned(test: Test, set: impl Fn(&mut RunArgs)) -> (RunConfig, Plan) {
+    fn planned(test: Test, set: impl Fn(&mut RunArgs)) -> (RunConfig, Workload) {
         let mut a = RunArgs::defaults(Some(test));
         a.target = std::env::temp_dir().join("dbio-memory-estimate");
         a.size = Some(256 << 20);
@@ -237,10 +242,10 @@ mod tests {
         (cfg, plan)
     }
 
-    /// Allocates what the run allocates (as run/measure.rs and run/mod.rs do, for one
+    /// Allocates what the run allocates (as run/roles.rs and run/mod.rs do, for one
     /// thread of each kind and counted for all) and returns, per part, the bytes the
     /// allocations themselves report.
-    fn allocated(cfg: &RunConfig, plan: &Plan) -> Vec<(&'static str, u64)> {
+    fn allocated(cfg: &RunConfig, plan: &Workload) -> Vec<(&'static str, u64)> {
         let align = 4096;
         let roles = cfg.sessions + usize::from(plan.lgwr) + plan.dbwr + 1;
         let counters = SessionCounters::many(roles, plan.events.len());
@@ -265,7 +270,7 @@ mod tests {
 
     #[test]
     fn the_estimate_covers_what_is_allocated() {
-        let configs: Vec<(RunConfig, Plan)> = vec![
+        let configs: Vec<(RunConfig, Workload)> = vec![
             planned(Test::ReadIops, |a| {
                 a.sync = true;
                 a.sessions = 4;

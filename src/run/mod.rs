@@ -1,17 +1,21 @@
-//! Running one test: data set → engine → instance → threads → measured window → result
-//! (SPEC §5.2).
+//! Running one test: data set → engine → instance → threads → measured window → result.
 //!
 //! Phases: prepare (unmeasured) → all threads set up and start together → warm-up
 //! (unmeasured) → measured window → stop. The main thread does the timing and samples the
 //! counters once a second; sessions and background threads only issue I/O and record it.
 //!
 //! - `mod.rs` (here): the data set, files, engine choice and the instance a run needs;
-//! - [`measure`]: the threads (sessions, LGWR, DBWR, noise, ASH sampler) and the window;
+//! - [`window`]: the main thread: starts the threads, keeps time through warm-up and the
+//!   measured window, draws the progress line;
+//! - [`threads`]: the harness every thread of the run shares (start gate, one life);
+//! - [`roles`]: what each thread does (sessions, LGWR, DBWR, redo writers, noise);
 //! - [`assemble`]: the [`RunResult`] made of what was measured.
 
 mod assemble;
-mod measure;
 pub mod memory;
+mod roles;
+mod threads;
+mod window;
 
 use crate::units::Shown;
 use std::fs::File;
@@ -30,8 +34,8 @@ use crate::sys::{self, DioAlignment};
 use crate::units::{duration_label, size_label};
 use crate::workload::cache::{BufferCache, DirtyQueue};
 use crate::workload::redo::RedoLog;
-use crate::workload::spec::{RedoSync, RunConfig};
-use crate::workload::{self, Instance, Plan, Test};
+use crate::workload::spec::{RedoDurability, RunConfig};
+use crate::workload::{self, Instance, Test, Workload};
 
 /// What a finished run produced.
 pub struct RunOutcome {
@@ -209,6 +213,36 @@ pub struct Preflight {
     pub region: Option<Region>,
 }
 
+/// The name of a run's directory after its UTC start: `<test>_<sync|async|mixed>_` then, for a
+/// run across hosts, `<N>hosts_`, then `<N>sessions_<size>_<duration>`. A run on one host and
+/// one across hosts are named alike.
+pub fn run_dir_name(cfg: &RunConfig, hosts: Option<usize>, size_bytes: u64) -> String {
+    let hosts = hosts.map_or(String::new(), |n| format!("{n}hosts_"));
+    format!(
+        "{}_{}_{hosts}{}sessions_{}_{}",
+        cfg.test.name(),
+        cfg.submission_label(),
+        cfg.sessions,
+        size_label(size_bytes),
+        duration_label(cfg.duration)
+    )
+}
+
+/// The exit status of a run, the worst thing first: an I/O error (a failed request or thread,
+/// a lost host) 4, interrupted 130, a failed verdict 3, else 0. One ladder for a run on one
+/// host and one across hosts.
+pub fn exit_code(io_error: bool, interrupted: bool, result: &RunResult) -> ExitCode {
+    if io_error {
+        ExitCode::IoError
+    } else if interrupted {
+        ExitCode::Interrupted
+    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
+        ExitCode::VerdictFailed
+    } else {
+        ExitCode::Ok
+    }
+}
+
 /// Runs `cfg` to the end (or until `stop`), writes the run directory, returns the outcome.
 ///
 /// Everything was checked before (`pre`): the options, the machine, `--out`. The run
@@ -231,15 +265,7 @@ pub fn run(
         let ds = open_for_run(cfg, pre, stop, on_data_set)?;
         return run_in(cfg, stop, ds, None, pre, started_at);
     }
-    // The run directory is named <UTC>_<test>_<sync|async|mixed>_<N>sessions_<size>_<duration>.
-    let tail = format!(
-        "{}_{}_{}sessions_{}_{}",
-        cfg.test.name(),
-        cfg.submission_label(),
-        cfg.sessions,
-        size_label(pre.size_bytes),
-        duration_label(cfg.duration)
-    );
+    let tail = run_dir_name(cfg, None, pre.size_bytes);
     // Made, proved writable, registered and locked (while the run goes) before anything is
     // prepared or measured.
     let place = report::RunPlace::make(
@@ -427,7 +453,7 @@ fn run_on(
         redo_flags: cfg.uses_redo().then_some(OpenFlags {
             write: true,
             direct: cfg.io_mode.direct(),
-            dsync: cfg.redo.sync == RedoSync::Dsync,
+            dsync: cfg.redo.durability == RedoDurability::Dsync,
         }),
         redo: Vec::new(),
         temp,
@@ -493,7 +519,7 @@ fn run_on(
             t0.elapsed().as_secs_f64()
         );
     }
-    let fds = measure::Fds {
+    let fds = threads::Fds {
         data: data_fds,
         redo: RunFiles::fds(&files.redo),
         temp: RunFiles::fds(&files.temp),
@@ -505,7 +531,7 @@ fn run_on(
         .map(|n| (n.name.clone(), n.layer.clone()))
         .collect();
     let display = Progress::line(progress::wanted(cfg.quiet));
-    let mut m = measure::measure(
+    let mut m = window::measure(
         cfg,
         &plan,
         &inst,
@@ -570,15 +596,8 @@ fn run_on(
         ));
     }
     // Errors a run went on after (--continue-on-error) still make the exit status 4.
-    let exit = if !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty() {
-        ExitCode::IoError
-    } else if m.interrupted {
-        ExitCode::Interrupted
-    } else if result.verdict.as_ref().is_some_and(|v| !v.pass) {
-        ExitCode::VerdictFailed
-    } else {
-        ExitCode::Ok
-    };
+    let io_error = !m.failures.is_empty() || !m.setup_errors.is_empty() || !m.continued.is_empty();
+    let exit = exit_code(io_error, m.interrupted, &result);
     Ok(RunOutcome {
         result,
         run_dir: PathBuf::new(),
@@ -690,7 +709,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
 }
 
 /// The instance's shared memory for the plan: log buffer, dirty queue, buffer cache.
-fn instance(cfg: &RunConfig, plan: &Plan, buffer_align: usize) -> Result<Instance> {
+fn instance(cfg: &RunConfig, plan: &Workload, buffer_align: usize) -> Result<Instance> {
     let n = cfg.sessions;
     let mut inst = Instance::new(n, n + usize::from(plan.lgwr) + plan.dbwr);
     if plan.lgwr {
@@ -796,4 +815,40 @@ fn add_storage(
     result.os = os;
     result.storage = Some(report::result::StorageJson::Map(map));
     result.lint = findings;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::RunArgs;
+    use crate::report::result::VerdictJson;
+
+    #[test]
+    fn the_exit_status_is_the_worst_thing_that_happened() {
+        let mut r = crate::report::fixture::run_result(3, &["db file sequential read"], false);
+        r.verdict = None;
+        assert_eq!(exit_code(false, false, &r), ExitCode::Ok);
+        r.verdict = Some(VerdictJson {
+            pass: false,
+            classes: Vec::new(),
+        });
+        assert_eq!(exit_code(false, false, &r), ExitCode::VerdictFailed);
+        assert_eq!(exit_code(false, true, &r), ExitCode::Interrupted);
+        assert_eq!(exit_code(true, true, &r), ExitCode::IoError);
+        r.verdict.as_mut().unwrap().pass = true;
+        assert_eq!(exit_code(false, false, &r), ExitCode::Ok);
+    }
+
+    #[test]
+    fn a_run_across_hosts_is_named_like_one_on_one_host_with_its_host_count() {
+        let mut a = RunArgs::defaults(Some(Test::ReadIops));
+        a.target = std::env::temp_dir().join("dbio-run-dir-name");
+        a.sessions = 8;
+        let cfg = crate::options::check::run_config(&a).expect("valid options");
+        let one = run_dir_name(&cfg, None, 1 << 30);
+        let many = run_dir_name(&cfg, Some(3), 1 << 30);
+        assert!(one.starts_with("read-iops_"), "{one}");
+        assert!(one.contains("_8sessions_1G_"), "{one}");
+        assert_eq!(many, one.replace("_8sessions_", "_3hosts_8sessions_"));
+    }
 }

@@ -601,7 +601,7 @@ impl Dir {
             }
             Err(e) => return Err(e),
         }
-        self.sync()
+        self.fsync()
     }
 
     /// Tries `make` at `.NAME.PID-RANDOM.tmp` names until one is free; returns it.
@@ -674,7 +674,7 @@ impl Dir {
     }
 
     /// Makes the directory's entries durable (after a rename or link).
-    pub fn sync(&self) -> io::Result<()> {
+    pub fn fsync(&self) -> io::Result<()> {
         // SAFETY: fsync on a valid descriptor.
         check(unsafe { libc::fsync(self.fd.as_raw_fd()) }).map(|_| ())
     }

@@ -29,7 +29,7 @@ use crate::error::{Error, ExitCode, Result};
 use crate::store::Store;
 use arith::{Array, Device, Inputs, Load, Sizing};
 use measured::Measured;
-use plan::Plan;
+use plan::SizingPlan;
 
 pub const SCHEMA: &str = "dbio.size.v1";
 
@@ -137,7 +137,7 @@ pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
 
 /// The device's capabilities: measured by runs (`--runs`, else `device.runs`), or stated.
 fn device_figures(
-    plan: &Plan,
+    plan: &SizingPlan,
     cli_runs: &[i64],
     db: Option<&Path>,
     notes: &mut Vec<String>,
@@ -198,7 +198,7 @@ fn device_figures(
 }
 
 /// Computes the sizing of `plan` (with measured runs `cli_runs`, if any).
-pub fn report(plan: &Plan, cli_runs: &[i64], db: Option<&Path>) -> Result<SizeReport> {
+pub fn report(plan: &SizingPlan, cli_runs: &[i64], db: Option<&Path>) -> Result<SizeReport> {
     let mut notes = Vec::new();
     let (iops, mib_per_s, usable_surface, measured) =
         device_figures(plan, cli_runs, db, &mut notes)?;

@@ -151,7 +151,7 @@ pub struct ArrayPlan {
 
 /// A plan read and checked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub struct SizingPlan {
     pub origin: String,
     pub capacity_bytes: u64,
     pub growth: f64,
@@ -168,7 +168,7 @@ pub struct Keyed<T> {
 }
 
 /// Reads and checks the plan at `path`.
-pub fn load(path: &Path) -> Result<Plan> {
+pub fn load(path: &Path) -> Result<SizingPlan> {
     let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::usage(format!("{}: no such file", path.shown())),
         std::io::ErrorKind::InvalidData => {
@@ -299,7 +299,7 @@ impl Reader<'_> {
 }
 
 /// Parses plan `text` (`origin` names it in errors).
-pub fn parse(text: &str, origin: &str) -> Result<Plan> {
+pub fn parse(text: &str, origin: &str) -> Result<SizingPlan> {
     let file: PlanFile =
         toml::from_str(text).map_err(|e| crate::options::job::toml_error(text, origin, &e))?;
     let r = Reader { text, origin };
@@ -365,7 +365,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Plan> {
         Some(v) => r.fraction("array.spares", v, true)?,
         None => 0.0,
     };
-    Ok(Plan {
+    Ok(SizingPlan {
         origin: origin.to_string(),
         capacity_bytes,
         growth,

@@ -13,10 +13,10 @@ use crate::engine::{IoRequest, Op};
 
 use super::random_blocks::submit_and_wait;
 use super::session::{IoFailure, Session};
-use super::{Event, Plan};
+use super::{Event, Workload};
 
 /// Writes dirty blocks until every session has stopped.
-pub fn dbwr(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
+pub fn dbwr(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> {
     let slot = plan.slot(Event::DbFileParallelWrite);
     let inst = s.inst;
     let dirty = inst.dirty.as_ref().expect("oltp has a dirty queue");

@@ -1,4 +1,4 @@
-//! What I/O each test issues (docs/events.md). A test is a [`Plan`]: the events it measures and
+//! What I/O each test issues (docs/events.md). A test is a [`Workload`]: the events it measures and
 //! one [`Pattern`] per session. The patterns live in their own files and drive an engine
 //! through `engine::Engine`; they never know which engine it is.
 //!
@@ -178,7 +178,7 @@ pub enum Pattern {
 /// event slot, and the background threads beside them (LGWR, DBWR). A classic test is one
 /// class, its preset ([`presets`]); a job has its own.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Workload {
     /// The events measured, in report order; threads record into slot = index here.
     pub events: Vec<Event>,
     /// Every session belongs to one class, in order: sessions `first_session ..` of each.
@@ -189,7 +189,7 @@ pub struct Plan {
     pub lgwr: bool,
     /// LGWR writes the pieces of a large write one after another, not together (a
     /// synchronous io mode, or `[redo] submission = "sync"`).
-    pub lgwr_sync: bool,
+    pub lgwr_one_by_one: bool,
     /// Database writer threads beside the sessions (the oltp test).
     pub dbwr: usize,
     /// The data set's block size.
@@ -206,8 +206,8 @@ pub struct ClassPlan {
     pub pattern: Pattern,
     pub shape: SessionShape,
     /// The class's calls are synchronous: one request at a time.
-    pub sync: bool,
-    /// The slot of the class's event in [`Plan::events`].
+    pub one_by_one: bool,
+    /// The slot of the class's event in [`Workload::events`].
     pub slot: usize,
     /// Sessions `first_session .. first_session + spec.sessions` belong to the class.
     pub first_session: usize,
@@ -259,7 +259,7 @@ struct DataFiles {
 ///
 /// `--span` is applied here and nowhere else: the classes' shapes — which every pattern
 /// draws its offsets from — see files that end where the span ends.
-pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Plan> {
+pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> Result<Workload> {
     cfg.check_span(file_size)?;
     let data = DataFiles {
         files,
@@ -310,11 +310,11 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     if oltp && cfg.oltp.cache_size.is_some() {
         events.push(Event::FreeBufferWaits);
     }
-    Ok(Plan {
+    Ok(Workload {
         events,
         preset: cfg.classes.is_empty(),
         lgwr,
-        lgwr_sync: redo.submission == Submission::Sync || !cfg.io_mode.asynchronous(),
+        lgwr_one_by_one: redo.submission == Submission::Sync || !cfg.io_mode.asynchronous(),
         dbwr: if oltp { cfg.redo.writers } else { 0 },
         block_size,
         redo,
@@ -349,7 +349,7 @@ fn class_plan(
         ));
     }
     let submits_sync = c.submission == Submission::Sync;
-    let sync = submits_sync || !cfg.io_mode.asynchronous();
+    let one_by_one = submits_sync || !cfg.io_mode.asynchronous();
     let weighted = (!c.sizes.is_fixed()).then_some(c.sizes);
     // A single-block class of one size has its request as its "block" (16K reads of an 8K
     // data set); weighted sizes are whole blocks of the data set.
@@ -379,7 +379,7 @@ fn class_plan(
     let depth = match pattern {
         Pattern::Stream(_, _) if submits_sync => 1,
         Pattern::Stream(_, Access::Random) => batch,
-        Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if sync => 1,
+        Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if one_by_one => 1,
         _ => depth,
     };
     let shape = SessionShape {
@@ -411,7 +411,7 @@ fn class_plan(
         spec: c,
         pattern,
         shape,
-        sync,
+        one_by_one,
         slot,
         first_session,
         temp_first_file,
@@ -420,7 +420,7 @@ fn class_plan(
 
 impl ClassPlan {
     /// Most requests one of the class's sessions keeps in flight.
-    pub fn capacity(&self, plan: &Plan) -> usize {
+    pub fn capacity(&self, plan: &Workload) -> usize {
         match self.pattern {
             Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
             Pattern::RedoWrite => redo::MAX_PIECES + 1,
@@ -431,7 +431,7 @@ impl ClassPlan {
     }
 
     /// Bytes of I/O buffer one of the class's sessions needs.
-    pub fn buffer_bytes(&self, plan: &Plan) -> usize {
+    pub fn buffer_bytes(&self, plan: &Workload) -> usize {
         let s = &self.shape;
         let bs = s.block_size as usize;
         // Single-block patterns of a class with weighted sizes: room for the largest.
@@ -480,7 +480,7 @@ impl ClassPlan {
     }
 }
 
-impl Plan {
+impl Workload {
     /// The class session `id` belongs to, and its index within the class.
     pub fn class_of(&self, id: usize) -> (&ClassPlan, usize) {
         let c = self
@@ -551,7 +551,7 @@ pub fn idle_for(ns: u64, ash: &crate::measure::ash::AshSlot, stop: &std::sync::a
 
 /// Runs one session of `class` until the window ends or `stop` is set.
 pub fn run_session(
-    plan: &Plan,
+    plan: &Workload,
     class: &ClassPlan,
     s: &mut Session,
 ) -> std::result::Result<(), IoFailure> {
@@ -565,7 +565,7 @@ pub fn run_session(
         Pattern::Oltp => oltp::transactions(plan, s),
         Pattern::Temp => temp::spills(plan, class, s),
         Pattern::RedoWrite => {
-            unreachable!("a log writer class runs as a log writer (run/measure.rs)")
+            unreachable!("a log writer class runs as a log writer (run/roles.rs)")
         }
     };
     s.ash.idle();

@@ -19,7 +19,7 @@ use crate::sys::{AlignedBuf, now_ns};
 use super::cache::{BufferCache, DirtyQueue, Lookup};
 use super::random_blocks::submit_and_wait;
 use super::session::{IoFailure, Session, SessionShape};
-use super::{Event, Plan, redo};
+use super::{Event, Workload, redo};
 
 /// Where a block of the work unit is held while the transaction uses it.
 #[derive(Debug, Clone, Copy)]
@@ -31,7 +31,7 @@ enum Held {
 }
 
 /// The transaction loop of one session.
-pub fn transactions(plan: &Plan, s: &mut Session) -> Result<(), IoFailure> {
+pub fn transactions(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> {
     let o = &plan.oltp;
     let inst = s.inst;
     let n = o.work_unit;

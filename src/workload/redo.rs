@@ -18,7 +18,7 @@ use crate::engine::{Completion, Engine, IoRequest, Op};
 use crate::measure::ash::AshSlot;
 use crate::measure::{EventSlot, Recorder};
 use crate::sys::now_ns;
-use crate::workload::spec::RedoSync;
+use crate::workload::spec::RedoDurability;
 
 pub use super::log_buffer::RedoLog;
 use super::session::{IoFailure, Pacer, REAP_TIMEOUT_MS, Session, stamp_unique};
@@ -125,7 +125,7 @@ pub struct Lgwr<'a> {
     /// The redo log files, written in turn.
     pub files: &'a [RawFd],
     pub file_size: u64,
-    pub sync: RedoSync,
+    pub durability: RedoDurability,
     /// How the log writer's requests are issued.
     pub engine: Box<dyn Engine>,
     /// The pieces of a write go out one after another as synchronous calls (`--sync`, a
@@ -152,7 +152,7 @@ impl<'a> Lgwr<'a> {
         log: &'a RedoLog,
         files: &'a [RawFd],
         file_size: u64,
-        sync: RedoSync,
+        durability: RedoDurability,
         (engine, one_by_one): (Box<dyn Engine>, bool),
         rec: Recorder,
         ash: &'a AshSlot,
@@ -163,7 +163,7 @@ impl<'a> Lgwr<'a> {
             log,
             files,
             file_size,
-            sync,
+            durability,
             engine,
             one_by_one,
             rec,
@@ -337,7 +337,7 @@ impl<'a> Lgwr<'a> {
         } else {
             self.write_together(&reqs[..n], sched)
         };
-        if failure.is_none() && self.sync == RedoSync::Fdatasync {
+        if failure.is_none() && self.durability == RedoDurability::Fdatasync {
             let c = self
                 .engine
                 .execute(&IoRequest::datasync(self.file as u32, 0));

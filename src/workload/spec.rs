@@ -17,18 +17,18 @@ use crate::workload::{Event, Test};
 /// How LGWR makes redo durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RedoSync {
+pub enum RedoDurability {
     /// Redo files opened O_DSYNC: each write is durable when it returns.
     Dsync,
     /// Plain writes followed by fdatasync.
     Fdatasync,
 }
 
-impl RedoSync {
+impl RedoDurability {
     pub fn name(self) -> &'static str {
         match self {
-            RedoSync::Dsync => "dsync",
-            RedoSync::Fdatasync => "fdatasync",
+            RedoDurability::Dsync => "dsync",
+            RedoDurability::Fdatasync => "fdatasync",
         }
     }
 }
@@ -41,7 +41,7 @@ pub struct RedoOptions {
     pub block: u64,
     pub files: u32,
     pub file_size: u64,
-    pub sync: RedoSync,
+    pub durability: RedoDurability,
     pub lgwr_cpu: Option<usize>,
     pub noise_cpu: Option<usize>,
     pub writers: usize,

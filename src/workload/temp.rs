@@ -9,14 +9,14 @@ use crate::engine::Op;
 use super::session::{IoFailure, Session};
 use super::spec::ClassKind;
 use super::stream::pump;
-use super::{ClassPlan, Event, Plan};
+use super::{ClassPlan, Event, Workload};
 
 /// The spill loop of one session of `class`: its temp file is number
 /// `class.temp_first_file + local_id`. The temp test's class writes its spill and reads it
 /// back; a job's class issues only its own event: a "direct path write temp" class writes
 /// its spill over and over, a "direct path read temp" class reads it (written before the
 /// run) over and over.
-pub fn spills(plan: &Plan, class: &ClassPlan, s: &mut Session) -> Result<(), IoFailure> {
+pub fn spills(plan: &Workload, class: &ClassPlan, s: &mut Session) -> Result<(), IoFailure> {
     let io = class.temp_io();
     let spill = class.spill_bytes();
     let file = class.temp_first_file + s.local_id;

@@ -1,6 +1,6 @@
 use super::*;
+use crate::mem::bench::{Cell, Matrix};
 use crate::mem::chase::Sample;
-use crate::mem::measure::{Cell, Matrix};
 use crate::mem::result::{self, tests::seed_001_latency};
 use crate::report::summary::text;
 

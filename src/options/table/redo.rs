@@ -5,7 +5,7 @@ use crate::options::parse::*;
 use crate::options::{Applies, Group, Opt, heading};
 use crate::units;
 use crate::workload::Test;
-use crate::workload::spec::RedoSync;
+use crate::workload::spec::RedoDurability;
 
 pub(super) const REDO: &[Opt] = &[
     Opt {
@@ -130,8 +130,8 @@ pub(super) const REDO: &[Opt] = &[
             a.redo_sync = one_of(
                 t,
                 &[
-                    ("dsync", RedoSync::Dsync),
-                    ("fdatasync", RedoSync::Fdatasync),
+                    ("dsync", RedoDurability::Dsync),
+                    ("fdatasync", RedoDurability::Fdatasync),
                 ],
             )?;
             Ok(())
