@@ -10,6 +10,7 @@ pub mod export;
 pub(crate) mod fixture;
 pub mod html;
 pub mod result;
+pub mod result_pg;
 pub mod sections;
 pub mod summary;
 
