@@ -93,6 +93,8 @@ pub enum Command {
     /// JSON lines on stdin/stdout and ends when stdin closes.
     #[command(hide = true)]
     Agent(AgentArgs),
+    /// dbio's tests through a real PostgreSQL, beside what the storage gives.
+    Pg(Box<crate::pg::PgArgs>),
 }
 
 #[derive(Debug, Clone, Args)]

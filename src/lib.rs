@@ -28,6 +28,7 @@ pub mod error;
 pub mod measure;
 pub mod mem;
 pub mod options;
+pub mod pg;
 pub mod progress;
 pub mod report;
 pub mod run;

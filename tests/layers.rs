@@ -21,7 +21,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("report", &["report"]),
     ("one run, the store", &["run", "store"]),
     ("options", &["options"]),
-    ("commands", &["sweep", "sizing", "mem", "doctor", "cluster"]),
+    (
+        "commands",
+        &["sweep", "sizing", "mem", "doctor", "cluster", "pg"],
+    ),
     ("front", &["cli", "app"]),
 ];
 

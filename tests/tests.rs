@@ -21,6 +21,7 @@ mod leftovers;
 mod mem;
 mod mem_signals;
 mod memory;
+mod pg_observe;
 mod places;
 mod progress;
 mod report;

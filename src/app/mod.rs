@@ -94,6 +94,9 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Wizard => crate::app::wizard::wizard(&stop, cli.db.as_deref()),
         Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
         Command::Man => print_bytes(&crate::app::shell::man_page()?),
+        Command::Pg(a) => match &a.command {
+            crate::pg::PgCommand::Observe(o) => crate::pg::observe::observe(o, &stop),
+        },
         Command::Agent(a) => {
             crate::cluster::agent::main(a.pushed.as_deref(), &stop, &|ds, test| {
                 register(cli.db.as_deref(), ds, test)

@@ -16,6 +16,7 @@ mod compare;
 mod events;
 pub mod format;
 mod model;
+mod pg;
 mod run;
 mod system;
 mod workload;
@@ -25,6 +26,7 @@ pub use events::{
     BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
 };
 pub use model::*;
+pub use pg::pg_sections;
 
 use crate::report::result::RunResult;
 
@@ -40,6 +42,9 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::classes(r));
     sections.extend(workload::verdict(r));
     sections.extend(workload::temp(r));
+    if let Some(p) = &r.pg {
+        sections.extend(pg_sections(p));
+    }
     sections.push(events::latency(r));
     sections.push(events::histograms(r));
     sections.push(Section::new("seconds", "Per second").with(Block::Chart(Chart::PerSecond)));
