@@ -31,6 +31,13 @@ pub fn render(r: &RunResult) -> String {
     page.finish()
 }
 
+/// Renders a page of any report made of sections (`dbio pg compare`).
+pub fn render_report(report: &sections::Report) -> String {
+    let mut page = Page::new(&report.title);
+    page.report(report, None);
+    page.finish()
+}
+
 /// The HTML skeleton shared by the run report, the comparison and the sweep page.
 pub(crate) struct Page {
     pub body: String,
