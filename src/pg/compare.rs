@@ -7,11 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::RunArgs;
 use crate::report::result::{EventResult, RunResult};
 use crate::report::sections::format::{number, ratio};
 use crate::report::sections::{Block, Column, Level, Report, Section, Table, pg_sections};
+use crate::run::RunOutcome;
 use crate::units::human_bytes;
 
 /// The event a side is judged by: the one its sessions waited on longest (the first of Top
@@ -144,6 +145,10 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
     }
 }
 
+/// Where the plain test keeps its data set: under `--out`, the file system the throwaway
+/// server's data directory lives on (it is made in the run directory).
+pub const STORAGE_DIR: &str = "dbio-compare-data";
+
 /// The plain dbio test matching a pg test, on `dir` (a directory on the data directory's
 /// file system): the same arguments (test, sessions, size, depth, duration, submission),
 /// only the target differs.
@@ -153,12 +158,73 @@ pub fn storage_args(pg_run: &RunArgs, dir: &Path) -> RunArgs {
     a
 }
 
-/// Runs the plain test `a` as `dbio run` would (validated first, then run; its run
-/// directory written) and returns its result.
-pub fn run_storage(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunResult> {
-    let cfg = crate::options::check::run_config(a)?;
+/// Both runs of `dbio pg compare` and their report.
+pub struct Compared {
+    pub database: RunOutcome,
+    pub storage: RunOutcome,
+    pub report: Report,
+}
+
+/// Runs the pg test (`run_pg`: `dbio pg run` as a function), then the plain test on the file
+/// system of its data directory, and builds the one report. The plain test's arguments are
+/// checked before the pg test starts, so a refusal comes before anything is created.
+pub fn compare_runs(
+    a: &RunArgs,
+    stop: &Arc<AtomicBool>,
+    run_pg: &dyn Fn(&RunArgs, &Arc<AtomicBool>) -> Result<RunOutcome>,
+) -> Result<Compared> {
+    let plain = storage_args(a, &a.out.join(STORAGE_DIR));
+    let cfg = crate::options::check::run_config(&plain)?;
+    let database = run_pg(a, stop)?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Error::Interrupted(
+            "interrupted after the database's run; the storage's test was not run".into(),
+        ));
+    }
     let pre = crate::options::environment::check(&cfg)?;
-    Ok(crate::run::run(&cfg, &pre, stop, &|_| {})?.result)
+    let storage = crate::run::run(&cfg, &pre, stop, &|_| {})?;
+    let mut report = compare_report(&storage.result, &database.result);
+    let data_dir = (database.result.pg.as_ref())
+        .and_then(|p| p.server.data_directory.clone())
+        .map(std::path::PathBuf::from);
+    if let Some(caution) = elsewhere(&plain.target, data_dir.as_deref())
+        && let Some(s) = report.sections.iter_mut().find(|s| s.id == "side-by-side")
+    {
+        s.push(Block::Caution(caution));
+    }
+    Ok(Compared {
+        database,
+        storage,
+        report,
+    })
+}
+
+/// The device of `path`, or of its nearest ancestor that exists (a throwaway server's data
+/// directory is gone after its run; its run directory stays).
+fn device_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors()
+        .find_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.dev())
+}
+
+/// A caution when the plain test's data set was not on the data directory's file system
+/// (or that could not be told).
+pub fn elsewhere(target: &Path, data_dir: Option<&Path>) -> Option<String> {
+    let Some(data_dir) = data_dir else {
+        return Some(format!(
+            "The server did not show its data directory: the storage's test ran on {}'s file system, which may not be the database's.",
+            target.display()
+        ));
+    };
+    if !data_dir.is_absolute() || device_of(data_dir) != device_of(target) {
+        return Some(format!(
+            "The storage's test ran on {}'s file system, not on that of the data directory {} (another file system, or another host).",
+            target.display(),
+            data_dir.display()
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -224,6 +290,26 @@ mod tests {
         );
         assert!(text.contains("recorded no PostgreSQL section"), "{text}");
         assert!(!text.contains("the database got"), "{text}");
+    }
+
+    #[test]
+    fn the_plain_test_on_another_file_system_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join(STORAGE_DIR);
+        // A data directory already removed, under the same directory: the same file system.
+        assert_eq!(
+            elsewhere(&target, Some(&dir.path().join("run/pgdata"))),
+            None
+        );
+        if let Some(other) = ["/proc", "/sys"].iter().map(Path::new).find(|p| p.exists()) {
+            let c = elsewhere(&target, Some(other)).unwrap();
+            assert!(c.contains("not on that of the data directory"), "{c}");
+        }
+        assert!(
+            elsewhere(&target, None)
+                .unwrap()
+                .contains("did not show its data directory")
+        );
     }
 
     #[test]

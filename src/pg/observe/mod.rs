@@ -15,8 +15,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::report::result_pg::PgSection;
 
+pub use crate::report::result_pg::PgSection;
 pub use crate::report::result_pg::PgServer as ServerFacts;
 pub use command::{ObserveArgs, observe};
 
