@@ -77,7 +77,7 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
     ];
 
     let mut t = Table::new(vec![
-        Column::left("", 20),
+        Column::left("Figure", 20),
         Column::right("Storage gives", 14),
         Column::right("Database gets", 14),
         Column::right("Ratio", 9),

@@ -17,7 +17,8 @@ pub struct PgSection {
     /// How the operating system's page cache was kept out of the reads ("direct I/O
     /// (debug_io_direct=data)", "posix_fadvise(DONTNEED) ...", "not controlled: ...").
     pub cache: String,
-    /// Seconds between the first and the last statistics snapshot.
+    /// Seconds from the first statistics snapshot to the end of observing (the last
+    /// snapshot follows after a pause that lets the backends flush their counters).
     pub interval_s: f64,
     pub sampler: PgSampler,
     /// Samples per (backend type, wait event), most first: the Top Timed Events.

@@ -12,7 +12,7 @@ pub mod stats;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -132,6 +132,7 @@ impl Observer {
     /// exits), and returns everything as the result's pg section.
     pub fn finish(self, ctx: &RunContext) -> Result<PgSection> {
         self.stop.store(true, Ordering::Relaxed);
+        let stopped = Instant::now();
         let (mut client, tally, seconds, failure) = self
             .sampler
             .join()
@@ -150,7 +151,8 @@ impl Observer {
             .map_err(|e| pg_error("reading the statistics", &e))?;
         let (waits, ash, sampler) = tally.finish(self.hz, seconds);
         let deltas = stats::scalar_deltas(&self.first, &last);
-        let io = stats::io_figures(&self.columns, &self.first, &last);
+        let interval_s = (stopped - self.first.at).as_secs_f64();
+        let io = stats::io_figures(&self.columns, &self.first, &last, interval_s);
         let wal = stats::wal_figures(&self.columns, &deltas, &io);
         let mut section = PgSection {
             server: self.server,
@@ -158,7 +160,7 @@ impl Observer {
                 .map(|(k, v)| format!("{k} = {v}"))
                 .collect(),
             cache: ctx.cache.describe(),
-            interval_s: (last.at - self.first.at).as_secs_f64(),
+            interval_s,
             sampler,
             waits,
             ash,

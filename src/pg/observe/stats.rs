@@ -272,9 +272,9 @@ fn io_figure(
 }
 
 /// The I/O figures over the interval, per backend type, object and operation (operations
-/// that did not happen are left out).
-pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot) -> Vec<PgIo> {
-    let seconds = (after.at - before.at).as_secs_f64();
+/// that did not happen are left out); rates are per second of `seconds`, the time the
+/// activity counted took (the last snapshot may come a pause later, to let counters flush).
+pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot, seconds: f64) -> Vec<PgIo> {
     let d = scalar_deltas(before, after);
     let get = |k: &str| d.get(k).copied().unwrap_or(0.0);
     let mut out = Vec::new();
@@ -486,7 +486,7 @@ mod tests {
             ],
             vec![],
         );
-        let io = io_figures(&c, &before, &after);
+        let io = io_figures(&c, &before, &after, 2.0);
         let read = &io[0];
         assert_eq!(
             (read.backend_type.as_str(), read.op.as_str()),
@@ -587,7 +587,7 @@ mod tests {
                 row("client backend", "wal", (0.0, 0.0, Some(0.0)), 200.0),
             ],
         );
-        let io = io_figures(&c, &before, &after);
+        let io = io_figures(&c, &before, &after, 1.0);
         let r = io.iter().find(|i| i.op == "read").unwrap();
         assert_eq!(r.backend_type, "io worker");
         assert_eq!(r.ops, 100);
