@@ -14,7 +14,7 @@
 #                                          dbio read of 18 (io_method values, pg_stat_io
 #                                          *_bytes columns, WAL rows), stop and remove it
 #
-# PG18_DIR (default ~/.cache/dbio/pg18) keeps the fetched binaries between runs; DBIO=PATH
+# SIZE (default: dbio's) is the table's size; PG18_DIR (default ~/.cache/dbio/pg18) keeps the fetched binaries between runs; DBIO=PATH
 # uses that dbio binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +53,7 @@ else
   dbio=$(realpath "${CARGO_TARGET_DIR:-target}/release/dbio")
 fi
 out=$(mktemp -d /tmp/dbio-pg18.XXXXXX)
+chmod 755 "$out" # the throwaway server's user enters it to reach its run directory
 export XDG_DATA_HOME=$out/xdg # keep the runs out of the user's results store
 
 if $check; then
@@ -124,7 +125,8 @@ printf '%-8s %-7s %10s %12s %24s %24s\n' test io_method IOPS mean_us "session Da
 for sub in --async --sync; do
   for method in sync worker; do
     "$dbio" pg run read-iops "$sub" --pg-bin "$bin" --pg-set "io_method=$method" \
-      --sessions "$sessions" --duration "${seconds}s" --out "$out/runs" --json >"$out/r.json"
+      --sessions "$sessions" --duration "${seconds}s" ${SIZE:+--size "$SIZE"} --out "$out/runs" \
+      --json >"$out/r.json"
     python3 - "$out/r.json" "$sub" "$method" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
