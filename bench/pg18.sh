@@ -126,7 +126,7 @@ for sub in --async --sync; do
   for method in sync worker; do
     "$dbio" pg run read-iops "$sub" --pg-bin "$bin" --pg-set "io_method=$method" \
       --sessions "$sessions" --duration "${seconds}s" ${SIZE:+--size "$SIZE"} --out "$out/runs" \
-      --json >"$out/r.json"
+      --json >"$out/r.json" 2>"$out/err" || { cat "$out/err" >&2; exit 1; }
     python3 - "$out/r.json" "$sub" "$method" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
