@@ -29,6 +29,7 @@ mod mem_size_report;
 mod memory;
 mod options_table;
 mod pg;
+mod pg_observe;
 mod places;
 mod progress;
 mod report;

@@ -54,6 +54,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         cli.command,
         Command::Run(_)
             | Command::Pg(crate::pg::PgCommand::Run(_))
+            | Command::Pg(crate::pg::PgCommand::Compare(_))
             | Command::Prepare(_)
             | Command::Matrix(_)
             | Command::Sweep(_)
@@ -74,6 +75,18 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
             finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
         }
         Command::Pg(crate::pg::PgCommand::Clean(a)) => crate::pg::clean(&a),
+        Command::Pg(crate::pg::PgCommand::Observe(a)) => crate::pg::observe::observe(&a, &stop),
+        Command::Pg(crate::pg::PgCommand::Compare(a)) => {
+            let c = crate::pg::compare::compare_runs(&a.0, &stop, &crate::pg::run)?;
+            record(cli.db.as_deref(), &c.database);
+            record(cli.db.as_deref(), &c.storage);
+            let _ = write!(
+                std::io::stdout().lock(),
+                "{}",
+                crate::report::render(&c.report, a.0.format)
+            );
+            Ok(c.database.exit)
+        }
         Command::Clean(a) if a.stale => {
             let known = known(cli.db.as_deref());
             if let Some(problem) = &known.store_problem {

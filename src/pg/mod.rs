@@ -6,14 +6,13 @@
 //! - [`server`]: the throwaway server; [`schema`]: the run's one schema;
 //! - [`load`]: the tables, and keeping the page cache out; [`workloads`]: the sessions.
 
+pub mod compare;
 pub mod connect;
 pub mod load;
-mod observe_stub;
+pub mod observe;
 pub mod schema;
 pub mod server;
 pub mod workloads;
-
-use crate::pg::observe_stub as observe;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +42,11 @@ pub enum PgCommand {
     /// Run one test through PostgreSQL: a throwaway server (--pg-bin) or an existing one
     /// (--pg), every object in one schema dbio_<run id> dropped at the end.
     Run(Box<PgRun>),
+    /// Run the test through PostgreSQL, then the same plain test on the file system of the
+    /// data directory: one table of what the storage gives and what the database gets.
+    Compare(Box<PgRun>),
+    #[command(hide = true)]
+    Observe(observe::ObserveArgs),
     /// Drop the dbio_* schemas a killed run left (only those carrying dbio's mark).
     Clean(PgClean),
 }
@@ -572,6 +576,7 @@ fn measure(
         open_flags.push(format!("io_method = {m}"));
     }
     let mut result = RunResult {
+        pg: None,
         schema: rj::SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
         dbio_build: Some(rj::DbioBuildJson::this()),
@@ -685,8 +690,8 @@ fn measure(
 }
 
 /// Puts what the database saw into the result (its `pg` section).
-fn attach(_result: &mut RunResult, _section: observe::PgSection) {
-    // With pg::observe merged: `_result.pg = Some(_section);`
+fn attach(result: &mut RunResult, section: observe::PgSection) {
+    result.pg = Some(section);
 }
 
 /// This process's user and system CPU seconds.

@@ -257,6 +257,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         },
         verify: None,
         hosts: Vec::new(),
+        pg: None,
     }
 }
 

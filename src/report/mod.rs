@@ -12,6 +12,7 @@ pub(crate) mod fixture;
 pub mod html;
 pub mod markdown;
 pub mod result;
+pub mod result_pg;
 pub mod sections;
 pub mod summary;
 

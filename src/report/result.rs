@@ -79,6 +79,10 @@ pub struct RunResult {
     /// above (which are the cluster's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRunJson>,
+    /// What PostgreSQL saw (`dbio pg` runs): the server, its wait events, its I/O statistics
+    /// and findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg: Option<crate::report::result_pg::PgSection>,
 }
 
 /// One host of a run across hosts: its clock against the coordinator's, when it started,

@@ -568,5 +568,6 @@ pub fn assemble(i: &Inputs) -> RunResult {
         lint: Vec::new(),
         verify: None,
         hosts: Vec::new(),
+        pg: None,
     }
 }

@@ -19,6 +19,7 @@ mod compare;
 mod events;
 pub mod format;
 mod model;
+mod pg;
 mod run;
 mod system;
 mod workload;
@@ -28,6 +29,7 @@ pub use events::{
     BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
 };
 pub use model::*;
+pub use pg::pg_sections;
 
 use crate::report::result::RunResult;
 
@@ -43,6 +45,9 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::classes(r));
     sections.extend(workload::verdict(r));
     sections.extend(workload::temp(r));
+    if let Some(p) = &r.pg {
+        sections.extend(pg_sections(p));
+    }
     sections.push(events::latency(r));
     sections.push(events::histograms(r));
     let mut seconds = Section::new("seconds", "Per second");

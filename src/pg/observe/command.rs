@@ -1,0 +1,87 @@
+//! `dbio pg observe --pg URL --seconds N`: watch a server for a while, whatever runs on it,
+//! and print what it saw (the pg section of a result; `--json` for its JSON). Hidden: it is
+//! the observer of `dbio pg run` on its own, for tests and for a look at a busy server.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::{CacheControl, Observer, RunContext};
+use crate::error::{Error, ExitCode, Result};
+use crate::report::sections::{Report, pg_sections};
+
+#[derive(Debug, Clone, Args)]
+pub struct ObserveArgs {
+    /// The server: a URL (`postgresql:///db?host=/run/sock&port=5432&user=me`) or
+    /// `key=value` pairs (`host=/run/sock port=5432 user=me`).
+    #[arg(long, value_name = "URL")]
+    pub pg: String,
+    /// How long to watch.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub seconds: u32,
+    /// Samples of pg_stat_activity a second (100 to 1000).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(100..=1000))]
+    pub hz: u32,
+    /// Print the section as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses `--pg` (a URL or key=value pairs).
+pub fn config(text: &str) -> Result<postgres::Config> {
+    postgres::Config::from_str(text).map_err(|e| {
+        Error::usage(format!(
+            "--pg {}: not a PostgreSQL URL or key=value connection string: {e}",
+            crate::units::echoed(text)
+        ))
+    })
+}
+
+/// Watches the server for `--seconds` (or until a signal), then prints what it saw.
+pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
+    let config = config(&a.pg)?;
+    // An unreachable server is bad input, refused before anything is watched.
+    config.connect(postgres::NoTls).map_err(|e| {
+        Error::usage(format!(
+            "--pg {}: cannot connect: {}",
+            crate::units::echoed(&a.pg),
+            super::pg_error("connecting", &e)
+        ))
+    })?;
+    let observer = Observer::start(&config, a.hz)?;
+    let end = Instant::now() + Duration::from_secs(u64::from(a.seconds));
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(
+            Duration::from_millis(50).min(end.saturating_duration_since(Instant::now())),
+        );
+    }
+    let ctx = RunContext {
+        test: "observe".into(),
+        asynchronous: false,
+        depth: 0,
+        sessions: 0,
+        session_set: Vec::new(),
+        cache: CacheControl::NotControlled("only watched, nothing run".into()),
+        mean_read_us: None,
+    };
+    let section = observer.finish(&ctx)?;
+    if a.json {
+        let text = serde_json::to_string_pretty(&section)
+            .map_err(|e| Error::other(format!("writing JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        let report = Report {
+            title: format!("dbio {} — PostgreSQL observed", env!("CARGO_PKG_VERSION")),
+            sections: pg_sections(&section),
+        };
+        print!("{}", crate::report::summary::text(&report));
+    }
+    Ok(if stop.load(Ordering::Relaxed) {
+        ExitCode::Interrupted
+    } else {
+        ExitCode::Ok
+    })
+}
