@@ -516,7 +516,7 @@ fn verdict(bytes: &BTreeMap<u32, u64>, memory_nodes: usize, mpol: Option<&str>) 
             _ => String::new(),
         };
         format!(
-            "{share:.0} % on node {top}: processes on the other nodes read it remotely (seed 000's \"Cyclops\"){policy}"
+            "{share:.0} % on node {top}: processes on the other nodes read it remotely (the \"Cyclops\" case){policy}"
         )
     } else {
         let parts: Vec<String> = bytes

@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(bracketed("always madvise never"), None);
     }
 
-    /// Seed 001's machine: 4 sockets of 8 CPUs, every remote node at distance 21 although
+    /// The published four-node machine: 4 sockets of 8 CPUs, every remote node at distance 21 although
     /// node 3 is two hops from node 0. The topology alone cannot show that hop; it must
     /// still come out exactly as sysfs says.
     #[test]

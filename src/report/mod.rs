@@ -275,7 +275,7 @@ impl RunPlace {
     }
 }
 
-/// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (SPEC §6), adding `-2`, `-3`, ... if a
+/// Creates `<out>/<yyyymmddThhmmss>_<name_tail>/` (docs/outputs.md), adding `-2`, `-3`, ... if a
 /// run in the same second took the name. Returns it open.
 fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {
     let stamp: String = started_at

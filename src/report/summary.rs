@@ -1,6 +1,6 @@
 //! `summary.txt` and what `dbio show` and `dbio compare` print: the sections of a report
 //! ([`crate::report::sections`]) as fixed-width text that reads like a database performance
-//! report (SPEC §6). Only syntax lives here: which rows and figures a section has is decided
+//! report (docs/outputs.md). Only syntax lives here: which rows and figures a section has is decided
 //! there, once for every format.
 
 use std::fmt::Write;

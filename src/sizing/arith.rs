@@ -1,4 +1,4 @@
-//! The arithmetic of seed 003's method, as pure functions: from the database's load and
+//! The arithmetic of the sizing method (docs/sizing.md), as pure functions: from the database's load and
 //! capacity to devices (for IOPS, for bandwidth, for capacity — the largest binds), spares
 //! and arrays, and the capacity-first answer beside it.
 //!
@@ -242,7 +242,8 @@ pub struct Arrays {
     pub for_devices: u64,
 }
 
-/// IOPS per GiB (seed 003: a 146 GB drive gives 1.14, a 450 GB one 0.37).
+/// IOPS per GiB (the data warehouse case of docs/sizing.md: a 146 GB drive gives 1.14, a
+/// 450 GB one 0.37).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct IopsPerGib {
     /// Device IOPS over its whole capacity.
