@@ -110,6 +110,9 @@ pub struct Manifest {
     /// `dbio-verify.seq`, with its identity.
     #[serde(default)]
     pub verify_seq: Option<FileEntry>,
+    /// How `dbio precondition` last wrote the data files over (absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preconditioned: Option<super::precondition::Preconditioned>,
 }
 
 /// A manifest entry dbio will not act on, and why.
@@ -378,6 +381,7 @@ mod tests {
             in_use: None,
             verify: false,
             verify_seq: Some(entry("dbio-verify.seq/..", 13)),
+            preconditioned: None,
         };
         let rejected = m.check();
         let names: Vec<&str> = m.all_files().map(|e| e.name.as_str()).collect();
