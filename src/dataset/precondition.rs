@@ -77,7 +77,8 @@ impl Preconditioned {
         self.complete_passes() == self.passes_asked as usize
     }
 
-    /// One line: "2 passes of sequential 128 KiB writes (2.0 GiB) at 2026-…Z: 512.3, 498.1 MiB/s".
+    /// One line: "2 passes of sequential 128K writes (2.0 GiB), ended 2026-…Z: 512.3,
+    /// 498.1 MiB/s".
     pub fn describe(&self) -> String {
         let rates: Vec<String> = self
             .passes
@@ -90,12 +91,19 @@ impl Preconditioned {
                 )
             })
             .collect();
+        let passes = if self.complete() {
+            format!("{} pass(es)", self.passes_asked)
+        } else {
+            format!(
+                "{} of {} pass(es) (stopped)",
+                self.complete_passes(),
+                self.passes_asked
+            )
+        };
         format!(
-            "{} of {} pass(es) of sequential {} writes{} ({}) ended {}: {} MiB/s",
-            self.complete_passes(),
-            self.passes_asked,
+            "{passes} of sequential {} writes{} ({}), ended {}: {} MiB/s",
             crate::units::size_label(self.request_bytes),
-            if self.direct { "" } else { " (buffered)" },
+            if self.direct { "" } else { ", buffered" },
             crate::units::human_bytes(self.bytes),
             self.at,
             rates.join(", ")
