@@ -23,6 +23,7 @@ mod mem;
 mod mem_signals;
 mod memory;
 mod places;
+mod precondition;
 mod progress;
 mod report;
 mod report_blemishes;
