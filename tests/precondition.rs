@@ -129,7 +129,11 @@ fn a_data_set_is_written_over_twice_and_later_results_say_so() {
     // Data files made again are fresh: the mark goes with the old ones.
     let out = env.output(&["prepare", "--size", "32M", "--files", "2", "--fresh", "-q"]);
     assert!(out.status.success(), "{out:?}");
-    assert!(manifest(&ds).get("preconditioned").is_none(), "{}", manifest(&ds));
+    assert!(
+        manifest(&ds).get("preconditioned").is_none(),
+        "{}",
+        manifest(&ds)
+    );
 }
 
 #[test]
