@@ -236,3 +236,45 @@ fn a_loop_device_is_written_twice_its_size_and_a_mounted_one_is_refused() {
     refusal_line("mounted", &out, &["is mounted", "mnt"]);
     assert_eq!(digest(&dev.dev), before, "nothing written");
 }
+
+#[test]
+fn ctrl_c_stops_between_writes_and_says_which_pass_was_partial() {
+    let env = Env::new();
+    let out = env.output(&["prepare", "--size", "64M", "--files", "2", "-q"]);
+    assert!(out.status.success(), "{out:?}");
+    let ds = env.join("dbio-data");
+    let child = env
+        .process()
+        .args(["precondition", "--passes", "100", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::util::wait_locked(&ds, child.id());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill on a child of this process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let j: Value = serde_json::from_slice(&out.stdout).expect("JSON even when stopped");
+    assert_eq!(j["complete"], false, "{j}");
+    let passes = j["passes"].as_array().unwrap();
+    let last = passes.last().expect("a pass was begun");
+    assert_eq!(last["complete"], false, "{j}");
+    assert!(u(&last["bytes"]) < 64 * MIB, "{j}");
+    assert!(u(&j["bytes_written"]) < 100 * 64 * MIB, "{j}");
+    assert!(err.contains("PARTIAL (stopped by a signal)"), "{err}");
+    assert!(err.contains("stopped by a signal:"), "{err}");
+    // The manifest records the passes made, or nothing when none was complete.
+    let m = manifest(&ds);
+    let complete = u(&j["passes_complete"]);
+    if complete == 0 {
+        assert!(m.get("preconditioned").is_none(), "{m}");
+    } else {
+        assert_eq!(m["preconditioned"]["passes"], j["passes"], "{m}");
+    }
+    // Still a usable data set: a later precondition of one pass completes.
+    let j = env.json(&["precondition", "--passes", "1", "--json"]);
+    assert_passes(&j, 64 * MIB, 1);
+}

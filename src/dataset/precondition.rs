@@ -272,3 +272,50 @@ impl Manifest {
         u64::from_str_radix(&self.id, 16).unwrap_or(0) ^ sys::now_ns()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest written before preconditioning existed still reads, unmarked; an
+    /// unmarked one is written without the field, a marked one keeps it.
+    #[test]
+    fn manifests_without_the_mark_still_read_and_the_mark_round_trips() {
+        let old = r#"{"schema":"dbio.dataset.v1","created_by":"dbio 0.1.0","id":"00ff",
+            "created_at":"2026-01-01T00:00:00Z","state":"ready","size_bytes":8192,
+            "block_size":8192,"fill":"random","created_dir":true,
+            "files":[{"name":"dbio-data-001.dbf","size_bytes":8192,"dev":1,"ino":2}]}"#;
+        let mut m: Manifest = serde_json::from_str(old).unwrap();
+        assert!(m.preconditioned.is_none());
+        assert!(
+            !serde_json::to_string(&m)
+                .unwrap()
+                .contains("preconditioned")
+        );
+        let pass = |complete| Pass {
+            bytes: 8192,
+            seconds: 0.5,
+            mib_s: 8192.0 / 1048576.0 / 0.5,
+            complete,
+        };
+        m.preconditioned = Some(Preconditioned {
+            at: "2026-01-02T00:00:00Z".into(),
+            request_bytes: REQUEST_BYTES,
+            passes_asked: 2,
+            passes: vec![pass(true), pass(false)],
+            bytes: 16384,
+            direct: true,
+        });
+        let back: Manifest = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        let p = back.preconditioned.unwrap();
+        assert_eq!(Some(&p), m.preconditioned.as_ref());
+        assert_eq!(p.complete_passes(), 1);
+        assert!(!p.complete());
+        let line = p.describe();
+        assert!(
+            line.starts_with("1 of 2 pass(es) (stopped) of sequential 128K writes"),
+            "{line}"
+        );
+        assert!(line.contains("0.0, 0.0 (partial) MiB/s"), "{line}");
+    }
+}
