@@ -54,6 +54,10 @@ pub enum Command {
     Prepare(PrepareArgs),
     /// Remove a data set that dbio created (only the files its manifest lists).
     Clean(CleanArgs),
+    /// Precondition flash: write a data set (or, with --destructive, a block device) over
+    /// in sequential 128 KiB writes, twice by default, so later results are not taken on
+    /// fresh flash; the data set's manifest and every later result say so.
+    Precondition(PreconditionArgs),
     /// Draw report.html, timeseries.csv and histograms.csv of a run again from its result.json.
     Report(ReportArgs),
     /// List the runs recorded in the results store, oldest first.
@@ -133,6 +137,29 @@ pub struct PrepareArgs {
     /// Fill with buffered writes instead of O_DIRECT (for file systems without direct I/O).
     #[arg(long)]
     pub buffered: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PreconditionArgs {
+    /// A data set directory dbio prepared, or (with --destructive) a block device.
+    #[arg(default_value = "./dbio-data", value_name = "TARGET")]
+    pub target: PathBuf,
+    /// How many times the whole target is written (1 to 100).
+    #[arg(long, value_name = "N", default_value_t = crate::dataset::precondition::DEFAULT_PASSES,
+          value_parser = clap::value_parser!(u32).range(1..=crate::dataset::precondition::MAX_PASSES as i64))]
+    pub passes: u32,
+    /// Allow writing over a block device (after every check a write test's --destructive makes).
+    #[arg(long)]
+    pub destructive: bool,
+    /// With --destructive: do not ask on the terminal before writing over the device.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print what was done as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar (it is only drawn when stdout and stderr are terminals).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]

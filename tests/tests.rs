@@ -31,6 +31,7 @@ mod options_table;
 mod pg;
 mod pg_observe;
 mod places;
+mod precondition;
 mod progress;
 mod report;
 mod report_blemishes;

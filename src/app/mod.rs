@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+pub mod precondition;
 pub mod shell;
 pub mod wizard;
 
@@ -98,6 +99,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
             crate::doctor::clean_stale(&a.paths, &known, &|path| forget_run_dir(db, path))
         }
         Command::Clean(a) => clean(&a, cli.db.as_deref()),
+        Command::Precondition(a) => precondition::precondition(&a, &stop),
         Command::Report(a) => report(&a),
         Command::Runs(a) => runs(&a, cli.db.as_deref()),
         Command::Show(a) => show(&a, cli.db.as_deref()),

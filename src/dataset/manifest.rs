@@ -110,6 +110,84 @@ pub struct Manifest {
     /// `dbio-verify.seq`, with its identity.
     #[serde(default)]
     pub verify_seq: Option<FileEntry>,
+    /// How `dbio precondition` last wrote the data files over (absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preconditioned: Option<Preconditioned>,
+}
+
+/// One pass over the whole target.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pass {
+    /// Bytes written in this pass.
+    pub bytes: u64,
+    /// From the first write to the end of the pass's flush.
+    pub seconds: f64,
+    pub mib_s: f64,
+    /// Whether the pass covered the whole target (false: stopped by a signal).
+    pub complete: bool,
+}
+
+/// What `dbio precondition` did (sequential writes over every data file, a number of
+/// times), as the data set's manifest and every later result record it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Preconditioned {
+    /// When it ended (UTC, RFC 3339).
+    pub at: String,
+    /// Bytes per sequential write.
+    pub request_bytes: u64,
+    /// The passes asked for.
+    pub passes_asked: u32,
+    /// Every pass made, in order; the last one may be incomplete.
+    pub passes: Vec<Pass>,
+    /// Bytes written in all passes.
+    pub bytes: u64,
+    /// Whether the writes bypassed the page cache (O_DIRECT).
+    pub direct: bool,
+}
+
+impl Preconditioned {
+    /// The passes that covered the whole target.
+    pub fn complete_passes(&self) -> usize {
+        self.passes.iter().filter(|p| p.complete).count()
+    }
+
+    /// Whether every pass asked for was made in full.
+    pub fn complete(&self) -> bool {
+        self.complete_passes() == self.passes_asked as usize
+    }
+
+    /// One line: "2 passes of sequential 128K writes (2.0 GiB), ended 2026-…Z: 512.3,
+    /// 498.1 MiB/s".
+    pub fn describe(&self) -> String {
+        let rates: Vec<String> = self
+            .passes
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.1}{}",
+                    p.mib_s,
+                    if p.complete { "" } else { " (partial)" }
+                )
+            })
+            .collect();
+        let passes = if self.complete() {
+            format!("{} pass(es)", self.passes_asked)
+        } else {
+            format!(
+                "{} of {} pass(es) (stopped)",
+                self.complete_passes(),
+                self.passes_asked
+            )
+        };
+        format!(
+            "{passes} of sequential {} writes{} ({}), ended {}: {} MiB/s",
+            crate::units::size_label(self.request_bytes),
+            if self.direct { "" } else { ", buffered" },
+            crate::units::human_bytes(self.bytes),
+            self.at,
+            rates.join(", ")
+        )
+    }
 }
 
 /// A manifest entry dbio will not act on, and why.
@@ -378,6 +456,7 @@ mod tests {
             in_use: None,
             verify: false,
             verify_seq: Some(entry("dbio-verify.seq/..", 13)),
+            preconditioned: None,
         };
         let rejected = m.check();
         let names: Vec<&str> = m.all_files().map(|e| e.name.as_str()).collect();

@@ -23,6 +23,7 @@ mod clean;
 pub mod fill;
 mod lock;
 pub mod manifest;
+pub mod precondition;
 mod prepare;
 pub mod scan;
 pub mod stale;

@@ -63,6 +63,7 @@ fn new_manifest(created_dir: bool, seed: u64) -> Manifest {
         in_use: None,
         verify: false,
         verify_seq: None,
+        preconditioned: None,
     }
 }
 
@@ -318,6 +319,7 @@ fn prepare_locked(
         remove_group(dir, &m.files)?;
         m.files.clear();
         m.size_bytes = 0;
+        m.preconditioned = None;
         m.write(dir)?;
     }
     if let (Some(why), Some(spec)) = (&changes.data, p.data) {
@@ -340,6 +342,7 @@ fn prepare_locked(
         }
         // The manifest written while preparing describes the data set being built, so
         // that one left by a kill is dbio's own, consistent, and recreated or removed.
+        m.preconditioned = None;
         m.fill = spec.fill.name();
         m.size_bytes = spec.size;
         m.block_size = spec.block_size;

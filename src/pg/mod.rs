@@ -646,6 +646,7 @@ fn measure(
             fill: None,
             disk_bytes: size,
             region: None,
+            preconditioned: None,
         },
         host: rj::HostJson::current(),
         events,

@@ -218,6 +218,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             fill: Some("random".into()),
             disk_bytes: (1 << 30) + (768 << 20),
             region: None,
+            preconditioned: None,
         },
         host: HostJson {
             hostname: "<script>alert(1)</script>".into(),

@@ -376,6 +376,10 @@ pub struct DataSetJson {
     /// that write across hosts: each host its own data files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<RegionJson>,
+    /// How `dbio precondition` last wrote the data files over, as the manifest records it
+    /// (absent: never, or a file or device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preconditioned: Option<crate::dataset::precondition::Preconditioned>,
 }
 
 /// A region of a data set: its data files `i` with `i % of == index`, by name.

@@ -525,6 +525,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
                 of,
                 files: ds.files.iter().map(|f| f.name.clone()).collect(),
             }),
+            preconditioned: ds.preconditioned().cloned(),
         },
         host: rj::HostJson::current(),
         cpu: rj::CpuJson {

@@ -55,6 +55,9 @@ pub fn configuration(r: &RunResult) -> Section {
             ),
         );
     }
+    if let Some(p) = &d.preconditioned {
+        f.push(("Preconditioned".into(), p.describe()));
+    }
     if c.span < 1.0 && d.files > 0 {
         let per_file = d.size_bytes / d.files as u64;
         let span = crate::workload::span::Span::from_ppm((c.span * 1e6).round() as u32);
