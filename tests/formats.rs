@@ -95,7 +95,9 @@ fn read_json(p: &Path) -> Value {
 
 #[test]
 fn a_run_in_markdown_has_the_figures_of_its_summary() {
-    let Some(shm) = shm_dir() else { return };
+    let Some(shm) = shm_dir() else {
+        return crate::util::skip("no /dev/shm");
+    };
     let env = Env::new();
     let data = shm.path().join("data").display().to_string();
     let db = env.db("md.db");
@@ -186,7 +188,9 @@ fn sweep_expected(s: &Value) -> Vec<Vec<String>> {
 
 #[test]
 fn sweep_in_markdown_and_text_prints_the_figures_of_sweep_json() {
-    let Some(shm) = shm_dir() else { return };
+    let Some(shm) = shm_dir() else {
+        return crate::util::skip("no /dev/shm");
+    };
     let env = Env::new();
     let data = shm.path().join("data").display().to_string();
     let mut outputs = Vec::new();
@@ -230,7 +234,9 @@ fn sweep_in_markdown_and_text_prints_the_figures_of_sweep_json() {
 
 #[test]
 fn calibrate_in_markdown_and_text_prints_the_figures_of_calibrate_json() {
-    let Some(shm) = shm_dir() else { return };
+    let Some(shm) = shm_dir() else {
+        return crate::util::skip("no /dev/shm");
+    };
     let env = Env::new();
     let data = shm.path().join("data").display().to_string();
     for format in ["md", "text"] {
@@ -293,4 +299,27 @@ fn calibrate_in_markdown_and_text_prints_the_figures_of_calibrate_json() {
             );
         }
     }
+}
+
+#[test]
+fn size_and_mem_topology_in_markdown_have_the_figures_of_text() {
+    let env = Env::new();
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/dw-5tb-sizing.toml");
+    let plan = plan.to_str().unwrap();
+    let text = ok(&env, &["size", plan]);
+    let md = ok(&env, &["size", plan, "--format", "md"]);
+    assert!(md.contains("| Class | Event |"), "{md}");
+    assert_eq!(
+        figures(&md),
+        figures(&text),
+        "dbio size: md and text figures"
+    );
+    let text = ok(&env, &["mem", "--topology"]);
+    let md = ok(&env, &["mem", "--topology", "--format", "md"]);
+    assert!(md.starts_with("# "), "{md}");
+    assert_eq!(
+        figures(&md),
+        figures(&text),
+        "dbio mem --topology: md and text figures"
+    );
 }

@@ -140,8 +140,15 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
     let mut out = std::io::stdout().lock();
     if a.options.0.json {
         let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
-    } else {
+    } else if a.options.0.format == crate::report::Format::Text {
         let _ = write!(out, "{}", outcome.summary);
+    } else {
+        let report = crate::mem::report::report(&outcome.result);
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&report, a.options.0.format)
+        );
     }
     eprintln!("dbio: results in {}", outcome.run_dir.shown());
     let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {

@@ -96,11 +96,10 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     };
     if a.topology {
         return Ok(Output::Topology {
-            text: crate::report::summary::text(&report::topology(
-                &machine.topology,
-                &machine.meminfo,
-                machine.thp.as_deref(),
-            )),
+            text: crate::report::render(
+                &report::topology(&machine.topology, &machine.meminfo, machine.thp.as_deref()),
+                a.options.0.format,
+            ),
             json: json_text(&serde_json::json!({
                 "topology": machine.topology,
                 "meminfo": machine.meminfo,

@@ -219,6 +219,11 @@ table_options!(
     Cmd::Show
 );
 table_options!(
+    /// The options of the table `dbio size` takes.
+    SizeOptions,
+    Cmd::Size
+);
+table_options!(
     /// The options of the table `dbio compare` takes.
     CompareOptions,
     Cmd::Compare

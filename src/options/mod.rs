@@ -359,6 +359,7 @@ pub enum Command {
     Runs,
     Show,
     Compare,
+    Size,
     PgRun,
 }
 

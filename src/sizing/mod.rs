@@ -44,9 +44,9 @@ pub struct SizeArgs {
     /// of the plan's figures.
     #[arg(long, value_name = "ID,...", value_delimiter = ',', num_args = 1.., value_parser = clap::value_parser!(i64).range(1..))]
     pub runs: Vec<i64>,
-    /// Print the sizing as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// The options of the table it takes: `--json` (the sizing as JSON), `--format`.
+    #[command(flatten)]
+    pub options: crate::options::cli::SizeOptions,
 }
 
 /// One requirement class as the report shows it.
@@ -121,7 +121,7 @@ pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
     let plan = plan::load(&a.plan)?;
     let report = report(&plan, &a.runs, db)?;
     let mut out = std::io::stdout().lock();
-    if a.json {
+    if a.options.0.json {
         let json =
             serde_json::to_string_pretty(&report).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
@@ -129,7 +129,7 @@ pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
         let _ = write!(
             out,
             "{}",
-            crate::report::summary::text(&report::report(&report))
+            crate::report::render(&report::report(&report), a.options.0.format)
         );
     }
     Ok(ExitCode::Ok)

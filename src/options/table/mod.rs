@@ -112,7 +112,7 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Mem,
-        groups: &[],
+        groups: &[Group::Report],
         also: &[
             ("seed", None),
             ("out", None),
@@ -132,6 +132,11 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Show,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Size,
         groups: &[Group::Report],
         also: &[("json", None)],
     },
