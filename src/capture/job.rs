@@ -367,19 +367,22 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             ),
             None => cite(&c.rate_from),
         };
-        // Sessions by Little's law: requests in flight = rate × mean wait.
+        // Sessions by Little's law: requests in flight = rate × mean wait, on average. Twice
+        // that, so that a burst of Poisson arrivals finds a free session instead of queueing
+        // behind busy ones (at exactly the mean, sessions would be busy nearly all the time and
+        // the latency from the schedule would measure the shortage of sessions, not the storage).
         let sessions = if c.event == Event::LogFileParallelWrite {
             1
         } else {
             match &c.mean_ms {
-                Some((m, _)) => ((rate * m / 1000.0).ceil() as u64).max(1),
+                Some((m, _)) => ((2.0 * rate * m / 1000.0).ceil() as u64).max(1),
                 None => 1,
             }
         };
         let sessions_comment = match (&c.mean_ms, c.event) {
             (_, Event::LogFileParallelWrite) => "one log writer".to_string(),
             (Some((m, _)), _) => format!(
-                "Little's law: {:.1}/s × {} = {:.2} in flight",
+                "Little's law: {:.1}/s × {} = {:.2} in flight on average; twice that, for bursts",
                 rate,
                 latency(*m),
                 rate * m / 1000.0

@@ -42,6 +42,30 @@ fn cell(figure: &str, v: Option<f64>) -> String {
     }
 }
 
+/// How busy the CPUs were over the run (all CPUs, mean of the seconds), if recorded.
+fn cpu_busy_pct(r: &RunResult) -> Option<f64> {
+    let all: Vec<f64> =
+        r.os.as_ref()?
+            .cpu
+            .iter()
+            .filter(|c| c.cpu == "all")
+            .map(|c| 100.0 - c.idle_pct - c.iowait_pct)
+            .collect();
+    (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+}
+
+/// The mean wait of the client backends' data file reads by PostgreSQL's own timing (µs),
+/// when it timed them.
+fn read_wait_us(database: &RunResult) -> Option<f64> {
+    let pg = database.pg.as_ref()?;
+    pg.io
+        .iter()
+        .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "read")
+        .and_then(|i| i.mean_wait_ms)
+        .filter(|ms| *ms > 0.0)
+        .map(|ms| ms * 1000.0)
+}
+
 /// One report of both runs: the runs, the side-by-side table (ratio = database / storage),
 /// the findings, then what PostgreSQL saw.
 pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
@@ -90,6 +114,19 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
             cell(figure, dv).into(),
             ratio(dv, sv).into(),
         ]);
+        // A request through the database is more than its read: PostgreSQL's own timing of
+        // the reads (track_io_timing) beside the storage's latency.
+        if figure == "Mean latency (µs)"
+            && let Some(w) = read_wait_us(database)
+        {
+            let sv = s.map(|e| e.latency_us.mean);
+            t.row(vec![
+                "Read wait, PG's timing (µs)".into(),
+                cell(figure, sv).into(),
+                cell(figure, Some(w)).into(),
+                ratio(Some(w), sv).into(),
+            ]);
+        }
     }
     let mut side = Section::new("side-by-side", "The storage gives, the database gets")
         .with(Block::Table(t))
@@ -115,6 +152,27 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
             d.latency_us.mean / s.latency_us.mean,
             crate::pg::observe::findings::latency_words(d.latency_us.mean),
             crate::pg::observe::findings::latency_words(s.latency_us.mean)
+        )));
+    }
+    if let (Some(s), Some(d), Some(w)) = (s, d, read_wait_us(database))
+        && s.latency_us.mean > 0.0
+    {
+        findings.push(Block::Note(format!(
+            "a read waited {} in PostgreSQL against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
+            crate::pg::observe::findings::latency_words(w),
+            crate::pg::observe::findings::latency_words(s.latency_us.mean),
+            w / s.latency_us.mean,
+            crate::pg::observe::findings::latency_words(d.latency_us.mean),
+            crate::pg::observe::findings::latency_words((d.latency_us.mean - w).max(0.0)),
+        )));
+    }
+    // Waits measured inside the database include the time a backend waits for a CPU once
+    // its read is done: on busy CPUs the database's figures say so.
+    if let Some(busy) = cpu_busy_pct(database)
+        && busy >= 80.0
+    {
+        findings.push(Block::Caution(format!(
+            "the CPUs were {busy:.0}% busy during the database's run: its backends, dbio's sessions and the sampler shared them, and every wait measured there includes waiting to be scheduled; fewer --sessions (or more CPUs) separate the storage from the CPU"
         )));
     }
     match &database.pg {

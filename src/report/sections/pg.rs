@@ -177,7 +177,10 @@ fn wal(p: &PgSection) -> Section {
             ),
         ),
     ];
-    if let Some(c) = w.commits_per_flush {
+    // A handful of flushes (a read test's) says nothing of group commit.
+    if let Some(c) = w.commits_per_flush
+        && w.syncs >= 10
+    {
         f.push(("Commits per WAL flush".to_string(), format!("{c:.2}")));
     }
     if let Some(ms) = w.mean_sync_ms {
