@@ -700,3 +700,19 @@ fn the_folder_reader_follows_paths_and_fronts() {
         ["fixture".to_string(), "tests".to_string()].into()
     );
 }
+
+/// A file does one job: none of `src/` is over 1,000 lines (split it by job, as
+/// `dataset/`, `run/` and `options/table/` are).
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            (n > 1000).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "over 1,000 lines: {long:?}");
+}

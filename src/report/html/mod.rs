@@ -8,6 +8,7 @@
 
 pub mod chart;
 mod compare;
+pub mod xy;
 
 use std::fmt::Write;
 
@@ -159,7 +160,7 @@ fn chart_block(o: &mut String, c: &Chart) {
                     (l.series.iter()).map(|s| (s.label.as_str(), color(s.color))),
                 );
             }
-            o.push_str(&chart::plot(l));
+            o.push_str(&xy::plot(l));
         }
     }
 }
