@@ -706,7 +706,10 @@ fn the_folder_reader_follows_paths_and_fronts() {
 #[test]
 fn no_source_file_is_over_a_thousand_lines() {
     let mut files = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
     let long: Vec<String> = files
         .iter()
         .filter_map(|f| {

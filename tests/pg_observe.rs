@@ -285,3 +285,95 @@ fn observe_refuses_a_server_it_cannot_reach() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: --pg "));
 }
+
+/// `dbio job from-pg` against a server under a known load: pgbench committing 150
+/// transactions a second (`-R 150`): the job's log file sync class is within 10 % of it.
+#[test]
+fn from_pg_makes_a_job_of_a_known_load() {
+    let Some(pg) = Server::start(
+        PG15,
+        &[
+            "shared_buffers=16MB",
+            "max_connections=20",
+            "track_io_timing=on",
+            "track_wal_io_timing=on",
+            "autovacuum=off",
+        ],
+    ) else {
+        return;
+    };
+    if !have(&pg.bin.join("pgbench")) {
+        return skip("pgbench missing");
+    }
+    let ok = pg
+        .client("pgbench", &["-i", "-s", "2", "-q"])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "pgbench -i failed");
+    let mut load = pg
+        .client("pgbench", &["-c", "2", "-T", "22", "-R", "150", "-n"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Past pgbench's start; three samples of 4 s (each with its 1 s flush pause) end before
+    // pgbench does. pgbench -R keeps its schedule on average: a stall is caught up.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let env = Env::new();
+    let out = env
+        .dbio()
+        .args([
+            "job",
+            "from-pg",
+            "--pg",
+            &pg.url(),
+            "--interval",
+            "4s",
+            "--samples",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let _ = load.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let job: toml::Table = text.parse().unwrap_or_else(|e| panic!("{e}:\n{text}"));
+    let classes = job["class"].as_array().expect("classes");
+    let sync = classes
+        .iter()
+        .find(|c| c["event"].as_str() == Some("log file sync"))
+        .unwrap_or_else(|| panic!("no log file sync class:\n{text}"));
+    let rate = match &sync["rate"] {
+        toml::Value::Integer(i) => *i as f64,
+        toml::Value::Float(f) => *f,
+        v => panic!("rate {v}"),
+    };
+    assert!(
+        (rate - 150.0).abs() <= 15.0,
+        "commits/s {rate} is not within 10 % of pgbench's 150:\n{text}"
+    );
+    assert!(text.contains("pg_stat_database.xact_commit"), "{text}");
+}
+
+#[test]
+fn from_pg_refuses_a_server_it_cannot_reach() {
+    let env = Env::new();
+    let out = env
+        .dbio()
+        .args([
+            "job",
+            "from-pg",
+            "--pg",
+            "postgresql:///postgres?host=/nonexistent&port=1&user=dbio",
+            "--interval",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    crate::util::refusal_line("from-pg", &out, &["--pg"]);
+}

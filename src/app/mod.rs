@@ -111,7 +111,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
         Command::Verify(a) => verify(&a.path, &stop),
         Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
-        Command::Job(a) => job(&a),
+        Command::Job(a) => job(&a, &stop),
         Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
         Command::Wizard => crate::app::wizard::wizard(&stop, cli.db.as_deref()),
         Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
@@ -351,12 +351,12 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 
 /// Prints `bytes` to stdout as they are (a closed pipe ends it quietly).
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
-fn job(a: &crate::capture::JobArgs) -> Result<ExitCode> {
+fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let command = std::env::args()
         .map(|w| crate::units::shell_word(&w))
         .collect::<Vec<_>>()
         .join(" ");
-    let text = crate::capture::job(a, command)?;
+    let text = crate::capture::job(a, command, stop)?;
     match &a.shaping().output {
         Some(out) => {
             write_user_file(out, text.as_bytes(), "--output")?;

@@ -82,7 +82,7 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
             (
                 k.per_s.value,
                 format!("{how}{}", k.per_s.origin.cite()),
-                format!("{} line {}", k.per_s.origin.file, k.per_s.origin.line),
+                k.per_s.origin.place(),
             )
         } else {
             let requests: f64 = seen.iter().map(|(c, k)| k.per_s.value * secs(c)).sum();

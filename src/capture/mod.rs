@@ -12,6 +12,7 @@
 pub mod awr;
 pub mod iostat;
 pub mod job;
+pub mod pg;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,18 @@ pub struct Origin {
 
 impl Origin {
     pub fn cite(&self) -> String {
-        format!("{} line {}: {}", self.file, self.line, self.what)
+        match self.line {
+            0 => format!("{}: {}", self.file, self.what),
+            n => format!("{} line {n}: {}", self.file, self.what),
+        }
+    }
+
+    /// Where, without what: `FILE line N` (or the source alone when it has no lines).
+    pub fn place(&self) -> String {
+        match self.line {
+            0 => self.file.clone(),
+            n => format!("{} line {n}", self.file),
+        }
     }
 }
 
@@ -113,6 +125,32 @@ pub enum From {
     /// Read `iostat -x` output (Linux sysstat) and write the job of the requests the devices
     /// served, the classes guessed from request sizes.
     FromIostat(FromIostatArgs),
+    /// Sample a live PostgreSQL read-only (its I/O and WAL statistics, --samples intervals of
+    /// --interval) and write the job of what it did: reads, writes, commits.
+    FromPg(FromPgArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct FromPgArgs {
+    /// The server: a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest.
+    #[arg(long, value_name = "URL")]
+    pub pg: Option<String>,
+    /// How long each sample watches the server.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval)]
+    pub interval: std::time::Duration,
+    /// How many samples (the job's rate is their average, or the busiest with --peak).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub samples: u32,
+    #[command(flatten)]
+    pub shaping: Shaping,
+}
+
+fn parse_interval(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let d = crate::units::parse_duration(s)?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86400) {
+        return Err(format!("'{s}' must be from 1s to 24h"));
+    }
+    Ok(d)
 }
 
 /// What every `dbio job from-*` takes.
@@ -185,12 +223,17 @@ impl JobArgs {
         match &self.from {
             From::FromAwr(a) => &a.shaping,
             From::FromIostat(a) => &a.shaping,
+            From::FromPg(a) => &a.shaping,
         }
     }
 }
 
 /// `dbio job from-…`: reads the captures and returns the job file's text.
-pub fn job(args: &JobArgs, command: String) -> Result<String> {
+pub fn job(
+    args: &JobArgs,
+    command: String,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<String> {
     let (captures, shaping) = match &args.from {
         From::FromAwr(a) => {
             let mut caps = Vec::new();
@@ -204,6 +247,10 @@ pub fn job(args: &JobArgs, command: String) -> Result<String> {
             let text = read_report(&a.file)?;
             (iostat::read(&cited(&a.file), &text, &a.device)?, &a.shaping)
         }
+        From::FromPg(a) => (
+            pg::read(a.pg.as_deref(), a.interval, a.samples, stop)?,
+            &a.shaping,
+        ),
     };
     let shape = job::Shape {
         peak: shaping.peak,

@@ -504,6 +504,7 @@ fn measure(
         session_set: shape.session_set(),
         cache: cache.clone(),
         mean_read_us,
+        load_continues: false,
     };
     let section = observer.finish(&ctx)?;
     // The schema goes before the server.

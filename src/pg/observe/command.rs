@@ -66,6 +66,7 @@ pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         session_set: Vec::new(),
         cache: CacheControl::NotControlled("only watched, nothing run".into()),
         mean_read_us: None,
+        load_continues: true,
     };
     let section = observer.finish(&ctx)?;
     if a.json {

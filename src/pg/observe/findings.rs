@@ -178,6 +178,7 @@ mod tests {
             session_set: Vec::new(),
             cache: CacheControl::DirectIo,
             mean_read_us: None,
+            load_continues: false,
         }
     }
 

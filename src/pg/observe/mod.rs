@@ -43,6 +43,10 @@ pub struct RunContext {
     pub cache: CacheControl,
     /// The sessions' own mean read latency (µs), when the test reads.
     pub mean_read_us: Option<f64>,
+    /// The load goes on after sampling stops (a server dbio only watches): the statistics
+    /// are then rates over the time between the two snapshots, the flush pause included.
+    /// Otherwise the load ended with the sampling, and the pause only lets its counters in.
+    pub load_continues: bool,
 }
 
 /// How the operating system's page cache was kept out of the reads.
@@ -151,9 +155,17 @@ impl Observer {
             .map_err(|e| pg_error("reading the statistics", &e))?;
         let (waits, ash, sampler) = tally.finish(self.hz, seconds);
         let deltas = stats::scalar_deltas(&self.first, &last);
-        let interval_s = (stopped - self.first.at).as_secs_f64();
+        let interval_s = if ctx.load_continues {
+            (last.at - self.first.at).as_secs_f64()
+        } else {
+            (stopped - self.first.at).as_secs_f64()
+        };
         let io = stats::io_figures(&self.columns, &self.first, &last, interval_s);
-        let wal = stats::wal_figures(&self.columns, &deltas, &io);
+        let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
+        // Each sample was a transaction of the observer's own (and so was the flush call):
+        // they are not the load's commits.
+        wal.commits = wal.commits.saturating_sub(sampler.samples + 1);
+        wal.commits_per_flush = (wal.syncs > 0).then(|| wal.commits as f64 / wal.syncs as f64);
         let mut section = PgSection {
             server: self.server,
             session_set: (ctx.session_set.iter())
