@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::Env;
+use crate::util::{Env, Loop, Mount, sh, skip};
 
 /// The one sweep directory under `<env>/dbio-runs` whose name contains `what`.
 fn sweep_dir(env: &Env, what: &str) -> PathBuf {
@@ -146,4 +146,169 @@ fn unknown_modes_and_engines_are_refused_before_anything_runs() {
             .size("64M")
             .refused_leaving_nothing(words);
     }
+}
+
+/// A loop device with ext4 mounted on it (the data set's own file system) and the
+/// schedulers its queue offers; None (through `skip`) without root, loop devices, mkfs.ext4
+/// or a choice of schedulers.
+fn scheduler_disk(env: &Env) -> Option<(Loop, Mount, String, Vec<String>)> {
+    let dev = Loop::blank(env.path(), "disk.img", 256 << 20)?;
+    if !sh("mkfs.ext4", &["-q", "-F", dev.path()]) {
+        skip("no mkfs.ext4");
+        return None;
+    }
+    let mount = Mount::new("ext4", "rw", dev.path(), &env.join("mnt"))?;
+    let name = dev.path().trim_start_matches("/dev/").to_string();
+    let (offered, _) = schedulers(&name);
+    if offered.len() < 2 {
+        skip(&format!("{name} offers one I/O scheduler: {offered:?}"));
+        return None;
+    }
+    Some((dev, mount, name, offered))
+}
+
+/// What /sys/block/NAME/queue/scheduler offers, and the active one.
+fn schedulers(name: &str) -> (Vec<String>, String) {
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap();
+    let all = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(['[', ']']).to_string())
+        .collect();
+    let active = text
+        .split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(['[', ']']).to_string())
+        .unwrap();
+    (all, active)
+}
+
+fn set_scheduler(name: &str, s: &str) {
+    std::fs::write(format!("/sys/block/{name}/queue/scheduler"), s).unwrap();
+}
+
+#[test]
+fn scheduler_sweep_runs_each_scheduler_and_puts_the_original_back() {
+    let env = Env::new();
+    let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
+        return;
+    };
+    // Start from the last one offered, so that each point really changes it.
+    let original = offered.last().unwrap().clone();
+    set_scheduler(&name, &original);
+    let swept: Vec<&str> = offered[..offered.len() - 1]
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    let out = env
+        .sweep()
+        .arg("read-iops")
+        .param(format!("scheduler={}", swept.join(",")))
+        .target(mount.0.join("data"))
+        .size("32M")
+        .sessions(2)
+        .duration("1s")
+        .warmup("0s")
+        .ok();
+    assert_eq!(schedulers(&name).1, original, "the original is back");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("the I/O scheduler of {name} is {original} again")),
+        "{stderr}"
+    );
+    let dir = sweep_dir(&env, "_sweep_read-iops_scheduler");
+    let s = read_json(&dir.join("sweep.json"));
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), swept.len(), "{s}");
+    for (p, sched) in points.iter().zip(&swept) {
+        assert_eq!(p["value"], *sched);
+        assert_eq!(p["scheduler"], format!("{name}={sched}"));
+        // The point's own result saw the scheduler in its storage map.
+        let r = read_json(&dir.join(p["run_dir"].as_str().unwrap()).join("result.json"));
+        let text = r["storage"].to_string();
+        let want = format!("\"scheduler\":\"{sched}\"");
+        assert!(text.contains(&want), "{sched}: {text}");
+    }
+}
+
+#[test]
+fn scheduler_sweep_stopped_by_ctrl_c_puts_the_original_back() {
+    let env = Env::new();
+    let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
+        return;
+    };
+    let original = offered[0].clone();
+    set_scheduler(&name, &original);
+    let others: Vec<&str> = offered[1..].iter().map(|s| s.as_str()).collect();
+    let child = env
+        .sweep()
+        .arg("read-iops")
+        .param(format!("scheduler={}", others.join(",")))
+        .target(mount.0.join("data"))
+        .size("32M")
+        .sessions(2)
+        .duration("30s")
+        .warmup("0s")
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first point runs with its scheduler set.
+    let t0 = std::time::Instant::now();
+    while schedulers(&name).1 == original {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "the sweep never set a scheduler"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill has no memory preconditions; the child is ours and still running.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert_eq!(
+        schedulers(&name).1,
+        original,
+        "the original is back after Ctrl-C"
+    );
+}
+
+#[test]
+fn a_scheduler_the_disk_does_not_offer_is_refused_naming_those_it_does() {
+    let env = Env::new();
+    let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
+        return;
+    };
+    let before = schedulers(&name).1;
+    let data = mount.0.join("data");
+    let line = env
+        .sweep()
+        .arg("read-iops")
+        .param(format!("scheduler={},no-such-scheduler", offered[0]))
+        .target(&data)
+        .size("32M")
+        .refused(&[
+            "--param",
+            "scheduler=no-such-scheduler",
+            &offered.join(", "),
+        ]);
+    assert!(line.contains(&name), "{line}");
+    assert_eq!(schedulers(&name).1, before, "nothing changed");
+    assert!(!data.exists(), "no data set made");
+    assert!(!env.join("dbio-runs").exists(), "no sweep directory made");
+    // A data set on the system's own disk (the root file system) or in memory: refused.
+    env.sweep()
+        .arg("read-iops")
+        .param(format!("scheduler={}", offered[0]))
+        .target(env.join("beside"))
+        .size("32M")
+        .refused(&["--param scheduler"]);
+    assert!(!env.join("beside").exists());
+    // A name that is no scheduler at all never reaches sysfs.
+    env.sweep()
+        .arg("read-iops")
+        .param("scheduler=none>x")
+        .target(&data)
+        .refused(&["--param", "scheduler=none>x"]);
 }

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod matrix;
 mod page;
 pub mod report;
+pub mod scheduler;
 
 use crate::units::Shown;
 use std::fmt::Write as _;
@@ -45,7 +46,9 @@ pub struct SweepArgs {
     /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
     /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
     /// loop), span (the active surface: span=25%,50%,100%), io-mode
-    /// (none,directio,asynch,setall), engine (sync,aio,uring).
+    /// (none,directio,asynch,setall), engine (sync,aio,uring), scheduler (the I/O
+    /// scheduler of the disks under the data set: none,mq-deadline,bfq,kyber; root only,
+    /// the original put back at the end).
     #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_param, required_unless_present = "curve")]
     pub param: Option<SweepParam>,
     /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
@@ -73,6 +76,9 @@ pub enum Param {
     IoMode,
     /// How asynchronous I/O is submitted (`--engine`).
     Engine,
+    /// The block I/O scheduler of the disks under the data set (not a `dbio run` option:
+    /// the sweep writes it to sysfs before each point and puts the original back).
+    Scheduler,
 }
 
 /// One value of a swept parameter: a number (sessions, sizes, rates, spans in parts per
@@ -95,7 +101,7 @@ impl Value {
 }
 
 impl Param {
-    pub const ALL: [Param; 9] = [
+    pub const ALL: [Param; 10] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
@@ -105,6 +111,7 @@ impl Param {
         Param::Span,
         Param::IoMode,
         Param::Engine,
+        Param::Scheduler,
     ];
 
     /// The name on the command line, which is also the `dbio run` option it sets.
@@ -119,6 +126,7 @@ impl Param {
             Param::Span => "span",
             Param::IoMode => "io-mode",
             Param::Engine => "engine",
+            Param::Scheduler => "scheduler",
         }
     }
 
@@ -149,6 +157,7 @@ impl Param {
                 ),
                 e => Ok(word(e.name().into())),
             }),
+            Param::Scheduler => scheduler::valid_name(text).map(word),
         }
         .map_err(|e| format!("{}={text}: {e}", self.name()))
     }
@@ -181,6 +190,9 @@ impl Param {
     /// as swept (which counts as typed): it wins over a job file, and what a typed option
     /// may not be combined with is refused.
     fn apply(self, a: &mut RunArgs, v: &Value) {
+        if self == Param::Scheduler {
+            return; // set in sysfs before the point runs, not an option of the run
+        }
         let text = match (self, v) {
             (_, Value::Word(w)) => w.clone(),
             (Param::Span, Value::Number(n)) => Span::from_ppm(*n as u32).fraction().to_string(),
@@ -256,6 +268,9 @@ pub struct SweepPoint {
     pub engine: String,
     #[serde(default)]
     pub open_flags: Vec<String>,
+    /// A scheduler sweep: the scheduler of each disk while the point ran ("loop3=bfq").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
 }
 
 impl SweepPoint {
@@ -274,6 +289,7 @@ impl SweepPoint {
             totals: r.totals.clone(),
             engine: r.config.engine.clone(),
             open_flags: r.config.open_flags.clone(),
+            scheduler: None,
         }
     }
 }
@@ -401,6 +417,19 @@ pub fn run(
     } else {
         plan(a)?
     };
+    // The disks' schedulers, checked before anything is made; put back when this is
+    // dropped, however the sweep ends.
+    let schedulers = match (&sp.param, a.curve) {
+        (Param::Scheduler, false) => {
+            let names: Vec<String> = sp.values.iter().map(|v| sp.param.label(v)).collect();
+            Some(scheduler::Schedulers::prepare(
+                &a.run.0.target,
+                &names,
+                a.run.0.yes,
+            )?)
+        }
+        _ => None,
+    };
     let started_at = crate::sys::utc_now_rfc3339();
     let p = sp.param;
     // The test as the points run it (`job` with --job).
@@ -410,7 +439,7 @@ pub fn run(
     // no point left anything in it.
     let place = crate::report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
     let outcome = run_points(
-        (a, &base),
+        (a, &base, schedulers.as_ref()),
         stop,
         on_data_set,
         on_point,
@@ -419,12 +448,13 @@ pub fn run(
         started_at,
     );
     place.close();
+    drop(schedulers);
     outcome
 }
 
 /// The points of a sweep, in its directory `place`.
 fn run_points(
-    (a, base): (&SweepArgs, &RunArgs),
+    (a, base, schedulers): (&SweepArgs, &RunArgs, Option<&scheduler::Schedulers>),
     stop: &Arc<AtomicBool>,
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
@@ -471,10 +501,14 @@ fn run_points(
         };
         eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
+        if let Some(s) = schedulers {
+            s.set(&label)?;
+        }
         let outcome = crate::run::run(&cfg, &pre, stop, on_data_set)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
+        point.scheduler = schedulers.map(scheduler::Schedulers::current);
         if curve_max {
             // The rate to load: the main event's requests/s, closed loop.
             let max = point.iops.round() as u64;
