@@ -186,12 +186,23 @@ fn set_scheduler(name: &str, s: &str) {
     std::fs::write(format!("/sys/block/{name}/queue/scheduler"), s).unwrap();
 }
 
+/// Puts back, when dropped, the scheduler a loop device had before the test changed it (a
+/// detached loop device keeps its queue settings for the next test that attaches it).
+struct Restore(String, String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("/sys/block/{}/queue/scheduler", self.0), &self.1);
+    }
+}
+
 #[test]
 fn scheduler_sweep_runs_each_scheduler_and_puts_the_original_back() {
     let env = Env::new();
     let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
         return;
     };
+    let _restore = Restore(name.clone(), schedulers(&name).1);
     // Start from the last one offered, so that each point really changes it.
     let original = offered.last().unwrap().clone();
     set_scheduler(&name, &original);
@@ -236,6 +247,7 @@ fn scheduler_sweep_stopped_by_ctrl_c_puts_the_original_back() {
     let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
         return;
     };
+    let _restore = Restore(name.clone(), schedulers(&name).1);
     let original = offered[0].clone();
     set_scheduler(&name, &original);
     let others: Vec<&str> = offered[1..].iter().map(|s| s.as_str()).collect();
@@ -280,6 +292,7 @@ fn a_scheduler_the_disk_does_not_offer_is_refused_naming_those_it_does() {
     let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
         return;
     };
+    let _restore = Restore(name.clone(), schedulers(&name).1);
     let before = schedulers(&name).1;
     let data = mount.0.join("data");
     let line = env
