@@ -9,6 +9,7 @@ mod builder;
 mod capture;
 mod cli;
 mod cluster;
+mod config_sweeps;
 mod dataset;
 mod devices;
 mod dist;

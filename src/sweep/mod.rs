@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod matrix;
 mod page;
 pub mod report;
+pub mod scheduler;
 
 use crate::units::Shown;
 use std::fmt::Write as _;
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::{EngineChoice, IoMode};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, Source};
@@ -43,7 +45,10 @@ pub const SCHEMA: &str = "dbio.sweep.v1";
 pub struct SweepArgs {
     /// The parameter swept and its values, e.g. sessions=1,2,4,8 or block-size=4K,8K,16K.
     /// NAME is one of: sessions, block-size, temp-io, depth, batch, rate (requests/s, open
-    /// loop), span (the active surface: span=25%,50%,100%).
+    /// loop), span (the active surface: span=25%,50%,100%), io-mode
+    /// (none,directio,asynch,setall), engine (sync,aio,uring), scheduler (the I/O
+    /// scheduler of the disks under the data set: none,mq-deadline,bfq,kyber; root only,
+    /// the original put back at the end).
     #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_param, required_unless_present = "curve")]
     pub param: Option<SweepParam>,
     /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
@@ -67,10 +72,36 @@ pub enum Param {
     Rate,
     /// The active surface (`--span`); values in parts per million of each data file.
     Span,
+    /// Open flags and submission (`--io-mode`), like the database's filesystemio_options.
+    IoMode,
+    /// How asynchronous I/O is submitted (`--engine`).
+    Engine,
+    /// The block I/O scheduler of the disks under the data set (not a `dbio run` option:
+    /// the sweep writes it to sysfs before each point and puts the original back).
+    Scheduler,
+}
+
+/// One value of a swept parameter: a number (sessions, sizes, rates, spans in parts per
+/// million) or a word (an io mode, an engine). In `sweep.json` a number stays a number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Number(u64),
+    Word(String),
+}
+
+impl Value {
+    /// The number, for the numeric parameters (0 for a word, which they never hold).
+    pub fn number(&self) -> u64 {
+        match self {
+            Value::Number(v) => *v,
+            Value::Word(_) => 0,
+        }
+    }
 }
 
 impl Param {
-    pub const ALL: [Param; 7] = [
+    pub const ALL: [Param; 10] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
@@ -78,6 +109,9 @@ impl Param {
         Param::Batch,
         Param::Rate,
         Param::Span,
+        Param::IoMode,
+        Param::Engine,
+        Param::Scheduler,
     ];
 
     /// The name on the command line, which is also the `dbio run` option it sets.
@@ -90,6 +124,9 @@ impl Param {
             Param::Batch => "batch",
             Param::Rate => "rate",
             Param::Span => "span",
+            Param::IoMode => "io-mode",
+            Param::Engine => "engine",
+            Param::Scheduler => "scheduler",
         }
     }
 
@@ -98,50 +135,68 @@ impl Param {
     }
 
     /// One value, checked as `dbio run --NAME VALUE` would check it.
-    fn parse_value(self, text: &str) -> Result<u64, String> {
+    fn parse_value(self, text: &str) -> Result<Value, String> {
         let count = |max: u64| -> Result<u64, String> {
             match text.parse::<u64>() {
                 Ok(v) if (1..=max).contains(&v) => Ok(v),
                 _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
             }
         };
+        let word = |v: String| Value::Word(v);
         match self {
-            Param::Sessions => count(65536),
-            Param::Depth | Param::Batch => count(4096),
-            Param::Rate => count(10_000_000),
-            Param::BlockSize => crate::options::block_size(text),
-            Param::TempIo => crate::options::temp_io(text),
-            Param::Span => Span::parse(text).map(|s| u64::from(s.ppm())),
+            Param::Sessions => count(65536).map(Value::Number),
+            Param::Depth | Param::Batch => count(4096).map(Value::Number),
+            Param::Rate => count(10_000_000).map(Value::Number),
+            Param::BlockSize => crate::options::block_size(text).map(Value::Number),
+            Param::TempIo => crate::options::temp_io(text).map(Value::Number),
+            Param::Span => Span::parse(text).map(|s| Value::Number(u64::from(s.ppm()))),
+            Param::IoMode => IoMode::parse(text).map(|m| word(m.name().into())),
+            Param::Engine => EngineChoice::parse(text).and_then(|e| match e {
+                EngineChoice::Auto => Err(
+                    "auto is whichever of the others the system offers; name the engines to compare (sync, aio, uring)".into(),
+                ),
+                e => Ok(word(e.name().into())),
+            }),
+            Param::Scheduler => scheduler::valid_name(text).map(word),
         }
         .map_err(|e| format!("{}={text}: {e}", self.name()))
     }
 
-    /// A value as people write it: `4`, `8K`.
-    pub fn label(self, v: u64) -> String {
+    /// A value as people write it: `4`, `8K`, `setall`.
+    pub fn label(self, v: &Value) -> String {
+        let n = match v {
+            Value::Word(w) => return w.clone(),
+            Value::Number(n) => *n,
+        };
         if self.is_size() {
-            size_label(v)
+            size_label(n)
         } else if self == Param::Span {
-            Span::from_ppm(v as u32).label()
+            Span::from_ppm(n as u32).label()
         } else {
-            v.to_string()
+            n.to_string()
         }
     }
 
-    /// A value as a number for sweep.csv: spans as the fraction of each file (0.25).
-    fn csv_value(self, v: u64) -> String {
-        match self {
-            Param::Span => Span::from_ppm(v as u32).fraction().to_string(),
-            _ => v.to_string(),
+    /// A value for sweep.csv: spans as the fraction of each file (0.25), words as they are.
+    fn csv_value(self, v: &Value) -> String {
+        match (self, v) {
+            (_, Value::Word(w)) => w.clone(),
+            (Param::Span, Value::Number(n)) => Span::from_ppm(*n as u32).fraction().to_string(),
+            (_, Value::Number(n)) => n.to_string(),
         }
     }
 
     /// Sets the value in the arguments of one point through the option's own definition,
     /// as swept (which counts as typed): it wins over a job file, and what a typed option
     /// may not be combined with is refused.
-    fn apply(self, a: &mut RunArgs, v: u64) {
-        let text = match self {
-            Param::Span => Span::from_ppm(v as u32).fraction().to_string(),
-            _ => v.to_string(),
+    fn apply(self, a: &mut RunArgs, v: &Value) {
+        if self == Param::Scheduler {
+            return; // set in sysfs before the point runs, not an option of the run
+        }
+        let text = match (self, v) {
+            (_, Value::Word(w)) => w.clone(),
+            (Param::Span, Value::Number(n)) => Span::from_ppm(*n as u32).fraction().to_string(),
+            (_, Value::Number(n)) => n.to_string(),
         };
         a.set(self.name(), &text, Source::Swept)
             .expect("a swept value was checked when the sweep was parsed");
@@ -152,7 +207,7 @@ impl Param {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepParam {
     pub param: Param,
-    pub values: Vec<u64>,
+    pub values: Vec<Value>,
 }
 
 fn accepted_names() -> String {
@@ -180,7 +235,7 @@ pub fn parse_param(text: &str) -> Result<SweepParam, String> {
         if values.contains(&v) {
             return Err(format!(
                 "{name}={} is listed twice; give each value once",
-                param.label(v)
+                param.label(&v)
             ));
         }
         values.push(v);
@@ -192,7 +247,7 @@ pub fn parse_param(text: &str) -> Result<SweepParam, String> {
 /// directory is (relative to the sweep directory).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPoint {
-    pub value: u64,
+    pub value: Value,
     pub label: String,
     pub run_dir: String,
     pub partial: bool,
@@ -207,10 +262,19 @@ pub struct SweepPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commits_per_s: Option<f64>,
     pub totals: Totals,
+    /// The engine the point used ("uring", "aio" or "sync") and its open flags, from its
+    /// result.
+    #[serde(default)]
+    pub engine: String,
+    #[serde(default)]
+    pub open_flags: Vec<String>,
+    /// A scheduler sweep: the scheduler of each disk while the point ran ("loop3=bfq").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
 }
 
 impl SweepPoint {
-    fn new(value: u64, label: String, run_dir: String, r: &RunResult) -> SweepPoint {
+    fn new(value: Value, label: String, run_dir: String, r: &RunResult) -> SweepPoint {
         let main = r.main_event();
         SweepPoint {
             value,
@@ -223,6 +287,9 @@ impl SweepPoint {
             latency_us: main.map(|e| e.latency_us).unwrap_or_default(),
             commits_per_s: r.totals.commits_per_s,
             totals: r.totals.clone(),
+            engine: r.config.engine.clone(),
+            open_flags: r.config.open_flags.clone(),
+            scheduler: None,
         }
     }
 }
@@ -236,7 +303,7 @@ pub struct SweepResult {
     pub submission: String,
     pub param: Param,
     /// Every value asked for, in order; `points` holds those measured so far.
-    pub values: Vec<u64>,
+    pub values: Vec<Value>,
     pub started_at: String,
     /// False while points are missing (the sweep was stopped or a point failed).
     pub complete: bool,
@@ -280,7 +347,7 @@ pub const CURVE_PCT: [u64; 6] = [10, 50, 70, 80, 90, 100];
 
 /// One configuration per value; `first` is the index of the first of them among all points
 /// (only the very first point may recreate the data set).
-fn plan_values(base: &RunArgs, p: Param, values: &[u64], first: usize) -> Result<Vec<Point>> {
+fn plan_values(base: &RunArgs, p: Param, values: &[Value], first: usize) -> Result<Vec<Point>> {
     if p == Param::BlockSize && values.len() > 1 && !base.fresh {
         return Err(Error::usage(format!(
             "--param block-size: every point needs a data set of its own block size, so each one replaces the last; add --fresh to allow that (the data set in {} is replaced at every point)",
@@ -290,7 +357,7 @@ fn plan_values(base: &RunArgs, p: Param, values: &[u64], first: usize) -> Result
     values
         .iter()
         .enumerate()
-        .map(|(i, &v)| {
+        .map(|(i, v)| {
             let mut args = base.clone();
             p.apply(&mut args, v);
             // Only the first point replaces the data set, but for block sizes every one must.
@@ -304,13 +371,13 @@ fn plan_values(base: &RunArgs, p: Param, values: &[u64], first: usize) -> Result
             // Both stages of validation for every point, before the first one runs.
             let cfg = crate::options::check::run_config(&args).map_err(named)?;
             let pre = crate::options::environment::check(&cfg).map_err(named)?;
-            Ok((v, cfg, pre))
+            Ok((v.clone(), cfg, pre))
         })
         .collect()
 }
 
 /// One point of a sweep: its value and its run, checked.
-pub type Point = (u64, RunConfig, Preflight);
+pub type Point = (Value, RunConfig, Preflight);
 
 /// Runs every point in turn, calling `on_point` after each, and rewrites `sweep.json`,
 /// `sweep.csv` and `sweep.html` after each so a stopped sweep keeps what it measured. Stops
@@ -346,9 +413,22 @@ pub fn run(
             )));
         }
         let pre = crate::options::environment::check(&cfg)?;
-        vec![(0, cfg, pre)]
+        vec![(Value::Number(0), cfg, pre)]
     } else {
         plan(a)?
+    };
+    // The disks' schedulers, checked before anything is made; put back when this is
+    // dropped, however the sweep ends.
+    let schedulers = match (&sp.param, a.curve) {
+        (Param::Scheduler, false) => {
+            let names: Vec<String> = sp.values.iter().map(|v| sp.param.label(v)).collect();
+            Some(scheduler::Schedulers::prepare(
+                &a.run.0.target,
+                &names,
+                a.run.0.yes,
+            )?)
+        }
+        _ => None,
     };
     let started_at = crate::sys::utc_now_rfc3339();
     let p = sp.param;
@@ -359,7 +439,7 @@ pub fn run(
     // no point left anything in it.
     let place = crate::report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
     let outcome = run_points(
-        (a, &base),
+        (a, &base, schedulers.as_ref()),
         stop,
         on_data_set,
         on_point,
@@ -368,12 +448,13 @@ pub fn run(
         started_at,
     );
     place.close();
+    drop(schedulers);
     outcome
 }
 
 /// The points of a sweep, in its directory `place`.
 fn run_points(
-    (a, base): (&SweepArgs, &RunArgs),
+    (a, base, schedulers): (&SweepArgs, &RunArgs, Option<&scheduler::Schedulers>),
     stop: &Arc<AtomicBool>,
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
@@ -416,23 +497,29 @@ fn run_points(
         let label = if curve_max {
             "max".to_string()
         } else {
-            p.label(v)
+            p.label(&v)
         };
         eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
+        if let Some(s) = schedulers {
+            s.set(&label)?;
+        }
         let outcome = crate::run::run(&cfg, &pre, stop, on_data_set)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
+        point.scheduler = schedulers.map(scheduler::Schedulers::current);
         if curve_max {
             // The rate to load: the main event's requests/s, closed loop.
             let max = point.iops.round() as u64;
-            point.value = max;
-            let values: Vec<u64> = CURVE_PCT
+            point.value = Value::Number(max);
+            let values: Vec<Value> = CURVE_PCT
                 .iter()
-                .map(|pct| (max * pct / 100).max(1))
+                .map(|pct| Value::Number((max * pct / 100).max(1)))
                 .collect();
-            result.values = std::iter::once(max).chain(values.iter().copied()).collect();
+            result.values = std::iter::once(Value::Number(max))
+                .chain(values.iter().cloned())
+                .collect();
             if max == 0 {
                 eprintln!("dbio: the closed-loop point measured nothing; no curve");
             } else {
@@ -492,7 +579,7 @@ fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
 /// `sweep.csv`: one row per point; latencies of the main event in µs.
 pub fn csv(r: &SweepResult) -> String {
     let mut o = format!(
-        "{},iops,mib_per_s,mean_us,p50_us,p95_us,p99_us,max_us,commits_per_s,read_iops,write_iops,read_mib_per_s,write_mib_per_s,main_event,partial,run_dir\n",
+        "{},iops,mib_per_s,mean_us,p50_us,p95_us,p99_us,max_us,commits_per_s,read_iops,write_iops,read_mib_per_s,write_mib_per_s,main_event,partial,run_dir,engine,open_flags\n",
         r.param.name()
     );
     for p in &r.points {
@@ -500,8 +587,8 @@ pub fn csv(r: &SweepResult) -> String {
         let t = &p.totals;
         let _ = writeln!(
             o,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\"",
-            r.param.csv_value(p.value),
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\",{},{}",
+            r.param.csv_value(&p.value),
             p.iops,
             p.mib_per_s,
             l.mean,
@@ -516,7 +603,9 @@ pub fn csv(r: &SweepResult) -> String {
             t.write_mib_per_s,
             p.main_event.as_deref().unwrap_or("").replace('"', "\"\""),
             p.partial,
-            p.run_dir.replace('"', "\"\"")
+            p.run_dir.replace('"', "\"\""),
+            p.engine,
+            p.open_flags.join("|")
         );
     }
     o
@@ -526,14 +615,18 @@ pub fn csv(r: &SweepResult) -> String {
 mod tests {
     use super::*;
 
+    fn nums(v: &[u64]) -> Vec<Value> {
+        v.iter().copied().map(Value::Number).collect()
+    }
+
     #[test]
     fn params_parse_like_run_options() {
         let p = parse_param("sessions=1,2,4").unwrap();
         assert_eq!(p.param, Param::Sessions);
-        assert_eq!(p.values, vec![1, 2, 4]);
+        assert_eq!(p.values, nums(&[1, 2, 4]));
         let p = parse_param("block-size=4K, 8K,16K").unwrap();
-        assert_eq!(p.values, vec![4096, 8192, 16384]);
-        assert_eq!(p.param.label(8192), "8K");
+        assert_eq!(p.values, nums(&[4096, 8192, 16384]));
+        assert_eq!(p.param.label(&Value::Number(8192)), "8K");
         assert!(parse_param("temp-io=48K,1M").is_ok());
         let e = parse_param("bogus=1").unwrap_err();
         assert!(
@@ -541,12 +634,12 @@ mod tests {
             "{e}"
         );
         let s = parse_param("span=25%,0.5,100%").unwrap();
-        assert_eq!(s.values, vec![250_000, 500_000, 1_000_000]);
-        assert_eq!(s.param.label(250_000), "25%");
+        assert_eq!(s.values, nums(&[250_000, 500_000, 1_000_000]));
+        assert_eq!(s.param.label(&Value::Number(250_000)), "25%");
         assert!(parse_param("span=0").unwrap_err().contains("span=0"));
         assert!(parse_param("span=25%,0.25").unwrap_err().contains("twice"));
         let r = parse_param("rate=100,2000").unwrap();
-        assert_eq!((r.param, r.values), (Param::Rate, vec![100, 2000]));
+        assert_eq!((r.param, r.values), (Param::Rate, nums(&[100, 2000])));
         assert!(parse_param("sessions").is_err());
         assert!(
             parse_param("sessions=0")
@@ -560,5 +653,39 @@ mod tests {
         );
         assert!(parse_param("depth=2,2").unwrap_err().contains("twice"));
         assert!(parse_param("batch=").is_err());
+    }
+
+    #[test]
+    fn words_parse_like_run_options() {
+        let words = |v: &[&str]| {
+            v.iter()
+                .map(|w| Value::Word(w.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let m = parse_param("io-mode=none, directio,asynch,setall").unwrap();
+        assert_eq!(m.param, Param::IoMode);
+        assert_eq!(m.values, words(&["none", "directio", "asynch", "setall"]));
+        assert_eq!(m.param.label(&m.values[1]), "directio");
+        assert_eq!(m.param.csv_value(&m.values[3]), "setall");
+        let e = parse_param("engine=sync,aio,uring,null").unwrap();
+        assert_eq!(e.values, words(&["sync", "aio", "uring", "null"]));
+        assert!(
+            parse_param("io-mode=fast")
+                .unwrap_err()
+                .starts_with("io-mode=fast: ")
+        );
+        assert!(
+            parse_param("engine=auto")
+                .unwrap_err()
+                .contains("name the engines")
+        );
+        assert!(
+            parse_param("engine=sync,sync")
+                .unwrap_err()
+                .contains("twice")
+        );
+        // In sweep.json a number stays a number and a word is a string.
+        let json = serde_json::to_string(&vec![Value::Number(8), Value::Word("aio".into())]);
+        assert_eq!(json.unwrap(), r#"[8,"aio"]"#);
     }
 }

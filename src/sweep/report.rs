@@ -3,8 +3,8 @@
 //! which the shared renderers write as text, Markdown or HTML. Which rows and figures a
 //! table has is decided here, once for every format.
 
-use super::SweepResult;
 use super::calibrate::{CalibrateResult, RISE};
+use super::{Param, SweepResult};
 use crate::report::html::chart::duration_label;
 use crate::report::sections::format::us;
 use crate::report::sections::{Block, Cell, Column, Level, Report, Section, Table};
@@ -36,6 +36,12 @@ pub fn sweep(r: &SweepResult) -> Report {
     if commits {
         columns.push(Column::right("commits/s", 10));
     }
+    // What each point opened and submitted with: the answer of an io-mode or engine sweep,
+    // a detail otherwise.
+    let configured = matches!(r.param, Param::IoMode | Param::Engine);
+    let shown = |c: Column| if configured { c } else { c.detail() };
+    columns.push(shown(Column::left("Engine", 0)));
+    columns.push(shown(Column::left("Open flags", 0)));
     columns.push(Column::left("Main event", 0));
     columns.push(Column::left("Run", 0).detail());
     let mut t = Table::new(columns);
@@ -53,6 +59,15 @@ pub fn sweep(r: &SweepResult) -> Report {
         if commits {
             row.push(p.commits_per_s.map_or("-".into(), whole).into());
         }
+        row.push(p.engine.clone().into());
+        row.push(
+            if p.open_flags.is_empty() {
+                "-".to_string()
+            } else {
+                p.open_flags.join("|")
+            }
+            .into(),
+        );
         row.push(
             format!(
                 "{}{}",

@@ -1,0 +1,244 @@
+//! `dbio sweep --param scheduler=...`: the block I/O scheduler of the disks under the data
+//! set, set for each point and always put back.
+//!
+//! The disks are the whole devices the storage map finds under the target (a partition
+//! counts as its disk, whose queue it shares) whose `queue/scheduler` offers a choice. Before
+//! anything runs: root, every value offered by every disk, and unless `--yes` neither the
+//! root file system under the data set nor another mounted file system on those disks. A [`Schedulers`] value holds the originals and writes them
+//! back when dropped: at the end, on an error, and after a stop (the sweep returns through
+//! the same path when Ctrl-C or SIGTERM set the stop flag).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::storage::map::{BlockNode, map_path};
+use crate::storage::sysfs::{SysRoot, parse_mountinfo};
+use crate::units::Shown;
+
+/// One disk whose scheduler the sweep sets.
+#[derive(Debug)]
+struct Queue {
+    disk: String,
+    file: PathBuf,
+    original: String,
+}
+
+/// The disks under the data set and their schedulers before the sweep.
+#[derive(Debug)]
+pub struct Schedulers {
+    queues: Vec<Queue>,
+}
+
+/// The schedulers a `queue/scheduler` file offers, and the active one:
+/// "none [mq-deadline] kyber" → (["none", "mq-deadline", "kyber"], "mq-deadline").
+fn offered(text: &str) -> (Vec<String>, String) {
+    let all: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(['[', ']']).to_string())
+        .collect();
+    let active = crate::storage::map::active_scheduler(text);
+    (all, active)
+}
+
+/// The nearest existing directory at or above `p` (the data set may not exist yet).
+fn existing(p: &Path) -> PathBuf {
+    let mut p = p.to_path_buf();
+    while !p.exists() {
+        if !p.pop() {
+            return PathBuf::from(".");
+        }
+    }
+    p
+}
+
+/// A scheduler name as the kernel spells them (checked before it is written to sysfs).
+pub fn valid_name(text: &str) -> Result<String, String> {
+    if !text.is_empty()
+        && text.len() <= 32
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "'{}' is not a scheduler name (none, mq-deadline, bfq, kyber, ...)",
+            text.shown()
+        ))
+    }
+}
+
+impl Schedulers {
+    /// Finds the disks under `target` and checks everything before the first point:
+    /// root, each of `values` offered by every disk, no other mounted file system there
+    /// unless `yes`.
+    pub fn prepare(target: &Path, values: &[String], yes: bool) -> Result<Schedulers> {
+        let sys = SysRoot::host();
+        let at = existing(target);
+        let map = map_path(&sys, &at).map_err(|e| {
+            Error::usage(format!(
+                "--param scheduler: cannot map the storage under {}: {e}",
+                at.shown()
+            ))
+        })?;
+        let mut disks: Vec<&BlockNode> = Vec::new();
+        for n in map.all_devices() {
+            if n.layer == "partition" || disks.iter().any(|d| d.name == n.name) {
+                continue;
+            }
+            let file = sys.path(&format!("sys/block/{}/queue/scheduler", n.name));
+            let choices = std::fs::read_to_string(&file).map_or(0, |t| offered(&t).0.len());
+            if choices > 1 {
+                disks.push(n);
+            }
+        }
+        if disks.is_empty() {
+            return Err(Error::usage(format!(
+                "--param scheduler: {} is on no block device whose I/O scheduler can be chosen (a memory file system, or a device with one scheduler); put the data set (--target) on a disk",
+                at.shown()
+            )));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::usage(format!(
+                "--param scheduler writes /sys/block/{}/queue/scheduler, which only root may: run dbio as root",
+                disks[0].name
+            )));
+        }
+        let mut queues = Vec::new();
+        for d in &disks {
+            let file = sys.path(&format!("sys/block/{}/queue/scheduler", d.name));
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                Error::usage(format!(
+                    "--param scheduler: cannot read {}: {e}",
+                    file.shown()
+                ))
+            })?;
+            let (all, active) = offered(&text);
+            if let Some(v) = values.iter().find(|v| !all.contains(v)) {
+                return Err(Error::usage(format!(
+                    "--param scheduler={v}: {} does not offer it; available: {}",
+                    d.name,
+                    all.join(", ")
+                )));
+            }
+            queues.push(Queue {
+                disk: d.name.clone(),
+                file,
+                original: active,
+            });
+        }
+        if !yes {
+            if let Some(m) = map.mount.as_ref().filter(|m| m.mount_point == "/") {
+                return Err(Error::usage(format!(
+                    "--param scheduler: {} is on the root file system ({}), whose disk {} every point's scheduler would change for the whole system; put the data set (--target) on a file system of its own, or add --yes to go ahead",
+                    at.shown(),
+                    m.source.shown(),
+                    queues[0].disk
+                )));
+            }
+            let own = map.mount.as_ref().map(|m| m.dev.clone());
+            let mounts = parse_mountinfo(&sys.read("proc/self/mountinfo").unwrap_or_default());
+            for q in &queues {
+                let devs = devices_on(&sys, &q.disk);
+                if let Some(m) = mounts
+                    .iter()
+                    .find(|m| devs.contains(&m.dev) && Some(&m.dev) != own.as_ref())
+                {
+                    return Err(Error::usage(format!(
+                        "--param scheduler: {} also holds the file system mounted on {}, which every point's scheduler would change too; add --yes to go ahead",
+                        q.disk,
+                        m.mount_point.shown()
+                    )));
+                }
+            }
+        }
+        Ok(Schedulers { queues })
+    }
+
+    /// Sets `name` on every disk.
+    pub fn set(&self, name: &str) -> Result<()> {
+        for q in &self.queues {
+            std::fs::write(&q.file, name).map_err(|e| {
+                Error::other(format!(
+                    "cannot set the scheduler of {} to {name}: {e}",
+                    q.disk
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// What is active now, disk by disk: "loop3=bfq".
+    pub fn current(&self) -> String {
+        self.queues
+            .iter()
+            .map(|q| {
+                let now = std::fs::read_to_string(&q.file).map_or("?".into(), |t| offered(&t).1);
+                format!("{}={now}", q.disk)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// "major:minor" of the disk, its partitions and whatever is built on them (holders).
+fn devices_on(sys: &SysRoot, disk: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![format!("sys/class/block/{disk}")];
+    for part in sys.list(&format!("sys/block/{disk}")) {
+        if sys.exists(&format!("sys/block/{disk}/{part}/partition")) {
+            todo.push(format!("sys/class/block/{part}"));
+        }
+    }
+    let mut seen = 0;
+    while let Some(dir) = todo.pop() {
+        seen += 1;
+        if seen > 256 {
+            break;
+        }
+        if let Some(dev) = sys.read(&format!("{dir}/dev")) {
+            out.push(dev);
+        }
+        for h in sys.list(&format!("{dir}/holders")) {
+            todo.push(format!("sys/class/block/{h}"));
+        }
+    }
+    out
+}
+
+impl Drop for Schedulers {
+    /// Puts every disk's original scheduler back, whatever ended the sweep.
+    fn drop(&mut self) {
+        for q in &self.queues {
+            match std::fs::write(&q.file, &q.original) {
+                Ok(()) => eprintln!(
+                    "dbio: the I/O scheduler of {} is {} again",
+                    q.disk, q.original
+                ),
+                Err(e) => eprintln!(
+                    "dbio: warning: could not put back the I/O scheduler of {} ({}): {e}; set it by hand: echo {} > {}",
+                    q.disk,
+                    q.original,
+                    q.original,
+                    q.file.display()
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offered_schedulers_and_the_active_one() {
+        let (all, active) = offered("none [mq-deadline] kyber bfq\n");
+        assert_eq!(all, ["none", "mq-deadline", "kyber", "bfq"]);
+        assert_eq!(active, "mq-deadline");
+        assert!(valid_name("mq-deadline").is_ok());
+        assert!(valid_name("none > x").is_err());
+        assert!(valid_name("").is_err());
+    }
+}
