@@ -14,6 +14,7 @@
 mod assemble;
 pub mod memory;
 mod roles;
+mod steady;
 mod threads;
 mod window;
 
