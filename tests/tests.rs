@@ -43,6 +43,7 @@ mod signals;
 mod sizing;
 mod skips;
 mod span;
+mod steady;
 mod stopped;
 mod storage;
 mod store;

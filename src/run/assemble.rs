@@ -447,7 +447,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         (true, "error")
     } else if m.interrupted {
         (true, "interrupted")
-    } else if m.steady.as_ref().is_some_and(|s| s.reached) {
+    } else if m.ended_steady {
         (false, "steady_state")
     } else {
         (false, "completed")

@@ -832,6 +832,7 @@ mod tests {
         r.verdict = Some(VerdictJson {
             pass: false,
             classes: Vec::new(),
+            failed: Vec::new(),
         });
         assert_eq!(exit_code(false, false, &r), ExitCode::VerdictFailed);
         assert_eq!(exit_code(false, true, &r), ExitCode::Interrupted);

@@ -47,6 +47,8 @@ pub struct Measurement {
     /// `--steady-state`: the rounds and whether they held steady (the window then ended
     /// there, cleanly).
     pub steady: Option<crate::report::result::SteadyStateJson>,
+    /// The window ended early because it was steady.
+    pub ended_steady: bool,
 }
 
 /// The live progress line: phase, elapsed/remaining, and per event the last complete
@@ -165,6 +167,7 @@ pub fn measure(
     let mut os: Option<OsSampler> = None;
     let mut stalls = Vec::new();
     let mut steady = cfg.steady.map(super::steady::Steady::new);
+    let mut ended_steady = false;
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(roles.len());
         for (i, &role) in roles.iter().enumerate() {
@@ -299,10 +302,16 @@ pub fn measure(
             }
             let joined = now_ns();
             // Ended steady: a clean end, however early.
-            interrupted = joined < end && !steady.as_ref().is_some_and(|s| s.reached());
+            ended_steady = steady.as_ref().is_some_and(|s| s.reached());
+            interrupted = joined < end && !ended_steady;
             measured_ns = joined.min(end).saturating_sub(start);
             if measured_ns > 0 {
-                sampler.close_second(t);
+                let points = sampler.close_second(t);
+                // The window's last second, whole when it ran to its planned end, ends
+                // the last round.
+                if let Some(s) = steady.as_mut().filter(|_| joined >= end && !ended_steady) {
+                    s.second(points);
+                }
                 on_second(t, &sampler);
             }
             if let Some(h) = ash_thread {
@@ -344,5 +353,6 @@ pub fn measure(
         os,
         stalls,
         steady: steady.map(|s| s.json()),
+        ended_steady,
     }
 }
