@@ -142,8 +142,14 @@ mod tests {
             (r - 20.0).abs() < 1e-9 && (s - 25.0).abs() < 1e-9,
             "{r} {s}"
         );
-        // Up and down: range 20 %, no slope.
+        // Up and down: range 20 %, a slope of 2 per round (10 % over 5 rounds).
         let (r, s) = judge(&[90.0, 110.0, 90.0, 110.0, 100.0]).unwrap();
+        assert!(
+            (r - 20.0).abs() < 1e-9 && (s - 10.0).abs() < 1e-9,
+            "{r} {s}"
+        );
+        // Symmetric: range 20 %, no slope at all.
+        let (r, s) = judge(&[90.0, 110.0, 100.0, 110.0, 90.0]).unwrap();
         assert!((r - 20.0).abs() < 1e-9 && s.abs() < 1e-9, "{r} {s}");
         assert_eq!(judge(&[0.0; 5]), Some((f64::INFINITY, f64::INFINITY)));
     }
