@@ -94,6 +94,9 @@ pub struct RunArgs {
     pub point_duration: Duration,
     /// `--steady-state METRIC:RANGE%:SLOPE%` as typed (None: the whole window is measured).
     pub steady_state: Option<String>,
+    /// `--metrics FILE` and `--metrics-keep`: live OpenMetrics of `dbio run`.
+    pub metrics: Option<PathBuf>,
+    pub metrics_keep: bool,
     /// `--round`: the length of one round of `--steady-state`.
     pub round: Duration,
     /// `--max-latency` of a calibration: the latency its maximum IOPS must keep.
@@ -194,6 +197,8 @@ impl RunArgs {
             warmup: Duration::ZERO,
             point_duration: Duration::ZERO,
             steady_state: None,
+            metrics: None,
+            metrics_keep: false,
             round: Duration::ZERO,
             max_latency: LatencyLimit {
                 stat: Stat::P95,
