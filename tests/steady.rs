@@ -195,3 +195,246 @@ fn bad_steady_state_values_are_refused_before_anything() {
         c.refused_leaving_nothing(&[word]);
     }
 }
+
+/// A strict reading of an OpenMetrics exposition: a family's `# TYPE` before its samples,
+/// a counter's samples end in `_total` or `_created`, a histogram's buckets are cumulative
+/// and end with `le="+Inf"` equal to its `_count`, and the text ends with `# EOF`. Returns
+/// each sample's value by its name and labels.
+fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
+    use std::collections::BTreeMap;
+    assert!(text.ends_with("# EOF\n"), "does not end in # EOF: {text}");
+    let body = &text[..text.len() - "# EOF\n".len()];
+    assert!(!body.contains("# EOF"), "# EOF before the end");
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut samples = BTreeMap::new();
+    // Per histogram series (labels without le): the last bucket value and whether +Inf came.
+    let mut buckets: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut w = rest.splitn(3, ' ');
+            let (kind, family) = (w.next().unwrap(), w.next().expect("a family name"));
+            assert!(
+                matches!(kind, "TYPE" | "HELP" | "UNIT"),
+                "unknown comment: {line}"
+            );
+            if kind == "TYPE" {
+                let t = w.next().expect("a type").to_string();
+                assert!(
+                    ["counter", "gauge", "histogram", "summary"].contains(&t.as_str()),
+                    "{line}"
+                );
+                assert!(
+                    types.insert(family.into(), t).is_none(),
+                    "TYPE twice: {line}"
+                );
+            } else {
+                assert!(types.contains_key(family), "{kind} before TYPE: {line}");
+            }
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("a sample: NAME{...} VALUE");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value in {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(series.ends_with('}') || !series.contains('{'), "{line}");
+        let (family, t) = types
+            .iter()
+            .filter(|(f, _)| name.starts_with(f.as_str()))
+            .max_by_key(|(f, _)| f.len())
+            .unwrap_or_else(|| panic!("sample before its TYPE: {line}"));
+        let suffix = &name[family.len()..];
+        match t.as_str() {
+            "counter" => assert!(
+                ["_total", "_created"].contains(&suffix),
+                "a counter sample must end in _total or _created: {line}"
+            ),
+            "gauge" => assert_eq!(suffix, "", "{line}"),
+            "histogram" => {
+                assert!(
+                    ["_bucket", "_count", "_sum", "_created"].contains(&suffix),
+                    "{line}"
+                );
+                let labels = series[name.len()..].to_string();
+                if suffix == "_bucket" {
+                    let le_at = labels.find(",le=\"").expect("le label");
+                    let key = format!("{family}{}", &labels[..le_at]);
+                    let is_inf = labels.contains("le=\"+Inf\"");
+                    let e = buckets.entry(key).or_insert((0.0, None));
+                    assert!(e.1.is_none(), "a bucket after le=\"+Inf\": {line}");
+                    assert!(value >= e.0, "buckets not cumulative: {line}");
+                    e.0 = value;
+                    if is_inf {
+                        e.1 = Some(value);
+                    }
+                } else if suffix == "_count" {
+                    let key = format!("{family}{}", labels.trim_end_matches('}'));
+                    let e = buckets
+                        .get(&key)
+                        .unwrap_or_else(|| panic!("_count before buckets: {line}"));
+                    assert_eq!(e.1, Some(value), "+Inf bucket and _count differ: {line}");
+                }
+            }
+            _ => assert!(
+                ["", "_count", "_sum", "_created"].contains(&suffix),
+                "{line}"
+            ),
+        }
+        assert!(
+            samples.insert(series.to_string(), value).is_none(),
+            "twice: {line}"
+        );
+    }
+    for (k, (_, inf)) in &buckets {
+        assert!(inf.is_some(), "histogram {k} has no le=\"+Inf\" bucket");
+    }
+    samples
+}
+
+/// The `dbio_requests_total` of the exposition (one event).
+fn requests_total(samples: &std::collections::BTreeMap<String, f64>) -> f64 {
+    samples
+        .iter()
+        .filter(|(k, _)| k.starts_with("dbio_requests_total{"))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+#[test]
+fn metrics_are_written_every_second_and_go_at_the_end() {
+    let env = Env::new();
+    let file = env.join("dbio.prom");
+    let mut child = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("5s")
+        .quiet()
+        .path_opt("--metrics", &file)
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut seen = Vec::new();
+    while t0.elapsed() < std::time::Duration::from_secs(30) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && text.contains("dbio_requests_total")
+        {
+            let samples = check_openmetrics(&text);
+            let run_id = samples.keys().find(|k| k.contains("run_id=\"")).unwrap();
+            assert!(
+                run_id.contains("read-iops_"),
+                "the run directory's name: {run_id}"
+            );
+            assert!(run_id.contains("test=\"read-iops\""), "{run_id}");
+            let elapsed = samples
+                .iter()
+                .find(|(k, _)| k.starts_with("dbio_elapsed_seconds{"))
+                .map(|(_, v)| *v)
+                .expect("dbio_elapsed_seconds");
+            seen.push((elapsed, requests_total(&samples)));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    seen.dedup_by(|a, b| a.0 == b.0);
+    assert!(seen.len() >= 3, "parsed at several seconds: {seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 > w[0].1),
+        "seconds and requests grow: {seen:?}"
+    );
+    assert!(!file.exists(), "the metrics file goes at the end");
+
+    // Kept with --metrics-keep: the last second's totals match the result's.
+    let r = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("2s")
+        .path_opt("--metrics", &file)
+        .arg("--metrics-keep")
+        .json();
+    let samples = check_openmetrics(&std::fs::read_to_string(&file).unwrap());
+    assert_eq!(
+        requests_total(&samples),
+        f(&r["events"][0]["requests"]),
+        "running totals add up to the result's"
+    );
+}
+
+#[test]
+fn bad_metrics_places_are_refused_before_anything() {
+    let env = Env::new();
+    let dir = env.join("adir");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = env.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let link = env.join("link");
+    std::os::unix::fs::symlink(env.join("elsewhere"), &link).unwrap();
+    for place in [dir, fifo, link, env.join("missing/dbio.prom")] {
+        env.run("read-iops")
+            .engine("null")
+            .size("64M")
+            .duration("2s")
+            .path_opt("--metrics", &place)
+            .refused_leaving_nothing(&["--metrics"]);
+    }
+    assert!(!env.join("elsewhere").exists());
+    env.run("read-iops")
+        .engine("null")
+        .arg("--metrics-keep")
+        .refused_leaving_nothing(&["--metrics"]);
+    env.cmd("sweep")
+        .arg("read-iops")
+        .engine("null")
+        .param("sessions=1,2")
+        .path_opt("--metrics", env.join("m.prom"))
+        .refused_leaving_nothing(&["--metrics"]);
+}
+
+#[test]
+fn an_interrupted_run_removes_its_metrics_file_too() {
+    let env = Env::new();
+    let file = env.join("dbio.prom");
+    let mut child = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("60s")
+        .quiet()
+        .path_opt("--metrics", &file)
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(&file).is_ok_and(|t| t.contains("dbio_requests_total")) {
+        assert!(t0.elapsed().as_secs() < 30, "no metrics written");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(!file.exists(), "the metrics file goes on Ctrl-C too");
+}
