@@ -156,6 +156,7 @@ p99 = "10s"
         .engine("null")
         .opt("--round", "1s")
         .opt("--steady-state", "iops:0.0001:0.0001")
+        .out_dir(env.join("out"))
         .arg("--json")
         .out();
     assert_eq!(
@@ -170,6 +171,24 @@ p99 = "10s"
     assert_eq!(v["classes"][0]["pass"], true, "the limit itself held: {v}");
     assert_eq!(v["failed"][0], "steady state not reached", "{v}");
     assert_eq!(r["steady_state"]["reached"], false);
+    // The verdict section says why.
+    let dir = std::fs::read_dir(env.join("out"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("Requirement vs Actual — FAIL"),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.contains("steady state not reached") && l.trim_end().ends_with("FAIL")),
+        "{summary}"
+    );
 }
 
 #[test]
