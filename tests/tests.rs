@@ -44,6 +44,7 @@ mod signals;
 mod sizing;
 mod skips;
 mod span;
+mod steady;
 mod stopped;
 mod storage;
 mod store;

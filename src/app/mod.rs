@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod metrics;
 pub mod precondition;
 pub mod shell;
 pub mod wizard;
@@ -226,13 +227,34 @@ pub fn run_checked(
     stop: &Arc<AtomicBool>,
     db: Option<&Path>,
 ) -> Result<ExitCode> {
-    if let Some(path) = &cfg.save_job {
-        let text = crate::options::save::job_file(cfg, a)?;
-        write_user_file(path, text.as_bytes(), "--save-job")?;
-        eprintln!("dbio: wrote the equivalent job file {}", path.shown());
+    // The metrics file's place is checked first; whatever happens next, it goes again
+    // at the end (unless kept).
+    let metrics = match &a.metrics {
+        Some(path) => Some(metrics::Metrics::open(
+            path,
+            a.metrics_keep,
+            cfg.test.name(),
+        )?),
+        None => None,
+    };
+    let mut with_metrics = pre.clone();
+    if let Some(m) = &metrics {
+        with_metrics.hooks = Arc::new(m.hooks());
     }
-    let outcome = crate::run::run(cfg, pre, stop, &|ds| register(db, ds, cfg.test.name()))?;
-    finish_run(&outcome, cfg.json, a.format, db)
+    let outcome = (|| {
+        if let Some(path) = &cfg.save_job {
+            let text = crate::options::save::job_file(cfg, a)?;
+            write_user_file(path, text.as_bytes(), "--save-job")?;
+            eprintln!("dbio: wrote the equivalent job file {}", path.shown());
+        }
+        crate::run::run(cfg, &with_metrics, stop, &|ds| {
+            register(db, ds, cfg.test.name())
+        })
+    })();
+    if let Some(m) = metrics {
+        m.finish();
+    }
+    finish_run(&outcome?, cfg.json, a.format, db)
 }
 
 /// `dbio run --hosts ...`: validated here before any host is reached, then run by the
@@ -280,6 +302,11 @@ fn finish_run(
 
 /// `dbio sweep`: every point is recorded like a run; the table (or sweep.json) at the end.
 fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    if a.run.0.metrics.is_some() {
+        return Err(Error::usage(
+            "--metrics: live metrics are written by dbio run; a sweep is many runs",
+        ));
+    }
     if crate::cluster::coordinator::wanted(&a.run.0)? {
         return Err(Error::usage(
             "--hosts: dbio sweep runs on this host; a run across hosts is dbio run --hosts (or dbio calibrate --hosts)",

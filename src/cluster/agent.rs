@@ -189,6 +189,7 @@ fn hooks(out: &Out, rx: &Arc<Mutex<Receiver<ToAgent>>>, stop: &Arc<AtomicBool>) 
             });
         })),
         no_run_dir: true,
+        ..Default::default()
     }
 }
 

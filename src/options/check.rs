@@ -298,6 +298,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         job: job.as_ref().map(|j| j.json.clone()),
         save_job: a.save_job.clone(),
         span: a.span,
+        steady: steady(a)?,
         origins: origins(a),
     };
     if job.as_ref().is_some_and(|j| j.test.is_none()) {
@@ -542,4 +543,25 @@ fn check_rates(cfg: &RunConfig) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `--steady-state` with `--round`: the measured window must hold the rounds judged together.
+fn steady(a: &RunArgs) -> Result<Option<crate::workload::spec::SteadySpec>> {
+    use crate::workload::spec::SteadySpec;
+    let Some(text) = &a.steady_state else {
+        return Ok(None);
+    };
+    let spec = SteadySpec::parse(text, a.round)
+        .map_err(|e| Error::usage(format!("invalid value '{text}' for '--steady-state': {e}")))?;
+    let need = a.round * SteadySpec::WINDOW as u32;
+    if a.duration < need {
+        return Err(Error::usage(format!(
+            "--round {}: --duration {} must hold at least {} rounds ({}); give a longer --duration or a shorter --round",
+            crate::units::duration_label(a.round),
+            crate::units::duration_label(a.duration),
+            SteadySpec::WINDOW,
+            crate::units::duration_label(need),
+        )));
+    }
+    Ok(Some(spec))
 }

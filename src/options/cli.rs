@@ -51,6 +51,14 @@ fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
             if let Some(d) = default {
                 a = a.default_value(d);
             }
+            // An option of [`super::OPTIONAL_VALUE`] given alone takes its value there.
+            if let Some((_, bare)) = super::OPTIONAL_VALUE.iter().find(|(n, _)| *n == o.name) {
+                // A flag after it is the next option, not its value.
+                a = a
+                    .num_args(0..=1)
+                    .default_missing_value(*bare)
+                    .allow_hyphen_values(false);
+            }
         }
     }
     for c in o.conflicts {

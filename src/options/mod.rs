@@ -43,6 +43,9 @@ use crate::workload::{Arrival, Test};
 use points::{LargeAccess, LatencyLimit, Shape, Stat};
 
 pub use crate::workload::spec::RunConfig;
+/// Options whose value may be left out, and the value they then take.
+pub const OPTIONAL_VALUE: &[(&str, &str)] = &[("steady-state", "iops:20:10")];
+
 pub use parse::{REPEATABLE, block_size, hosts, pg_setting, positive_size, rate, temp_io};
 pub use table::{COMMANDS, OPTIONS};
 
@@ -89,6 +92,13 @@ pub struct RunArgs {
     /// `--point-duration`: the measured window of each point of a calibration or matrix
     /// (each point's run gets it as its `duration`).
     pub point_duration: Duration,
+    /// `--steady-state METRIC:RANGE%:SLOPE%` as typed (None: the whole window is measured).
+    pub steady_state: Option<String>,
+    /// `--metrics FILE` and `--metrics-keep`: live OpenMetrics of `dbio run`.
+    pub metrics: Option<PathBuf>,
+    pub metrics_keep: bool,
+    /// `--round`: the length of one round of `--steady-state`.
+    pub round: Duration,
     /// `--max-latency` of a calibration: the latency its maximum IOPS must keep.
     pub max_latency: LatencyLimit,
     /// `--max-outstanding` of a calibration.
@@ -186,6 +196,10 @@ impl RunArgs {
             duration: Duration::ZERO,
             warmup: Duration::ZERO,
             point_duration: Duration::ZERO,
+            steady_state: None,
+            metrics: None,
+            metrics_keep: false,
+            round: Duration::ZERO,
             max_latency: LatencyLimit {
                 stat: Stat::P95,
                 us: 0.0,

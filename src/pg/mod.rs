@@ -680,6 +680,7 @@ fn measure(
         job: None,
         classes: Vec::new(),
         verdict: None,
+        steady_state: None,
         os: None,
         storage: None,
         lint: Vec::new(),

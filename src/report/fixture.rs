@@ -162,6 +162,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         job: None,
         classes: Vec::new(),
         verdict: None,
+        steady_state: None,
         redo: None,
         oltp: None,
         temp: None,

@@ -11,6 +11,7 @@ pub mod export;
 pub(crate) mod fixture;
 pub mod html;
 pub mod markdown;
+pub mod openmetrics;
 pub mod result;
 pub mod result_pg;
 pub mod sections;

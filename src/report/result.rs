@@ -29,7 +29,8 @@ pub struct RunResult {
     pub measured_seconds: f64,
     /// True when the run stopped before its measured window ended (signal or error).
     pub partial: bool,
-    /// "completed", "interrupted" or "error".
+    /// "completed", "steady_state" (ended early, steady: `--steady-state`), "interrupted" or
+    /// "error".
     pub stop_reason: String,
     pub config: RunConfigJson,
     pub dataset: DataSetJson,
@@ -63,6 +64,9 @@ pub struct RunResult {
     /// Job runs with limits: required vs measured, PASS/FAIL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<VerdictJson>,
+    /// `--steady-state`: the rounds, and whether (and after which round) they held steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateJson>,
     /// What the machine saw, per second (CPU, block devices, memory, I/O pressure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<OsStats>,
@@ -240,6 +244,29 @@ pub struct ClassResultJson {
 pub struct VerdictJson {
     pub pass: bool,
     pub classes: Vec<ClassVerdictJson>,
+    /// What else failed the run besides its classes' limits ("steady state not reached").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
+}
+
+/// Steady state (`--steady-state`): the figure of each round and the judgement of the last
+/// rounds together.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SteadyStateJson {
+    /// iops, mibps, mean (µs) or p99 (µs).
+    pub metric: String,
+    pub range_pct: f64,
+    pub slope_pct: f64,
+    pub round_s: f64,
+    /// The figure of each whole round, in order.
+    pub rounds: Vec<f64>,
+    pub reached: bool,
+    /// The round (from 1) after which the run ended steady; None when it never was.
+    pub reached_round: Option<usize>,
+    /// The last judged rounds' max − min, in % of their average (None: too few rounds).
+    pub window_range_pct: Option<f64>,
+    /// The last judged rounds' |least-squares slope| × their number, in % of their average.
+    pub window_slope_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

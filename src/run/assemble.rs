@@ -242,6 +242,7 @@ fn verdict_json(
     (!classes.is_empty()).then(|| rj::VerdictJson {
         pass: classes.iter().all(|c| c.pass),
         classes,
+        failed: Vec::new(),
     })
 }
 
@@ -446,6 +447,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
         (true, "error")
     } else if m.interrupted {
         (true, "interrupted")
+    } else if m.ended_steady {
+        (false, "steady_state")
     } else {
         (false, "completed")
     };
@@ -555,7 +558,15 @@ pub fn assemble(i: &Inputs) -> RunResult {
         oltp: (cfg.test == Test::Oltp).then(|| oltp_json(i)),
         job: cfg.job.clone(),
         classes: classes_json(plan, &events, m),
-        verdict: verdict_json(plan, &events, m.measured_seconds),
+        verdict: verdict_json(plan, &events, m.measured_seconds).map(|mut v| {
+            // A run asked to reach steady state that never did cannot pass.
+            if m.steady.as_ref().is_some_and(|s| !s.reached) {
+                v.pass = false;
+                v.failed.push("steady state not reached".into());
+            }
+            v
+        }),
+        steady_state: m.steady.clone(),
         temp: (cfg.test == Test::Temp).then(|| rj::TempJson {
             spill_size_bytes: cfg.temp.spill_bytes(),
             temp_io_bytes: cfg.temp.temp_io,

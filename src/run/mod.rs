@@ -14,6 +14,7 @@
 mod assemble;
 pub mod memory;
 mod roles;
+mod steady;
 mod threads;
 mod window;
 
@@ -69,6 +70,12 @@ pub struct RunHooks {
     pub on_second: Option<Box<dyn Fn(u32, &[crate::measure::Interval]) + Send + Sync>>,
     /// Write no run directory: the caller keeps the result (`--out` is not this run's).
     pub no_run_dir: bool,
+    /// The run directory was made, here (before anything is measured).
+    #[allow(clippy::type_complexity)]
+    pub on_run_dir: Option<Box<dyn Fn(&std::path::Path) + Send + Sync>>,
+    /// The run's events, in the order of the slots `on_second` gives their figures in.
+    #[allow(clippy::type_complexity)]
+    pub on_events: Option<Box<dyn Fn(&[&'static str]) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for RunHooks {
@@ -78,6 +85,8 @@ impl std::fmt::Debug for RunHooks {
             .field("on_start", &self.on_start.is_some())
             .field("on_second", &self.on_second.is_some())
             .field("no_run_dir", &self.no_run_dir)
+            .field("on_run_dir", &self.on_run_dir.is_some())
+            .field("on_events", &self.on_events.is_some())
             .finish()
     }
 }
@@ -275,6 +284,9 @@ pub fn run(
         &tail,
         cfg.test.name(),
     )?;
+    if let Some(f) = &pre.hooks.on_run_dir {
+        f(place.dir.path());
+    }
     let result = open_for_run(cfg, pre, stop, on_data_set)
         .and_then(|ds| run_in(cfg, stop, ds, Some(&*place.dir), pre, started_at));
     if result.is_err() {
@@ -472,6 +484,10 @@ fn run_on(
     let block_size = cfg.dataset.block_size;
     let file_size = ds.files.iter().map(|f| f.size).min().unwrap_or(0);
     let plan = workload::plan(cfg, ds.files.len(), file_size, block_size)?;
+    if let Some(f) = &pre.hooks.on_events {
+        let names: Vec<&'static str> = plan.events.iter().map(|e| e.name()).collect();
+        f(&names);
+    }
     let mut inst = instance(cfg, &plan, buffer_align)?;
     let verify_writes = cfg.writes_data();
     if let (Some(id), Some((dir, seq))) = (
@@ -831,6 +847,7 @@ mod tests {
         r.verdict = Some(VerdictJson {
             pass: false,
             classes: Vec::new(),
+            failed: Vec::new(),
         });
         assert_eq!(exit_code(false, false, &r), ExitCode::VerdictFailed);
         assert_eq!(exit_code(false, true, &r), ExitCode::Interrupted);

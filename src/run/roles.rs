@@ -153,7 +153,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
             rec: Recorder::new(counters, window(sh)),
             ash,
             inst: sh.inst,
-            stop: sh.stop,
+            stop: &sh.halt,
             rng: fastrand::Rng::with_seed(rng_seed(cfg, id)),
             engine,
             buffers,
@@ -279,7 +279,7 @@ fn redo_writer_thread(
                 c.slot,
                 &running,
             );
-            writer.stop = Some(sh.stop);
+            writer.stop = Some(&sh.halt);
             let mut rng = fastrand::Rng::with_seed(rng_seed(cfg, id));
             ash.on_cpu();
             let outcome = writer.paced_writes(
@@ -340,7 +340,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             sh.plan.slot(Event::LogFileParallelWrite),
             &sh.inst.sessions_running,
         );
-        lgwr.stop = Some(sh.stop);
+        lgwr.stop = Some(&sh.halt);
         let outcome = lgwr.run();
         Finished {
             end: ThreadEnd {

@@ -139,6 +139,9 @@ pub(super) struct Shared<'a> {
     pub(super) window_start: AtomicU64,
     pub(super) window_end: AtomicU64,
     pub(super) stop: &'a AtomicBool,
+    /// The threads stop issuing requests: the window ended (planned, steady, or because of
+    /// `stop`, which the main thread watches and passes on here).
+    pub(super) halt: AtomicBool,
     /// The measured window is over (or never started): threads that do not end by
     /// themselves (noise) end now.
     pub(super) over: AtomicBool,

@@ -44,6 +44,11 @@ pub struct Measurement {
     /// Stretches of the measured window in which dbio did not run (stopped, starved,
     /// suspended).
     pub stalls: Vec<Stall>,
+    /// `--steady-state`: the rounds and whether they held steady (the window then ended
+    /// there, cleanly).
+    pub steady: Option<crate::report::result::SteadyStateJson>,
+    /// The window ended early because it was steady.
+    pub ended_steady: bool,
 }
 
 /// The live progress line: phase, elapsed/remaining, and per event the last complete
@@ -138,6 +143,7 @@ pub fn measure(
         window_start: AtomicU64::new(0),
         window_end: AtomicU64::new(0),
         stop,
+        halt: AtomicBool::new(false),
         over: AtomicBool::new(false),
     };
     let finished = AtomicUsize::new(0);
@@ -160,6 +166,8 @@ pub fn measure(
     let mut ash_history = AshHistory::default();
     let mut os: Option<OsSampler> = None;
     let mut stalls = Vec::new();
+    let mut steady = cfg.steady.map(super::steady::Steady::new);
+    let mut ended_steady = false;
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(roles.len());
         for (i, &role) in roles.iter().enumerate() {
@@ -201,6 +209,7 @@ pub fn measure(
         };
         if start_at.is_none() || stop.load(Ordering::Relaxed) {
             interrupted = set_up;
+            shared.halt.store(true, Ordering::Relaxed);
             shared.gate.open(false);
         } else {
             let t0 = now_ns();
@@ -270,7 +279,13 @@ pub fn measure(
                 on_second(t, &sampler);
                 os.sample(t);
                 t += 1;
+                if steady.as_mut().is_some_and(|s| s.second(&last)) {
+                    // Steady: the window ends here, as if planned so.
+                    break;
+                }
             }
+            // However the window ended, the threads stop now.
+            shared.halt.store(true, Ordering::Relaxed);
             if progress.is_drawn() {
                 progress.set_message("stopping: waiting for the last requests".into());
             }
@@ -286,10 +301,17 @@ pub fn measure(
                 }));
             }
             let joined = now_ns();
-            interrupted = joined < end;
+            // Ended steady: a clean end, however early.
+            ended_steady = steady.as_ref().is_some_and(|s| s.reached());
+            interrupted = joined < end && !ended_steady;
             measured_ns = joined.min(end).saturating_sub(start);
             if measured_ns > 0 {
-                sampler.close_second(t);
+                let points = sampler.close_second(t);
+                // The window's last second, whole when it ran to its planned end, ends
+                // the last round.
+                if let Some(s) = steady.as_mut().filter(|_| joined >= end && !ended_steady) {
+                    s.second(points);
+                }
                 on_second(t, &sampler);
             }
             if let Some(h) = ash_thread {
@@ -330,5 +352,7 @@ pub fn measure(
         pinning_notes,
         os,
         stalls,
+        steady: steady.map(|s| s.json()),
+        ended_steady,
     }
 }

@@ -265,6 +265,7 @@ mod tests {
                     result: if pass { "PASS" } else { "FAIL" }.into(),
                 }],
             }],
+            failed: Vec::new(),
         });
         r
     }

@@ -242,6 +242,78 @@ pub struct RunConfig {
     pub span: crate::workload::span::Span,
     /// Which options a job file set, and where (for errors found later, with the data set).
     pub origins: Origins,
+    /// `--steady-state`: end the window once the last rounds hold steady (None: run it all).
+    pub steady: Option<SteadySpec>,
+}
+
+/// The figure steady state is judged on, per round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyMetric {
+    /// Requests per second, every event together.
+    Iops,
+    /// MiB per second, every event together.
+    Mibps,
+    /// Mean latency (µs) over every request of the round.
+    Mean,
+    /// The seconds' p99 (µs; the worst event's each second), averaged over the round.
+    P99,
+}
+
+impl SteadyMetric {
+    pub fn name(self) -> &'static str {
+        match self {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::Mibps => "mibps",
+            SteadyMetric::Mean => "mean",
+            SteadyMetric::P99 => "p99",
+        }
+    }
+}
+
+/// Steady state: over the last [`SteadySpec::WINDOW`] rounds of `round`, the round figures'
+/// max − min is at most `range_pct` % of their average, and their least-squares line
+/// rises or falls by at most `slope_pct` % of the average across those rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadySpec {
+    pub metric: SteadyMetric,
+    pub range_pct: f64,
+    pub slope_pct: f64,
+    pub round: Duration,
+}
+
+impl SteadySpec {
+    /// Rounds judged together.
+    pub const WINDOW: usize = 5;
+
+    /// `METRIC:RANGE%:SLOPE%` (the `%` signs optional), e.g. `iops:20:10`.
+    pub fn parse(text: &str, round: Duration) -> std::result::Result<SteadySpec, String> {
+        let parts: Vec<&str> = text.split(':').collect();
+        let [metric, range, slope] = parts[..] else {
+            return Err("expected METRIC:RANGE%:SLOPE%, e.g. iops:20:10".into());
+        };
+        let metric = match metric.trim() {
+            "iops" => SteadyMetric::Iops,
+            "mibps" => SteadyMetric::Mibps,
+            "mean" => SteadyMetric::Mean,
+            "p99" => SteadyMetric::P99,
+            m => return Err(format!("unknown metric '{m}': iops, mibps, mean or p99")),
+        };
+        let pct = |what: &str, t: &str| -> std::result::Result<f64, String> {
+            let t = t.trim().trim_end_matches('%');
+            match t.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v),
+                _ => Err(format!(
+                    "the {what} must be a percentage above 0 and at most 100, not '{t}'"
+                )),
+            }
+        };
+        Ok(SteadySpec {
+            metric,
+            range_pct: pct("range", range)?,
+            slope_pct: pct("slope", slope)?,
+            round,
+        })
+    }
 }
 
 /// Which options a job file set, and where: errors found after the options were read name

@@ -660,6 +660,7 @@ size = "784K"
                     "think" => "\"1ms\"".into(),
                     "submission" | "lgwr-submission" => "\"sync\"".into(),
                     "hosts" => "\"db1,db2\"".into(),
+                    "steady-state" => "\"iops:20:10\"".into(),
                     other => panic!("no sample value for {other}"),
                 },
             }

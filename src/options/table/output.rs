@@ -25,6 +25,47 @@ pub(super) const OUTPUT: &[Opt] = &[
         get: |_| None,
     },
     Opt {
+        name: "metrics",
+        short: None,
+        key: None,
+        value: Some("FILE"),
+        default: None,
+        help: "Write the run's live figures in the OpenMetrics text format to FILE every second (replaced whole; for the node_exporter textfile collector); removed at the end unless --metrics-keep. dbio run only.",
+        heading: heading::OUTPUT,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            if t.is_empty() {
+                return Err("give a file name".into());
+            }
+            a.metrics = Some(std::path::PathBuf::from(t));
+            Ok(())
+        },
+        get: |_| None,
+    },
+    Opt {
+        name: "metrics-keep",
+        short: None,
+        key: None,
+        value: None,
+        default: None,
+        help: "Leave the --metrics file in place at the end of the run.",
+        heading: heading::OUTPUT,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: Some("metrics"),
+        set: |a, t| {
+            a.metrics_keep = switch(t)?;
+            Ok(())
+        },
+        get: |_| None,
+    },
+    Opt {
         name: "json",
         short: None,
         key: None,

@@ -71,6 +71,49 @@ pub(super) const TEST: &[Opt] = &[
         get: |a| Some(units::duration_label(a.warmup)),
     },
     Opt {
+        name: "steady-state",
+        short: None,
+        key: Some("run.steady_state"),
+        value: Some("METRIC:RANGE%:SLOPE%"),
+        default: None,
+        help: "End the measured window once it is steady: over the last 5 rounds (--round), the round figures' max - min is within RANGE% of their average and their least-squares line moves by at most SLOPE% of it. METRIC: iops, mibps, mean or p99; given alone: iops:20:10.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            crate::workload::spec::SteadySpec::parse(t, a.round)?;
+            a.steady_state = Some(t.to_string());
+            Ok(())
+        },
+        get: |a| a.steady_state.clone(),
+    },
+    Opt {
+        name: "round",
+        short: None,
+        key: Some("run.round"),
+        value: Some("DURATION"),
+        default: Some("10s"),
+        help: "One round of --steady-state; --duration must hold at least 5 of them.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &[],
+        requires: None,
+        set: |a, t| {
+            let d = units::parse_duration(t)?;
+            if d.is_zero() {
+                return Err("a round must be longer than 0, e.g. 10s".into());
+            }
+            a.round = d;
+            Ok(())
+        },
+        get: |a| Some(units::duration_label(a.round)),
+    },
+    Opt {
         name: "sync",
         short: None,
         key: None,

@@ -21,6 +21,7 @@ pub mod format;
 mod model;
 mod pg;
 mod run;
+mod steady;
 mod system;
 mod workload;
 
@@ -44,6 +45,7 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::oltp(r));
     sections.extend(workload::classes(r));
     sections.extend(workload::verdict(r));
+    sections.extend(steady::steady_state(r));
     sections.extend(workload::temp(r));
     if let Some(p) = &r.pg {
         sections.extend(pg_sections(p));

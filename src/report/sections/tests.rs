@@ -133,6 +133,7 @@ fn the_verdict_marks_each_limit() {
                 },
             ],
         }],
+        failed: Vec::new(),
     });
     let report = run(&r);
     let s = section(&report, "verdict").unwrap();

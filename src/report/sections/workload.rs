@@ -197,6 +197,12 @@ pub fn verdict(r: &RunResult) -> Option<Section> {
             t.row(row);
         }
     }
+    // What failed the run besides the classes' limits (steady state not reached).
+    for f in &v.failed {
+        let mut row = cells!["(run)", "", f.as_str(), "", ""];
+        row.push(mark(false));
+        t.row(row);
+    }
     let mut section = Section::new(
         "verdict",
         format!(

@@ -1,0 +1,309 @@
+//! Live metrics without a port: the OpenMetrics text format of a run so far, written every
+//! second by atomic replace into the file `--metrics` names — the node_exporter textfile
+//! collector (or anything that reads a file) picks it up. Per event: requests, bytes and
+//! errors as counters, latency as a histogram of classic buckets and as quantiles; the
+//! requests in flight; the test, host and run id as labels.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::measure::histogram::Counts;
+use crate::measure::sampler::EventTotals;
+
+/// The bucket bounds of the latency histograms, in seconds: powers of two from 4 µs to
+/// about 1 s, the buckets a database's own wait histograms use.
+const BOUNDS_US: [u64; 19] = [
+    4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144,
+    524288, 1048576,
+];
+
+/// The quantiles written.
+const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 0.9999];
+
+/// Who and what the metrics are about: labels on every sample.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    pub test: String,
+    pub host: String,
+    pub run_id: String,
+}
+
+/// One event's totals so far.
+pub struct LiveEvent<'a> {
+    pub name: &'a str,
+    pub totals: &'a EventTotals,
+}
+
+/// The run so far.
+pub struct Live<'a> {
+    pub labels: &'a Labels,
+    pub events: Vec<LiveEvent<'a>>,
+    /// Requests issued and not yet completed.
+    pub in_flight: u64,
+    /// Seconds of the measured window so far.
+    pub elapsed_s: f64,
+    /// When the run started (seconds since the epoch), for `_created`.
+    pub started_unix_s: f64,
+}
+
+/// A label value as the format wants it: `\`, `"` and newlines escaped.
+fn escaped(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// A float as OpenMetrics writes it.
+fn num(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Requests at or under each bound (cumulative), from dbio's histogram counts.
+fn cumulative(counts: &Counts) -> [u64; BOUNDS_US.len()] {
+    let mut out = [0u64; BOUNDS_US.len()];
+    for (i, &c) in counts.0.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        let ns = crate::measure::histogram::value_at(i);
+        for (k, b) in BOUNDS_US.iter().enumerate() {
+            if ns <= b * 1000 {
+                out[k] += c;
+            }
+        }
+    }
+    out
+}
+
+/// The exposition of the run so far, ending in `# EOF`.
+pub fn render(live: &Live) -> String {
+    let l = live.labels;
+    let base = format!(
+        "test=\"{}\",host=\"{}\",run_id=\"{}\"",
+        escaped(&l.test),
+        escaped(&l.host),
+        escaped(&l.run_id)
+    );
+    let ev = |name: &str| format!("{base},event=\"{}\"", escaped(name));
+    let mut o = String::new();
+    let created = num(live.started_unix_s);
+    let counter =
+        |o: &mut String, name: &str, help: &str, unit: &str, get: &dyn Fn(&EventTotals) -> u64| {
+            let _ = writeln!(o, "# TYPE {name} counter");
+            if !unit.is_empty() {
+                let _ = writeln!(o, "# UNIT {name} {unit}");
+            }
+            let _ = writeln!(o, "# HELP {name} {help}");
+            for e in &live.events {
+                let _ = writeln!(o, "{name}_total{{{}}} {}", ev(e.name), get(e.totals));
+                let _ = writeln!(o, "{name}_created{{{}}} {created}", ev(e.name));
+            }
+        };
+    counter(
+        &mut o,
+        "dbio_requests",
+        "Requests completed, per wait event.",
+        "",
+        &|t| t.requests,
+    );
+    counter(
+        &mut o,
+        "dbio_bytes",
+        "Bytes transferred, per wait event.",
+        "bytes",
+        &|t| t.bytes,
+    );
+    counter(
+        &mut o,
+        "dbio_errors",
+        "Requests that failed, per wait event.",
+        "",
+        &|t| t.errors,
+    );
+
+    let h = "dbio_request_latency_seconds";
+    let _ = writeln!(o, "# TYPE {h} histogram");
+    let _ = writeln!(o, "# UNIT {h} seconds");
+    let _ = writeln!(
+        o,
+        "# HELP {h} Latency of each request from issue (or its scheduled time) to completion."
+    );
+    for e in &live.events {
+        let c = cumulative(&e.totals.latency);
+        for (k, b) in BOUNDS_US.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "{h}_bucket{{{},le=\"{}\"}} {}",
+                ev(e.name),
+                num(*b as f64 / 1e6),
+                c[k]
+            );
+        }
+        let total = e.totals.latency.total();
+        let _ = writeln!(o, "{h}_bucket{{{},le=\"+Inf\"}} {total}", ev(e.name));
+        let _ = writeln!(o, "{h}_count{{{}}} {total}", ev(e.name));
+        let _ = writeln!(
+            o,
+            "{h}_sum{{{}}} {}",
+            ev(e.name),
+            num(e.totals.latency_sum_ns as f64 / 1e9)
+        );
+        let _ = writeln!(o, "{h}_created{{{}}} {created}", ev(e.name));
+    }
+
+    let q = "dbio_request_latency_quantile_seconds";
+    let _ = writeln!(o, "# TYPE {q} summary");
+    let _ = writeln!(o, "# UNIT {q} seconds");
+    let _ = writeln!(o, "# HELP {q} Latency percentiles of the run so far.");
+    for e in &live.events {
+        let total = e.totals.latency.total();
+        if total > 0 {
+            let hdr = e.totals.latency.to_hdr();
+            for p in QUANTILES {
+                let v = hdr.value_at_quantile(p) as f64 / 1e9;
+                let _ = writeln!(o, "{q}{{{},quantile=\"{p}\"}} {}", ev(e.name), num(v));
+            }
+        }
+        let _ = writeln!(o, "{q}_count{{{}}} {total}", ev(e.name));
+        let _ = writeln!(
+            o,
+            "{q}_sum{{{}}} {}",
+            ev(e.name),
+            num(e.totals.latency_sum_ns as f64 / 1e9)
+        );
+        let _ = writeln!(o, "{q}_created{{{}}} {created}", ev(e.name));
+    }
+
+    let _ = writeln!(o, "# TYPE dbio_in_flight gauge");
+    let _ = writeln!(
+        o,
+        "# HELP dbio_in_flight Requests issued and not yet completed."
+    );
+    let _ = writeln!(o, "dbio_in_flight{{{base}}} {}", live.in_flight);
+    let _ = writeln!(o, "# TYPE dbio_elapsed_seconds gauge");
+    let _ = writeln!(o, "# UNIT dbio_elapsed_seconds seconds");
+    let _ = writeln!(
+        o,
+        "# HELP dbio_elapsed_seconds Seconds of the measured window so far."
+    );
+    let _ = writeln!(o, "dbio_elapsed_seconds{{{base}}} {}", num(live.elapsed_s));
+    o.push_str("# EOF\n");
+    o
+}
+
+/// The file `--metrics` names: replaced whole every second (written beside it, then renamed
+/// over it, so a reader never sees half a file), removed at the end unless kept.
+pub struct MetricsFile {
+    path: PathBuf,
+    dir: crate::safety::fs::Dir,
+    name: String,
+    keep: bool,
+}
+
+impl MetricsFile {
+    /// Checks the place before anything is measured: its directory exists and is writable,
+    /// and the path is not a directory, a symlink or anything but a regular file dbio may
+    /// replace.
+    pub fn open(path: &Path, keep: bool) -> std::io::Result<MetricsFile> {
+        let (dir, name) = crate::safety::fs::split(path)?;
+        if let Ok(md) = std::fs::symlink_metadata(path)
+            && !md.file_type().is_file()
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "exists and is not a regular file",
+            ));
+        }
+        let dir = crate::safety::fs::Dir::open(&dir)?;
+        let f = MetricsFile {
+            path: path.to_path_buf(),
+            dir,
+            name,
+            keep,
+        };
+        f.write("# EOF\n")?;
+        Ok(f)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Replaces the file with `text`.
+    pub fn write(&self, text: &str) -> std::io::Result<()> {
+        self.dir.replace(&self.name, text.as_bytes())
+    }
+
+    /// The end of the run: the file goes unless kept — only while it is still the plain
+    /// file dbio wrote (replace refuses anything else, so what is there now is dbio's
+    /// unless it was swapped since the last second).
+    pub fn finish(self) {
+        if self.keep {
+            return;
+        }
+        if let Ok(Some(e)) = self.dir.entry(&self.name) {
+            let _ = self.dir.remove_file(&self.name, &e.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exposition_has_counters_buckets_quantiles_and_ends_in_eof() {
+        let mut t = EventTotals {
+            requests: 3,
+            bytes: 3 * 8192,
+            latency_sum_ns: 300_000,
+            ..Default::default()
+        };
+        let mut counts = Counts::default();
+        counts.0[crate::measure::histogram::index_of(100_000)] = 3;
+        t.latency = counts;
+        let labels = Labels {
+            test: "read-iops".into(),
+            host: "db\"1".into(),
+            run_id: "r1".into(),
+        };
+        let text = render(&Live {
+            labels: &labels,
+            events: vec![LiveEvent {
+                name: "db file sequential read",
+                totals: &t,
+            }],
+            in_flight: 2,
+            elapsed_s: 1.0,
+            started_unix_s: 1.7e9,
+        });
+        assert!(text.ends_with("# EOF\n"));
+        assert!(text.contains("host=\"db\\\"1\""), "{text}");
+        assert!(text.contains(
+            "dbio_requests_total{test=\"read-iops\",host=\"db\\\"1\",run_id=\"r1\",event=\"db file sequential read\"} 3"
+        ));
+        // 100 µs: not in the 64 µs bucket, in the 128 µs one.
+        assert!(text.contains("le=\"0.000064\"} 0"), "{text}");
+        assert!(text.contains("le=\"0.000128\"} 3"), "{text}");
+        assert!(text.contains("le=\"+Inf\"} 3"));
+        assert!(text.contains("dbio_in_flight{"));
+        assert!(text.contains("quantile=\"0.99\""));
+    }
+}

@@ -1,0 +1,459 @@
+//! `dbio run --steady-state`: the window cut into rounds ends once the last 5 rounds hold
+//! steady (a clean end), says so in result.json and the summary, and a job with limits
+//! that never got steady cannot pass.
+
+use crate::util::Env;
+use serde_json::Value;
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Range and slope excursion of the last 5 rounds, in % of their average.
+fn judge(rounds: &[f64]) -> (f64, f64) {
+    let w = &rounds[rounds.len() - 5..];
+    let avg = w.iter().sum::<f64>() / 5.0;
+    let max = w.iter().copied().fold(f64::MIN, f64::max);
+    let min = w.iter().copied().fold(f64::MAX, f64::min);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, y) in w.iter().enumerate() {
+        sxy += (i as f64 - 2.0) * (y - avg);
+        sxx += (i as f64 - 2.0).powi(2);
+    }
+    (
+        (max - min) / avg * 100.0,
+        (sxy / sxx).abs() * 5.0 / avg * 100.0,
+    )
+}
+
+fn rounds(s: &Value) -> Vec<f64> {
+    s["rounds"].as_array().unwrap().iter().map(f).collect()
+}
+
+#[test]
+fn a_steady_run_ends_cleanly_after_the_round_that_held() {
+    let env = Env::new();
+    let r = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("60s")
+        .opt("--round", "1s")
+        .opt("--steady-state", "iops:60:60")
+        .json();
+    let s = &r["steady_state"];
+    assert_eq!(s["metric"], "iops");
+    assert_eq!((f(&s["range_pct"]), f(&s["slope_pct"])), (60.0, 60.0));
+    assert_eq!(f(&s["round_s"]), 1.0);
+    assert_eq!(s["reached"], true, "{s}");
+    let n = s["reached_round"].as_u64().expect("reached_round") as usize;
+    let rounds = rounds(s);
+    assert!(n >= 5, "5 rounds are judged together: {s}");
+    assert_eq!(
+        rounds.len(),
+        n,
+        "the run ends after the round that held: {s}"
+    );
+    assert!(rounds.iter().all(|&v| v > 0.0), "{s}");
+    let (range, slope) = judge(&rounds);
+    assert!(
+        (range - f(&s["window_range_pct"])).abs() < 1e-6,
+        "{range} {s}"
+    );
+    assert!(
+        (slope - f(&s["window_slope_pct"])).abs() < 1e-6,
+        "{slope} {s}"
+    );
+    assert!(range <= 60.0 && slope <= 60.0, "{s}");
+    // A clean end, early: not interrupted, measured about the rounds' length.
+    assert_eq!(r["stop_reason"], "steady_state");
+    assert_eq!(r["partial"], false);
+    let secs = f(&r["measured_seconds"]);
+    assert!(
+        secs >= n as f64 && secs < n as f64 + 1.5,
+        "{secs} s, {n} rounds"
+    );
+    assert!(
+        !r["warnings"].to_string().contains("interrupted"),
+        "{}",
+        r["warnings"]
+    );
+    // docs/result-json.md names the field and every key of it.
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result-json.md"),
+    )
+    .unwrap();
+    assert!(doc.contains("| `steady_state` |"));
+    for k in s.as_object().unwrap().keys() {
+        assert!(
+            doc.contains(&format!("| `{k}` |")),
+            "`{k}` not in docs/result-json.md"
+        );
+    }
+}
+
+#[test]
+fn a_run_that_never_holds_steady_says_so() {
+    let env = Env::new();
+    let out = env.join("out");
+    env.run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("6s")
+        .opt("--round", "1s")
+        .opt("--steady-state", "iops:0.0001:0.0001")
+        .out_dir(&out)
+        .quiet()
+        .ok();
+    let dir = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap();
+    let s = &r["steady_state"];
+    assert_eq!(s["reached"], false, "{s}");
+    assert!(s["reached_round"].is_null(), "{s}");
+    assert_eq!(rounds(s).len(), 6, "one figure per whole round: {s}");
+    assert!(f(&s["window_range_pct"]) > 0.0001, "{s}");
+    assert_eq!(r["stop_reason"], "completed");
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    assert!(summary.contains("Steady state — not reached"), "{summary}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Steady state — not reached"));
+    assert!(html.contains("<svg"), "the rounds are drawn");
+}
+
+#[test]
+fn a_job_with_limits_that_never_held_steady_fails() {
+    let env = Env::new();
+    let job = env.join("limits.toml");
+    std::fs::write(
+        &job,
+        r#"
+[dataset]
+size = "64M"
+[run]
+duration = "5s"
+warmup = "0s"
+[[class]]
+name = "reads"
+event = "db file sequential read"
+size = "8K"
+[class.limits]
+p99 = "10s"
+"#,
+    )
+    .unwrap();
+    let out = env
+        .run_job(&job)
+        .engine("null")
+        .opt("--round", "1s")
+        .opt("--steady-state", "iops:0.0001:0.0001")
+        .out_dir(env.join("out"))
+        .arg("--json")
+        .out();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &r["verdict"];
+    assert_eq!(v["pass"], false, "{v}");
+    assert_eq!(v["classes"][0]["pass"], true, "the limit itself held: {v}");
+    assert_eq!(v["failed"][0], "steady state not reached", "{v}");
+    assert_eq!(r["steady_state"]["reached"], false);
+    // The verdict section says why.
+    let dir = std::fs::read_dir(env.join("out"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("Requirement vs Actual — FAIL"),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.contains("steady state not reached") && l.trim_end().ends_with("FAIL")),
+        "{summary}"
+    );
+}
+
+#[test]
+fn bad_steady_state_values_are_refused_before_anything() {
+    let env = Env::new();
+    let bad: &[(&[(&str, &str)], &str)] = &[
+        (&[("--round", "0s")], "--round"),
+        (&[("--steady-state", "bogus:20:10")], "--steady-state"),
+        (&[("--steady-state", "iops:20")], "--steady-state"),
+        (&[("--steady-state", "iops:0:10")], "--steady-state"),
+        (&[("--steady-state", "iops:20:x")], "--steady-state"),
+        // 30 s cannot hold 5 rounds of 10 s.
+        (
+            &[("--steady-state", "iops:20:10"), ("--duration", "30s")],
+            "--round",
+        ),
+    ];
+    for (opts, word) in bad {
+        let mut c = env.run("read-iops").engine("null").target(env.join("ds"));
+        for (k, v) in *opts {
+            c = c.opt(k, v);
+        }
+        c.refused_leaving_nothing(&[word]);
+    }
+}
+
+/// A strict reading of an OpenMetrics exposition: a family's `# TYPE` before its samples,
+/// a counter's samples end in `_total` or `_created`, a histogram's buckets are cumulative
+/// and end with `le="+Inf"` equal to its `_count`, and the text ends with `# EOF`. Returns
+/// each sample's value by its name and labels.
+fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
+    use std::collections::BTreeMap;
+    assert!(text.ends_with("# EOF\n"), "does not end in # EOF: {text}");
+    let body = &text[..text.len() - "# EOF\n".len()];
+    assert!(!body.contains("# EOF"), "# EOF before the end");
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut samples = BTreeMap::new();
+    // Per histogram series (labels without le): the last bucket value and whether +Inf came.
+    let mut buckets: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut w = rest.splitn(3, ' ');
+            let (kind, family) = (w.next().unwrap(), w.next().expect("a family name"));
+            assert!(
+                matches!(kind, "TYPE" | "HELP" | "UNIT"),
+                "unknown comment: {line}"
+            );
+            if kind == "TYPE" {
+                let t = w.next().expect("a type").to_string();
+                assert!(
+                    ["counter", "gauge", "histogram", "summary"].contains(&t.as_str()),
+                    "{line}"
+                );
+                assert!(
+                    types.insert(family.into(), t).is_none(),
+                    "TYPE twice: {line}"
+                );
+            } else {
+                assert!(types.contains_key(family), "{kind} before TYPE: {line}");
+            }
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("a sample: NAME{...} VALUE");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value in {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(series.ends_with('}') || !series.contains('{'), "{line}");
+        let (family, t) = types
+            .iter()
+            .filter(|(f, _)| name.starts_with(f.as_str()))
+            .max_by_key(|(f, _)| f.len())
+            .unwrap_or_else(|| panic!("sample before its TYPE: {line}"));
+        let suffix = &name[family.len()..];
+        match t.as_str() {
+            "counter" => assert!(
+                ["_total", "_created"].contains(&suffix),
+                "a counter sample must end in _total or _created: {line}"
+            ),
+            "gauge" => assert_eq!(suffix, "", "{line}"),
+            "histogram" => {
+                assert!(
+                    ["_bucket", "_count", "_sum", "_created"].contains(&suffix),
+                    "{line}"
+                );
+                let labels = series[name.len()..].to_string();
+                if suffix == "_bucket" {
+                    let le_at = labels.find(",le=\"").expect("le label");
+                    let key = format!("{family}{}", &labels[..le_at]);
+                    let is_inf = labels.contains("le=\"+Inf\"");
+                    let e = buckets.entry(key).or_insert((0.0, None));
+                    assert!(e.1.is_none(), "a bucket after le=\"+Inf\": {line}");
+                    assert!(value >= e.0, "buckets not cumulative: {line}");
+                    e.0 = value;
+                    if is_inf {
+                        e.1 = Some(value);
+                    }
+                } else if suffix == "_count" {
+                    let key = format!("{family}{}", labels.trim_end_matches('}'));
+                    let e = buckets
+                        .get(&key)
+                        .unwrap_or_else(|| panic!("_count before buckets: {line}"));
+                    assert_eq!(e.1, Some(value), "+Inf bucket and _count differ: {line}");
+                }
+            }
+            _ => assert!(
+                ["", "_count", "_sum", "_created"].contains(&suffix),
+                "{line}"
+            ),
+        }
+        assert!(
+            samples.insert(series.to_string(), value).is_none(),
+            "twice: {line}"
+        );
+    }
+    for (k, (_, inf)) in &buckets {
+        assert!(inf.is_some(), "histogram {k} has no le=\"+Inf\" bucket");
+    }
+    samples
+}
+
+/// The `dbio_requests_total` of the exposition (one event).
+fn requests_total(samples: &std::collections::BTreeMap<String, f64>) -> f64 {
+    samples
+        .iter()
+        .filter(|(k, _)| k.starts_with("dbio_requests_total{"))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+#[test]
+fn metrics_are_written_every_second_and_go_at_the_end() {
+    let env = Env::new();
+    let file = env.join("dbio.prom");
+    let mut child = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("5s")
+        .quiet()
+        .path_opt("--metrics", &file)
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut seen = Vec::new();
+    while t0.elapsed() < std::time::Duration::from_secs(30) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && text.contains("dbio_requests_total")
+        {
+            let samples = check_openmetrics(&text);
+            let run_id = samples.keys().find(|k| k.contains("run_id=\"")).unwrap();
+            assert!(
+                run_id.contains("read-iops_"),
+                "the run directory's name: {run_id}"
+            );
+            assert!(run_id.contains("test=\"read-iops\""), "{run_id}");
+            let elapsed = samples
+                .iter()
+                .find(|(k, _)| k.starts_with("dbio_elapsed_seconds{"))
+                .map(|(_, v)| *v)
+                .expect("dbio_elapsed_seconds");
+            seen.push((elapsed, requests_total(&samples)));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    seen.dedup_by(|a, b| a.0 == b.0);
+    assert!(seen.len() >= 3, "parsed at several seconds: {seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 > w[0].1),
+        "seconds and requests grow: {seen:?}"
+    );
+    assert!(!file.exists(), "the metrics file goes at the end");
+
+    // Kept with --metrics-keep: the last second's totals match the result's.
+    let r = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("2s")
+        .path_opt("--metrics", &file)
+        .arg("--metrics-keep")
+        .json();
+    let samples = check_openmetrics(&std::fs::read_to_string(&file).unwrap());
+    assert_eq!(
+        requests_total(&samples),
+        f(&r["events"][0]["requests"]),
+        "running totals add up to the result's"
+    );
+}
+
+#[test]
+fn bad_metrics_places_are_refused_before_anything() {
+    let env = Env::new();
+    let dir = env.join("adir");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = env.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let link = env.join("link");
+    std::os::unix::fs::symlink(env.join("elsewhere"), &link).unwrap();
+    for place in [dir, fifo, link, env.join("missing/dbio.prom")] {
+        env.run("read-iops")
+            .engine("null")
+            .size("64M")
+            .duration("2s")
+            .path_opt("--metrics", &place)
+            .refused_leaving_nothing(&["--metrics"]);
+    }
+    assert!(!env.join("elsewhere").exists());
+    env.run("read-iops")
+        .engine("null")
+        .arg("--metrics-keep")
+        .refused_leaving_nothing(&["--metrics"]);
+    env.cmd("sweep")
+        .arg("read-iops")
+        .engine("null")
+        .param("sessions=1,2")
+        .path_opt("--metrics", env.join("m.prom"))
+        .refused_leaving_nothing(&["--metrics"]);
+}
+
+#[test]
+fn an_interrupted_run_removes_its_metrics_file_too() {
+    let env = Env::new();
+    let file = env.join("dbio.prom");
+    let mut child = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .sessions(2)
+        .warmup("0s")
+        .duration("60s")
+        .quiet()
+        .path_opt("--metrics", &file)
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(&file).is_ok_and(|t| t.contains("dbio_requests_total")) {
+        assert!(t0.elapsed().as_secs() < 30, "no metrics written");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(!file.exists(), "the metrics file goes on Ctrl-C too");
+}
