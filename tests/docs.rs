@@ -8,6 +8,8 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::util::rust_files;
+
 /// Files whose comments may still cite documents outside the repository (none: a file
 /// listed here that no longer cites anything fails the test, so the list cannot go stale).
 const PENDING: &[&str] = &[];
@@ -31,17 +33,6 @@ fn root() -> &'static Path {
 
 fn read(rel: &str) -> String {
     std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The comment of a line of Rust, if it has one: what follows the first `//` outside a

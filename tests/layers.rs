@@ -4,7 +4,9 @@
 //! or reports. This reads the sources, as a reviewer would.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::util::rust_files;
 
 /// The layers, lowest first. A module imports from its own layer or lower ones.
 const LAYERS: &[(&str, &[&str])] = &[
@@ -35,17 +37,6 @@ const UPWARD: &[(&str, &str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, ms)| ms.contains(&module))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The source without comments and without what only tests compile (tests may reach

@@ -3,7 +3,9 @@
 //! hand: this reads the string literals of `src/**/*.rs` (comments and test modules left
 //! out), as a reviewer would, and fails on an HTML tag or a width in a format string.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::util::rust_files;
 
 /// Folders left out, each with its reason.
 const EXEMPT_DIRS: &[(&str, &str)] = &[
@@ -23,17 +25,6 @@ const EXEMPT_WIDTHS: &[(&str, &str, &str)] = &[(
     "[{bar:30}]",
     "indicatif's template for the live progress line: the bar's length, not a column",
 )];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The source without what only tests compile: a `#[cfg(test)]` block (`mod tests { ... }`)
 /// ends the code; a one-line `#[cfg(test)]` item is left out.

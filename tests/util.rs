@@ -851,3 +851,16 @@ pub fn refusal_line(what: &str, out: &Output, words: &[&str]) -> String {
     assert!(out.stdout.is_empty(), "{what}: printed {:?}", out.stdout);
     lines[0].to_string()
 }
+
+/// The `.rs` files under `dir`, recursively (the tests that read the sources as a reviewer
+/// would: layers, literals, docs).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}

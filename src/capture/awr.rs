@@ -392,20 +392,12 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
                     && wreq > 0.0
                 {
                     let batch = (wreq / class.per_s.value).max(1.0);
-                    class.batch = Some(Figure {
-                        value: batch,
-                        origin: Origin {
-                            what: format!("{} write requests/s ÷ waits/s", origin.what),
-                            ..origin.clone()
-                        },
-                    });
-                    class.bytes = Some(Figure {
-                        value: wmb * 1048576.0 / wreq,
-                        origin: Origin {
-                            what: format!("{} write MB/s ÷ requests/s", origin.what),
-                            ..origin
-                        },
-                    });
+                    class.batch = Some(derived(batch, &origin, "write requests/s ÷ waits/s"));
+                    class.bytes = Some(derived(
+                        wmb * 1048576.0 / wreq,
+                        &origin,
+                        "write MB/s ÷ requests/s",
+                    ));
                 } else {
                     class.bytes = block_size.clone();
                 }
@@ -414,65 +406,52 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
                 if let Some((_, _, wreq, wmb, origin)) = function("LGWR")
                     && wreq > 0.0
                 {
-                    class.bytes = Some(Figure {
-                        value: wmb * 1048576.0 / wreq,
-                        origin: Origin {
-                            what: format!("{} write MB/s ÷ requests/s", origin.what),
-                            ..origin
-                        },
-                    });
+                    class.bytes = Some(derived(
+                        wmb * 1048576.0 / wreq,
+                        &origin,
+                        "write MB/s ÷ requests/s",
+                    ));
                 } else if let Some(r) = &redo {
-                    class.bytes = Some(Figure {
-                        value: r.value / class.per_s.value,
-                        origin: Origin {
-                            what: format!("{} ÷ log file parallel write waits/s", r.origin.what),
-                            ..r.origin.clone()
-                        },
-                    });
+                    class.bytes = Some(derived(
+                        r.value / class.per_s.value,
+                        &r.origin,
+                        "÷ log file parallel write waits/s",
+                    ));
                 }
             }
             Event::LogFileSync => {
                 // Redo per commit.
                 if let Some(r) = &redo {
-                    class.bytes = Some(Figure {
-                        value: r.value / class.per_s.value,
-                        origin: Origin {
-                            what: format!("{} ÷ log file sync waits/s", r.origin.what),
-                            ..r.origin.clone()
-                        },
-                    });
+                    class.bytes = Some(derived(
+                        r.value / class.per_s.value,
+                        &r.origin,
+                        "÷ log file sync waits/s",
+                    ));
                 }
             }
             Event::DbFileScatteredRead | Event::DirectPathRead | Event::DbFileParallelRead => {
-                let f = if event == Event::DirectPathRead {
-                    function("Direct Reads")
-                } else {
-                    function("Buffer Cache Reads").or_else(|| function("Buffer Cache Re"))
-                };
+                // Direct reads have their own line in IOStat by Function; buffer cache reads
+                // mix single-block and multiblock ones (the Load Profile splits them below).
                 if event == Event::DirectPathRead
-                    && let Some((rreq, rmb, _, _, origin)) = f
+                    && let Some((rreq, rmb, _, _, origin)) = function("Direct Reads")
                     && rreq > 0.0
                 {
-                    class.bytes = Some(Figure {
-                        value: rmb * 1048576.0 / rreq,
-                        origin: Origin {
-                            what: format!("{} read MB/s ÷ requests/s", origin.what),
-                            ..origin
-                        },
-                    });
+                    class.bytes = Some(derived(
+                        rmb * 1048576.0 / rreq,
+                        &origin,
+                        "read MB/s ÷ requests/s",
+                    ));
                 }
             }
             Event::DirectPathWrite => {
                 if let Some((_, _, wreq, wmb, origin)) = function("Direct Writes")
                     && wreq > 0.0
                 {
-                    class.bytes = Some(Figure {
-                        value: wmb * 1048576.0 / wreq,
-                        origin: Origin {
-                            what: format!("{} write MB/s ÷ requests/s", origin.what),
-                            ..origin
-                        },
-                    });
+                    class.bytes = Some(derived(
+                        wmb * 1048576.0 / wreq,
+                        &origin,
+                        "write MB/s ÷ requests/s",
+                    ));
                 }
             }
             _ => {}
@@ -524,6 +503,17 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
         redo_bytes_per_s: redo,
         commits_per_s: commits,
     })
+}
+
+/// A figure worked out from another: `value`, read where `from` was, said how.
+fn derived(value: f64, from: &Origin, how: &str) -> Figure {
+    Figure {
+        value,
+        origin: Origin {
+            what: format!("{} {how}", from.what),
+            ..from.clone()
+        },
+    }
 }
 
 /// `Elapsed:   60.02 (mins)` and its line.
