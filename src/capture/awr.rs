@@ -259,7 +259,7 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
         return Err(missing("no \"Elapsed: N (mins)\" (the snapshot interval)"));
     };
     if seconds.value <= 0.0 {
-        return Err(missing("the snapshot interval is 0 minutes"));
+        return Err(missing("the snapshot interval is not above 0 minutes"));
     }
     let block_size = std_block_size(flat).map(|(v, line)| Figure {
         value: v,
