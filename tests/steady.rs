@@ -213,6 +213,13 @@ fn bad_steady_state_values_are_refused_before_anything() {
         }
         c.refused_leaving_nothing(&[word]);
     }
+    // The value is optional: a test typed after the flag is not taken for it silently.
+    env.cmd("run")
+        .arg("--steady-state")
+        .arg("read-iops")
+        .engine("null")
+        .target(env.join("ds"))
+        .refused_leaving_nothing(&["--steady-state", "is a test"]);
 }
 
 /// A strict reading of an OpenMetrics exposition: a family's `# TYPE` before its samples,

@@ -84,6 +84,12 @@ pub(super) const TEST: &[Opt] = &[
         conflicts: &[],
         requires: None,
         set: |a, t| {
+            // The value is optional, so a test name typed after it is taken as its value.
+            if crate::workload::Test::from_name(t.trim()).is_some() {
+                return Err(format!(
+                    "'{t}' is a test: put the test before --steady-state, or give its value with '=' (--steady-state=iops:20:10)"
+                ));
+            }
             crate::workload::spec::SteadySpec::parse(t, a.round)?;
             a.steady_state = Some(t.to_string());
             Ok(())
