@@ -304,20 +304,48 @@ impl Server {
         Ok(())
     }
 
+    /// The server's log, opened for appending. The directory holding it belongs to the
+    /// server's user, who could put a link there: the log is opened without following one,
+    /// must be a plain file with one name, and is handed over through its descriptor.
     fn log_file(&self) -> Result<File> {
+        let f = self.open_log(true)?;
+        if self.who.drop {
+            std::os::unix::fs::fchown(&f, Some(self.who.uid), Some(self.who.gid))
+                .map_err(|e| Error::io("cannot hand over", &self.log(), &e))?;
+        }
+        Ok(f)
+    }
+
+    /// The log, never through a symlink, and only a plain file with one name.
+    fn open_log(&self, append: bool) -> Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.log();
         let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log())
-            .map_err(|e| Error::io("cannot open", &self.log(), &e))?;
-        self.chown(&self.log())?;
+            .read(!append)
+            .create(append)
+            .append(append)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| Error::io("cannot open", &path, &e))?;
+        let md = f
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", &path, &e))?;
+        if !md.is_file() || md.nlink() != 1 {
+            return Err(Error::other(format!(
+                "{}: not the plain file the server's log should be; left alone",
+                path.shown()
+            )));
+        }
         Ok(f)
     }
 
     /// What the server's log says went wrong: its last FATAL, PANIC or ERROR line, else its
     /// last lines, on one line.
     fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        let mut text = String::new();
+        if let Ok(mut f) = self.open_log(false) {
+            let _ = std::io::Read::read_to_string(&mut f, &mut text);
+        }
         log_reason(&text)
     }
 
