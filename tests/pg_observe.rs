@@ -151,30 +151,37 @@ fn have(program: &Path) -> bool {
     program.exists()
 }
 
-#[test]
-fn observe_sees_waits_io_and_commits_of_a_load() {
-    let Some(pg) = Server::start(
-        PG15,
-        &[
-            "shared_buffers=16MB",
-            "max_connections=20",
-            "track_io_timing=on",
-            "track_wal_io_timing=on",
-        ],
-    ) else {
-        return;
-    };
+/// A throwaway server with pgbench's tables at `scale` (100,000 accounts each), timing its
+/// I/O; None (after a skip) when PostgreSQL or pgbench is missing.
+fn pgbench_server(scale: &str, settings: &[&str]) -> Option<Server> {
+    let mut all = vec![
+        "shared_buffers=16MB",
+        "max_connections=20",
+        "track_io_timing=on",
+        "track_wal_io_timing=on",
+    ];
+    all.extend_from_slice(settings);
+    let pg = Server::start(PG15, &all)?;
     if !have(&pg.bin.join("pgbench")) {
-        return skip("pgbench missing");
+        skip("pgbench missing");
+        return None;
     }
-    // 5 x 100,000 accounts (about 75 MB): more than shared_buffers, so the load reads.
     let ok = pg
-        .client("pgbench", &["-i", "-s", "5", "-q"])
+        .client("pgbench", &["-i", "-s", scale, "-q"])
         .stderr(Stdio::null())
         .status()
         .unwrap()
         .success();
     assert!(ok, "pgbench -i failed");
+    Some(pg)
+}
+
+#[test]
+fn observe_sees_waits_io_and_commits_of_a_load() {
+    // 5 x 100,000 accounts (about 75 MB): more than shared_buffers, so the load reads.
+    let Some(pg) = pgbench_server("5", &[]) else {
+        return;
+    };
     let mut load = pg
         .client("pgbench", &["-c", "4", "-T", "4"])
         .stderr(Stdio::null())
@@ -290,28 +297,9 @@ fn observe_refuses_a_server_it_cannot_reach() {
 /// transactions a second (`-R 150`): the job's log file sync class is within 10 % of it.
 #[test]
 fn from_pg_makes_a_job_of_a_known_load() {
-    let Some(pg) = Server::start(
-        PG15,
-        &[
-            "shared_buffers=16MB",
-            "max_connections=20",
-            "track_io_timing=on",
-            "track_wal_io_timing=on",
-            "autovacuum=off",
-        ],
-    ) else {
+    let Some(pg) = pgbench_server("2", &["autovacuum=off"]) else {
         return;
     };
-    if !have(&pg.bin.join("pgbench")) {
-        return skip("pgbench missing");
-    }
-    let ok = pg
-        .client("pgbench", &["-i", "-s", "2", "-q"])
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "pgbench -i failed");
     let mut load = pg
         .client("pgbench", &["-c", "2", "-T", "22", "-R", "150", "-n"])
         .stderr(Stdio::null())

@@ -334,7 +334,6 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
         })
     };
     let redo = per_s(&["redo size (bytes)", "redo size"]);
-    let commits = per_s(&["transactions"]);
 
     // IOStat by Function: requests and MB per second of DBWR and LGWR.
     let function = |name: &str| -> Option<(f64, f64, f64, f64, Origin)> {
@@ -500,8 +499,6 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
         seconds: Some(seconds),
         block_size,
         classes,
-        redo_bytes_per_s: redo,
-        commits_per_s: commits,
     })
 }
 

@@ -181,8 +181,6 @@ pub fn read(file: &str, text: &str, devices: &[String]) -> Result<Vec<Capture>> 
             }),
             block_size: None,
             classes,
-            redo_bytes_per_s: None,
-            commits_per_s: None,
         });
     }
     if captures.iter().all(|c| c.classes.is_empty()) {

@@ -81,9 +81,6 @@ pub struct Capture {
     pub seconds: Option<Figure>,
     pub block_size: Option<Figure>,
     pub classes: Vec<Class>,
-    /// Redo bytes per second and transactions per second (redo and commits).
-    pub redo_bytes_per_s: Option<Figure>,
-    pub commits_per_s: Option<Figure>,
 }
 
 /// Reads a file the way `from-awr` and `from-iostat` need it: text, at most 64 MiB, a

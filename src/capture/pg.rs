@@ -176,7 +176,5 @@ fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
             origin: origin("PostgreSQL's page".into()),
         }),
         classes,
-        redo_bytes_per_s: None,
-        commits_per_s: None,
     }
 }
