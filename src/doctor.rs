@@ -626,6 +626,16 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     for n in &f.notes {
         let _ = writeln!(o, "  note: {n}");
     }
+    let mounts = crate::sweep::filesystem::left_mounted();
+    if !mounts.is_empty() {
+        let _ = writeln!(o, "\nMounts");
+        for m in &mounts {
+            let _ = writeln!(
+                o,
+                "  {m}: STALE: left mounted by a file system sweep that was killed"
+            );
+        }
+    }
     if let Some(problem) = &known.store_problem {
         let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
     }
@@ -642,6 +652,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         && changed == 0
         && f.unfinished.is_empty()
         && f.killed_runs.is_empty()
+        && mounts.is_empty()
         && known.store_problem.is_none()
     {
         let _ = writeln!(o, "\nNothing needs attention.");
@@ -651,6 +662,11 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     if known.store_problem.is_some() {
         advice.push(
             "the results store cannot be read: data sets and run directories it registered are not listed; move it aside or use another with --db PATH or DBIO_DB".to_string(),
+        );
+    }
+    if !mounts.is_empty() {
+        advice.push(
+            "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`)".to_string(),
         );
     }
     if !f.killed_runs.is_empty() {

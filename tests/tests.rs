@@ -19,6 +19,7 @@ mod faults;
 mod files;
 mod fill;
 mod formats;
+mod fs_sweep;
 mod fuzz;
 mod jobs;
 mod layers;

@@ -192,6 +192,11 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
                     if n > 0 {
                         eprintln!("dbio: stopped at once; removed {n} temporary file(s)");
                     }
+                    if crate::safety::cleanup::detach_registered_mounts() > 0 {
+                        eprintln!(
+                            "dbio: stopped at once; the file system sweep's mount is detached, but its last file system is still on the device (`wipefs -a` it)"
+                        );
+                    }
                     // SAFETY: _exit ends the process without running anything else.
                     unsafe { libc::_exit(ExitCode::Interrupted as i32) };
                 }
@@ -313,7 +318,11 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
         ));
     }
     let test = a.run.0.test.map_or("job", |t| t.name());
-    let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &mut |o| {
+    let forget = |path: &Path| {
+        let _ = store_path(db)
+            .and_then(|p| Store::open(&p)?.forget_data_set(&path.display().to_string()));
+    };
+    let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &forget, &mut |o| {
         record(db, o);
     })?;
     let mut out = std::io::stdout().lock();

@@ -51,8 +51,9 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
             let consent = crate::safety::device::Consent {
                 destructive: a.destructive,
                 yes: a.yes,
+                option: "",
             };
-            let claim = crate::safety::device::claim(path, NAME, consent).map_err(positional)?;
+            let claim = crate::safety::device::claim(path, NAME, consent)?;
             crate::safety::device::confirm(&claim.info, NAME, a.yes)?;
             let done = follow(show, &counters, || {
                 precondition::device(&claim, a.passes, stop, &counters, &on_pass)
@@ -97,16 +98,6 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
         return Ok(ExitCode::Interrupted);
     }
     Ok(ExitCode::Ok)
-}
-
-/// The device checks name the target as run's `--target`; here it is the argument itself.
-fn positional(e: Error) -> Error {
-    match e {
-        Error::Usage(m) if m.starts_with("--target ") => {
-            Error::Usage(m["--target ".len()..].to_string())
-        }
-        e => e,
-    }
 }
 
 /// The JSON `--json` prints.

@@ -139,6 +139,7 @@ fn open_data_set_in(
             let consent = crate::safety::device::Consent {
                 destructive: cfg.destructive,
                 yes: cfg.yes,
+                option: "--target",
             };
             let claim = crate::safety::device::claim(target, cfg.test.name(), consent)?;
             let info = claim.info.clone();

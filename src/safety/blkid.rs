@@ -30,6 +30,19 @@ impl std::fmt::Display for Prober {
 /// The signature types found on the device (`oracleasm`, `ext4`, `gpt`, ...) and who
 /// found them; an error says why the device could not be probed at all.
 pub fn probe(file: &File, path: &Path) -> Result<(Vec<String>, Prober), String> {
+    identify(file, path).map(|(found, by)| (found.into_iter().map(|s| s.kind).collect(), by))
+}
+
+/// One signature: its type and, where it has one, its UUID (a file system's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature {
+    pub kind: String,
+    pub uuid: Option<String>,
+}
+
+/// Every signature on the device with its UUID, and who found them: what tells a file
+/// system dbio made (with a UUID it chose) from one someone else made since.
+pub fn identify(file: &File, path: &Path) -> Result<(Vec<Signature>, Prober), String> {
     let library = match Library::load() {
         Ok(lib) => return lib.probe(file).map(|t| (t, Prober::Library)),
         Err(why) => why,
@@ -63,6 +76,7 @@ struct Library {
     lookup_value: Lookup,
 }
 
+const SUBLKS_UUID: c_int = 1 << 3;
 const SUBLKS_TYPE: c_int = 1 << 5;
 const SUBLKS_USAGE: c_int = 1 << 7;
 const SUBLKS_MAGIC: c_int = 1 << 9;
@@ -121,7 +135,7 @@ impl Library {
 
     /// Every signature libblkid finds, as `wipefs` lists them: each superblock (file
     /// system, RAID or volume member, crypto, swap) and partition table.
-    fn probe(&self, file: &File) -> Result<Vec<String>, String> {
+    fn probe(&self, file: &File) -> Result<Vec<Signature>, String> {
         // SAFETY: the probe is created, used with our open descriptor (which outlives it)
         // and freed here; lookup_value's data points into the probe and is copied at once.
         unsafe {
@@ -136,7 +150,7 @@ impl Library {
                 (self.enable_superblocks)(pr, 1);
                 (self.set_superblocks_flags)(
                     pr,
-                    SUBLKS_TYPE | SUBLKS_USAGE | SUBLKS_MAGIC | SUBLKS_BADCSUM,
+                    SUBLKS_UUID | SUBLKS_TYPE | SUBLKS_USAGE | SUBLKS_MAGIC | SUBLKS_BADCSUM,
                 );
                 (self.enable_partitions)(pr, 1);
                 (self.set_partitions_flags)(pr, PARTS_FORCE_GPT | PARTS_MAGIC);
@@ -147,15 +161,16 @@ impl Library {
                         1 => break,
                         _ => return Err("libblkid failed while probing the device".to_string()),
                     }
-                    for key in [c"TYPE", c"PTTYPE"] {
+                    let value = |key: &CStr| {
                         let mut data: *const c_char = std::ptr::null();
-                        if (self.lookup_value)(pr, key.as_ptr(), &mut data, std::ptr::null_mut())
+                        ((self.lookup_value)(pr, key.as_ptr(), &mut data, std::ptr::null_mut())
                             == 0
-                            && !data.is_null()
-                        {
-                            found.push(CStr::from_ptr(data).to_string_lossy().into_owned());
-                            break;
-                        }
+                            && !data.is_null())
+                        .then(|| CStr::from_ptr(data).to_string_lossy().into_owned())
+                    };
+                    if let Some(kind) = value(c"TYPE").or_else(|| value(c"PTTYPE")) {
+                        let uuid = value(c"UUID").or_else(|| value(c"PTUUID"));
+                        found.push(Signature { kind, uuid });
                     }
                     if found.len() > 64 {
                         break;
@@ -169,10 +184,10 @@ impl Library {
     }
 }
 
-/// The signature types `wipefs --no-act` lists for `path`.
-fn wipefs(path: &Path) -> Result<Vec<String>, String> {
+/// The signatures `wipefs --no-act` lists for `path`, with their UUIDs.
+fn wipefs(path: &Path) -> Result<Vec<Signature>, String> {
     let out = std::process::Command::new("wipefs")
-        .args(["--no-act", "--noheadings", "--output", "TYPE"])
+        .args(["--no-act", "--noheadings", "--output", "TYPE,UUID"])
         .arg(path)
         .stdin(std::process::Stdio::null())
         .output()
@@ -185,8 +200,12 @@ fn wipefs(path: &Path) -> Result<Vec<String>, String> {
     }
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let kind = words.next()?.to_string();
+            let uuid = words.next().map(str::to_string);
+            Some(Signature { kind, uuid })
+        })
         .collect())
 }
 
@@ -219,12 +238,13 @@ mod tests {
             } else {
                 vec![]
             };
+            let kinds = |s: Vec<Signature>| s.into_iter().map(|s| s.kind).collect::<Vec<_>>();
             match lib {
-                Ok(found) => assert_eq!(found.unwrap(), want),
+                Ok(found) => assert_eq!(kinds(found.unwrap()), want),
                 Err(_) => eprintln!("skipped: no libblkid.so.1"),
             }
             match cmd {
-                Ok(found) => assert_eq!(found, want),
+                Ok(found) => assert_eq!(kinds(found), want),
                 Err(e) => eprintln!("skipped: {e}"),
             }
         }

@@ -55,6 +55,44 @@ pub fn remove_registered() -> usize {
     n
 }
 
+static MOUNTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn mounts() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    MOUNTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Remember the private mount point `path` (a file system sweep's) for detaching on an
+/// abrupt exit.
+pub fn register_mount(path: PathBuf) {
+    mounts().push(path);
+}
+
+/// The mount point `path` is unmounted: no longer detach it on exit.
+pub fn forget_mount(path: &Path) {
+    mounts().retain(|p| p != path);
+}
+
+/// Detaches whatever is mounted on the registered mount points (the file system, then the
+/// private mount point beneath it: lazily, as the process is about to end and close what
+/// it holds there) and removes the directories. Returns how many mount points were freed.
+pub fn detach_registered_mounts() -> usize {
+    let mut m = mounts();
+    let n = m
+        .iter()
+        .filter(|path| {
+            let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+                return false;
+            };
+            // SAFETY: a valid C string; MNT_DETACH on a path with nothing mounted fails
+            // harmlessly.
+            while unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {}
+            std::fs::remove_dir(path).is_ok()
+        })
+        .count();
+    m.clear();
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

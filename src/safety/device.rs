@@ -407,16 +407,23 @@ pub struct Claim {
 pub struct Consent {
     pub destructive: bool,
     pub yes: bool,
+    /// How the device was given, for the refusals: `--target`, `--device`, or "" (the
+    /// command's argument).
+    pub option: &'static str,
 }
 
 /// Checks that `path` may be overwritten by `test` and claims it: not mounted, no holders,
 /// exclusive, no signature, no alias in use, then `--destructive`. Refusals are usage errors (exit 2) that name the
 /// reason. The caller asks for confirmation ([`confirm`]) once everything else is checked.
 pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
+    let given = if consent.option.is_empty() {
+        path.shown().to_string()
+    } else {
+        format!("{} {}", consent.option, path.shown())
+    };
     let refuse = |why: String| {
         Error::usage(format!(
-            "--target {}: {test} would overwrite this block device, but {why}; dbio does not write to it",
-            path.shown()
+            "{given}: {test} would overwrite this block device, but {why}; dbio does not write to it"
         ))
     };
     let md = std::fs::metadata(path).map_err(|e| Error::io("cannot access", path, &e))?;
@@ -426,44 +433,8 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let parts = partitions(&sys);
-    if let Some(m) = mounted(rdev, &parts) {
-        return Err(refuse(format!("{m} is mounted")));
-    }
-    let mut holders = holders(&sys);
-    for (p, _) in &parts {
-        holders.extend(self::holders(&sys.join(p)));
-    }
-    if !holders.is_empty() {
-        return Err(refuse(format!(
-            "it is in use by {} (see /sys/block/{name}/holders)",
-            holders.join(", ")
-        )));
-    }
-    if let Some((p, _)) = parts.first() {
-        return Err(refuse(format!("it has partitions ({p})")));
-    }
-    if let Some(s) = in_swap(rdev) {
-        return Err(refuse(format!("it is in use as swap ({s})")));
-    }
-    // A database opens its raw devices without O_EXCL: who has it (or a partition) open or
-    // mapped?
-    let devs: Vec<u64> = std::iter::once(rdev)
-        .chain(parts.iter().map(|p| p.1))
-        .collect();
-    if let Some(user) = super::holders::opened_by(&devs).into_iter().next() {
-        return Err(refuse(format!(
-            "it is in use: {}, a database or another program",
-            user.how()
-        )));
-    }
-    // Another name for the same bytes: a second loop device over the same file, a loop
-    // device over this one, the disk of this partition, a device-mapper table over it.
-    let host = crate::storage::sysfs::SysRoot::host();
-    match super::alias::conflict(&host, &super::alias::Host, &name) {
-        Ok(None) => {}
-        Ok(Some(c)) => return Err(refuse(c.to_string())),
-        Err(why) => return Err(refuse(why)),
+    if let Some(why) = in_use(rdev, &sys, &name) {
+        return Err(refuse(why));
     }
     let file = OpenOptions::new()
         .read(true)
@@ -527,12 +498,70 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
     };
     if !consent.destructive {
         return Err(Error::usage(format!(
-            "--target {} is a block device: {test} overwrites {}; add --destructive to allow it",
-            path.shown(),
-            info
+            "{given} is a block device: {test} overwrites {info}; add --destructive to allow it"
         )));
     }
     Ok(Claim { file, info })
+}
+
+/// Why the device `rdev` (its /sys directory `sys`, kernel name `name`) may not be written
+/// now: mounted, held, partitioned, swap, open elsewhere, or another name for bytes in use.
+fn in_use(rdev: u64, sys: &Path, name: &str) -> Option<String> {
+    let parts = partitions(sys);
+    if let Some(m) = mounted(rdev, &parts) {
+        return Some(format!("{m} is mounted"));
+    }
+    let mut holders = holders(sys);
+    for (p, _) in &parts {
+        holders.extend(self::holders(&sys.join(p)));
+    }
+    if !holders.is_empty() {
+        return Some(format!(
+            "it is in use by {} (see /sys/block/{name}/holders)",
+            holders.join(", ")
+        ));
+    }
+    if let Some((p, _)) = parts.first() {
+        return Some(format!("it has partitions ({p})"));
+    }
+    if let Some(s) = in_swap(rdev) {
+        return Some(format!("it is in use as swap ({s})"));
+    }
+    // A database opens its raw devices without O_EXCL: who has it (or a partition) open or
+    // mapped?
+    let devs: Vec<u64> = std::iter::once(rdev)
+        .chain(parts.iter().map(|p| p.1))
+        .collect();
+    if let Some(user) = super::holders::opened_by(&devs).into_iter().next() {
+        return Some(format!(
+            "it is in use: {}, a database or another program",
+            user.how()
+        ));
+    }
+    // Another name for the same bytes: a second loop device over the same file, a loop
+    // device over this one, the disk of this partition, a device-mapper table over it.
+    let host = crate::storage::sysfs::SysRoot::host();
+    match super::alias::conflict(&host, &super::alias::Host, name) {
+        Ok(None) => {}
+        Ok(Some(c)) => return Some(c.to_string()),
+        Err(why) => return Some(why),
+    }
+    None
+}
+
+/// Whether the device at `path` is still the one claimed (`rdev`) and nothing has taken it
+/// since dbio let go of it (mkfs and mount need it exclusively): the reason when not.
+pub fn still_free(path: &Path, rdev: u64) -> std::result::Result<(), String> {
+    let md = std::fs::metadata(path).map_err(|e| format!("cannot access it: {e}"))?;
+    if !std::os::unix::fs::FileTypeExt::is_block_device(&md.file_type()) || md.rdev() != rdev {
+        return Err("it is no longer the device it was (the path names another one now)".into());
+    }
+    let sys = sysfs_dir(rdev).map_err(|e| format!("it is no longer in /sys: {e}"))?;
+    let name = sys
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    in_use(rdev, &sys, &name).map_or(Ok(()), Err)
 }
 
 /// Shows what will be overwritten and asks on the terminal, unless `--yes`; refuses when

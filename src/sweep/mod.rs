@@ -13,6 +13,7 @@
 //! 10, 50, 70, 80, 90 and 100 % of it: a latency-vs-load curve.
 
 pub mod calibrate;
+pub mod filesystem;
 pub mod matrix;
 mod page;
 pub mod report;
@@ -48,9 +49,14 @@ pub struct SweepArgs {
     /// loop), span (the active surface: span=25%,50%,100%), io-mode
     /// (none,directio,asynch,setall), engine (sync,aio,uring), scheduler (the I/O
     /// scheduler of the disks under the data set: none,mq-deadline,bfq,kyber; root only,
-    /// the original put back at the end).
+    /// the original put back at the end), fs (file systems made on --device with
+    /// --destructive: ext4,xfs,ext4:data=writeback; root only, the device left blank).
     #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_param, required_unless_present = "curve")]
     pub param: Option<SweepParam>,
+    /// With --param fs: the blank block device each file system is made on (checked like
+    /// any device dbio overwrites; needs --destructive). Every point's data set lives on it.
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<PathBuf>,
     /// A latency-vs-load curve: find the maximum rate (closed loop), then run open loop at
     /// 10, 50, 70, 80, 90 and 100 % of it.
     #[arg(long, conflicts_with = "param")]
@@ -79,6 +85,9 @@ pub enum Param {
     /// The block I/O scheduler of the disks under the data set (not a `dbio run` option:
     /// the sweep writes it to sysfs before each point and puts the original back).
     Scheduler,
+    /// The file system the data set lives on, made on `--device` for each point (not a
+    /// `dbio run` option either), with its mount options: `ext4:data=writeback`.
+    Fs,
 }
 
 /// One value of a swept parameter: a number (sessions, sizes, rates, spans in parts per
@@ -101,7 +110,7 @@ impl Value {
 }
 
 impl Param {
-    pub const ALL: [Param; 10] = [
+    pub const ALL: [Param; 11] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
@@ -112,6 +121,7 @@ impl Param {
         Param::IoMode,
         Param::Engine,
         Param::Scheduler,
+        Param::Fs,
     ];
 
     /// The name on the command line, which is also the `dbio run` option it sets.
@@ -127,6 +137,7 @@ impl Param {
             Param::IoMode => "io-mode",
             Param::Engine => "engine",
             Param::Scheduler => "scheduler",
+            Param::Fs => "fs",
         }
     }
 
@@ -158,6 +169,7 @@ impl Param {
                 e => Ok(word(e.name().into())),
             }),
             Param::Scheduler => scheduler::valid_name(text).map(word),
+            Param::Fs => filesystem::parse(text).map(|_| word(text.to_string())),
         }
         .map_err(|e| format!("{}={text}: {e}", self.name()))
     }
@@ -190,8 +202,8 @@ impl Param {
     /// as swept (which counts as typed): it wins over a job file, and what a typed option
     /// may not be combined with is refused.
     fn apply(self, a: &mut RunArgs, v: &Value) {
-        if self == Param::Scheduler {
-            return; // set in sysfs before the point runs, not an option of the run
+        if matches!(self, Param::Scheduler | Param::Fs) {
+            return; // set up before the point runs, not an option of the run
         }
         let text = match (self, v) {
             (_, Value::Word(w)) => w.clone(),
@@ -271,6 +283,10 @@ pub struct SweepPoint {
     /// A scheduler sweep: the scheduler of each disk while the point ran ("loop3=bfq").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,
+    /// A file system sweep: the file system the point ran on and its options as the
+    /// kernel reported them once mounted ("ext4 rw,nosuid,nodev,noexec,relatime,...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_system: Option<String>,
 }
 
 impl SweepPoint {
@@ -290,6 +306,7 @@ impl SweepPoint {
             engine: r.config.engine.clone(),
             open_flags: r.config.open_flags.clone(),
             scheduler: None,
+            file_system: None,
         }
     }
 }
@@ -319,13 +336,6 @@ pub struct SweepOutcome {
     pub exit: ExitCode,
 }
 
-/// The run configuration of every point, all checked before the first one runs. All points
-/// share one seed; `--fresh` recreates the data set for the first point only.
-pub fn plan(a: &SweepArgs) -> Result<Vec<Point>> {
-    let sp = swept(a);
-    plan_values(&base_args(a), sp.param, &sp.values, 0)
-}
-
 /// The arguments every point starts from: the sweep's, with one seed for all points.
 fn base_args(a: &SweepArgs) -> RunArgs {
     let mut base = a.run.0.clone();
@@ -345,8 +355,10 @@ fn swept(a: &SweepArgs) -> SweepParam {
 /// The share of the maximum rate each `--curve` point runs at.
 pub const CURVE_PCT: [u64; 6] = [10, 50, 70, 80, 90, 100];
 
-/// One configuration per value; `first` is the index of the first of them among all points
-/// (only the very first point may recreate the data set).
+/// One configuration per value, all checked before the first one runs; `first` is the index
+/// of the first of them among all points (only the very first point may recreate the data
+/// set). The machine's checks of a point whose file system is made for it wait until it is
+/// mounted (`--param fs`).
 fn plan_values(base: &RunArgs, p: Param, values: &[Value], first: usize) -> Result<Vec<Point>> {
     if p == Param::BlockSize && values.len() > 1 && !base.fresh {
         return Err(Error::usage(format!(
@@ -362,34 +374,89 @@ fn plan_values(base: &RunArgs, p: Param, values: &[Value], first: usize) -> Resu
             p.apply(&mut args, v);
             // Only the first point replaces the data set, but for block sizes every one must.
             args.fresh = base.fresh && (first + i == 0 || p == Param::BlockSize);
-            let named = |e: Error| match e {
-                Error::Usage(m) => {
-                    Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v)))
-                }
-                e => e,
-            };
             // Both stages of validation for every point, before the first one runs.
-            let cfg = crate::options::check::run_config(&args).map_err(named)?;
-            let pre = crate::options::environment::check(&cfg).map_err(named)?;
+            let cfg = crate::options::check::run_config(&args).map_err(|e| named(p, v, e))?;
+            let pre = match p {
+                Param::Fs => None,
+                _ => Some(crate::options::environment::check(&cfg).map_err(|e| named(p, v, e))?),
+            };
             Ok((v.clone(), cfg, pre))
         })
         .collect()
 }
 
-/// One point of a sweep: its value and its run, checked.
-pub type Point = (Value, RunConfig, Preflight);
+/// A refusal of one point, named after its value.
+fn named(p: Param, v: &Value, e: Error) -> Error {
+    match e {
+        Error::Usage(m) => Error::Usage(format!("--param {}={}: {m}", p.name(), p.label(v))),
+        e => e,
+    }
+}
+
+/// One point of a sweep: its value and its run, checked (the machine's checks later for a
+/// file system sweep, once the point's file system is mounted).
+pub type Point = (Value, RunConfig, Option<Preflight>);
+
+/// The bytes of data files and redo logs a run makes (what a file system made for it must
+/// hold).
+fn data_set_bytes(cfg: &RunConfig) -> u64 {
+    let data = if cfg.uses_data_files() {
+        cfg.dataset.size
+    } else {
+        0
+    };
+    let redo = if cfg.uses_redo() {
+        u64::from(cfg.redo.files).saturating_mul(cfg.redo.file_size)
+    } else {
+        0
+    };
+    data.saturating_add(redo)
+}
+
+/// `--device` and `--param fs` go together; with them, every point's data set is made on
+/// the file system of the point, never at a `--target`. Returns the private mount point
+/// for a file system sweep.
+fn file_system_place(a: &SweepArgs, p: Param) -> Result<Option<PathBuf>> {
+    let fs = p == Param::Fs && !a.curve;
+    match (&a.device, fs) {
+        (Some(_), false) => Err(Error::usage(
+            "--device is the block device a file system sweep (--param fs=...) makes its file systems on; other sweeps take their data set from --target",
+        )),
+        (None, true) => Err(Error::usage(
+            "--param fs needs --device DEV: the blank block device each file system is made on (and --destructive)",
+        )),
+        (Some(_), true) if a.run.0.typed("target") => Err(Error::usage(
+            "--param fs: every point's data set is made on the file system the sweep makes on --device; leave out --target",
+        )),
+        (Some(_), true) => Ok(Some(filesystem::FileSystems::place())),
+        (None, false) => Ok(None),
+    }
+}
 
 /// Runs every point in turn, calling `on_point` after each, and rewrites `sweep.json`,
 /// `sweep.csv` and `sweep.html` after each so a stopped sweep keeps what it measured. Stops
 /// at the first point that was interrupted or hit I/O errors and returns its exit status.
+///
+/// A file system sweep's data sets vanish with their file systems: `forget` is told their
+/// paths once they are gone.
 pub fn run(
     a: &SweepArgs,
     stop: &Arc<AtomicBool>,
     on_data_set: &dyn Fn(&crate::dataset::DataSet),
+    forget: &dyn Fn(&Path),
     on_point: &mut dyn FnMut(&RunOutcome),
 ) -> Result<SweepOutcome> {
     let sp = swept(a);
-    let base = base_args(a);
+    let place = file_system_place(a, sp.param)?;
+    let mut base = base_args(a);
+    if let Some(place) = &place {
+        let data = filesystem::FileSystems::data_dir(place);
+        base.set("target", &data.display().to_string(), Source::Swept)
+            .map_err(Error::usage)?;
+        // --destructive and --yes are for the device; the points write into a directory.
+        base.destructive = false;
+        base.yes = false;
+    }
     let mut points = if a.curve {
         if a.run.0.typed("depth") {
             return Err(Error::usage(
@@ -413,9 +480,9 @@ pub fn run(
             )));
         }
         let pre = crate::options::environment::check(&cfg)?;
-        vec![(Value::Number(0), cfg, pre)]
+        vec![(Value::Number(0), cfg, Some(pre))]
     } else {
-        plan(a)?
+        plan_values(&base, sp.param, &sp.values, 0)?
     };
     // The disks' schedulers, checked before anything is made; put back when this is
     // dropped, however the sweep ends.
@@ -430,6 +497,31 @@ pub fn run(
         }
         _ => None,
     };
+    // The device, checked and confirmed before the first mkfs; left blank when this is
+    // dropped, however the sweep ends.
+    let mut filesystems = match (&place, &a.device) {
+        (Some(place), Some(device)) => {
+            let specs: Vec<filesystem::Spec> = sp
+                .values
+                .iter()
+                .map(|v| filesystem::parse(&sp.param.label(v)).map_err(Error::usage))
+                .collect::<Result<_>>()?;
+            let need = points.iter().map(|(_, cfg, _)| data_set_bytes(cfg)).max();
+            let consent = crate::safety::device::Consent {
+                destructive: a.run.0.destructive,
+                yes: a.run.0.yes,
+                option: "--device",
+            };
+            Some(filesystem::FileSystems::prepare(
+                device,
+                place.clone(),
+                &specs,
+                need.unwrap_or(0),
+                consent,
+            )?)
+        }
+        _ => None,
+    };
     let started_at = crate::sys::utc_now_rfc3339();
     let p = sp.param;
     // The test as the points run it (`job` with --job).
@@ -437,26 +529,41 @@ pub fn run(
     let tail = format!("sweep_{}_{}", test, p.name());
     // Made, proved writable, registered and locked while the sweep goes; removed again if
     // no point left anything in it.
-    let place = crate::report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
-    let outcome = run_points(
-        (a, &base, schedulers.as_ref()),
-        stop,
+    let run_place = crate::report::RunPlace::make(&a.run.0.out, None, &started_at, &tail, "sweep")?;
+    let setup = Setup {
+        schedulers: schedulers.as_ref(),
+        filesystems: filesystems.as_mut(),
         on_data_set,
+        forget,
+    };
+    let outcome = run_points(
+        (a, &base),
+        setup,
+        stop,
         on_point,
         &mut points,
-        &place,
+        &run_place,
         started_at,
     );
-    place.close();
+    run_place.close();
     drop(schedulers);
+    drop(filesystems);
     outcome
+}
+
+/// What a sweep sets up around its points, and whom it tells of data sets.
+struct Setup<'a> {
+    schedulers: Option<&'a scheduler::Schedulers>,
+    filesystems: Option<&'a mut filesystem::FileSystems>,
+    on_data_set: &'a dyn Fn(&crate::dataset::DataSet),
+    forget: &'a dyn Fn(&Path),
 }
 
 /// The points of a sweep, in its directory `place`.
 fn run_points(
-    (a, base, schedulers): (&SweepArgs, &RunArgs, Option<&scheduler::Schedulers>),
+    (a, base): (&SweepArgs, &RunArgs),
+    mut setup: Setup,
     stop: &Arc<AtomicBool>,
-    on_data_set: &dyn Fn(&crate::dataset::DataSet),
     on_point: &mut dyn FnMut(&RunOutcome),
     points: &mut Vec<Point>,
     place: &crate::report::RunPlace,
@@ -487,8 +594,7 @@ fn run_points(
     };
     let mut i = 0;
     while i < points.len() {
-        let (v, mut cfg, mut pre) = points[i].clone();
-        pre.out = Some(held.clone());
+        let (v, mut cfg, pre) = points[i].clone();
         if stop.load(Ordering::Relaxed) {
             exit = ExitCode::Interrupted;
             break;
@@ -501,14 +607,41 @@ fn run_points(
         };
         eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
-        if let Some(s) = schedulers {
+        if let Some(s) = setup.schedulers {
             s.set(&label)?;
         }
-        let outcome = crate::run::run(&cfg, &pre, stop, on_data_set)?;
+        let mut file_system = None;
+        if let Some(fs) = setup.filesystems.as_deref_mut() {
+            let spec = filesystem::parse(&label).map_err(Error::usage)?;
+            match fs.make(&spec) {
+                Ok(mounted) => file_system = Some(mounted),
+                // Ctrl-C reached mkfs too (the terminal signals the whole process group).
+                Err(_) if stop.load(Ordering::Relaxed) => {
+                    exit = ExitCode::Interrupted;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let mut pre = match pre {
+            Some(pre) => pre,
+            None => crate::options::environment::check(&cfg).map_err(|e| named(p, &v, e))?,
+        };
+        pre.out = Some(held.clone());
+        let outcome = crate::run::run(&cfg, &pre, stop, setup.on_data_set);
+        if let Some(fs) = setup.filesystems.as_deref_mut() {
+            // The data set goes with its file system, whatever became of the run.
+            let data = &cfg.dataset.target;
+            let registered = std::fs::canonicalize(data).unwrap_or_else(|_| data.clone());
+            fs.unmount()?;
+            (setup.forget)(&registered);
+        }
+        let outcome = outcome?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
-        point.scheduler = schedulers.map(scheduler::Schedulers::current);
+        point.scheduler = setup.schedulers.map(scheduler::Schedulers::current);
+        point.file_system = file_system;
         if curve_max {
             // The rate to load: the main event's requests/s, closed loop.
             let max = point.iops.round() as u64;

@@ -40,6 +40,11 @@ pub fn sweep(r: &SweepResult) -> Report {
     // a detail otherwise.
     let configured = matches!(r.param, Param::IoMode | Param::Engine);
     let shown = |c: Column| if configured { c } else { c.detail() };
+    // A file system sweep: what the kernel mounted (type, mount and super options).
+    let file_systems = r.param == Param::Fs;
+    if file_systems {
+        columns.push(Column::left("Mounted as", 0));
+    }
     columns.push(shown(Column::left("Engine", 0)));
     columns.push(shown(Column::left("Open flags", 0)));
     columns.push(Column::left("Main event", 0));
@@ -58,6 +63,9 @@ pub fn sweep(r: &SweepResult) -> Report {
         ];
         if commits {
             row.push(p.commits_per_s.map_or("-".into(), whole).into());
+        }
+        if file_systems {
+            row.push(p.file_system.clone().unwrap_or_else(|| "-".into()).into());
         }
         row.push(p.engine.clone().into());
         row.push(

@@ -1,0 +1,736 @@
+//! `dbio sweep --param fs=ext4,xfs,ext4:data=writeback --device DEV --destructive`: the
+//! file system comparison of seed 004 in one command.
+//!
+//! Before anything is written: root, the `mkfs.*` tool of every file system (the missing
+//! ones named), the device checks of SPEC §7 (not mounted, not held, not partitioned, not
+//! swap, not open elsewhere, no alias in use, no signature; `--destructive`), room for the
+//! data set, and the confirmation. Then for each point [`FileSystems::make`] makes the file
+//! system with a UUID dbio chose and mounts it on a private mount point of its own (a
+//! directory bind-mounted on itself with private propagation, so the mount is seen by no
+//! other mount namespace), and [`FileSystems::unmount`] takes it off after the point.
+//!
+//! Before every mkfs and before the final erase, the device must still be that device,
+//! free, and hold nothing but file systems dbio made (their UUIDs): a device someone took
+//! in between is left alone. When the value is dropped (at the end, on an error, after
+//! Ctrl-C) it unmounts what is mounted and erases the signatures of the file systems it
+//! made (`wipefs -a`): the device is left as it was found, blank, apart from its content.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+use crate::safety::blkid;
+use crate::safety::device::{self, Consent, DeviceInfo};
+use crate::units::{Shown, human_bytes};
+
+/// What is zeroed at the start of the device at the end: all that dbio's own signature
+/// checks read there ([`device::SCAN`] and the superblocks at its last start), rounded up.
+const HEAD_ZEROED: u64 = device::SCAN + (1 << 20);
+/// What is zeroed at the end (md 0.90 and 1.0 keep their superblocks in it).
+const TAIL_ZEROED: u64 = 1 << 20;
+
+/// The file systems a sweep can make, and the package of their `mkfs`.
+const KINDS: [(&str, &str); 5] = [
+    ("ext2", "e2fsprogs"),
+    ("ext3", "e2fsprogs"),
+    ("ext4", "e2fsprogs"),
+    ("xfs", "xfsprogs"),
+    ("btrfs", "btrfs-progs"),
+];
+
+/// One value of `--param fs`: a file system and its mount options, `ext4:data=writeback`
+/// (several options separated by further colons: `xfs:noatime:logbsize=256k`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    pub kind: &'static str,
+    pub options: Vec<String>,
+}
+
+/// Parses `FS[:OPTION...]`; every option is a plain word (`data=writeback`, `noatime`).
+pub fn parse(text: &str) -> std::result::Result<Spec, String> {
+    let mut parts = text.split(':');
+    let name = parts.next().unwrap_or_default();
+    let Some(&(kind, _)) = KINDS.iter().find(|(k, _)| *k == name) else {
+        return Err(format!(
+            "'{}' is not a file system dbio makes; accepted: {}, each optionally followed by mount options (ext4:data=writeback)",
+            name.shown(),
+            KINDS.map(|k| k.0).join(", ")
+        ));
+    };
+    let options: Vec<String> = parts.map(str::to_string).collect();
+    for o in &options {
+        let plain = !o.is_empty()
+            && o.len() <= 64
+            && o.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '=' | '.' | '-')
+            });
+        if !plain {
+            return Err(format!(
+                "'{}' is not a mount option (a word such as data=writeback or noatime)",
+                o.shown()
+            ));
+        }
+        if o == "ro" {
+            return Err("ro: the data set is written into the file system; leave out ro".into());
+        }
+    }
+    if options.len() > 16 {
+        return Err("more than 16 mount options".into());
+    }
+    Ok(Spec { kind, options })
+}
+
+/// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
+/// options as the data string. Always nosuid, nodev and noexec: the file system holds a
+/// data set, nothing to run.
+fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let mut data = Vec::new();
+    for o in options {
+        match o.as_str() {
+            "noatime" => flags |= libc::MS_NOATIME,
+            "nodiratime" => flags |= libc::MS_NODIRATIME,
+            "relatime" => flags |= libc::MS_RELATIME,
+            "strictatime" => flags |= libc::MS_STRICTATIME,
+            "lazytime" => flags |= libc::MS_LAZYTIME,
+            "sync" => flags |= libc::MS_SYNCHRONOUS,
+            "dirsync" => flags |= libc::MS_DIRSYNC,
+            "rw" => {}
+            other => data.push(other),
+        }
+    }
+    (flags, data.join(","))
+}
+
+/// `mkfs.KIND`, where root finds it: on PATH or in /sbin, /usr/sbin.
+fn mkfs_tool(kind: &str) -> Option<PathBuf> {
+    let name = format!("mkfs.{kind}");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join(&name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
+        })
+}
+
+/// The `mkfs` tools of `specs` that `find` does not find, each with its package.
+fn missing_tools(specs: &[Spec], find: impl Fn(&str) -> Option<PathBuf>) -> Vec<String> {
+    let mut missing: Vec<String> = Vec::new();
+    for s in specs {
+        let (_, package) = KINDS.iter().find(|(k, _)| *k == s.kind).expect("parsed");
+        let tool = format!("mkfs.{} (package {package})", s.kind);
+        if find(s.kind).is_none() && !missing.contains(&tool) {
+            missing.push(tool);
+        }
+    }
+    missing
+}
+
+/// The arguments of `mkfs.KIND` that make it on a device holding dbio's previous file
+/// system, with the UUID `uuid`, quietly. ext3/ext4 write their inode tables and journal at
+/// once: left lazy, a kernel thread writes them during the first minutes of the mount, in
+/// the middle of the measurement.
+fn mkfs_args(kind: &str, uuid: &str) -> Vec<String> {
+    let words: Vec<&str> = match kind {
+        "ext2" => vec!["-q", "-F", "-U", uuid, "-E", "lazy_itable_init=0"],
+        "ext3" | "ext4" => vec![
+            "-q",
+            "-F",
+            "-U",
+            uuid,
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+        ],
+        "btrfs" => vec!["-q", "-f", "-U", uuid],
+        _ => {
+            return vec![
+                "-q".into(),
+                "-f".into(),
+                "-m".into(),
+                format!("uuid={uuid}"),
+            ];
+        }
+    };
+    words.into_iter().map(str::to_string).collect()
+}
+
+/// A random (version 4) UUID: the mark of a file system dbio made.
+fn new_uuid() -> String {
+    let mut b: [u8; 16] = fastrand::u128(..).to_be_bytes();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// The device a file system sweep makes its file systems on, and what it has done to it.
+pub struct FileSystems {
+    device: PathBuf,
+    rdev: u64,
+    info: DeviceInfo,
+    /// The private mount point (made at the first point).
+    place: PathBuf,
+    made_place: bool,
+    /// The mount point bind-mounted on itself with private propagation.
+    bound: bool,
+    /// A file system is mounted on the mount point.
+    mounted: bool,
+    /// Every file system dbio made on the device: (type, UUID).
+    made: Vec<(String, String)>,
+}
+
+impl FileSystems {
+    /// Where the file systems will be mounted: a name nobody has yet under /run (or the
+    /// temporary directory), made at the first point.
+    pub fn place() -> PathBuf {
+        let run = Path::new("/run");
+        let parent = match run.metadata() {
+            Ok(m) if m.is_dir() && m.uid() == 0 && m.mode() & 0o002 == 0 => run.to_path_buf(),
+            _ => std::env::temp_dir(),
+        };
+        parent.join(format!(
+            "dbio-sweep-fs-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ))
+    }
+
+    /// Checks everything before the first point and asks: root, the tools, the device, room
+    /// for `need` bytes of data set. Nothing is written here.
+    pub fn prepare(
+        device: &Path,
+        place: PathBuf,
+        specs: &[Spec],
+        need: u64,
+        consent: Consent,
+    ) -> Result<FileSystems> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::usage(
+                "--param fs makes and mounts file systems, which only root may: run dbio as root",
+            ));
+        }
+        let missing = missing_tools(specs, mkfs_tool);
+        if !missing.is_empty() {
+            return Err(Error::usage(format!(
+                "--param fs: {} not installed; install {} or leave those file systems out",
+                missing.join(" and "),
+                if missing.len() == 1 { "it" } else { "them" }
+            )));
+        }
+        // mkfs and wipefs are given a name, later: it must keep naming this device. Its
+        // links resolved once, it lies in a directory only root may change (/dev).
+        let given = device;
+        let device = &std::fs::canonicalize(given)
+            .map_err(|e| Error::io("cannot access --device", given, &e))?;
+        let parent = device.parent().unwrap_or(Path::new("/"));
+        let md = parent
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", parent, &e))?;
+        if md.uid() != 0 || md.mode() & 0o022 != 0 {
+            return Err(Error::usage(format!(
+                "--device {}: it lies in {}, which users other than root may change, so the name mkfs is given could name another device by then; give the device's own name under /dev",
+                given.shown(),
+                parent.shown()
+            )));
+        }
+        const NAME: &str = "dbio sweep --param fs";
+        let claim = device::claim(device, NAME, consent)?;
+        let rdev = claim
+            .file
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", device, &e))?
+            .rdev();
+        let info = claim.info.clone();
+        // The file system's own metadata (journal, log, inode tables) and free space take
+        // their share; the run itself checks the exact free space after each mount.
+        let room = info.size / 10 * 8;
+        if need > room {
+            return Err(Error::usage(format!(
+                "--device {}: the data set needs {} and the device holds {}; a file system on it leaves room for about {}: use a smaller --size (or fewer --files), or a larger device",
+                device.shown(),
+                human_bytes(need),
+                human_bytes(info.size),
+                human_bytes(room)
+            )));
+        }
+        // Said before asking (a refusal for want of a terminal is one line).
+        if consent.yes || std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!(
+                "dbio: each point makes its file system on {} (mkfs), mounts it on a private mount point ({}), runs and unmounts it; at the end the device is left as it was found, blank (its file system signatures erased, nothing mounted), apart from its content",
+                device.shown(),
+                place.shown()
+            );
+        }
+        device::confirm(&info, NAME, consent.yes)?;
+        // mkfs and mount need the device exclusively: let go of it (checked again before
+        // each write).
+        drop(claim);
+        Ok(FileSystems {
+            device: device.to_path_buf(),
+            rdev,
+            info,
+            place,
+            made_place: false,
+            bound: false,
+            mounted: false,
+            made: Vec::new(),
+        })
+    }
+
+    /// The directory the data set of every point is made in.
+    pub fn data_dir(place: &Path) -> PathBuf {
+        place.join("dbio-data")
+    }
+
+    /// Makes `spec` on the device and mounts it; returns the mount options the kernel
+    /// reports for it (`rw,nosuid,nodev,noexec,relatime,data=writeback`).
+    pub fn make(&mut self, spec: &Spec) -> Result<String> {
+        self.unmount()?;
+        self.still_ours()?;
+        let tool = mkfs_tool(spec.kind)
+            .ok_or_else(|| Error::other(format!("mkfs.{} is no longer installed", spec.kind)))?;
+        let uuid = new_uuid();
+        // Recorded before it runs: a mkfs stopped half-way leaves (at most) this signature.
+        self.made.push((spec.kind.to_string(), uuid.clone()));
+        eprintln!(
+            "dbio: mkfs.{} on {} (UUID {uuid})",
+            spec.kind,
+            self.device.shown()
+        );
+        let out = Command::new(&tool)
+            .args(mkfs_args(spec.kind, &uuid))
+            .arg(&self.device)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::other(format!("cannot run {}: {e}", tool.shown())))?;
+        if !out.status.success() {
+            return Err(Error::other(format!(
+                "{} {} failed ({}): {}",
+                tool.shown(),
+                self.device.shown(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim().shown()
+            )));
+        }
+        let found = self.signatures()?;
+        if found.len() != 1
+            || found[0].kind != spec.kind
+            || found[0].uuid.as_deref() != Some(uuid.as_str())
+        {
+            return Err(Error::other(format!(
+                "after mkfs.{} the device {} holds {}, not the {} file system with UUID {uuid}; dbio stops",
+                spec.kind,
+                self.device.shown(),
+                describe(&found),
+                spec.kind
+            )));
+        }
+        self.mount(spec)?;
+        Ok(self.mount_options())
+    }
+
+    /// The signatures on the device now.
+    fn signatures(&self) -> Result<Vec<blkid::Signature>> {
+        let file = std::fs::File::open(&self.device)
+            .map_err(|e| Error::io("cannot open", &self.device, &e))?;
+        blkid::identify(&file, &self.device)
+            .map(|(found, _)| found)
+            .map_err(|why| Error::other(format!("{}: {why}", self.device.shown())))
+    }
+
+    /// Before a write: the same device, nothing else holds it, and nothing on it that dbio
+    /// did not make.
+    fn still_ours(&self) -> Result<()> {
+        let stop = |why: String| {
+            Error::other(format!(
+                "--device {}: {why}; dbio writes nothing more to it",
+                self.device.shown()
+            ))
+        };
+        device::still_free(&self.device, self.rdev).map_err(stop)?;
+        let found = self.signatures()?;
+        let foreign: Vec<&blkid::Signature> = found
+            .iter()
+            .filter(|s| {
+                !self
+                    .made
+                    .iter()
+                    .any(|(k, u)| *k == s.kind && s.uuid.as_deref() == Some(u.as_str()))
+            })
+            .collect();
+        if !foreign.is_empty() {
+            return Err(stop(format!(
+                "it now holds {}, which dbio did not make (someone else has used the device since)",
+                describe(&found)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Mounts the file system just made on the private mount point.
+    fn mount(&mut self, spec: &Spec) -> Result<()> {
+        let place = cstring(&self.place)?;
+        if !self.made_place {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&self.place)
+                .map_err(|e| Error::io("cannot make the mount point", &self.place, &e))?;
+            self.made_place = true;
+        }
+        if !self.bound {
+            // SAFETY: valid C strings; a bind of the directory on itself, then its
+            // propagation made private, so what is mounted on it is seen nowhere else.
+            sys_mount(
+                Some(&place),
+                &place,
+                None,
+                libc::MS_BIND,
+                None,
+                "bind the mount point on itself",
+            )?;
+            self.bound = true;
+            crate::safety::cleanup::register_mount(self.place.clone());
+            sys_mount(
+                None,
+                &place,
+                None,
+                libc::MS_PRIVATE,
+                None,
+                "make the mount point private",
+            )?;
+        }
+        let (flags, data) = mount_flags(&spec.options);
+        let kind = CString::new(spec.kind).expect("a known name");
+        let data = CString::new(data).map_err(|_| Error::usage("a mount option with NUL"))?;
+        sys_mount(
+            Some(&cstring(&self.device)?),
+            &place,
+            Some(&kind),
+            flags,
+            Some(&data),
+            &format!(
+                "mount {} ({}) from {}",
+                spec.kind,
+                if spec.options.is_empty() {
+                    "default options".to_string()
+                } else {
+                    spec.options.join(",")
+                },
+                self.device.shown()
+            ),
+        )?;
+        self.mounted = true;
+        Ok(())
+    }
+
+    /// The options the kernel reports for the mounted file system (mount and super options).
+    fn mount_options(&self) -> String {
+        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let point = self.place.display().to_string();
+        crate::storage::sysfs::parse_mountinfo(&text)
+            .into_iter()
+            .rfind(|m| m.mount_point == point)
+            .map_or_else(String::new, |m| {
+                let mut seen: Vec<&str> = Vec::new();
+                for o in m.options.split(',').chain(m.super_options.split(',')) {
+                    if !o.is_empty() && !seen.contains(&o) {
+                        seen.push(o);
+                    }
+                }
+                format!("{} {}", m.fs_type, seen.join(","))
+            })
+    }
+
+    /// Unmounts the file system of the point (waiting up to 5 s for it to be let go).
+    pub fn unmount(&mut self) -> Result<()> {
+        if !self.mounted {
+            return Ok(());
+        }
+        umount(&self.place)?;
+        self.mounted = false;
+        Ok(())
+    }
+
+    /// Unmounts, takes the mount point away and erases the file systems dbio made: what
+    /// dropping does, with what happened as the message.
+    fn finish(&mut self) -> std::result::Result<String, String> {
+        self.unmount().map_err(|e| e.to_string())?;
+        if self.bound {
+            umount(&self.place).map_err(|e| e.to_string())?;
+            self.bound = false;
+            crate::safety::cleanup::forget_mount(&self.place);
+        }
+        if self.made_place {
+            std::fs::remove_dir(&self.place)
+                .map_err(|e| format!("cannot remove {}: {e}", self.place.shown()))?;
+            self.made_place = false;
+        }
+        if self.made.is_empty() {
+            return Ok(format!("nothing was written to {}", self.device.shown()));
+        }
+        self.still_ours().map_err(|e| e.to_string())?;
+        if self.signatures().map_err(|e| e.to_string())?.is_empty() {
+            return Ok(format!("{} is blank", self.info));
+        }
+        let out = Command::new("wipefs")
+            .arg("-a")
+            .arg(&self.device)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run wipefs: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "wipefs -a {} failed: {}",
+                self.device.shown(),
+                String::from_utf8_lossy(&out.stderr).trim().shown()
+            ));
+        }
+        self.zero_ends()?;
+        let left = self.signatures().map_err(|e| e.to_string())?;
+        if !left.is_empty() {
+            return Err(format!(
+                "{} still holds {}",
+                self.device.shown(),
+                describe(&left)
+            ));
+        }
+        Ok(format!(
+            "{} is blank again (wipefs -a erased the signatures of the file systems the sweep made, and the first {} and last {} are zeroed; nothing is mounted)",
+            self.device.shown(),
+            human_bytes(HEAD_ZEROED),
+            human_bytes(TAIL_ZEROED)
+        ))
+    }
+
+    /// Zeroes the places where dbio looks for signatures before it writes to a device (the
+    /// first [`device::SCAN`] bytes and more, the end): file system metadata left there
+    /// (an inode table, a journal block that looks like a superblock) would make the device
+    /// look used to dbio's own checks, which `wipefs` does not look at. Opened exclusively:
+    /// nobody else has the device while this writes.
+    fn zero_ends(&self) -> std::result::Result<(), String> {
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&self.device)
+            .map_err(|e| format!("cannot open {} to zero its ends: {e}", self.device.shown()))?;
+        let size = crate::sys::block_device_size(&file).map_err(|e| e.to_string())?;
+        let zeros = vec![0u8; 1 << 20];
+        let head = HEAD_ZEROED.min(size);
+        let tail = size.saturating_sub(TAIL_ZEROED).max(head);
+        for (from, to) in [(0, head), (tail, size)] {
+            let mut at = from;
+            while at < to {
+                let n = (to - at).min(zeros.len() as u64) as usize;
+                file.write_all_at(&zeros[..n], at)
+                    .map_err(|e| format!("cannot zero {} at {at}: {e}", self.device.shown()))?;
+                at += n as u64;
+            }
+        }
+        file.sync_all()
+            .map_err(|e| format!("cannot flush {}: {e}", self.device.shown()))?;
+        let found = device::signatures(&device::DeviceImage { file: &file, size })
+            .map_err(|e| e.to_string())?;
+        if let Some(f) = found.first() {
+            return Err(format!("{} still holds {f}", self.device.shown()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FileSystems {
+    /// However the sweep ended: nothing left mounted, the device blank again.
+    fn drop(&mut self) {
+        match self.finish() {
+            Ok(done) => eprintln!("dbio: {done}"),
+            Err(why) => eprintln!(
+                "dbio: warning: the file system sweep could not leave {} as it found it: {why}; check `findmnt {}` and `wipefs {}`",
+                self.device.shown(),
+                self.place.shown(),
+                self.device.shown()
+            ),
+        }
+    }
+}
+
+/// What file system sweeps that were killed (SIGKILL, a power cut of the shell) left
+/// mounted: "/run/dbio-sweep-fs-123-ab12cd34 (xfs from /dev/loop3)", for `dbio doctor`.
+pub fn left_mounted() -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for m in crate::storage::sysfs::parse_mountinfo(&text) {
+        let Some(name) = Path::new(&m.mount_point).file_name() else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        let Some(pid) = name
+            .strip_prefix("dbio-sweep-fs-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue; // still running
+        }
+        // The private mount point is a directory bound on itself (its root is not "/");
+        // the file system made by the sweep is mounted on it.
+        let what = if m.root == "/" {
+            format!("{} from {}", m.fs_type.shown(), m.source.shown())
+        } else {
+            "the private mount point alone".to_string()
+        };
+        let head = format!("{} (", m.mount_point.shown());
+        match out.iter_mut().find(|l| l.starts_with(&head)) {
+            Some(l) if m.root == "/" => *l = format!("{head}{what})"),
+            Some(_) => {}
+            None => out.push(format!("{head}{what})")),
+        }
+    }
+    out
+}
+
+/// "the signature of ext4 (UUID ...) and ..." or "no signature".
+fn describe(found: &[blkid::Signature]) -> String {
+    if found.is_empty() {
+        return "no signature".into();
+    }
+    found
+        .iter()
+        .map(|s| match &s.uuid {
+            Some(u) => format!("the signature of {} (UUID {})", s.kind.shown(), u.shown()),
+            None => format!("the signature of {}", s.kind.shown()),
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn cstring(p: &Path) -> Result<CString> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| Error::usage(format!("{} has a NUL byte", p.shown())))
+}
+
+/// mount(2), with `what` naming the step in the error.
+fn sys_mount(
+    source: Option<&CString>,
+    target: &CString,
+    kind: Option<&CString>,
+    flags: libc::c_ulong,
+    data: Option<&CString>,
+    what: &str,
+) -> Result<()> {
+    let ptr = |c: Option<&CString>| c.map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is a valid C string or null, as mount(2) allows.
+    let rc = unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(kind),
+            flags,
+            ptr(data).cast(),
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    Err(Error::other(format!(
+        "cannot {what} on {}: {e}{}",
+        target.to_string_lossy(),
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            " (an option the file system does not know? the kernel's log, dmesg, says which)"
+        } else {
+            ""
+        }
+    )))
+}
+
+/// umount(2), retried for up to 5 s while the file system is busy.
+fn umount(place: &Path) -> Result<()> {
+    let c = cstring(place)?;
+    let t0 = std::time::Instant::now();
+    loop {
+        // SAFETY: a valid C string.
+        if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EBUSY) || t0.elapsed().as_secs() >= 5 {
+            return Err(Error::io("cannot unmount", place, &e));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_systems_and_their_options_parse() {
+        let s = parse("ext4:data=writeback:noatime").unwrap();
+        assert_eq!(s.kind, "ext4");
+        assert_eq!(s.options, ["data=writeback", "noatime"]);
+        let (flags, data) = mount_flags(&s.options);
+        assert_eq!(data, "data=writeback");
+        assert_ne!(flags & libc::MS_NOATIME, 0);
+        assert_ne!(flags & libc::MS_NOEXEC, 0);
+        assert_eq!(parse("xfs").unwrap().options, Vec::<String>::new());
+        assert!(
+            parse("zfs")
+                .unwrap_err()
+                .contains("ext2, ext3, ext4, xfs, btrfs")
+        );
+        assert!(parse("ext4:").is_err(), "an empty option");
+        assert!(parse("ext4:data=writeback;rm").is_err());
+        assert!(parse("ext4:ro").unwrap_err().contains("ro"));
+        assert!(parse("../../bin/sh").is_err());
+    }
+
+    #[test]
+    fn missing_mkfs_tools_are_named_with_their_package_once() {
+        let specs: Vec<Spec> = ["ext4", "xfs", "xfs:noatime", "btrfs"]
+            .iter()
+            .map(|t| parse(t).unwrap())
+            .collect();
+        let only_ext = |k: &str| {
+            k.starts_with("ext")
+                .then(|| PathBuf::from("/sbin/mkfs.ext4"))
+        };
+        assert_eq!(
+            missing_tools(&specs, only_ext),
+            [
+                "mkfs.xfs (package xfsprogs)",
+                "mkfs.btrfs (package btrfs-progs)"
+            ]
+        );
+        assert!(missing_tools(&specs, |_| Some(PathBuf::from("/x"))).is_empty());
+    }
+
+    #[test]
+    fn mkfs_is_given_the_uuid_dbio_chose() {
+        let u = new_uuid();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4", "version 4: {u}");
+        assert_ne!(u, new_uuid());
+        for (kind, _) in KINDS {
+            let args = mkfs_args(kind, &u).join(" ");
+            assert!(args.contains(&u), "{kind}: {args}");
+            assert!(args.contains("-q"), "{kind}: {args}");
+        }
+    }
+}
