@@ -1,8 +1,8 @@
 //! `dbio sweep --param fs=ext4,xfs,ext4:data=writeback --device DEV --destructive`: the
-//! file system comparison of seed 004 in one command.
+//! file systems a database might live on, compared in one command.
 //!
 //! Before anything is written: root, the `mkfs.*` tool of every file system (the missing
-//! ones named), the device checks of SPEC §7 (not mounted, not held, not partitioned, not
+//! ones named), the checks of every device dbio overwrites (not mounted, not held, not partitioned, not
 //! swap, not open elsewhere, no alias in use, no signature; `--destructive`), room for the
 //! data set, and the confirmation. Then for each point [`FileSystems::make`] makes the file
 //! system with a UUID dbio chose and mounts it on a private mount point of its own (a
