@@ -430,6 +430,14 @@ fn bad_metrics_places_are_refused_before_anything() {
         .param("sessions=1,2")
         .path_opt("--metrics", env.join("m.prom"))
         .refused_leaving_nothing(&["--metrics"]);
+    // A run across hosts writes none: said, not silently skipped (no host is reached).
+    env.run("read-iops")
+        .engine("null")
+        .size("64M")
+        .args(["--hosts", "127.0.0.1,127.0.0.2"])
+        .path_opt("--metrics", env.join("m.prom"))
+        .refused_leaving_nothing(&["--metrics", "across hosts"]);
+    assert!(!env.join("m.prom").exists());
 }
 
 #[test]
@@ -463,4 +471,66 @@ fn an_interrupted_run_removes_its_metrics_file_too() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     assert!(!file.exists(), "the metrics file goes on Ctrl-C too");
+}
+
+#[test]
+fn a_sweep_says_for_each_point_whether_it_held_steady() {
+    let env = Env::new();
+    for (rule, duration, held) in [
+        ("iops:20:10", "40s", true),
+        ("iops:0.0001:0.0001", "6s", false),
+    ] {
+        let out = env.join(if held { "held" } else { "never" });
+        let table = env
+            .sweep()
+            .arg("read-iops")
+            .engine("null")
+            .param("sessions=1,2")
+            .size("64M")
+            .warmup("0s")
+            .duration(duration)
+            .opt("--round", "1s")
+            .opt("--steady-state", rule)
+            .out_dir(&out)
+            .stdout();
+        let dir = std::fs::read_dir(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let s: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("sweep.json")).unwrap()).unwrap();
+        let points = s["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2, "{s}");
+        for p in points {
+            let r: Value = serde_json::from_slice(
+                &std::fs::read(dir.join(p["run_dir"].as_str().unwrap()).join("result.json"))
+                    .unwrap(),
+            )
+            .unwrap();
+            let (ps, rs) = (&p["steady_state"], &r["steady_state"]);
+            assert_eq!(ps["reached"], held, "{rule}: {ps}");
+            assert_eq!(ps["reached"], rs["reached"], "{rule}");
+            assert_eq!(ps["reached_round"], rs["reached_round"], "{rule}");
+            assert_eq!(
+                ps["rounds"],
+                rs["rounds"].as_array().unwrap().len(),
+                "{rule}"
+            );
+            let label = p["label"].as_str().unwrap();
+            let row = table
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{label} ")))
+                .unwrap_or_else(|| panic!("no row {label}: {table}"));
+            if held {
+                let n = ps["reached_round"].as_u64().unwrap();
+                assert!(n >= 5, "a window of 5 rounds: {ps}");
+                assert!(row.contains(&format!("round {n} of {n}")), "{row}");
+                assert_eq!(r["stop_reason"], "steady_state");
+            } else {
+                assert!(row.contains("not reached (6 rounds)"), "{row}");
+            }
+        }
+    }
 }

@@ -208,6 +208,11 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
 
 fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     if crate::cluster::coordinator::wanted(&cmd.0)? {
+        if cmd.0.metrics.is_some() {
+            return Err(Error::usage(
+                "--metrics: a run across hosts writes no live metrics file (its hosts' seconds are merged only as they arrive); leave out --metrics, or run dbio run --metrics on each host",
+            ));
+        }
         return run_across_hosts(&cmd.0, stop, db);
     }
     let (cfg, pre) = check_run(&cmd.0)?;

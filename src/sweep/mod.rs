@@ -287,6 +287,17 @@ pub struct SweepPoint {
     /// kernel reported them once mounted ("ext4 rw,nosuid,nodev,noexec,relatime,...").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_system: Option<String>,
+    /// With `--steady-state`: whether the point's run held steady, and after which round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<PointSteady>,
+}
+
+/// Whether a point held steady (`--steady-state`), after which round, of how many.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointSteady {
+    pub reached: bool,
+    pub reached_round: Option<usize>,
+    pub rounds: usize,
 }
 
 impl SweepPoint {
@@ -307,6 +318,11 @@ impl SweepPoint {
             open_flags: r.config.open_flags.clone(),
             scheduler: None,
             file_system: None,
+            steady_state: r.steady_state.as_ref().map(|s| PointSteady {
+                reached: s.reached,
+                reached_round: s.reached_round,
+                rounds: s.rounds.len(),
+            }),
         }
     }
 }

@@ -40,6 +40,11 @@ pub fn sweep(r: &SweepResult) -> Report {
     // a detail otherwise.
     let configured = matches!(r.param, Param::IoMode | Param::Engine);
     let shown = |c: Column| if configured { c } else { c.detail() };
+    // With --steady-state: whether each point held steady, and when.
+    let steady = r.points.iter().any(|p| p.steady_state.is_some());
+    if steady {
+        columns.push(Column::left("Steady", 0));
+    }
     // A file system sweep: what the kernel mounted (type, mount and super options).
     let file_systems = r.param == Param::Fs;
     if file_systems {
@@ -63,6 +68,20 @@ pub fn sweep(r: &SweepResult) -> Report {
         ];
         if commits {
             row.push(p.commits_per_s.map_or("-".into(), whole).into());
+        }
+        if steady {
+            row.push(
+                match &p.steady_state {
+                    Some(s) if s.reached => format!(
+                        "round {} of {}",
+                        s.reached_round.unwrap_or(s.rounds),
+                        s.rounds
+                    ),
+                    Some(s) => format!("not reached ({} rounds)", s.rounds),
+                    None => "-".into(),
+                }
+                .into(),
+            );
         }
         if file_systems {
             row.push(p.file_system.clone().unwrap_or_else(|| "-".into()).into());
