@@ -15,6 +15,9 @@ const MIB: u64 = 1 << 20;
 /// A second loop device over `image` with `losetup` options (`-o`, `--sizelimit`), once
 /// loop devices are known to work here (a `Loop` was made): failing now is a failure.
 fn attach(image: &Path, opts: &[&str]) -> Loop {
+    let _one = crate::util::LOSETUP
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let out = std::process::Command::new("losetup")
         .args(["--find", "--show"])
         .args(opts)

@@ -534,3 +534,51 @@ fn a_sweep_says_for_each_point_whether_it_held_steady() {
         }
     }
 }
+
+/// On a (loop) device, writes: every round's figure is there, the window's range and slope
+/// are those of the last 5 rounds, and the run ended either after the round that held (then
+/// within the rule) or at the end of its budget (then not steady).
+#[test]
+fn a_steady_state_write_run_on_a_loop_device_reports_its_rounds() {
+    let env = Env::new();
+    let Some(dev) = crate::util::Loop::blank(env.path(), "disk.img", 64 << 20) else {
+        return;
+    };
+    let r = env
+        .run("write-iops")
+        .target(dev.path())
+        .destructive()
+        .yes()
+        .sessions(2)
+        .warmup("0s")
+        .duration("12s")
+        .opt("--round", "1s")
+        .opt("--steady-state", "iops:20:10")
+        .json();
+    let s = &r["steady_state"];
+    let rounds = rounds(s);
+    assert!(rounds.len() >= 5 && rounds.iter().all(|&v| v > 0.0), "{s}");
+    let (range, slope) = judge(&rounds);
+    assert!((range - f(&s["window_range_pct"])).abs() < 1e-6, "{s}");
+    assert!((slope - f(&s["window_slope_pct"])).abs() < 1e-6, "{s}");
+    if s["reached"] == true {
+        assert_eq!(
+            s["reached_round"].as_u64(),
+            Some(rounds.len() as u64),
+            "{s}"
+        );
+        assert!(range <= 20.0 && slope <= 10.0, "{s}");
+        assert_eq!(r["stop_reason"], "steady_state");
+    } else {
+        assert_eq!(rounds.len(), 12, "every round of the budget: {s}");
+        assert!(range > 20.0 || slope > 10.0, "{s}");
+        assert_eq!(r["stop_reason"], "completed");
+    }
+    let written: f64 = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| f(&e["requests"]))
+        .sum();
+    assert!(written > 0.0, "{r}");
+}

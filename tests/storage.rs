@@ -50,12 +50,18 @@ impl LoopFs {
             "make an ext4 file system (mkfs.ext4)",
             Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&fs.image),
         )?;
-        let out = ok(
-            "attach a loop device (losetup)",
-            Command::new("losetup")
-                .args(["--find", "--show"])
-                .arg(&fs.image),
-        )?;
+        let attached = {
+            let _one = crate::util::LOSETUP
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            ok(
+                "attach a loop device (losetup)",
+                Command::new("losetup")
+                    .args(["--find", "--show"])
+                    .arg(&fs.image),
+            )
+        };
+        let out = attached?;
         fs.device = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
         ok(
             "mount the loop device",

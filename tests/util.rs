@@ -694,6 +694,12 @@ impl Drop for Mount {
     }
 }
 
+/// Held while a test attaches a loop device. `losetup --find` asks the kernel for a free
+/// device and opens it; when two race for the same one, the loser holds it open a moment
+/// while the winner's test already runs dbio on it, and dbio rightly refuses a device
+/// another program has open. One attach at a time in this process avoids that.
+pub static LOSETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A loop device over an image file, detached when dropped (even when the test fails).
 pub struct Loop {
     pub dev: PathBuf,
@@ -712,7 +718,10 @@ impl Loop {
         if let Some(s) = sector_size {
             c.args(["--sector-size", &s.to_string()]);
         }
-        let out = c.arg(image).output();
+        let out = {
+            let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
+            c.arg(image).output()
+        };
         match out {
             Ok(o) if o.status.success() => Some(Loop {
                 dev: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
