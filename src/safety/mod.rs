@@ -27,3 +27,4 @@ mod holders;
 pub mod limits;
 pub mod lock;
 pub mod places;
+pub mod signatures;

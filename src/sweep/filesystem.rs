@@ -24,11 +24,12 @@ use std::process::{Command, Stdio};
 use crate::error::{Error, Result};
 use crate::safety::blkid;
 use crate::safety::device::{self, Consent, DeviceInfo};
+use crate::safety::signatures;
 use crate::units::{Shown, human_bytes};
 
 /// What is zeroed at the start of the device at the end: all that dbio's own signature
-/// checks read there ([`device::SCAN`] and the superblocks at its last start), rounded up.
-const HEAD_ZEROED: u64 = device::SCAN + (1 << 20);
+/// checks read there ([`signatures::SCAN`] and the superblocks at its last start), rounded up.
+const HEAD_ZEROED: u64 = signatures::SCAN + (1 << 20);
 /// What is zeroed at the end (md 0.90 and 1.0 keep their superblocks in it).
 const TAIL_ZEROED: u64 = 1 << 20;
 
@@ -516,7 +517,7 @@ impl FileSystems {
     }
 
     /// Zeroes the places where dbio looks for signatures before it writes to a device (the
-    /// first [`device::SCAN`] bytes and more, the end): file system metadata left there
+    /// first [`signatures::SCAN`] bytes and more, the end): file system metadata left there
     /// (an inode table, a journal block that looks like a superblock) would make the device
     /// look used to dbio's own checks, which `wipefs` does not look at. Opened exclusively:
     /// nobody else has the device while this writes.
@@ -543,7 +544,7 @@ impl FileSystems {
         }
         file.sync_all()
             .map_err(|e| format!("cannot flush {}: {e}", self.device.shown()))?;
-        let found = device::signatures(&device::DeviceImage { file: &file, size })
+        let found = signatures::signatures(&signatures::DeviceImage { file: &file, size })
             .map_err(|e| e.to_string())?;
         if let Some(f) = found.first() {
             return Err(format!("{} still holds {f}", self.device.shown()));
