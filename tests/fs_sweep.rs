@@ -165,13 +165,8 @@ fn ctrl_c_mid_sweep_leaves_nothing_mounted_and_the_device_blank() {
     let Some(dev) = blank_device(&env, 384) else {
         return;
     };
-    let (child, pid) = mounted_sweep(&env, &dev);
-    // SAFETY: kill has no memory preconditions; the child is ours and still running.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = interrupted(&env, &dev, 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert_eq!(leftovers(pid), Vec::<String>::new(), "{stderr}");
     assert_eq!(signatures(&dev), "", "{stderr}");
     assert!(stderr.contains("is blank again"), "{stderr}");
 }
@@ -436,6 +431,21 @@ fn mounted_sweep(env: &Env, dev: &Loop) -> (std::process::Child, u32) {
     panic!("another program kept {} open", dev.path());
 }
 
+/// A sweep stopped by `ctrl_c` SIGINTs once its first file system is mounted: it exits 130
+/// and leaves nothing mounted, no mount point. Its output.
+fn interrupted(env: &Env, dev: &Loop, ctrl_c: usize) -> Output {
+    let (child, pid) = mounted_sweep(env, dev);
+    for _ in 0..ctrl_c {
+        // SAFETY: kill has no memory preconditions; the child is ours and still running.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{stderr}");
+    out
+}
+
 /// The mount point of sweep `pid` (under /run or the temporary directory).
 fn place_of(pid: u32) -> PathBuf {
     let prefix = format!("dbio-sweep-fs-{pid}-");
@@ -454,14 +464,8 @@ fn a_second_ctrl_c_detaches_the_mount_at_once() {
     let Some(dev) = blank_device(&env, 384) else {
         return;
     };
-    let (child, pid) = mounted_sweep(&env, &dev);
-    // SAFETY: kill has no memory preconditions; the child is ours and still running.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = interrupted(&env, &dev, 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert_eq!(leftovers(pid), Vec::<String>::new(), "{stderr}");
     // Either the first Ctrl-C finished the job, or the second detached the mount and
     // said what is left on the device.
     let blank = signatures(&dev).is_empty();

@@ -26,6 +26,16 @@ fn judge(rounds: &[f64]) -> (f64, f64) {
     )
 }
 
+/// The one directory a run or sweep wrote into `out`.
+fn only_dir(out: &std::path::Path) -> std::path::PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
 fn rounds(s: &Value) -> Vec<f64> {
     s["rounds"].as_array().unwrap().iter().map(f).collect()
 }
@@ -109,12 +119,7 @@ fn a_run_that_never_holds_steady_says_so() {
         .out_dir(&out)
         .quiet()
         .ok();
-    let dir = std::fs::read_dir(&out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let dir = only_dir(&out);
     let r: Value =
         serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap();
     let s = &r["steady_state"];
@@ -493,12 +498,7 @@ fn a_sweep_says_for_each_point_whether_it_held_steady() {
             .opt("--steady-state", rule)
             .out_dir(&out)
             .stdout();
-        let dir = std::fs::read_dir(&out)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let dir = only_dir(&out);
         let s: Value =
             serde_json::from_slice(&std::fs::read(dir.join("sweep.json")).unwrap()).unwrap();
         let points = s["points"].as_array().unwrap();
