@@ -410,6 +410,47 @@ fn two_hosts_one_run_merged_histograms_no_socket() {
 }
 
 #[test]
+fn metrics_across_hosts_are_the_merged_seconds() {
+    let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("m")) else {
+        return;
+    };
+    let target = format!("{}/ds-{{host}}", shm.path().display());
+    let file = h.env.join("dbio.prom");
+    let mut child = h.spawn(
+        "127.0.0.1,127.0.0.2",
+        short(&h.env, "read-iops", &target, "3s")
+            .sync_()
+            .path_opt("--metrics", &file)
+            .arg("--metrics-keep"),
+    );
+    // While it runs, the file is a whole exposition each time it is read.
+    let t0 = Instant::now();
+    let mut seen = 0;
+    while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(60) {
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && text.contains("dbio_requests_total")
+        {
+            crate::steady::check_openmetrics(&text);
+            seen += 1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(seen >= 2, "read while the run went: {seen} times");
+    let r = stdout_json(&mut child);
+    check_merged(&r);
+    let samples = crate::steady::check_openmetrics(&std::fs::read_to_string(&file).unwrap());
+    // Both hosts' requests, every second of them: the merged result's.
+    assert_eq!(
+        crate::steady::requests_total(&samples),
+        f(&r["events"][0]["requests"]),
+        "{samples:?}"
+    );
+}
+
+#[test]
 fn a_job_file_with_a_hosts_table_runs_on_both() {
     let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("j")) else {
         return;

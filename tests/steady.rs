@@ -231,7 +231,7 @@ fn bad_steady_state_values_are_refused_before_anything() {
 /// a counter's samples end in `_total` or `_created`, a histogram's buckets are cumulative
 /// and end with `le="+Inf"` equal to its `_count`, and the text ends with `# EOF`. Returns
 /// each sample's value by its name and labels.
-fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
+pub(crate) fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
     use std::collections::BTreeMap;
     assert!(text.ends_with("# EOF\n"), "does not end in # EOF: {text}");
     let body = &text[..text.len() - "# EOF\n".len()];
@@ -321,7 +321,7 @@ fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
 }
 
 /// The `dbio_requests_total` of the exposition (one event).
-fn requests_total(samples: &std::collections::BTreeMap<String, f64>) -> f64 {
+pub(crate) fn requests_total(samples: &std::collections::BTreeMap<String, f64>) -> f64 {
     samples
         .iter()
         .filter(|(k, _)| k.starts_with("dbio_requests_total{"))
@@ -435,14 +435,6 @@ fn bad_metrics_places_are_refused_before_anything() {
         .param("sessions=1,2")
         .path_opt("--metrics", env.join("m.prom"))
         .refused_leaving_nothing(&["--metrics"]);
-    // A run across hosts writes none: said, not silently skipped (no host is reached).
-    env.run("read-iops")
-        .engine("null")
-        .size("64M")
-        .args(["--hosts", "127.0.0.1,127.0.0.2"])
-        .path_opt("--metrics", env.join("m.prom"))
-        .refused_leaving_nothing(&["--metrics", "across hosts"]);
-    assert!(!env.join("m.prom").exists());
 }
 
 #[test]

@@ -208,11 +208,6 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
 
 fn run(cmd: &RunCommand, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     if crate::cluster::coordinator::wanted(&cmd.0)? {
-        if cmd.0.metrics.is_some() {
-            return Err(Error::usage(
-                "--metrics: a run across hosts writes no live metrics file (its hosts' seconds are merged only as they arrive); leave out --metrics, or run dbio run --metrics on each host",
-            ));
-        }
         return run_across_hosts(&cmd.0, stop, db);
     }
     let (cfg, pre) = check_run(&cmd.0)?;
@@ -275,8 +270,24 @@ fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> R
         write_user_file(path, plan.job.as_bytes(), "--save-job")?;
         eprintln!("dbio: wrote the job file every host runs {}", path.shown());
     }
-    let outcome = crate::cluster::coordinator::run(&plan, stop)?;
-    finish_run(&outcome, plan.first.json, a.format, db)
+    // The merged seconds, as they complete, in the metrics file.
+    let metrics = match &a.metrics {
+        Some(path) => Some(metrics::Metrics::open(
+            path,
+            a.metrics_keep,
+            plan.first.test.name(),
+        )?),
+        None => None,
+    };
+    let hooks = metrics
+        .as_ref()
+        .map(metrics::Metrics::hooks)
+        .unwrap_or_default();
+    let outcome = crate::cluster::coordinator::run(&plan, stop, &hooks);
+    if let Some(m) = metrics {
+        m.finish();
+    }
+    finish_run(&outcome?, plan.first.json, a.format, db)
 }
 
 /// Prints a finished run (its summary in `format`, or result.json with `--json`) and

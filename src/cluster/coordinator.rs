@@ -31,7 +31,7 @@ use super::transport::{Ssh, Transport};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::Source;
 use crate::progress::{self, Progress};
-use crate::run::RunOutcome;
+use crate::run::{RunHooks, RunOutcome};
 use crate::sys::now_ns;
 
 /// A host that says nothing for this long is lost (agents say something every second).
@@ -55,10 +55,17 @@ struct Cluster<'a> {
     start_ns: u64,
     interrupted: bool,
     lost: Option<(String, String)>,
+    hooks: &'a RunHooks,
+    /// The last second handed to `hooks.on_second`.
+    told: u32,
 }
 
 /// Runs a run across hosts to its end; the run directory is the coordinator's.
-pub fn run(p: &ClusterPlan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+///
+/// `hooks` hears the merged run as a local run's caller would: its run directory, its
+/// events, and each second once every host still in the run has sent it (the seconds left
+/// incomplete by a lost host, at the end).
+pub fn run(p: &ClusterPlan, stop: &Arc<AtomicBool>, hooks: &RunHooks) -> Result<RunOutcome> {
     crate::clock::calibrate();
     let started_at = crate::sys::utc_now_rfc3339();
     let ssh = Ssh::new(&p.args.ssh).map_err(Error::usage)?;
@@ -67,7 +74,21 @@ pub fn run(p: &ClusterPlan, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
     // Made, proved writable, registered and locked before any host is started; removed
     // again when the run ends without a result.
     let place = crate::report::RunPlace::make(&cfg.out, None, &started_at, &tail, cfg.test.name())?;
-    let outcome = run_hosts(p, stop, ssh, &place.dir, &started_at);
+    if let Some(f) = &hooks.on_run_dir {
+        f(place.dir.path());
+    }
+    if let Some(f) = &hooks.on_events {
+        // Every host runs this configuration: its events, in the order of their slots.
+        let plan = crate::workload::plan(
+            cfg,
+            cfg.dataset.files as usize,
+            cfg.dataset.file_size(),
+            cfg.dataset.block_size,
+        )?;
+        let names: Vec<&'static str> = plan.events.iter().map(|e| e.name()).collect();
+        f(&names);
+    }
+    let outcome = run_hosts(p, stop, ssh, &place.dir, &started_at, hooks);
     if outcome.is_err() {
         place.remove();
     }
@@ -81,6 +102,7 @@ fn run_hosts(
     ssh: Ssh,
     dir: &crate::safety::fs::Dir,
     started_at: &str,
+    hooks: &RunHooks,
 ) -> Result<RunOutcome> {
     // What a job file starts (allowed by --yes) is shown before it runs.
     let from_job = crate::options::OPTIONS.iter().any(|o| {
@@ -103,6 +125,8 @@ fn run_hosts(
         start_ns: 0,
         interrupted: false,
         lost: None,
+        hooks,
+        told: 0,
     };
     let outcome = c.phases(p);
     c.close(&ssh);
@@ -451,6 +475,7 @@ impl Cluster<'_> {
                 .map(|(&t, _)| t)
                 .max()
                 .unwrap_or(0);
+            self.tell_seconds(complete);
             if complete > drawn {
                 drawn = complete;
                 let closed = self.start_ns as f64
@@ -462,10 +487,26 @@ impl Cluster<'_> {
             }
         }
         display.clear();
+        // What arrived of the last seconds, complete or not (a lost host's are short).
+        self.tell_seconds(self.seconds.by_t.keys().copied().max().unwrap_or(0));
         Ending {
             lost: self.lost.clone(),
             interrupted: self.interrupted,
         }
+    }
+
+    /// Hands the merged seconds up to `upto` that were not handed yet to `on_second`.
+    fn tell_seconds(&mut self, upto: u32) {
+        let Some(f) = &self.hooks.on_second else {
+            return;
+        };
+        if upto <= self.told {
+            return;
+        }
+        for (&t, events) in self.seconds.by_t.range(self.told + 1..=upto) {
+            f(t, events);
+        }
+        self.told = upto;
     }
 
     fn grace(&self) -> Duration {

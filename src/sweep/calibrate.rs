@@ -341,7 +341,7 @@ impl Calibrator<'_> {
             // One run across the hosts; its run directory is the coordinator's, in ours.
             let plan =
                 crate::cluster::coordinator::plan(&self.args(kind, sessions, per_session.max(1)))?;
-            crate::cluster::coordinator::run(&plan, self.stop)?
+            crate::cluster::coordinator::run(&plan, self.stop, &Default::default())?
         } else {
             let mut pre = crate::options::environment::check(&cfg)?;
             pre.out = self.held.clone();
