@@ -56,8 +56,9 @@ struct Cluster<'a> {
     interrupted: bool,
     lost: Option<(String, String)>,
     hooks: &'a RunHooks,
-    /// The last second handed to `hooks.on_second`.
+    /// The last second handed to `hooks.on_second`, and the last each host sent.
     told: u32,
+    last_second: Vec<u32>,
 }
 
 /// Runs a run across hosts to its end; the run directory is the coordinator's.
@@ -127,7 +128,9 @@ fn run_hosts(
         lost: None,
         hooks,
         told: 0,
+        last_second: Vec::new(),
     };
+    c.last_second = vec![0; c.hosts.len()];
     let outcome = c.phases(p);
     c.close(&ssh);
     let ending = outcome?;
@@ -222,6 +225,7 @@ impl Cluster<'_> {
                     Ok(v) => {
                         self.seconds.add(t, v);
                         self.lines += 1;
+                        self.last_second[i] = self.last_second[i].max(t);
                     }
                     Err(e) => eprintln!("{}: a second's line cannot be read: {e}", h.name),
                 }
@@ -475,7 +479,7 @@ impl Cluster<'_> {
                 .map(|(&t, _)| t)
                 .max()
                 .unwrap_or(0);
-            self.tell_seconds(complete);
+            self.tell_seconds(self.merged_until());
             if complete > drawn {
                 drawn = complete;
                 let closed = self.start_ns as f64
@@ -493,6 +497,17 @@ impl Cluster<'_> {
             lost: self.lost.clone(),
             interrupted: self.interrupted,
         }
+    }
+
+    /// The last second every host has sent, or will never send more of: a host that is
+    /// done (its result in, or gone) has sent all its seconds; one still running has sent
+    /// those up to its last.
+    fn merged_until(&self) -> u32 {
+        let running = (self.hosts.iter().zip(&self.last_second)).filter(|(h, _)| !h.done());
+        running
+            .map(|(_, &t)| t)
+            .min()
+            .unwrap_or_else(|| self.seconds.by_t.keys().copied().max().unwrap_or(0))
     }
 
     /// Hands the merged seconds up to `upto` that were not handed yet to `on_second`.
