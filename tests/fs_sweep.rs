@@ -301,6 +301,21 @@ fn a_file_system_sweep_is_refused_before_anything_is_written() {
         &["--param", "fs=ext4", "--device", d, "--destructive"],
         &["--yes"],
     );
+    // A file system that cannot be made on a device this small (xfs: 300 MiB), before the
+    // first point: ext4 would have fitted.
+    refused(
+        &env,
+        &dev,
+        &[
+            "--param",
+            "fs=ext4,xfs",
+            "--device",
+            d,
+            "--destructive",
+            "--yes",
+        ],
+        &["xfs", "300.0 MiB", "64.0 MiB"],
+    );
     // A data set larger than a file system on the device can hold.
     env.sweep()
         .arg("read-iops")

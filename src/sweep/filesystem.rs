@@ -42,6 +42,17 @@ const KINDS: [(&str, &str); 5] = [
     ("btrfs", "btrfs-progs"),
 ];
 
+/// The smallest device each `mkfs` accepts (xfsprogs 5.19 and later refuse under 300 MiB;
+/// btrfs needs about 114 MiB for its default profiles): checked before the first point, so
+/// that a sweep does not stop half-way at the first file system that does not fit.
+fn smallest(kind: &str) -> u64 {
+    match kind {
+        "xfs" => 300 << 20,
+        "btrfs" => 128 << 20,
+        _ => 16 << 20,
+    }
+}
+
 /// One value of `--param fs`: a file system and its mount options, `ext4:data=writeback`
 /// (several options separated by further colons: `xfs:noatime:logbsize=256k`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,6 +266,16 @@ impl FileSystems {
             .map_err(|e| Error::io("cannot stat", device, &e))?
             .rdev();
         let info = claim.info.clone();
+        if let Some(s) = specs.iter().find(|s| info.size < smallest(s.kind)) {
+            return Err(Error::usage(format!(
+                "--device {}: {} is made on devices of at least {}, and this one holds {}; leave {} out or use a larger device",
+                device.shown(),
+                s.kind,
+                human_bytes(smallest(s.kind)),
+                human_bytes(info.size),
+                s.kind
+            )));
+        }
         // The file system's own metadata (journal, log, inode tables) and free space take
         // their share; the run itself checks the exact free space after each mount.
         let room = info.size / 10 * 8;
