@@ -641,3 +641,43 @@ fn in_namespace(holder: u32, program: &str, args: &[&str]) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// On a terminal the sweep says what it will do to the device and asks; anything but `yes`
+/// leaves the device as it was.
+#[test]
+fn on_a_terminal_the_sweep_asks_and_no_leaves_the_device_alone() {
+    let env = Env::new();
+    let Some(dev) = blank_device(&env, 64) else {
+        return;
+    };
+    let before = dev.read_all();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_dbio"));
+    c.args([
+        "sweep",
+        "read-iops",
+        "--param",
+        "fs=ext4",
+        "--device",
+        dev.path(),
+    ])
+    .args(["--destructive", "--size", "16M"])
+    .current_dir(env.path())
+    .env("XDG_DATA_HOME", env.data_home.path())
+    .env("TERM", "xterm")
+    .env_remove("DBIO_DB");
+    let mut p = rexpect::session::spawn_command(c, Some(60_000)).expect("dbio on a pty");
+    p.exp_string("each point makes its file system on").unwrap();
+    p.exp_string("left as it was found, blank").unwrap();
+    p.exp_string("Type 'yes' to continue: ").unwrap();
+    p.send("no\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("not confirmed; nothing written to").unwrap();
+    p.exp_eof().unwrap();
+    match p.process().wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => assert_eq!(code, 2),
+        other => panic!("{other:?}"),
+    }
+    assert!(dev.read_all() == before, "the device changed");
+    assert_eq!(signatures(&dev), "");
+    assert!(!env.join("dbio-runs").exists(), "no sweep directory");
+}
