@@ -31,6 +31,8 @@ use crate::units::{Shown, human_bytes};
 const HEAD_ZEROED: u64 = device::SCAN + (1 << 20);
 /// What is zeroed at the end (md 0.90 and 1.0 keep their superblocks in it).
 const TAIL_ZEROED: u64 = 1 << 20;
+/// ioctl: whether a block device is read-only (`_IO(0x12, 94)`).
+const BLKROGET: libc::Ioctl = 0x125e;
 
 /// The file systems a sweep can make, and the package of their `mkfs`.
 const KINDS: [(&str, &str); 5] = [
@@ -40,6 +42,16 @@ const KINDS: [(&str, &str); 5] = [
     ("xfs", "xfsprogs"),
     ("btrfs", "btrfs-progs"),
 ];
+
+/// The smallest device each file system's `mkfs` accepts (xfsprogs 5.19 and later refuse
+/// less than 300 MiB, btrfs-progs less than 109 MiB); the others make do with a few MiB.
+fn min_size(kind: &str) -> u64 {
+    match kind {
+        "xfs" => 300 << 20,
+        "btrfs" => 109 << 20,
+        _ => 0,
+    }
+}
 
 /// One value of `--param fs`: a file system and its mount options, `ext4:data=writeback`
 /// (several options separated by further colons: `xfs:noatime:logbsize=256k`).
@@ -76,11 +88,68 @@ pub fn parse(text: &str) -> std::result::Result<Spec, String> {
         if o == "ro" {
             return Err("ro: the data set is written into the file system; leave out ro".into());
         }
+        if let Some(why) = refused_option(o) {
+            return Err(format!("{o}: {why}"));
+        }
     }
     if options.len() > 16 {
         return Err("more than 16 mount options".into());
     }
+    // The same option twice (data=writeback:data=ordered): the kernel keeps the last, and
+    // the point would be named after an option it did not run with.
+    for (i, o) in options.iter().enumerate() {
+        let key = |o: &str| o.split('=').next().unwrap_or_default().to_string();
+        if let Some(other) = options[..i].iter().find(|p| key(p) == key(o)) {
+            return Err(format!(
+                "{other} and {o}: an option given twice; give each once"
+            ));
+        }
+    }
     Ok(Spec { kind, options })
+}
+
+/// Why a word cannot be one of a sweep's mount options, or None. The words of mount(8) and
+/// fstab that are no file system's option make mount(2) fail only after mkfs has written
+/// the device; suid, dev and exec would undo what dbio always adds; errors=panic would let
+/// an error of the test file system stop the whole machine.
+fn refused_option(o: &str) -> Option<&'static str> {
+    const NOT_OPTIONS: [&str; 23] = [
+        "defaults",
+        "auto",
+        "noauto",
+        "user",
+        "nouser",
+        "users",
+        "owner",
+        "group",
+        "nofail",
+        "_netdev",
+        "remount",
+        "bind",
+        "rbind",
+        "move",
+        "loop",
+        "shared",
+        "private",
+        "slave",
+        "unbindable",
+        "rshared",
+        "rprivate",
+        "rslave",
+        "runbindable",
+    ];
+    if matches!(o, "suid" | "dev" | "exec") {
+        return Some("dbio always mounts the file systems it makes nosuid, nodev and noexec");
+    }
+    if o.starts_with("errors=panic") {
+        return Some(
+            "an error of the file system would stop the whole machine; use errors=remount-ro or errors=continue",
+        );
+    }
+    if NOT_OPTIONS.contains(&o) || o.starts_with("x-") || o.starts_with("make-") {
+        return Some("a word of mount(8) or fstab, not an option of the file system");
+    }
+    None
 }
 
 /// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
@@ -98,7 +167,8 @@ fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
             "lazytime" => flags |= libc::MS_LAZYTIME,
             "sync" => flags |= libc::MS_SYNCHRONOUS,
             "dirsync" => flags |= libc::MS_DIRSYNC,
-            "rw" => {}
+            // Always set.
+            "rw" | "nosuid" | "nodev" | "noexec" => {}
             other => data.push(other),
         }
     }
@@ -254,12 +324,39 @@ impl FileSystems {
             .map_err(|e| Error::io("cannot stat", device, &e))?
             .rdev();
         let info = claim.info.clone();
+        // A device the kernel keeps read-only (losetup -r, a write-protected disk): every
+        // mkfs would fail.
+        let mut ro: libc::c_int = 0;
+        // SAFETY: BLKROGET writes one int through a valid pointer; the descriptor is open.
+        let rc = unsafe {
+            libc::ioctl(
+                std::os::fd::AsRawFd::as_raw_fd(&claim.file),
+                BLKROGET,
+                &mut ro,
+            )
+        };
+        if rc == 0 && ro != 0 {
+            return Err(Error::usage(format!(
+                "--device {}: the device is read-only (losetup -r, or write-protected); a file system sweep writes to it",
+                given.shown()
+            )));
+        }
+        if let Some(s) = specs.iter().find(|s| info.size < min_size(s.kind)) {
+            return Err(Error::usage(format!(
+                "--device {}: it holds {}, and mkfs.{} makes no file system under {}; leave {} out or give a larger device",
+                given.shown(),
+                human_bytes(info.size),
+                s.kind,
+                human_bytes(min_size(s.kind)),
+                s.kind
+            )));
+        }
         // The file system's own metadata (journal, log, inode tables) and free space take
         // their share; the run itself checks the exact free space after each mount.
         let room = info.size / 10 * 8;
         if need > room {
             return Err(Error::usage(format!(
-                "--device {}: the data set needs {} and the device holds {}; a file system on it leaves room for about {}: use a smaller --size (or fewer --files), or a larger device",
+                "--device {}: the data set (with its redo logs and temp spills) needs {} and the device holds {}; a file system on it leaves room for about {}: use a smaller --size (or fewer --files), or a larger device",
                 device.shown(),
                 human_bytes(need),
                 human_bytes(info.size),
@@ -322,7 +419,13 @@ impl FileSystems {
                 tool.shown(),
                 self.device.shown(),
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim().shown()
+                // The first line says why (mkfs.xfs follows it with its whole usage).
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or_default()
+                    .trim()
+                    .shown()
             )));
         }
         let found = self.signatures()?;
@@ -699,6 +802,32 @@ mod tests {
         assert!(parse("ext4:data=writeback;rm").is_err());
         assert!(parse("ext4:ro").unwrap_err().contains("ro"));
         assert!(parse("../../bin/sh").is_err());
+    }
+
+    #[test]
+    fn words_that_fail_only_after_mkfs_are_refused_when_parsed() {
+        for o in [
+            "exec",
+            "suid",
+            "dev",
+            "remount",
+            "bind",
+            "defaults",
+            "x-systemd.automount",
+        ] {
+            let e = parse(&format!("ext4:{o}")).unwrap_err();
+            assert!(e.starts_with(&format!("{o}: ")), "{o}: {e}");
+        }
+        assert!(parse("ext4:errors=panic").unwrap_err().contains("machine"));
+        assert!(
+            parse("ext4:data=writeback:data=ordered")
+                .unwrap_err()
+                .contains("twice")
+        );
+        // What dbio always sets may be said again; it is no data option.
+        let s = parse("xfs:noexec:nosuid:nodev:noatime").unwrap();
+        assert_eq!(mount_flags(&s.options).1, "");
+        assert!(parse("ext4:errors=remount-ro:data=journal").is_ok());
     }
 
     #[test]

@@ -397,8 +397,8 @@ fn named(p: Param, v: &Value, e: Error) -> Error {
 /// file system sweep, once the point's file system is mounted).
 pub type Point = (Value, RunConfig, Option<Preflight>);
 
-/// The bytes of data files and redo logs a run makes (what a file system made for it must
-/// hold).
+/// The bytes of data files, redo logs and temp spills a run makes (what a file system made
+/// for it must hold).
 fn data_set_bytes(cfg: &RunConfig) -> u64 {
     let data = if cfg.uses_data_files() {
         cfg.dataset.size
@@ -410,7 +410,14 @@ fn data_set_bytes(cfg: &RunConfig) -> u64 {
     } else {
         0
     };
-    data.saturating_add(redo)
+    let temp = if cfg.uses_temp() {
+        crate::run::temp_file_sizes(cfg)
+            .iter()
+            .fold(0u64, |s, &b| s.saturating_add(b))
+    } else {
+        0
+    };
+    data.saturating_add(redo).saturating_add(temp)
 }
 
 /// `--device` and `--param fs` go together; with them, every point's data set is made on
@@ -454,8 +461,12 @@ pub fn run(
         base.set("target", &data.display().to_string(), Source::Swept)
             .map_err(Error::usage)?;
         // --destructive and --yes are for the device; the points write into a directory.
+        // Not typed for the points either: beside a --job file they would be refused as
+        // options the job's classes set themselves.
         base.destructive = false;
         base.yes = false;
+        base.sources.remove("destructive");
+        base.sources.remove("yes");
     }
     let mut points = if a.curve {
         if a.run.0.typed("depth") {
