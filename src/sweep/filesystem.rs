@@ -337,7 +337,7 @@ impl FileSystems {
         };
         if rc == 0 && ro != 0 {
             return Err(Error::usage(format!(
-                "--device {}: the device is read-only (losetup -r, or write-protected); a file system sweep writes to it",
+                "--device {}: the kernel keeps the device read-only (a loop device attached with losetup -r, blockdev --setro, a write-protected disk), and a file system sweep writes to it",
                 given.shown()
             )));
         }

@@ -634,9 +634,18 @@ fn run_points(
                 Err(e) => return Err(e),
             }
         }
+        // Once a file system is made the device has been written: a refusal now is no
+        // longer "bad input, nothing written" (exit 2) but a failed sweep (exit 1).
+        let made = setup.filesystems.is_some();
+        let written = move |e: Error| match e {
+            Error::Usage(m) if made => Error::other(m),
+            e => e,
+        };
         let mut pre = match pre {
             Some(pre) => pre,
-            None => crate::options::environment::check(&cfg).map_err(|e| named(p, &v, e))?,
+            None => {
+                crate::options::environment::check(&cfg).map_err(|e| written(named(p, &v, e)))?
+            }
         };
         pre.out = Some(held.clone());
         let outcome = crate::run::run(&cfg, &pre, stop, setup.on_data_set);
@@ -647,7 +656,7 @@ fn run_points(
             fs.unmount()?;
             (setup.forget)(&registered);
         }
-        let outcome = outcome?;
+        let outcome = outcome.map_err(written)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
