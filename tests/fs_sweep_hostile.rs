@@ -93,6 +93,7 @@ fn mount_words_that_fail_only_after_mkfs_are_refused_before_it() {
         ("fs=ext4:x-systemd.automount", &["x-systemd"]),
         ("fs=ext4:errors=panic", &["errors=panic", "machine"]),
         ("fs=ext4:data=writeback:data=ordered", &["twice"]),
+        ("fs=ext4:journal_dev=2049", &["journal_dev", "another device"]),
     ] {
         refused(&env, &dev, &["--param", fs, "--size", "16M"], words);
     }
@@ -233,4 +234,43 @@ fn a_refusal_after_the_first_mkfs_is_a_failure_and_leaves_the_device_blank() {
         dev.read_all().iter().all(|&b| b == 0),
         "the device is zeroed"
     );
+}
+
+#[test]
+fn a_device_that_is_no_block_device_is_bad_input() {
+    let env = Env::new();
+    if !crate::util::is_root() {
+        return skip("a file system sweep needs root");
+    }
+    let image = env.join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let dir = env.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    for (device, words) in [
+        (
+            image.to_str().unwrap(),
+            &["--device", "regular file", "losetup"][..],
+        ),
+        (dir.to_str().unwrap(), &["--device", "directory"]),
+        ("/dev/null", &["--device", "character device"]),
+        ("no-such-device", &["--device", "no such device"]),
+    ] {
+        env.sweep()
+            .arg("read-iops")
+            .args([
+                "--param",
+                "fs=ext4",
+                "--device",
+                device,
+                "--destructive",
+                "--yes",
+            ])
+            .size("16M")
+            .refused_leaving_nothing(&words);
+    }
+    let image = std::fs::read(&image).unwrap();
+    assert!(image.iter().all(|&b| b == 0), "the image was written");
 }

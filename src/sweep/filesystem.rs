@@ -141,6 +141,17 @@ fn refused_option(o: &str) -> Option<&'static str> {
     if matches!(o, "suid" | "dev" | "exec") {
         return Some("dbio always mounts the file systems it makes nosuid, nodev and noexec");
     }
+    // An external log or journal, a further device (a name taken relative to the working
+    // directory, or a device number): the kernel would open a device dbio did not check.
+    let key = o.split('=').next().unwrap_or_default();
+    if o.contains('=')
+        && matches!(
+            key,
+            "logdev" | "rtdev" | "device" | "journal_path" | "journal_dev"
+        )
+    {
+        return Some("it names another device, which dbio has not checked and does not touch");
+    }
     if o.starts_with("errors=panic") {
         return Some(
             "an error of the file system would stop the whole machine; use errors=remount-ro or errors=continue",
@@ -303,8 +314,32 @@ impl FileSystems {
         // mkfs and wipefs are given a name, later: it must keep naming this device. Its
         // links resolved once, it lies in a directory only root may change (/dev).
         let given = device;
-        let device = &std::fs::canonicalize(given)
-            .map_err(|e| Error::io("cannot access --device", given, &e))?;
+        let device = &std::fs::canonicalize(given).map_err(|e| match e.kind() {
+            // A name that names nothing is a typing error, not an I/O failure.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                Error::usage(format!(
+                    "--device {}: no such device (check the path; a loop device: losetup --find --show IMAGE)",
+                    given.shown()
+                ))
+            }
+            _ => Error::io("cannot access --device", given, &e),
+        })?;
+        let kind = std::fs::metadata(device)
+            .map_err(|e| Error::io("cannot access --device", given, &e))?
+            .file_type();
+        if !std::os::unix::fs::FileTypeExt::is_block_device(&kind) {
+            return Err(Error::usage(format!(
+                "--device {}: not a block device ({}); a file system sweep needs a blank block device (for an image file, attach it first: losetup --find --show FILE)",
+                given.shown(),
+                if kind.is_file() {
+                    "a regular file"
+                } else if kind.is_dir() {
+                    "a directory"
+                } else {
+                    "a character device or other special file"
+                }
+            )));
+        }
         let parent = device.parent().unwrap_or(Path::new("/"));
         let md = parent
             .metadata()
@@ -338,6 +373,12 @@ impl FileSystems {
         if rc == 0 && ro != 0 {
             return Err(Error::usage(format!(
                 "--device {}: the kernel keeps the device read-only (a loop device attached with losetup -r, blockdev --setro, a write-protected disk), and a file system sweep writes to it",
+                given.shown()
+            )));
+        }
+        if info.size == 0 {
+            return Err(Error::usage(format!(
+                "--device {}: the device holds 0 bytes (a loop device with no file attached, or a drive with no medium)",
                 given.shown()
             )));
         }
@@ -819,6 +860,13 @@ mod tests {
             assert!(e.starts_with(&format!("{o}: ")), "{o}: {e}");
         }
         assert!(parse("ext4:errors=panic").unwrap_err().contains("machine"));
+        for o in [
+            "xfs:logdev=vda",
+            "btrfs:device=sdb",
+            "ext4:journal_dev=2049",
+        ] {
+            assert!(parse(o).unwrap_err().contains("another device"), "{o}");
+        }
         assert!(
             parse("ext4:data=writeback:data=ordered")
                 .unwrap_err()
