@@ -93,7 +93,10 @@ fn mount_words_that_fail_only_after_mkfs_are_refused_before_it() {
         ("fs=ext4:x-systemd.automount", &["x-systemd"]),
         ("fs=ext4:errors=panic", &["errors=panic", "machine"]),
         ("fs=ext4:data=writeback:data=ordered", &["twice"]),
-        ("fs=ext4:journal_dev=2049", &["journal_dev", "another device"]),
+        (
+            "fs=ext4:journal_dev=2049",
+            &["journal_dev", "another device"],
+        ),
     ] {
         refused(&env, &dev, &["--param", fs, "--size", "16M"], words);
     }
@@ -269,7 +272,7 @@ fn a_device_that_is_no_block_device_is_bad_input() {
                 "--yes",
             ])
             .size("16M")
-            .refused_leaving_nothing(&words);
+            .refused_leaving_nothing(words);
     }
     let image = std::fs::read(&image).unwrap();
     assert!(image.iter().all(|&b| b == 0), "the image was written");

@@ -13,7 +13,8 @@
 //! free, and hold nothing but file systems dbio made (their UUIDs): a device someone took
 //! in between is left alone. When the value is dropped (at the end, on an error, after
 //! Ctrl-C) it unmounts what is mounted and erases the signatures of the file systems it
-//! made (`wipefs -a`): the device is left as it was found, blank, apart from its content.
+//! made (zeroing where they lie, the device held exclusively from the last check on): the
+//! device is left as it was found, blank, apart from its content.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -23,7 +24,7 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 use crate::safety::blkid;
-use crate::safety::device::{self, Consent, DeviceInfo};
+use crate::safety::device::{self, Consent};
 use crate::units::{Shown, human_bytes};
 
 /// What is zeroed at the start of the device at the end: all that dbio's own signature
@@ -260,7 +261,6 @@ fn new_uuid() -> String {
 pub struct FileSystems {
     device: PathBuf,
     rdev: u64,
-    info: DeviceInfo,
     /// The private mount point (made at the first point).
     place: PathBuf,
     made_place: bool,
@@ -311,7 +311,7 @@ impl FileSystems {
                 if missing.len() == 1 { "it" } else { "them" }
             )));
         }
-        // mkfs and wipefs are given a name, later: it must keep naming this device. Its
+        // mkfs is given a name, later: it must keep naming this device. Its
         // links resolved once, it lies in a directory only root may change (/dev).
         let given = device;
         let device = &std::fs::canonicalize(given).map_err(|e| match e.kind() {
@@ -419,7 +419,6 @@ impl FileSystems {
         Ok(FileSystems {
             device: device.to_path_buf(),
             rdev,
-            info,
             place,
             made_place: false,
             bound: false,
@@ -490,7 +489,12 @@ impl FileSystems {
     fn signatures(&self) -> Result<Vec<blkid::Signature>> {
         let file = std::fs::File::open(&self.device)
             .map_err(|e| Error::io("cannot open", &self.device, &e))?;
-        blkid::identify(&file, &self.device)
+        self.signatures_of(&file)
+    }
+
+    /// The signatures on the device, read through `file` (the device open).
+    fn signatures_of(&self, file: &std::fs::File) -> Result<Vec<blkid::Signature>> {
+        blkid::identify(file, &self.device)
             .map(|(found, _)| found)
             .map_err(|why| Error::other(format!("{}: {why}", self.device.shown())))
     }
@@ -505,8 +509,12 @@ impl FileSystems {
             ))
         };
         device::still_free(&self.device, self.rdev).map_err(stop)?;
-        let found = self.signatures()?;
-        let foreign: Vec<&blkid::Signature> = found
+        self.foreign(&self.signatures()?)
+    }
+
+    /// Refuses signatures among `found` that dbio did not make.
+    fn foreign(&self, found: &[blkid::Signature]) -> Result<()> {
+        let foreign: Vec<blkid::Signature> = found
             .iter()
             .filter(|s| {
                 !self
@@ -514,11 +522,13 @@ impl FileSystems {
                     .iter()
                     .any(|(k, u)| *k == s.kind && s.uuid.as_deref() == Some(u.as_str()))
             })
+            .cloned()
             .collect();
         if !foreign.is_empty() {
-            return Err(stop(format!(
-                "it now holds {}, which dbio did not make (someone else has used the device since)",
-                describe(&found)
+            return Err(Error::other(format!(
+                "--device {}: it now holds {}, which dbio did not make (someone else has used the device since); dbio writes nothing more to it",
+                self.device.shown(),
+                describe(&foreign)
             )));
         }
         Ok(())
@@ -625,25 +635,35 @@ impl FileSystems {
         if self.made.is_empty() {
             return Ok(format!("nothing was written to {}", self.device.shown()));
         }
-        self.still_ours().map_err(|e| e.to_string())?;
-        if self.signatures().map_err(|e| e.to_string())?.is_empty() {
-            return Ok(format!("{} is blank", self.info));
-        }
-        let out = Command::new("wipefs")
-            .arg("-a")
-            .arg(&self.device)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run wipefs: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "wipefs -a {} failed: {}",
-                self.device.shown(),
-                String::from_utf8_lossy(&out.stderr).trim().shown()
-            ));
-        }
-        self.zero_ends()?;
-        let left = self.signatures().map_err(|e| e.to_string())?;
+        // Held exclusively from the last check to the end of the erase: nobody can make or
+        // mount a file system on the device in between (an erase by a program started later,
+        // wipefs, would leave that gap, and erase whatever was made in it).
+        device::still_free(&self.device, self.rdev).map_err(|why| {
+            format!(
+                "--device {}: {why}; dbio writes nothing more to it",
+                self.device.shown()
+            )
+        })?;
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_EXCL)
+                .open(&self.device)
+                .map_err(|e| {
+                    format!(
+                        "cannot open {} exclusively to erase it ({e}): someone holds it now; dbio writes nothing more to it",
+                        self.device.shown()
+                    )
+                })?
+        };
+        let found = self.signatures_of(&file).map_err(|e| e.to_string())?;
+        self.foreign(&found).map_err(|e| e.to_string())?;
+        // Even with no signature left (a mkfs stopped before its superblock), what it did
+        // write at the ends goes.
+        self.zero_ends(&file)?;
+        let left = self.signatures_of(&file).map_err(|e| e.to_string())?;
         if !left.is_empty() {
             return Err(format!(
                 "{} still holds {}",
@@ -652,27 +672,21 @@ impl FileSystems {
             ));
         }
         Ok(format!(
-            "{} is blank again (wipefs -a erased the signatures of the file systems the sweep made, and the first {} and last {} are zeroed; nothing is mounted)",
+            "{} is blank again (the signatures of the file systems the sweep made are erased: its first {} and last {} are zeroed; nothing is mounted)",
             self.device.shown(),
             human_bytes(HEAD_ZEROED),
             human_bytes(TAIL_ZEROED)
         ))
     }
 
-    /// Zeroes the places where dbio looks for signatures before it writes to a device (the
-    /// first [`device::SCAN`] bytes and more, the end): file system metadata left there
-    /// (an inode table, a journal block that looks like a superblock) would make the device
-    /// look used to dbio's own checks, which `wipefs` does not look at. Opened exclusively:
-    /// nobody else has the device while this writes.
-    fn zero_ends(&self) -> std::result::Result<(), String> {
-        use std::os::unix::fs::{FileExt, OpenOptionsExt};
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_EXCL)
-            .open(&self.device)
-            .map_err(|e| format!("cannot open {} to zero its ends: {e}", self.device.shown()))?;
-        let size = crate::sys::block_device_size(&file).map_err(|e| e.to_string())?;
+    /// Zeroes the places where dbio and libblkid look for signatures (the superblocks of
+    /// every file system a sweep makes, the first [`device::SCAN`] bytes and more, the
+    /// end): file system metadata left there (an inode table, a journal block that looks
+    /// like a superblock) would make the device look used. `file` is the device, opened
+    /// exclusively: nobody else has it while this writes.
+    fn zero_ends(&self, file: &std::fs::File) -> std::result::Result<(), String> {
+        use std::os::unix::fs::FileExt;
+        let size = crate::sys::block_device_size(file).map_err(|e| e.to_string())?;
         let zeros = vec![0u8; 1 << 20];
         let head = HEAD_ZEROED.min(size);
         let tail = size.saturating_sub(TAIL_ZEROED).max(head);
@@ -687,8 +701,8 @@ impl FileSystems {
         }
         file.sync_all()
             .map_err(|e| format!("cannot flush {}: {e}", self.device.shown()))?;
-        let found = device::signatures(&device::DeviceImage { file: &file, size })
-            .map_err(|e| e.to_string())?;
+        let found =
+            device::signatures(&device::DeviceImage { file, size }).map_err(|e| e.to_string())?;
         if let Some(f) = found.first() {
             return Err(format!("{} still holds {f}", self.device.shown()));
         }
