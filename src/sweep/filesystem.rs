@@ -482,6 +482,19 @@ impl FileSystems {
             )));
         }
         self.mount(spec)?;
+        // Mounted, the device is held: nobody can make a file system on it any more. But
+        // one made between the check above and the mount would be what is mounted now, and
+        // the data set would be written into it: checked once more, on what is mounted.
+        let mounted = self.signatures()?;
+        if mounted.len() != 1 || mounted[0].uuid.as_deref() != Some(uuid.as_str()) {
+            self.unmount()?;
+            return Err(Error::other(format!(
+                "--device {}: what was mounted holds {}, not the {} file system with UUID {uuid} dbio made (someone else made one in between); dbio writes nothing more to it",
+                self.device.shown(),
+                describe(&mounted),
+                spec.kind
+            )));
+        }
         Ok(self.mount_options())
     }
 
