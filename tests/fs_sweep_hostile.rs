@@ -277,3 +277,84 @@ fn a_device_that_is_no_block_device_is_bad_input() {
     let image = std::fs::read(&image).unwrap();
     assert!(image.iter().all(|&b| b == 0), "the image was written");
 }
+
+/// Unmounts a test's bind mount when dropped (even when the test fails).
+struct Bound(std::path::PathBuf);
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        let p = self.0.to_str().unwrap();
+        if !sh("umount", &[p]) {
+            sh("umount", &["-l", p]);
+        }
+    }
+}
+
+#[test]
+fn a_device_someone_else_mounts_during_a_point_is_left_alone() {
+    let env = Env::new();
+    let Some(dev) = blank_device(&env, 64 << 20) else {
+        return;
+    };
+    let mut child = env
+        .sweep()
+        .arg("read-iops")
+        .args([
+            "--param",
+            "fs=ext4,ext2",
+            "--device",
+            dev.path(),
+            "--destructive",
+            "--yes",
+        ])
+        .size("16M")
+        .sessions(1)
+        .duration("3s")
+        .warmup("0s")
+        .process()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first point's mount, seen in the mount table.
+    let source = format!(" {} ", dev.path());
+    let t0 = std::time::Instant::now();
+    let place = loop {
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let found = table
+            .lines()
+            .find(|l| l.contains("dbio-sweep-fs-") && l.contains(&source))
+            .and_then(|l| l.split(' ').nth(4).map(str::to_string));
+        if let Some(p) = found {
+            break p;
+        }
+        if t0.elapsed().as_secs() > 30 || child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            if raced_by_losetup(&out) {
+                return skip("another test's losetup held the device");
+            }
+            panic!("no mount: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Someone else mounts it too (a second mount of the same file system).
+    let theirs = env.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    assert!(
+        sh("mount", &["--bind", &place, theirs.to_str().unwrap()]),
+        "mount --bind {place}"
+    );
+    let _bound = Bound(theirs.clone());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is mounted"), "{stderr}");
+    assert!(stderr.contains("writes nothing more"), "{stderr}");
+    // No second mkfs, no erase: their mount still holds the first point's file system.
+    assert_eq!(stderr.matches("dbio: mkfs.").count(), 1, "{stderr}");
+    assert!(!stderr.contains("blank again"), "{stderr}");
+    assert!(signatures(&dev).contains("ext4"), "{stderr}");
+    assert!(theirs.join("dbio-data").is_dir(), "{stderr}");
+    // dbio's own mount point is gone.
+    assert!(!Path::new(&place).exists(), "{stderr}");
+}
