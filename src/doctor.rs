@@ -666,7 +666,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
     }
     if !mounts.is_empty() {
         advice.push(
-            "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`)".to_string(),
+            "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`, then zero its first 17 MiB, `dd if=/dev/zero of=DEV bs=1M count=17`: dbio's own checks look deeper than wipefs, at backup superblocks)".to_string(),
         );
     }
     if !f.killed_runs.is_empty() {

@@ -20,6 +20,7 @@ mod files;
 mod fill;
 mod formats;
 mod fs_sweep;
+mod fs_sweep_hostile;
 mod fuzz;
 mod jobs;
 mod layers;

@@ -13,7 +13,8 @@
 //! free, and hold nothing but file systems dbio made (their UUIDs): a device someone took
 //! in between is left alone. When the value is dropped (at the end, on an error, after
 //! Ctrl-C) it unmounts what is mounted and erases the signatures of the file systems it
-//! made (`wipefs -a`): the device is left as it was found, blank, apart from its content.
+//! made (zeroing where they lie, the device held exclusively from the last check on): the
+//! device is left as it was found, blank, apart from its content.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -23,7 +24,7 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 use crate::safety::blkid;
-use crate::safety::device::{self, Consent, DeviceInfo};
+use crate::safety::device::{self, Consent};
 use crate::safety::signatures;
 use crate::units::{Shown, human_bytes};
 
@@ -32,6 +33,8 @@ use crate::units::{Shown, human_bytes};
 const HEAD_ZEROED: u64 = signatures::SCAN + (1 << 20);
 /// What is zeroed at the end (md 0.90 and 1.0 keep their superblocks in it).
 const TAIL_ZEROED: u64 = 1 << 20;
+/// ioctl: whether a block device is read-only (`_IO(0x12, 94)`).
+const BLKROGET: libc::Ioctl = 0x125e;
 
 /// The file systems a sweep can make, and the package of their `mkfs`.
 const KINDS: [(&str, &str); 5] = [
@@ -42,14 +45,13 @@ const KINDS: [(&str, &str); 5] = [
     ("btrfs", "btrfs-progs"),
 ];
 
-/// The smallest device each `mkfs` accepts (xfsprogs 5.19 and later refuse under 300 MiB;
-/// btrfs needs about 114 MiB for its default profiles): checked before the first point, so
-/// that a sweep does not stop half-way at the first file system that does not fit.
-fn smallest(kind: &str) -> u64 {
+/// The smallest device each file system's `mkfs` accepts (xfsprogs 5.19 and later refuse
+/// less than 300 MiB, btrfs-progs less than 109 MiB); the others make do with a few MiB.
+fn min_size(kind: &str) -> u64 {
     match kind {
         "xfs" => 300 << 20,
-        "btrfs" => 128 << 20,
-        _ => 16 << 20,
+        "btrfs" => 109 << 20,
+        _ => 0,
     }
 }
 
@@ -88,11 +90,79 @@ pub fn parse(text: &str) -> std::result::Result<Spec, String> {
         if o == "ro" {
             return Err("ro: the data set is written into the file system; leave out ro".into());
         }
+        if let Some(why) = refused_option(o) {
+            return Err(format!("{o}: {why}"));
+        }
     }
     if options.len() > 16 {
         return Err("more than 16 mount options".into());
     }
+    // The same option twice (data=writeback:data=ordered): the kernel keeps the last, and
+    // the point would be named after an option it did not run with.
+    for (i, o) in options.iter().enumerate() {
+        let key = |o: &str| o.split('=').next().unwrap_or_default().to_string();
+        if let Some(other) = options[..i].iter().find(|p| key(p) == key(o)) {
+            return Err(format!(
+                "{other} and {o}: an option given twice; give each once"
+            ));
+        }
+    }
     Ok(Spec { kind, options })
+}
+
+/// Why a word cannot be one of a sweep's mount options, or None. The words of mount(8) and
+/// fstab that are no file system's option make mount(2) fail only after mkfs has written
+/// the device; suid, dev and exec would undo what dbio always adds; errors=panic would let
+/// an error of the test file system stop the whole machine.
+fn refused_option(o: &str) -> Option<&'static str> {
+    const NOT_OPTIONS: [&str; 23] = [
+        "defaults",
+        "auto",
+        "noauto",
+        "user",
+        "nouser",
+        "users",
+        "owner",
+        "group",
+        "nofail",
+        "_netdev",
+        "remount",
+        "bind",
+        "rbind",
+        "move",
+        "loop",
+        "shared",
+        "private",
+        "slave",
+        "unbindable",
+        "rshared",
+        "rprivate",
+        "rslave",
+        "runbindable",
+    ];
+    if matches!(o, "suid" | "dev" | "exec") {
+        return Some("dbio always mounts the file systems it makes nosuid, nodev and noexec");
+    }
+    // An external log or journal, a further device (a name taken relative to the working
+    // directory, or a device number): the kernel would open a device dbio did not check.
+    let key = o.split('=').next().unwrap_or_default();
+    if o.contains('=')
+        && matches!(
+            key,
+            "logdev" | "rtdev" | "device" | "journal_path" | "journal_dev"
+        )
+    {
+        return Some("it names another device, which dbio has not checked and does not touch");
+    }
+    if o.starts_with("errors=panic") {
+        return Some(
+            "an error of the file system would stop the whole machine; use errors=remount-ro or errors=continue",
+        );
+    }
+    if NOT_OPTIONS.contains(&o) || o.starts_with("x-") || o.starts_with("make-") {
+        return Some("a word of mount(8) or fstab, not an option of the file system");
+    }
+    None
 }
 
 /// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
@@ -110,19 +180,24 @@ fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
             "lazytime" => flags |= libc::MS_LAZYTIME,
             "sync" => flags |= libc::MS_SYNCHRONOUS,
             "dirsync" => flags |= libc::MS_DIRSYNC,
-            "rw" => {}
+            // Always set.
+            "rw" | "nosuid" | "nodev" | "noexec" => {}
             other => data.push(other),
         }
     }
     (flags, data.join(","))
 }
 
-/// `mkfs.KIND`, where root finds it: on PATH or in /sbin, /usr/sbin.
+/// `mkfs.KIND`, where the system keeps it (/usr/sbin, /sbin, /usr/bin, /bin), else on PATH:
+/// a directory early in root's PATH that another user may write to does not get to supply
+/// the program that formats the device.
 fn mkfs_tool(kind: &str) -> Option<PathBuf> {
     let name = format!("mkfs.{kind}");
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::env::split_paths(&path))
         .map(|d| d.join(&name))
         .find(|p| {
             p.metadata()
@@ -191,7 +266,6 @@ fn new_uuid() -> String {
 pub struct FileSystems {
     device: PathBuf,
     rdev: u64,
-    info: DeviceInfo,
     /// The private mount point (made at the first point).
     place: PathBuf,
     made_place: bool,
@@ -242,11 +316,35 @@ impl FileSystems {
                 if missing.len() == 1 { "it" } else { "them" }
             )));
         }
-        // mkfs and wipefs are given a name, later: it must keep naming this device. Its
+        // mkfs is given a name, later: it must keep naming this device. Its
         // links resolved once, it lies in a directory only root may change (/dev).
         let given = device;
-        let device = &std::fs::canonicalize(given)
-            .map_err(|e| Error::io("cannot access --device", given, &e))?;
+        let device = &std::fs::canonicalize(given).map_err(|e| match e.kind() {
+            // A name that names nothing is a typing error, not an I/O failure.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                Error::usage(format!(
+                    "--device {}: no such device (check the path; a loop device: losetup --find --show IMAGE)",
+                    given.shown()
+                ))
+            }
+            _ => Error::io("cannot access --device", given, &e),
+        })?;
+        let kind = std::fs::metadata(device)
+            .map_err(|e| Error::io("cannot access --device", given, &e))?
+            .file_type();
+        if !std::os::unix::fs::FileTypeExt::is_block_device(&kind) {
+            return Err(Error::usage(format!(
+                "--device {}: not a block device ({}); a file system sweep needs a blank block device (for an image file, attach it first: losetup --find --show FILE)",
+                given.shown(),
+                if kind.is_file() {
+                    "a regular file"
+                } else if kind.is_dir() {
+                    "a directory"
+                } else {
+                    "a character device or other special file"
+                }
+            )));
+        }
         let parent = device.parent().unwrap_or(Path::new("/"));
         let md = parent
             .metadata()
@@ -266,13 +364,36 @@ impl FileSystems {
             .map_err(|e| Error::io("cannot stat", device, &e))?
             .rdev();
         let info = claim.info.clone();
-        if let Some(s) = specs.iter().find(|s| info.size < smallest(s.kind)) {
+        // A device the kernel keeps read-only (losetup -r, a write-protected disk): every
+        // mkfs would fail.
+        let mut ro: libc::c_int = 0;
+        // SAFETY: BLKROGET writes one int through a valid pointer; the descriptor is open.
+        let rc = unsafe {
+            libc::ioctl(
+                std::os::fd::AsRawFd::as_raw_fd(&claim.file),
+                BLKROGET,
+                &mut ro,
+            )
+        };
+        if rc == 0 && ro != 0 {
             return Err(Error::usage(format!(
-                "--device {}: {} is made on devices of at least {}, and this one holds {}; leave {} out or use a larger device",
-                device.shown(),
-                s.kind,
-                human_bytes(smallest(s.kind)),
+                "--device {}: the kernel keeps the device read-only (a loop device attached with losetup -r, blockdev --setro, a write-protected disk), and a file system sweep writes to it",
+                given.shown()
+            )));
+        }
+        if info.size == 0 {
+            return Err(Error::usage(format!(
+                "--device {}: the device holds 0 bytes (a loop device with no file attached, or a drive with no medium)",
+                given.shown()
+            )));
+        }
+        if let Some(s) = specs.iter().find(|s| info.size < min_size(s.kind)) {
+            return Err(Error::usage(format!(
+                "--device {}: it holds {}, and mkfs.{} makes no file system under {}; leave {} out or give a larger device",
+                given.shown(),
                 human_bytes(info.size),
+                s.kind,
+                human_bytes(min_size(s.kind)),
                 s.kind
             )));
         }
@@ -281,7 +402,7 @@ impl FileSystems {
         let room = info.size / 10 * 8;
         if need > room {
             return Err(Error::usage(format!(
-                "--device {}: the data set needs {} and the device holds {}; a file system on it leaves room for about {}: use a smaller --size (or fewer --files), or a larger device",
+                "--device {}: the data set (with its redo logs and temp spills) needs {} and the device holds {}; a file system on it leaves room for about {}: use a smaller --size (or fewer --files), or a larger device",
                 device.shown(),
                 human_bytes(need),
                 human_bytes(info.size),
@@ -303,7 +424,6 @@ impl FileSystems {
         Ok(FileSystems {
             device: device.to_path_buf(),
             rdev,
-            info,
             place,
             made_place: false,
             bound: false,
@@ -344,7 +464,13 @@ impl FileSystems {
                 tool.shown(),
                 self.device.shown(),
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim().shown()
+                // The first line says why (mkfs.xfs follows it with its whole usage).
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or_default()
+                    .trim()
+                    .shown()
             )));
         }
         let found = self.signatures()?;
@@ -361,6 +487,19 @@ impl FileSystems {
             )));
         }
         self.mount(spec)?;
+        // Mounted, the device is held: nobody can make a file system on it any more. But
+        // one made between the check above and the mount would be what is mounted now, and
+        // the data set would be written into it: checked once more, on what is mounted.
+        let mounted = self.signatures()?;
+        if mounted.len() != 1 || mounted[0].uuid.as_deref() != Some(uuid.as_str()) {
+            self.unmount()?;
+            return Err(Error::other(format!(
+                "--device {}: what was mounted holds {}, not the {} file system with UUID {uuid} dbio made (someone else made one in between); dbio writes nothing more to it",
+                self.device.shown(),
+                describe(&mounted),
+                spec.kind
+            )));
+        }
         Ok(self.mount_options())
     }
 
@@ -368,7 +507,12 @@ impl FileSystems {
     fn signatures(&self) -> Result<Vec<blkid::Signature>> {
         let file = std::fs::File::open(&self.device)
             .map_err(|e| Error::io("cannot open", &self.device, &e))?;
-        blkid::identify(&file, &self.device)
+        self.signatures_of(&file)
+    }
+
+    /// The signatures on the device, read through `file` (the device open).
+    fn signatures_of(&self, file: &std::fs::File) -> Result<Vec<blkid::Signature>> {
+        blkid::identify(file, &self.device)
             .map(|(found, _)| found)
             .map_err(|why| Error::other(format!("{}: {why}", self.device.shown())))
     }
@@ -383,8 +527,12 @@ impl FileSystems {
             ))
         };
         device::still_free(&self.device, self.rdev).map_err(stop)?;
-        let found = self.signatures()?;
-        let foreign: Vec<&blkid::Signature> = found
+        self.foreign(&self.signatures()?)
+    }
+
+    /// Refuses signatures among `found` that dbio did not make.
+    fn foreign(&self, found: &[blkid::Signature]) -> Result<()> {
+        let foreign: Vec<blkid::Signature> = found
             .iter()
             .filter(|s| {
                 !self
@@ -392,11 +540,13 @@ impl FileSystems {
                     .iter()
                     .any(|(k, u)| *k == s.kind && s.uuid.as_deref() == Some(u.as_str()))
             })
+            .cloned()
             .collect();
         if !foreign.is_empty() {
-            return Err(stop(format!(
-                "it now holds {}, which dbio did not make (someone else has used the device since)",
-                describe(&found)
+            return Err(Error::other(format!(
+                "--device {}: it now holds {}, which dbio did not make (someone else has used the device since); dbio writes nothing more to it",
+                self.device.shown(),
+                describe(&foreign)
             )));
         }
         Ok(())
@@ -503,25 +653,35 @@ impl FileSystems {
         if self.made.is_empty() {
             return Ok(format!("nothing was written to {}", self.device.shown()));
         }
-        self.still_ours().map_err(|e| e.to_string())?;
-        if self.signatures().map_err(|e| e.to_string())?.is_empty() {
-            return Ok(format!("{} is blank", self.info));
-        }
-        let out = Command::new("wipefs")
-            .arg("-a")
-            .arg(&self.device)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run wipefs: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "wipefs -a {} failed: {}",
-                self.device.shown(),
-                String::from_utf8_lossy(&out.stderr).trim().shown()
-            ));
-        }
-        self.zero_ends()?;
-        let left = self.signatures().map_err(|e| e.to_string())?;
+        // Held exclusively from the last check to the end of the erase: nobody can make or
+        // mount a file system on the device in between (an erase by a program started later,
+        // wipefs, would leave that gap, and erase whatever was made in it).
+        device::still_free(&self.device, self.rdev).map_err(|why| {
+            format!(
+                "--device {}: {why}; dbio writes nothing more to it",
+                self.device.shown()
+            )
+        })?;
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_EXCL)
+                .open(&self.device)
+                .map_err(|e| {
+                    format!(
+                        "cannot open {} exclusively to erase it ({e}): someone holds it now; dbio writes nothing more to it",
+                        self.device.shown()
+                    )
+                })?
+        };
+        let found = self.signatures_of(&file).map_err(|e| e.to_string())?;
+        self.foreign(&found).map_err(|e| e.to_string())?;
+        // Even with no signature left (a mkfs stopped before its superblock), what it did
+        // write at the ends goes.
+        self.zero_ends(&file)?;
+        let left = self.signatures_of(&file).map_err(|e| e.to_string())?;
         if !left.is_empty() {
             return Err(format!(
                 "{} still holds {}",
@@ -530,27 +690,21 @@ impl FileSystems {
             ));
         }
         Ok(format!(
-            "{} is blank again (wipefs -a erased the signatures of the file systems the sweep made, and the first {} and last {} are zeroed; nothing is mounted)",
+            "{} is blank again (the signatures of the file systems the sweep made are erased: its first {} and last {} are zeroed; nothing is mounted)",
             self.device.shown(),
             human_bytes(HEAD_ZEROED),
             human_bytes(TAIL_ZEROED)
         ))
     }
 
-    /// Zeroes the places where dbio looks for signatures before it writes to a device (the
-    /// first [`signatures::SCAN`] bytes and more, the end): file system metadata left there
-    /// (an inode table, a journal block that looks like a superblock) would make the device
-    /// look used to dbio's own checks, which `wipefs` does not look at. Opened exclusively:
-    /// nobody else has the device while this writes.
-    fn zero_ends(&self) -> std::result::Result<(), String> {
-        use std::os::unix::fs::{FileExt, OpenOptionsExt};
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_EXCL)
-            .open(&self.device)
-            .map_err(|e| format!("cannot open {} to zero its ends: {e}", self.device.shown()))?;
-        let size = crate::sys::block_device_size(&file).map_err(|e| e.to_string())?;
+    /// Zeroes the places where dbio and libblkid look for signatures (the superblocks of
+    /// every file system a sweep makes, the first [`signatures::SCAN`] bytes and more, the
+    /// end): file system metadata left there (an inode table, a journal block that looks
+    /// like a superblock) would make the device look used. `file` is the device, opened
+    /// exclusively: nobody else has it while this writes.
+    fn zero_ends(&self, file: &std::fs::File) -> std::result::Result<(), String> {
+        use std::os::unix::fs::FileExt;
+        let size = crate::sys::block_device_size(file).map_err(|e| e.to_string())?;
         let zeros = vec![0u8; 1 << 20];
         let head = HEAD_ZEROED.min(size);
         let tail = size.saturating_sub(TAIL_ZEROED).max(head);
@@ -565,7 +719,7 @@ impl FileSystems {
         }
         file.sync_all()
             .map_err(|e| format!("cannot flush {}: {e}", self.device.shown()))?;
-        let found = signatures::signatures(&signatures::DeviceImage { file: &file, size })
+        let found = signatures::signatures(&signatures::DeviceImage { file, size })
             .map_err(|e| e.to_string())?;
         if let Some(f) = found.first() {
             return Err(format!("{} still holds {f}", self.device.shown()));
@@ -580,9 +734,13 @@ impl Drop for FileSystems {
         match self.finish() {
             Ok(done) => eprintln!("dbio: {done}"),
             Err(why) => eprintln!(
-                "dbio: warning: the file system sweep could not leave {} as it found it: {why}; check `findmnt {}` and `wipefs {}`",
+                "dbio: warning: the file system sweep could not leave {} as it found it: {why}; check {}`wipefs {}`",
                 self.device.shown(),
-                self.place.shown(),
+                if self.place.exists() {
+                    format!("`findmnt {}` and ", self.place.shown())
+                } else {
+                    String::new()
+                },
                 self.device.shown()
             ),
         }
@@ -721,6 +879,39 @@ mod tests {
         assert!(parse("ext4:data=writeback;rm").is_err());
         assert!(parse("ext4:ro").unwrap_err().contains("ro"));
         assert!(parse("../../bin/sh").is_err());
+    }
+
+    #[test]
+    fn words_that_fail_only_after_mkfs_are_refused_when_parsed() {
+        for o in [
+            "exec",
+            "suid",
+            "dev",
+            "remount",
+            "bind",
+            "defaults",
+            "x-systemd.automount",
+        ] {
+            let e = parse(&format!("ext4:{o}")).unwrap_err();
+            assert!(e.starts_with(&format!("{o}: ")), "{o}: {e}");
+        }
+        assert!(parse("ext4:errors=panic").unwrap_err().contains("machine"));
+        for o in [
+            "xfs:logdev=vda",
+            "btrfs:device=sdb",
+            "ext4:journal_dev=2049",
+        ] {
+            assert!(parse(o).unwrap_err().contains("another device"), "{o}");
+        }
+        assert!(
+            parse("ext4:data=writeback:data=ordered")
+                .unwrap_err()
+                .contains("twice")
+        );
+        // What dbio always sets may be said again; it is no data option.
+        let s = parse("xfs:noexec:nosuid:nodev:noatime").unwrap();
+        assert_eq!(mount_flags(&s.options).1, "");
+        assert!(parse("ext4:errors=remount-ro:data=journal").is_ok());
     }
 
     #[test]

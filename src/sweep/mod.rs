@@ -413,8 +413,8 @@ fn named(p: Param, v: &Value, e: Error) -> Error {
 /// file system sweep, once the point's file system is mounted).
 pub type Point = (Value, RunConfig, Option<Preflight>);
 
-/// The bytes of data files and redo logs a run makes (what a file system made for it must
-/// hold).
+/// The bytes of data files, redo logs and temp spills a run makes (what a file system made
+/// for it must hold).
 fn data_set_bytes(cfg: &RunConfig) -> u64 {
     let data = if cfg.uses_data_files() {
         cfg.dataset.size
@@ -426,7 +426,14 @@ fn data_set_bytes(cfg: &RunConfig) -> u64 {
     } else {
         0
     };
-    data.saturating_add(redo)
+    let temp = if cfg.uses_temp() {
+        crate::run::temp_file_sizes(cfg)
+            .iter()
+            .fold(0u64, |s, &b| s.saturating_add(b))
+    } else {
+        0
+    };
+    data.saturating_add(redo).saturating_add(temp)
 }
 
 /// `--device` and `--param fs` go together; with them, every point's data set is made on
@@ -470,8 +477,12 @@ pub fn run(
         base.set("target", &data.display().to_string(), Source::Swept)
             .map_err(Error::usage)?;
         // --destructive and --yes are for the device; the points write into a directory.
+        // Not typed for the points either: beside a --job file they would be refused as
+        // options the job's classes set themselves.
         base.destructive = false;
         base.yes = false;
+        base.sources.remove("destructive");
+        base.sources.remove("yes");
     }
     let mut points = if a.curve {
         if a.run.0.typed("depth") {
@@ -639,9 +650,18 @@ fn run_points(
                 Err(e) => return Err(e),
             }
         }
+        // Once a file system is made the device has been written: a refusal now is no
+        // longer "bad input, nothing written" (exit 2) but a failed sweep (exit 1).
+        let made = setup.filesystems.is_some();
+        let written = move |e: Error| match e {
+            Error::Usage(m) if made => Error::other(m),
+            e => e,
+        };
         let mut pre = match pre {
             Some(pre) => pre,
-            None => crate::options::environment::check(&cfg).map_err(|e| named(p, &v, e))?,
+            None => {
+                crate::options::environment::check(&cfg).map_err(|e| written(named(p, &v, e)))?
+            }
         };
         pre.out = Some(held.clone());
         let outcome = crate::run::run(&cfg, &pre, stop, setup.on_data_set);
@@ -652,7 +672,7 @@ fn run_points(
             fs.unmount()?;
             (setup.forget)(&registered);
         }
-        let outcome = outcome?;
+        let outcome = outcome.map_err(written)?;
         on_point(&outcome);
         let run_dir = relative(&outcome.run_dir, &dir);
         let mut point = SweepPoint::new(v, label, run_dir, &outcome.result);
