@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use crate::util::{Env, Loop, Mount, is_root, sh, skip};
 
-/// A blank loop device of `mib` MiB for a file system sweep, with the tools the sweep needs;
-/// None (through `skip`) without them.
-fn blank_device(env: &Env, mib: u64) -> Option<Loop> {
-    for tool in ["mkfs.ext4", "mkfs.xfs", "wipefs"] {
+/// A blank loop device of `bytes` for a file system sweep, with the tools the sweep and its
+/// tests need; None (through `skip`) without them.
+pub(crate) fn blank_device(env: &Env, bytes: u64) -> Option<Loop> {
+    for tool in ["mkfs.ext4", "mkfs.xfs", "wipefs", "blockdev"] {
         let found = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
             .iter()
             .any(|d| Path::new(d).join(tool).exists());
@@ -22,11 +22,11 @@ fn blank_device(env: &Env, mib: u64) -> Option<Loop> {
             return None;
         }
     }
-    Loop::blank(env.path(), "disk.img", mib << 20)
+    Loop::blank(env.path(), "disk.img", bytes)
 }
 
 /// The signatures `wipefs` lists on the device (none on a blank one).
-fn signatures(dev: &Loop) -> String {
+pub(crate) fn signatures(dev: &Loop) -> String {
     let out = std::process::Command::new("wipefs")
         .args(["--noheadings", dev.path()])
         .output()
@@ -75,7 +75,7 @@ fn fs_sweep(env: &Env, dev: &Loop, param: &str, duration: &str) -> std::process:
 
 /// Whether dbio refused the device only because another test's `losetup --find` had it
 /// open at that moment (it opens the devices it tries): then the test tries again.
-fn raced_by_losetup(stderr: &[u8]) -> bool {
+pub(crate) fn raced_by_losetup(stderr: &[u8]) -> bool {
     String::from_utf8_lossy(stderr).contains("(losetup ")
 }
 
@@ -105,7 +105,7 @@ fn read_json(p: &Path) -> Value {
 #[test]
 fn each_file_system_is_made_measured_and_the_device_left_blank() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 384) else {
+    let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
     let (out, pid) = sweep(&env, &dev, "fs=ext4,xfs,ext4:data=writeback", "1s");
@@ -162,7 +162,7 @@ fn each_file_system_is_made_measured_and_the_device_left_blank() {
 #[test]
 fn ctrl_c_mid_sweep_leaves_nothing_mounted_and_the_device_blank() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 384) else {
+    let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
     let out = interrupted(&env, &dev, 1);
@@ -203,7 +203,7 @@ fn refused(env: &Env, dev: &Loop, extra: &[&str], words: &[&str]) {
 #[test]
 fn a_file_system_sweep_is_refused_before_anything_is_written() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 64) else {
+    let Some(dev) = blank_device(&env, 64 << 20) else {
         return;
     };
     let d = dev.path();
@@ -335,7 +335,7 @@ fn a_file_system_sweep_is_refused_before_anything_is_written() {
 #[test]
 fn a_device_that_is_mounted_or_holds_a_file_system_is_left_alone() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 64) else {
+    let Some(dev) = blank_device(&env, 64 << 20) else {
         return;
     };
     let d = dev.path().to_string();
@@ -368,7 +368,7 @@ fn a_device_that_is_mounted_or_holds_a_file_system_is_left_alone() {
 #[test]
 fn a_mount_option_the_file_system_rejects_stops_the_sweep_leaving_the_device_blank() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 384) else {
+    let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
     let (out, pid) = sweep(&env, &dev, "fs=ext4,xfs:data=writeback", "1s");
@@ -388,7 +388,7 @@ fn without_root_a_file_system_sweep_is_refused() {
         return skip("needs root to drop privileges to nobody");
     }
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 64) else {
+    let Some(dev) = blank_device(&env, 64 << 20) else {
         return;
     };
     let before = dev.read_all();
@@ -476,7 +476,7 @@ fn place_of(pid: u32) -> PathBuf {
 #[test]
 fn a_second_ctrl_c_detaches_the_mount_at_once() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 384) else {
+    let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
     let out = interrupted(&env, &dev, 2);
@@ -522,7 +522,7 @@ impl Drop for Namespace {
 #[test]
 fn doctor_names_what_a_killed_file_system_sweep_left_mounted() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 384) else {
+    let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
     // The sweep runs in a mount namespace of its own, so that what it leaves mounted is
@@ -647,7 +647,7 @@ fn in_namespace(holder: u32, program: &str, args: &[&str]) -> bool {
 #[test]
 fn on_a_terminal_the_sweep_asks_and_no_leaves_the_device_alone() {
     let env = Env::new();
-    let Some(dev) = blank_device(&env, 64) else {
+    let Some(dev) = blank_device(&env, 64 << 20) else {
         return;
     };
     let before = dev.read_all();

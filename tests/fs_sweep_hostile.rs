@@ -7,37 +7,8 @@
 use std::path::Path;
 use std::process::Output;
 
+use crate::fs_sweep::{blank_device, raced_by_losetup, signatures};
 use crate::util::{Env, Loop, sh, skip};
-
-/// A blank loop device of `bytes` with the tools a file system sweep needs; None (through
-/// `skip`) without them.
-fn blank_device(env: &Env, bytes: u64) -> Option<Loop> {
-    for tool in ["mkfs.ext4", "wipefs", "blockdev"] {
-        let found = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-            .iter()
-            .any(|d| Path::new(d).join(tool).exists());
-        if !found {
-            skip(&format!("no {tool} (.ci/install-deps installs it)"));
-            return None;
-        }
-    }
-    Loop::blank(env.path(), "disk.img", bytes)
-}
-
-/// The signatures `wipefs` lists on the device (none on a blank one).
-fn signatures(dev: &Loop) -> String {
-    let out = std::process::Command::new("wipefs")
-        .args(["--noheadings", dev.path()])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// Whether dbio refused the device only because another test's `losetup --find` had it
-/// open at that moment: then the test tries again.
-fn raced_by_losetup(out: &Output) -> bool {
-    String::from_utf8_lossy(&out.stderr).contains("(losetup ")
-}
 
 /// `dbio sweep TEST --device DEV --destructive --yes ARGS`, retried while another test's
 /// losetup holds the device.
@@ -53,7 +24,7 @@ fn sweep(env: &Env, test: &str, dev: &Loop, args: &[&str]) -> Output {
             .duration("1s")
             .warmup("0s")
             .out();
-        if !raced_by_losetup(&out) {
+        if !raced_by_losetup(&out.stderr) {
             return out;
         }
         last = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -196,7 +167,7 @@ fn a_job_file_with_a_target_sweeps_file_systems_on_the_device() {
             .duration("1s")
             .warmup("0s")
             .out();
-        if !raced_by_losetup(&o) {
+        if !raced_by_losetup(&o.stderr) {
             out = Some(o);
             break;
         }
@@ -330,7 +301,7 @@ fn a_device_someone_else_mounts_during_a_point_is_left_alone() {
         }
         if t0.elapsed().as_secs() > 30 || child.try_wait().unwrap().is_some() {
             let out = child.wait_with_output().unwrap();
-            if raced_by_losetup(&out) {
+            if raced_by_losetup(&out.stderr) {
                 return skip("another test's losetup held the device");
             }
             panic!("no mount: {}", String::from_utf8_lossy(&out.stderr));
