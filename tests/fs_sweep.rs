@@ -73,28 +73,15 @@ fn fs_sweep(env: &Env, dev: &Loop, param: &str, duration: &str) -> std::process:
         .process()
 }
 
-/// Whether dbio refused the device only because another test's `losetup --find` had it
-/// open at that moment (it opens the devices it tries): then the test tries again.
-pub(crate) fn raced_by_losetup(stderr: &[u8]) -> bool {
-    String::from_utf8_lossy(stderr).contains("(losetup ")
-}
-
 /// Runs the sweep to the end: its output and its process id.
 fn sweep(env: &Env, dev: &Loop, param: &str, duration: &str) -> (Output, u32) {
-    for _ in 0..5 {
-        let child = fs_sweep(env, dev, param, duration)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let out = child.wait_with_output().unwrap();
-        if !raced_by_losetup(&out.stderr) {
-            return (out, pid);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    panic!("another program kept {} open", dev.path());
+    let child = fs_sweep(env, dev, param, duration)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
 }
 
 fn read_json(p: &Path) -> Value {
@@ -172,31 +159,14 @@ fn ctrl_c_mid_sweep_leaves_nothing_mounted_and_the_device_blank() {
 }
 
 /// A refused file system sweep: exit 2 with `words`, nothing written to the device (its
-/// bytes unchanged), nothing mounted, nothing made. Another test's `losetup --find` opens
-/// every loop device it passes, and dbio refuses a device another program has open: such a
-/// refusal is retried.
+/// bytes unchanged), nothing mounted, nothing made.
 fn refused(env: &Env, dev: &Loop, extra: &[&str], words: &[&str]) {
     let before = dev.read_all();
-    for attempt in 1.. {
-        let out = env
-            .sweep()
-            .arg("read-iops")
-            .args(extra)
-            .size("32M")
-            .process()
-            .output()
-            .unwrap();
-        if attempt < 5 && raced_by_losetup(&out.stderr) {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            continue;
-        }
-        env.sweep()
-            .arg("read-iops")
-            .args(extra)
-            .size("32M")
-            .refused_leaving_nothing(words);
-        break;
-    }
+    env.sweep()
+        .arg("read-iops")
+        .args(extra)
+        .size("32M")
+        .refused_leaving_nothing(words);
     assert!(dev.read_all() == before, "{extra:?} changed the device");
 }
 
@@ -419,31 +389,26 @@ fn without_root_a_file_system_sweep_is_refused() {
 /// Starts a 30 s file system sweep of ext4 then xfs and waits until its first file system
 /// is mounted; the child and its process id.
 fn mounted_sweep(env: &Env, dev: &Loop) -> (std::process::Child, u32) {
-    'attempt: for _ in 0..5 {
-        let mut child = fs_sweep(env, dev, "fs=ext4,xfs", "30s")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let t0 = std::time::Instant::now();
-        while !leftovers(pid).iter().any(|l| l.contains(" ext4 ")) {
-            if child.try_wait().unwrap().is_some() {
-                let out = child.wait_with_output().unwrap();
-                assert!(
-                    raced_by_losetup(&out.stderr),
-                    "the sweep ended before it mounted ext4: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                continue 'attempt;
-            }
-            assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
-            std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut child = fs_sweep(env, dev, "fs=ext4,xfs", "30s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while !leftovers(pid).iter().any(|l| l.contains(" ext4 ")) {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the sweep ended before it mounted ext4: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        std::thread::sleep(std::time::Duration::from_millis(1000));
-        return (child, pid);
+        assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    panic!("another program kept {} open", dev.path());
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    (child, pid)
 }
 
 /// A sweep stopped by `ctrl_c` SIGINTs once its first file system is mounted: it exits 130
@@ -542,50 +507,43 @@ fn doctor_names_what_a_killed_file_system_sweep_left_mounted() {
         .process();
     // The shell says "ended" when the sweep ends before it is killed (a refusal).
     let script = "\"$@\" >/dev/null 2>ns-stderr; echo ended >ns-ended; exec sleep 300";
-    let mut attempts = 0;
-    let (ns, holder, pid) = 'attempt: loop {
-        attempts += 1;
-        assert!(attempts <= 5, "another program kept {} open", dev.path());
-        let _ = std::fs::remove_file(env.join("ns-ended"));
-        let unshare = [
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ];
-        let Ok(child) = wrapped("unshare", &unshare, &sweep).spawn() else {
-            return skip("no unshare");
-        };
-        let ns = Namespace(child);
-        let holder = ns.0.id();
-        let mountinfo = || std::fs::read_to_string(format!("/proc/{holder}/mountinfo")).unwrap();
-        let t0 = std::time::Instant::now();
-        loop {
-            if env.join("ns-ended").exists() {
-                let err = std::fs::read(env.join("ns-stderr")).unwrap();
-                assert!(raced_by_losetup(&err), "{}", String::from_utf8_lossy(&err));
-                continue 'attempt;
-            }
-            let children =
-                std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children"))
-                    .unwrap_or_default();
-            let pid = children
-                .split_whitespace()
-                .next()
-                .map(|p| p.parse::<u32>().unwrap());
-            if let Some(pid) = pid
-                && mountinfo().contains(&format!("dbio-sweep-fs-{pid}-"))
-                && mountinfo().contains(" ext4 ")
-            {
-                break 'attempt (ns, holder, pid);
-            }
-            assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
-            std::thread::sleep(std::time::Duration::from_millis(50));
+    let unshare = [
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+    ];
+    let Ok(child) = wrapped("unshare", &unshare, &sweep).spawn() else {
+        return skip("no unshare");
+    };
+    let ns = Namespace(child);
+    let holder = ns.0.id();
+    let mountinfo = || std::fs::read_to_string(format!("/proc/{holder}/mountinfo")).unwrap();
+    let t0 = std::time::Instant::now();
+    let pid = loop {
+        assert!(
+            !env.join("ns-ended").exists(),
+            "the sweep ended before it mounted: {}",
+            std::fs::read_to_string(env.join("ns-stderr")).unwrap_or_default()
+        );
+        let children = std::fs::read_to_string(format!("/proc/{holder}/task/{holder}/children"))
+            .unwrap_or_default();
+        let pid = children
+            .split_whitespace()
+            .next()
+            .map(|p| p.parse::<u32>().unwrap());
+        if let Some(pid) = pid
+            && mountinfo().contains(&format!("dbio-sweep-fs-{pid}-"))
+            && mountinfo().contains(" ext4 ")
+        {
+            break pid;
         }
+        assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
+        std::thread::sleep(std::time::Duration::from_millis(50));
     };
     std::thread::sleep(std::time::Duration::from_millis(1000));
     // SAFETY: kill has no memory preconditions; the sweep is our child's child.

@@ -7,30 +7,19 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::fs_sweep::{blank_device, raced_by_losetup, signatures};
+use crate::fs_sweep::{blank_device, signatures};
 use crate::util::{Env, Loop, sh, skip};
 
-/// `dbio sweep TEST --device DEV --destructive --yes ARGS`, retried while another test's
-/// losetup holds the device.
+/// `dbio sweep TEST --device DEV --destructive --yes ARGS`.
 fn sweep(env: &Env, test: &str, dev: &Loop, args: &[&str]) -> Output {
-    let mut last = String::new();
-    for _ in 0..5 {
-        let out = env
-            .sweep()
-            .arg(test)
-            .args(["--device", dev.path(), "--destructive", "--yes"])
-            .args(args)
-            .sessions(1)
-            .duration("1s")
-            .warmup("0s")
-            .out();
-        if !raced_by_losetup(&out.stderr) {
-            return out;
-        }
-        last = String::from_utf8_lossy(&out.stderr).into_owned();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    panic!("another program kept {} open: {last}", dev.path());
+    env.sweep()
+        .arg(test)
+        .args(["--device", dev.path(), "--destructive", "--yes"])
+        .args(args)
+        .sessions(1)
+        .duration("1s")
+        .warmup("0s")
+        .out()
 }
 
 /// Refused as bad input (exit 2, one `error:` line naming `words`), the device's bytes
@@ -151,29 +140,20 @@ fn a_job_file_with_a_target_sweeps_file_systems_on_the_device() {
         ),
     )
     .unwrap();
-    let mut out = None;
-    for _ in 0..5 {
-        let o = env
-            .sweep()
-            .job(&job)
-            .args([
-                "--param",
-                "fs=ext4",
-                "--device",
-                dev.path(),
-                "--destructive",
-                "--yes",
-            ])
-            .duration("1s")
-            .warmup("0s")
-            .out();
-        if !raced_by_losetup(&o.stderr) {
-            out = Some(o);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    let out = out.expect("another program kept the device open");
+    let out = env
+        .sweep()
+        .job(&job)
+        .args([
+            "--param",
+            "fs=ext4",
+            "--device",
+            dev.path(),
+            "--destructive",
+            "--yes",
+        ])
+        .duration("1s")
+        .warmup("0s")
+        .out();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("mkfs.ext4"), "{stderr}");
@@ -301,9 +281,6 @@ fn a_device_someone_else_mounts_during_a_point_is_left_alone() {
         }
         if t0.elapsed().as_secs() > 30 || child.try_wait().unwrap().is_some() {
             let out = child.wait_with_output().unwrap();
-            if raced_by_losetup(&out.stderr) {
-                return skip("another test's losetup held the device");
-            }
             panic!("no mount: {}", String::from_utf8_lossy(&out.stderr));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));

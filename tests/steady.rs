@@ -329,24 +329,28 @@ pub(crate) fn requests_total(samples: &std::collections::BTreeMap<String, f64>) 
         .sum()
 }
 
-#[test]
-fn metrics_are_written_every_second_and_go_at_the_end() {
-    let env = Env::new();
-    let file = env.join("dbio.prom");
-    let mut child = env
-        .run("read-iops")
+/// A null-engine read-iops run of `duration` writing its metrics to `file`, started.
+fn metrics_run(env: &Env, file: &std::path::Path, duration: &str) -> std::process::Child {
+    env.run("read-iops")
         .engine("null")
         .size("64M")
         .sessions(2)
         .warmup("0s")
-        .duration("5s")
+        .duration(duration)
         .quiet()
-        .path_opt("--metrics", &file)
+        .path_opt("--metrics", file)
         .process()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn metrics_are_written_every_second_and_go_at_the_end() {
+    let env = Env::new();
+    let file = env.join("dbio.prom");
+    let mut child = metrics_run(&env, &file, "5s");
     let t0 = std::time::Instant::now();
     let mut seen = Vec::new();
     while t0.elapsed() < std::time::Duration::from_secs(30) {
@@ -441,20 +445,7 @@ fn bad_metrics_places_are_refused_before_anything() {
 fn an_interrupted_run_removes_its_metrics_file_too() {
     let env = Env::new();
     let file = env.join("dbio.prom");
-    let mut child = env
-        .run("read-iops")
-        .engine("null")
-        .size("64M")
-        .sessions(2)
-        .warmup("0s")
-        .duration("60s")
-        .quiet()
-        .path_opt("--metrics", &file)
-        .process()
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = metrics_run(&env, &file, "60s");
     let t0 = std::time::Instant::now();
     while !std::fs::read_to_string(&file).is_ok_and(|t| t.contains("dbio_requests_total")) {
         assert!(t0.elapsed().as_secs() < 30, "no metrics written");

@@ -258,18 +258,8 @@ impl Server {
         self.dir.join("postgres.log")
     }
 
-    fn chown(&self, p: &Path) -> Result<()> {
-        if self.who.drop {
-            std::os::unix::fs::chown(p, Some(self.who.uid), Some(self.who.gid))
-                .map_err(|e| Error::io("cannot hand over", p, &e))?;
-        }
-        Ok(())
-    }
-
     fn initdb(&mut self) -> Result<()> {
-        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| Error::io("cannot set the mode of", &self.dir, &e))?;
-        self.chown(&self.dir)?;
+        hand_over_dir(&self.dir, &self.who)?;
         let log = self.log_file()?;
         let mut cmd = Command::new(self.bin.join("initdb"));
         cmd.args(["-D"])
@@ -480,13 +470,29 @@ fn make_socket_dir(who: &RunAs) -> Result<PathBuf> {
     let path = PathBuf::from(
         std::str::from_utf8(&template[..template.len() - 1]).expect("ASCII template"),
     );
-    if who.drop
-        && let Err(e) = std::os::unix::fs::chown(&path, Some(who.uid), Some(who.gid))
-    {
+    if let Err(e) = hand_over_dir(&path, who) {
         let _ = std::fs::remove_dir(&path);
-        return Err(Error::io("cannot hand over", &path, &e));
+        return Err(e);
     }
     Ok(path)
+}
+
+/// Makes the directory dbio just created at `path` private (0700) and the server's user's,
+/// through a descriptor opened without following a link: what is changed is that directory.
+fn hand_over_dir(path: &Path, who: &RunAs) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("cannot open", path, &e))?;
+    dir.set_permissions(std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io("cannot set the mode of", path, &e))?;
+    if who.drop {
+        std::os::unix::fs::fchown(&dir, Some(who.uid), Some(who.gid))
+            .map_err(|e| Error::io("cannot hand over", path, &e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

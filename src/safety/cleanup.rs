@@ -80,7 +80,7 @@ pub fn detach_registered_mounts() -> usize {
     let n = m
         .iter()
         .filter(|path| {
-            let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+            let Ok(c) = super::fs::cstr(path) else {
                 return false;
             };
             // SAFETY: a valid C string; MNT_DETACH on a path with nothing mounted fails

@@ -119,7 +119,8 @@ fn component(name: &str) -> io::Result<CString> {
     CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-fn cstr(path: &Path) -> io::Result<CString> {
+/// `path` for a system call (EINVAL when it holds a NUL byte).
+pub fn cstr(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }

@@ -17,7 +17,6 @@
 //! device is left as it was found, blank, apart from its content.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -520,14 +519,18 @@ impl FileSystems {
     /// Before a write: the same device, nothing else holds it, and nothing on it that dbio
     /// did not make.
     fn still_ours(&self) -> Result<()> {
-        let stop = |why: String| {
+        self.still_free()?;
+        self.foreign(&self.signatures()?)
+    }
+
+    /// The same device as claimed, and nothing else holds it.
+    fn still_free(&self) -> Result<()> {
+        device::still_free(&self.device, self.rdev).map_err(|why| {
             Error::other(format!(
                 "--device {}: {why}; dbio writes nothing more to it",
                 self.device.shown()
             ))
-        };
-        device::still_free(&self.device, self.rdev).map_err(stop)?;
-        self.foreign(&self.signatures()?)
+        })
     }
 
     /// Refuses signatures among `found` that dbio did not make.
@@ -656,12 +659,7 @@ impl FileSystems {
         // Held exclusively from the last check to the end of the erase: nobody can make or
         // mount a file system on the device in between (an erase by a program started later,
         // wipefs, would leave that gap, and erase whatever was made in it).
-        device::still_free(&self.device, self.rdev).map_err(|why| {
-            format!(
-                "--device {}: {why}; dbio writes nothing more to it",
-                self.device.shown()
-            )
-        })?;
+        self.still_free().map_err(|e| e.to_string())?;
         let file = {
             use std::os::unix::fs::OpenOptionsExt;
             std::fs::OpenOptions::new()
@@ -676,6 +674,14 @@ impl FileSystems {
                     )
                 })?
         };
+        // What was opened is the device checked, whatever the name says by now.
+        let opened = file.metadata().map_err(|e| e.to_string())?;
+        if opened.rdev() != self.rdev {
+            return Err(format!(
+                "{} names another device now; dbio writes nothing more to it",
+                self.device.shown()
+            ));
+        }
         let found = self.signatures_of(&file).map_err(|e| e.to_string())?;
         self.foreign(&found).map_err(|e| e.to_string())?;
         // Even with no signature left (a mkfs stopped before its superblock), what it did
@@ -800,8 +806,7 @@ fn describe(found: &[blkid::Signature]) -> String {
 }
 
 fn cstring(p: &Path) -> Result<CString> {
-    CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| Error::usage(format!("{} has a NUL byte", p.shown())))
+    crate::safety::fs::cstr(p).map_err(|_| Error::usage(format!("{} has a NUL byte", p.shown())))
 }
 
 /// mount(2), with `what` naming the step in the error.
