@@ -68,18 +68,25 @@ impl DirKind {
 pub struct Process {
     pub pid: u32,
     pub cmdline: String,
+    /// Stopped (Ctrl-Z, SIGSTOP) or traced: it holds its locks, and perhaps the results
+    /// store, until resumed.
+    pub stopped: bool,
+}
+
+/// The state letter of `pid` ("S", "T", ...), empty when it is gone.
+fn state(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state follows the parenthesised command name: "1234 (dbio) S ...".
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// Whether `pid` is a running (not zombie) process named dbio.
 fn is_running_dbio(pid: u32) -> bool {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state follows the parenthesised command name: "1234 (dbio) S ...".
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        .unwrap_or("");
-    comm.trim() == "dbio" && !matches!(state, "Z" | "X" | "")
+    comm.trim() == "dbio" && !matches!(state(pid).as_str(), "Z" | "X" | "")
 }
 
 /// Running dbio processes other than this one.
@@ -93,6 +100,7 @@ pub fn other_dbio_processes() -> Vec<Process> {
                 .map(|pid| Process {
                     pid,
                     cmdline: crate::safety::lock::cmdline(pid),
+                    stopped: matches!(state(pid).as_str(), "T" | "t"),
                 })
                 .collect()
         })
@@ -412,6 +420,8 @@ pub struct Known {
     pub unfinished_run_dirs: Vec<RunDirRecord>,
     /// Why the store could not be read, when it could not.
     pub store_problem: Option<String>,
+    /// It could not be read because another process held it (it is not damaged).
+    pub store_locked: bool,
 }
 
 /// Finds data sets and run directories: those the store knows and the default places, or
@@ -502,9 +512,17 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             procs.len()
         );
         for p in &procs {
+            let stopped = if p.stopped {
+                format!(
+                    " (STOPPED: it holds its locks, perhaps the results store, until resumed: `fg` in its terminal or `kill -CONT {}`)",
+                    p.pid
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 o,
-                "  pid {}: {}",
+                "  pid {}{stopped}: {}",
                 p.pid,
                 crate::safety::lock::printable(&p.cmdline)
             );
@@ -659,7 +677,11 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     let mut advice = Vec::new();
-    if known.store_problem.is_some() {
+    if known.store_locked {
+        advice.push(
+            "the results store is held by another process: data sets and run directories it registered are not listed; resume or end that process (a stopped dbio is named above) and run doctor again".to_string(),
+        );
+    } else if known.store_problem.is_some() {
         advice.push(
             "the results store cannot be read: data sets and run directories it registered are not listed; move it aside or use another with --db PATH or DBIO_DB".to_string(),
         );

@@ -249,23 +249,53 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
         .unwrap();
     let dir = wait_one_dir(&env.join("runs"));
     let shown = dir.display().to_string();
-    // The first point written: the sweep is stopped (it holds its locks) between points
-    // or in the second one.
+    // The first point written and the second one's directory made: the sweep is stopped
+    // (it holds its locks) while the second point measures, after the store writes that
+    // begin a point.
     let t0 = Instant::now();
-    while !dir.join("sweep.json").exists() {
+    let point_dirs = |d: &Path| {
+        std::fs::read_dir(d)
+            .map(|rd| rd.flatten().filter(|e| e.path().is_dir()).count())
+            .unwrap_or(0)
+    };
+    while !dir.join("sweep.json").exists() || point_dirs(&dir) < 2 {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended");
-        assert!(t0.elapsed() < Duration::from_secs(60), "no sweep.json");
+        assert!(t0.elapsed() < Duration::from_secs(60), "no second point");
         std::thread::sleep(Duration::from_millis(5));
     }
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = child.id() as i32;
     // SAFETY: a signal to our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) }, 0);
-    let text = wait_doctor_says(
-        &env,
-        elsewhere.path(),
-        &mut child,
-        &format!("{shown}: a sweep going on now"),
-    );
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    // A process paused in the middle of a write to the results store holds it (SQLite's
+    // lock): doctor then says so and names the stopped dbio. Such a moment is not the one
+    // this test is about: resume it a moment and stop it again.
+    let want = format!("{shown}: a sweep going on now");
+    let text = loop {
+        let (code, text) = doctor_elsewhere(&env, elsewhere.path(), &["doctor"]);
+        if !text.contains("locked by another process") {
+            break text;
+        }
+        assert_eq!(code, Some(1), "{text}");
+        assert!(
+            text.contains(&format!("pid {pid} (STOPPED"))
+                && text.contains("held by another process"),
+            "{text}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(120), "{text}");
+        // SAFETY: signals to our own child.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    };
+    let text = if text.contains(&want) {
+        text
+    } else {
+        wait_doctor_says(&env, elsewhere.path(), &mut child, &want)
+    };
     assert!(!text.contains("STALE"), "{text}");
+    // The paused sweep is named as stopped.
+    assert!(text.contains(&format!("pid {pid} (STOPPED")), "{text}");
     sigkill(&mut child);
 
     let (code, text) = doctor_elsewhere(&env, elsewhere.path(), &["doctor"]);

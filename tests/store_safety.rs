@@ -307,6 +307,62 @@ fn a_signal_ends_a_wait_for_a_locked_store_within_2s() {
     }
 }
 
+/// Another program holds the store for longer than dbio waits: `dbio runs` and `dbio
+/// doctor` give up after one wait of 10 s (not one per statement), say the store is held
+/// and how to free it — not that it is damaged or should be moved aside — and change
+/// nothing.
+#[test]
+fn a_store_held_longer_than_the_wait_is_said_as_held_once() {
+    let env = Env::new();
+    let db = env.db("dbio.db");
+    dbio_store(&env, &db);
+    // Read before the lock is taken: closing any descriptor of the file drops this
+    // process's POSIX locks on it.
+    let before = std::fs::read(&db).unwrap();
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    // An exclusive lock on the database file: even readers of a WAL database wait.
+    holder
+        .execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE held (x);")
+        .unwrap();
+    let t0 = Instant::now();
+    let children: Vec<_> = [env.runs().db(&db), env.doctor().db(&db)]
+        .into_iter()
+        .map(|c| {
+            c.process()
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_secs(9) && took < Duration::from_secs(17),
+        "one wait of 10 s each, side by side: {took:?} {outs:?}"
+    );
+    let (runs, doctor) = (&outs[0], &outs[1]);
+    let err = String::from_utf8_lossy(&runs.stderr);
+    assert_eq!(runs.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&db)
+            && err.contains("locked by another process")
+            && err.contains("kill -CONT"),
+        "{err}"
+    );
+    assert!(!err.contains("damaged") && !err.contains("aside"), "{err}");
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{text}");
+    assert!(text.contains("held by another process"), "{text}");
+    assert!(!text.contains("move it aside"), "{text}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
 /// The run directory named in dbio's registry that a run of `pid` created, once it is there.
 fn wait_run_dir(env: &Env) -> PathBuf {
     let t0 = Instant::now();

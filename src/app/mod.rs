@@ -540,10 +540,12 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
             run_parents: parents,
             unfinished_run_dirs,
             store_problem: None,
+            store_locked: false,
         })
     };
     read().unwrap_or_else(|e| crate::doctor::Known {
         store_problem: Some(e.to_string()),
+        store_locked: crate::store::is_locked(&e),
         ..Default::default()
     })
 }

@@ -67,6 +67,8 @@ struct Waiter {
     path: PathBuf,
     since: Cell<Option<Instant>>,
     said: Cell<bool>,
+    /// The last wait ran out (or was stopped): the statement failed as busy after it.
+    gave_up: Cell<bool>,
 }
 
 impl Waiter {
@@ -75,6 +77,7 @@ impl Waiter {
             path: path.to_path_buf(),
             since: Cell::new(None),
             said: Cell::new(false),
+            gave_up: Cell::new(false),
         })
     }
 
@@ -89,7 +92,9 @@ impl Waiter {
                 now
             }
         };
+        self.gave_up.set(false);
         if stopped() || now.duration_since(since) >= BUSY_TIMEOUT {
+            self.gave_up.set(true);
             return false;
         }
         if now.duration_since(since) >= SAY_WAIT_AFTER && !self.said.replace(true) {
@@ -243,7 +248,11 @@ impl Store {
         let mut first = true;
         loop {
             match prepare(&mut conn, steps) {
-                Err(e) if is_busy(&e) && waiter.keep_waiting(first) => first = false,
+                // Busy after SQLite's own wait through the waiter ran out: not a second
+                // wait of the same length.
+                Err(e) if is_busy(&e) && !waiter.gave_up.get() && waiter.keep_waiting(first) => {
+                    first = false
+                }
                 Err(e) => return Err(migrate_error(path, e)),
                 Ok(mode) if !mode.eq_ignore_ascii_case("wal") => {
                     return Err(Error::other(format!(
@@ -464,8 +473,22 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
             "stopped while waiting for the results store {} (another process holds it)",
             path.shown()
         )),
+        Some(rusqlite::ErrorCode::DatabaseBusy) => Error::other(format!(
+            "results store {}: {LOCKED} for over {} s: a dbio paused (Ctrl-Z, SIGSTOP) or hung in the middle of a write holds it; `dbio doctor` names the stopped ones: resume it (`fg`, `kill -CONT PID`) or end it, and try again",
+            path.shown(),
+            BUSY_TIMEOUT.as_secs()
+        )),
         _ => Error::other(format!("results store {}: {e}", path.shown())),
     }
+}
+
+/// What a store error says when another process held the store's lock too long.
+const LOCKED: &str = "locked by another process";
+
+/// Whether `e` is the store held by another process for longer than dbio waits (nothing
+/// is wrong with the store itself).
+pub fn is_locked(e: &Error) -> bool {
+    matches!(e, Error::Other(m) if m.contains(LOCKED))
 }
 
 /// The file is damaged or not a database: dbio never repairs or replaces it.
@@ -768,6 +791,25 @@ pub(crate) mod tests {
         let store = Store::open_existing(&path).unwrap();
         assert!(store.runs(&RunFilter::default()).unwrap().is_empty());
         assert!(!dir.path().join("none").exists());
+    }
+
+    /// "database is locked" after the wait says what holds the store and what to do, and
+    /// is known as a lock (the store is not damaged: nobody should move it aside).
+    #[test]
+    fn a_store_held_too_long_is_said_as_locked_with_what_to_do() {
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        );
+        let e = sqlite_error(Path::new("/x/dbio.db"), busy);
+        assert!(is_locked(&e), "{e}");
+        let m = e.to_string();
+        assert!(m.contains("/x/dbio.db") && m.contains("kill -CONT"), "{m}");
+        let corrupt = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            None,
+        );
+        assert!(!is_locked(&sqlite_error(Path::new("/x/dbio.db"), corrupt)));
     }
 
     #[test]
