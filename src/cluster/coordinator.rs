@@ -534,9 +534,13 @@ impl Cluster<'_> {
 
     /// `measuring 3/10 s | 4 hosts | db file sequential read: 123,456 IOPS ...`.
     fn progress_line(&self, t: u32, total_s: f64) -> String {
+        // A host that sent its result and closed its connection still counts: only failed
+        // and lost ones do not.
         let mut l = format!(
             "measuring {t}/{total_s:.0} s | {} hosts",
-            self.hosts.iter().filter(|h| !h.gone()).count()
+            (self.hosts.iter())
+                .filter(|h| h.result().is_some() || !h.gone())
+                .count()
         );
         let names: Vec<String> = (self.hosts.iter())
             .find_map(|h| {
