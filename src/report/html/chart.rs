@@ -574,17 +574,7 @@ impl YAxis {
         );
         let mut k = 0.0;
         while k <= self.top * (1.0 + 1e-9) {
-            let yy = self.pos(k * self.divisor);
-            let _ = write!(
-                s,
-                r#"<path class="grid" d="M{} {}H{}"/><text x="{}" y="{}" text-anchor="end">{}</text>"#,
-                N(LEFT),
-                N(yy),
-                N(LEFT + PLOT_W),
-                N(LEFT - 6.0),
-                N(yy + 4.0),
-                tick_label(k, self.step)
-            );
+            grid_line(s, self.pos(k * self.divisor), &tick_label(k, self.step));
             k += self.step;
         }
         s.push_str("</g>");
@@ -637,6 +627,21 @@ pub(super) fn nice_top(max: f64) -> (f64, f64) {
 }
 
 /// `20000` → `20k`, `1500000` → `1.5M`, `0.25` → `0.25`.
+/// A horizontal grid line across the plot at `yy`, with its value `label` on the left
+/// (`label` is text, escaped here).
+pub(super) fn grid_line(s: &mut String, yy: f64, label: &str) {
+    let _ = write!(
+        s,
+        r#"<path class="grid" d="M{} {}H{}"/><text x="{}" y="{}" text-anchor="end">{}</text>"#,
+        N(LEFT),
+        N(yy),
+        N(LEFT + PLOT_W),
+        N(LEFT - 6.0),
+        N(yy + 4.0),
+        escape(label)
+    );
+}
+
 pub(super) fn tick_label(v: f64, step: f64) -> String {
     let trim = |x: f64, decimals: usize| {
         let s = format!("{x:.decimals$}");

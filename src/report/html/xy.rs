@@ -193,17 +193,7 @@ fn xy(c: &Lines, x_caption: &str) -> String {
         escape(x_caption)
     );
     for (v, label) in &y.ticks {
-        let yy = py(*v);
-        let _ = write!(
-            s,
-            r#"<path class="grid" d="M{} {}H{}"/><text x="{}" y="{}" text-anchor="end">{}</text>"#,
-            N(LEFT),
-            N(yy),
-            N(LEFT + PLOT_W),
-            N(LEFT - 6.0),
-            N(yy + 4.0),
-            escape(label)
-        );
+        grid_line(&mut s, py(*v), label);
     }
     let base = TOP + ph;
     let _ = write!(
