@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Dbio, Env, Mount, assert_refused, is_root, shm_dir, skip, tree};
+use crate::util::{Dbio, Env, Killed, Mount, assert_refused, is_root, shm_dir, skip, tree};
 
 /// `dbio mem` measuring a second or so.
 fn mem_briefly<'e>(env: &'e Env, out: &str) -> Dbio<'e> {
@@ -183,18 +183,19 @@ fn sigkill(child: &mut Child) {
 fn a_killed_mem_run_is_found_from_anywhere_and_cleaned() {
     let env = Env::new();
     let elsewhere = tempfile::tempdir().unwrap();
-    let mut child = env
-        .mem()
-        .sizes("64M,128M,256M")
-        .only("curve")
-        .budget("30s")
-        .out_dir("runs")
-        .quiet()
-        .process()
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        env.mem()
+            .sizes("64M,128M,256M")
+            .only("curve")
+            .budget("30s")
+            .out_dir("runs")
+            .quiet()
+            .process()
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = wait_one_dir(&env.join("runs"));
     let shown = dir.display().to_string();
     wait_doctor_says(
@@ -232,21 +233,22 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
     let env = Env::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let target = shm.path().join("ds");
-    let mut child = env
-        .sweep()
-        .arg("read-iops")
-        .param("sessions=1,2")
-        .size("64M")
-        .duration("1s")
-        .warmup("0s")
-        .target(&target)
-        .out_dir("runs")
-        .quiet()
-        .process()
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        env.sweep()
+            .arg("read-iops")
+            .param("sessions=1,2")
+            .size("64M")
+            .duration("1s")
+            .warmup("0s")
+            .target(&target)
+            .out_dir("runs")
+            .quiet()
+            .process()
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let dir = wait_one_dir(&env.join("runs"));
     let shown = dir.display().to_string();
     // The first point written and the second one's directory made: the sweep is stopped

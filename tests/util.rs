@@ -873,3 +873,28 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// A child dbio that is killed (and reaped) when this is dropped, also when the test
+/// fails: a stopped or long run must not outlive its test and write where the test's
+/// directories were.
+pub struct Killed(pub std::process::Child);
+
+impl std::ops::Deref for Killed {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Killed {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

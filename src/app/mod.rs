@@ -335,8 +335,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
     }
     let test = a.run.0.test.map_or("job", |t| t.name());
     let forget = |path: &Path| {
-        let _ = store_path(db)
-            .and_then(|p| Store::open(&p)?.forget_data_set(&path.display().to_string()));
+        let _ = in_present_store(db, |s| s.forget_data_set(&path.display().to_string()));
     };
     let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &forget, &mut |o| {
         record(db, o);
@@ -478,24 +477,35 @@ fn note_new_data_set(db: Option<&Path>, path: &Path, in_use: bool, command: &str
         return;
     };
     let abs = abs.display().to_string();
+    if !in_use {
+        let _ = in_present_store(db, |s| s.forget_data_set(&abs));
+        return;
+    }
     let _ = store_path(db).and_then(|p| {
-        let mut store = Store::open(&p)?;
-        if in_use {
-            let now = crate::sys::utc_now_rfc3339();
-            store.note_data_set(&crate::store::DataSetRecord {
-                path: abs,
-                created_at: now.clone(),
-                last_used_at: now,
-                last_test: command.to_string(),
-                last_run_id: None,
-                disk_bytes: 0,
-                data_files: 0,
-                redo_files: 0,
-            })
-        } else {
-            store.forget_data_set(&abs).map(|_| ())
-        }
+        let now = crate::sys::utc_now_rfc3339();
+        Store::open(&p)?.note_data_set(&crate::store::DataSetRecord {
+            path: abs,
+            created_at: now.clone(),
+            last_used_at: now,
+            last_test: command.to_string(),
+            last_run_id: None,
+            disk_bytes: 0,
+            data_files: 0,
+            redo_files: 0,
+        })
     });
+}
+
+/// Runs `f` on the results store when there is one (`Ok(None)` when there is none): what
+/// only forgets or finishes never makes a store.
+fn in_present_store<T>(
+    db: Option<&Path>,
+    f: impl FnOnce(&mut Store) -> Result<T>,
+) -> Result<Option<T>> {
+    match Store::open_present(&store_path(db)?)? {
+        Some(mut store) => f(&mut store).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Registers the results directory `path` in the results store the moment it is created,
@@ -505,14 +515,13 @@ fn note_new_data_set(db: Option<&Path>, path: &Path, in_use: bool, command: &str
 fn note_run_dir(db: Option<&Path>, path: &Path, event: crate::run::RunDirEvent<'_>) {
     use crate::run::RunDirEvent;
     let path = path.display().to_string();
-    let _ = store_path(db).and_then(|p| {
-        let mut store = Store::open(&p)?;
-        match event {
-            RunDirEvent::Made(kind) => store.note_run_dir(&path, kind),
-            RunDirEvent::Finished => store.finish_run_dir(&path),
-            RunDirEvent::Removed => store.forget_run_dir(&path).map(|_| ()),
+    let _ = match event {
+        RunDirEvent::Made(kind) => {
+            store_path(db).and_then(|p| Store::open(&p)?.note_run_dir(&path, kind))
         }
-    });
+        RunDirEvent::Finished => in_present_store(db, |s| s.finish_run_dir(&path)).map(|_| ()),
+        RunDirEvent::Removed => in_present_store(db, |s| s.forget_run_dir(&path)).map(|_| ()),
+    };
 }
 
 /// A data set could not be registered in the results store.
@@ -552,7 +561,7 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
 
 /// Forgets the run directory `path` in the results store (`dbio clean --stale` removed it).
 fn forget_run_dir(db: Option<&Path>, path: &str) {
-    let _ = store_path(db).and_then(|p| Store::open(&p)?.forget_run_dir(path));
+    let _ = in_present_store(db, |s| s.forget_run_dir(path));
 }
 
 /// Records a finished run in the results store. Its run directory is already written, so a
@@ -795,15 +804,8 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
             .unwrap_or_else(|_| path.clone())
     });
     let forget = || -> bool {
-        store_path(db)
-            .and_then(|p| {
-                if p.exists() {
-                    Store::open(&p)?.forget_data_set(&registered.display().to_string())
-                } else {
-                    Ok(false)
-                }
-            })
-            .unwrap_or(false)
+        in_present_store(db, |s| s.forget_data_set(&registered.display().to_string()))
+            .is_ok_and(|forgot| forgot == Some(true))
     };
     // Registered, but its manifest is gone (deleted by hand): forgotten, nothing removed.
     if dataset::holds_no_data_set(&path) && forget() {

@@ -194,6 +194,17 @@ impl Store {
         })
     }
 
+    /// Opens the store at `path` only if it exists: forgetting or finishing something in a
+    /// store that is not there has nothing to do, and must not make a new one (a command
+    /// whose store was removed while it ran, or was never made, leaves no store behind).
+    pub fn open_present(path: &Path) -> Result<Option<Store>> {
+        guard::check_files(path)?;
+        if !guard::present(path) {
+            return Ok(None);
+        }
+        Store::open(path).map(Some)
+    }
+
     fn open_with(path: &Path, steps: &[Migration]) -> Result<Store> {
         guard::check_files(path)?;
         let name = path
@@ -782,6 +793,25 @@ pub(crate) mod tests {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(check, "ok");
+    }
+
+    /// What only forgets or finishes opens the store if it is there, and never makes one
+    /// (nor its directories); a store that is there is opened as always.
+    #[test]
+    fn forgetting_in_a_missing_store_makes_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gone/dbio.db");
+        assert!(Store::open_present(&path).unwrap().is_none());
+        assert!(!dir.path().join("gone").exists());
+        let mut made = Store::open(&path).unwrap();
+        made.record(
+            &sample("read-iops", "db file sequential read", 100.0, 50.0),
+            dir.path(),
+        )
+        .unwrap();
+        drop(made);
+        let store = Store::open_present(&path).unwrap().expect("there");
+        assert_eq!(store.runs(&RunFilter::default()).unwrap().len(), 1);
     }
 
     #[test]
