@@ -1,27 +1,11 @@
 //! Configuration sweeps: one point per io mode or engine, each an ordinary run whose
 //! result says which open flags and engine it used, and the sweep saying the same.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::util::{Env, Loop, Mount, sh, skip};
-
-/// The one sweep directory under `<env>/dbio-runs` whose name contains `what`.
-fn sweep_dir(env: &Env, what: &str) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(env.join("dbio-runs"))
-        .expect("dbio-runs")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(what))
-        .collect();
-    assert_eq!(dirs.len(), 1, "one {what} directory: {dirs:?}");
-    dirs[0].clone()
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use crate::util::{Env, Loop, Mount, only_run_dir, read_json, sh, skip};
 
 /// Runs `dbio sweep read-iops --param PARAM` on a small data set and returns the sweep's
 /// directory, its sweep.json, each point's result.json and what it printed.
@@ -36,7 +20,7 @@ fn sweep(env: &Env, param: &str) -> (PathBuf, Value, Vec<Value>, String) {
         .warmup("0s")
         .stdout();
     let name = param.split('=').next().unwrap();
-    let dir = sweep_dir(env, &format!("_sweep_read-iops_{name}"));
+    let dir = only_run_dir(env, &format!("_sweep_read-iops_{name}"));
     let s = read_json(&dir.join("sweep.json"));
     assert_eq!(s["param"], name);
     assert_eq!(s["complete"], true, "{s}");
@@ -226,7 +210,7 @@ fn scheduler_sweep_runs_each_scheduler_and_puts_the_original_back() {
         stderr.contains(&format!("the I/O scheduler of {name} is {original} again")),
         "{stderr}"
     );
-    let dir = sweep_dir(&env, "_sweep_read-iops_scheduler");
+    let dir = only_run_dir(&env, "_sweep_read-iops_scheduler");
     let s = read_json(&dir.join("sweep.json"));
     let points = s["points"].as_array().unwrap();
     assert_eq!(points.len(), swept.len(), "{s}");

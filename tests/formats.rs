@@ -2,7 +2,7 @@
 //! sweep` and `dbio calibrate` in Markdown are those of their text (and of their JSON),
 //! `dbio runs`, `show` and `compare` take the option too, and a bad value is refused.
 
-use crate::util::{Env, f, shm_dir};
+use crate::util::{Env, f, only_run_dir, read_json, shm_dir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -78,21 +78,6 @@ fn ok(env: &Env, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The one directory under `<env>/dbio-runs` whose name contains `what`.
-fn only_dir(env: &Env, what: &str) -> std::path::PathBuf {
-    let dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(what))
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.into_iter().next().unwrap()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 #[test]
 fn a_run_in_markdown_has_the_figures_of_its_summary() {
     let Some(shm) = shm_dir() else {
@@ -122,7 +107,7 @@ fn a_run_in_markdown_has_the_figures_of_its_summary() {
             &db,
         ],
     );
-    let dir = only_dir(&env, "_read-iops_");
+    let dir = only_run_dir(&env, "_read-iops_");
     let text = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
     assert!(md.starts_with("# dbio "), "{md}");
     assert!(md.contains("\n## Top Timed Events"), "{md}");
@@ -216,7 +201,7 @@ fn sweep_in_markdown_and_text_prints_the_figures_of_sweep_json() {
                 format,
             ],
         );
-        let dir = only_dir(&env, "_sweep_");
+        let dir = only_run_dir(&env, "_sweep_");
         let s = read_json(&dir.join("sweep.json"));
         std::fs::remove_dir_all(&dir).unwrap();
         let rows = sweep_rows(&out, "db file parallel read");
@@ -260,7 +245,7 @@ fn calibrate_in_markdown_and_text_prints_the_figures_of_calibrate_json() {
                 format,
             ],
         );
-        let dir = only_dir(&env, "_calibrate");
+        let dir = only_run_dir(&env, "_calibrate");
         let c = read_json(&dir.join("calibrate.json"));
         std::fs::remove_dir_all(&dir).unwrap();
         let mut want = Vec::new();

@@ -6,9 +6,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use serde_json::Value;
-
-use crate::util::{Env, Loop, Mount, is_root, sh, skip};
+use crate::util::{Env, Loop, Mount, is_root, read_json, sh, skip};
 
 /// A blank loop device of `bytes` for a file system sweep, with the tools the sweep and its
 /// tests need; None (through `skip`) without them.
@@ -82,11 +80,6 @@ fn sweep(env: &Env, dev: &Loop, param: &str, duration: &str) -> (Output, u32) {
         .unwrap();
     let pid = child.id();
     (child.wait_with_output().unwrap(), pid)
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]

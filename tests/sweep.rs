@@ -2,27 +2,11 @@
 //! the data sets small; nothing here asserts on timing beyond "the chosen point kept the
 //! latency limit".
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{Env, f, files_under, shm_dir};
-
-/// The one directory under `<env>/dbio-runs` whose name contains `what`.
-fn only_dir(env: &Env, what: &str) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(env.join("dbio-runs"))
-        .expect("dbio-runs")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(what))
-        .collect();
-    assert_eq!(dirs.len(), 1, "one {what} directory: {dirs:?}");
-    dirs[0].clone()
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use crate::util::{Env, f, files_under, only_run_dir, read_json, shm_dir};
 
 /// The event with the most wait time, as the sweep's figures use.
 fn main_event(r: &Value) -> &Value {
@@ -56,7 +40,7 @@ fn sweep_over_sessions_writes_a_table_json_csv_and_a_chart() {
     assert_eq!(rows.len(), 2, "{table}");
     assert!(rows[0].trim_start().starts_with('1') && rows[1].trim_start().starts_with('2'));
 
-    let dir = only_dir(&env, "_sweep_read-iops_sessions");
+    let dir = only_run_dir(&env, "_sweep_read-iops_sessions");
     let s = read_json(&dir.join("sweep.json"));
     assert_eq!(s["schema"], "dbio.sweep.v1");
     assert_eq!(s["param"], "sessions");
@@ -177,7 +161,7 @@ fn calibrate_walks_up_and_the_chosen_point_keeps_the_limit() {
     assert!(f(&c["max_mib_per_s"]["mib_per_s"]) > 0.0);
     assert!(f(&c["single_session_mib_per_s"]) > 0.0);
     assert_eq!(c["single_session"]["curve"][0]["sessions"], 1);
-    let dir = only_dir(&env, "_calibrate");
+    let dir = only_run_dir(&env, "_calibrate");
     let on_disk = read_json(&dir.join("calibrate.json"));
     assert_eq!(on_disk["small_reads"], c["small_reads"]);
 

@@ -898,3 +898,20 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// The one run or sweep directory under `<env>/dbio-runs` whose name contains `what`.
+pub fn only_run_dir(env: &Env, what: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(env.join("dbio-runs"))
+        .expect("dbio-runs")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(what))
+        .collect();
+    assert_eq!(dirs.len(), 1, "one {what} directory: {dirs:?}");
+    dirs[0].clone()
+}
+
+/// The JSON file at `p`, parsed; a missing or broken file names itself.
+pub fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
