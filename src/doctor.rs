@@ -83,10 +83,15 @@ fn state(pid: u32) -> String {
         .to_string()
 }
 
-/// Whether `pid` is a running (not zombie) process named dbio.
-fn is_running_dbio(pid: u32) -> bool {
+/// `pid` if it is a running (not zombie) process named dbio.
+fn running_dbio(pid: u32) -> Option<Process> {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    comm.trim() == "dbio" && !matches!(state(pid).as_str(), "Z" | "X" | "")
+    let state = state(pid);
+    (comm.trim() == "dbio" && !matches!(state.as_str(), "Z" | "X" | "")).then(|| Process {
+        pid,
+        cmdline: crate::safety::lock::cmdline(pid),
+        stopped: matches!(state.as_str(), "T" | "t"),
+    })
 }
 
 /// Running dbio processes other than this one.
@@ -96,12 +101,8 @@ pub fn other_dbio_processes() -> Vec<Process> {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-                .filter(|&pid| pid != me && is_running_dbio(pid))
-                .map(|pid| Process {
-                    pid,
-                    cmdline: crate::safety::lock::cmdline(pid),
-                    stopped: matches!(state(pid).as_str(), "T" | "t"),
-                })
+                .filter(|&pid| pid != me)
+                .filter_map(running_dbio)
                 .collect()
         })
         .unwrap_or_default();
@@ -687,9 +688,10 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         );
     }
     if !mounts.is_empty() {
-        advice.push(
-            "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`, then zero its first 17 MiB, `dd if=/dev/zero of=DEV bs=1M count=17`: dbio's own checks look deeper than wipefs, at backup superblocks)".to_string(),
-        );
+        advice.push(format!(
+            "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`, then {})",
+            crate::sweep::filesystem::zero_by_hand("DEV")
+        ));
     }
     if !f.killed_runs.is_empty() {
         advice.push(format!(

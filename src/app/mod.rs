@@ -194,7 +194,8 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
                     }
                     if crate::safety::cleanup::detach_registered_mounts() > 0 {
                         eprintln!(
-                            "dbio: stopped at once; the file system sweep's mount is detached, but its last file system is still on the device (`wipefs -a` it, then zero its first 17 MiB, `dd if=/dev/zero of=DEV bs=1M count=17`: dbio's own checks look deeper than wipefs, at backup superblocks)"
+                            "dbio: stopped at once; the file system sweep's mount is detached, but its last file system is still on the device (`wipefs -a` it, then {})",
+                            crate::sweep::filesystem::zero_by_hand("DEV")
                         );
                     }
                     // SAFETY: _exit ends the process without running anything else.

@@ -180,9 +180,8 @@ impl Store {
     /// Opens the store at `path` if it exists; otherwise an empty store in memory, so that
     /// looking at runs never creates a file.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        guard::check_files(path)?;
-        if guard::present(path) {
-            return Store::open(path);
+        if let Some(store) = Store::open_present(path)? {
+            return Ok(store);
         }
         let mut conn = Connection::open_in_memory().map_err(|e| sqlite_error(path, e))?;
         schema::migrate(&mut conn, MIGRATIONS).map_err(|e| migrate_error(path, e))?;

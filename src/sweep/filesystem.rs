@@ -32,6 +32,15 @@ use crate::units::{Shown, human_bytes};
 const HEAD_ZEROED: u64 = signatures::SCAN + (1 << 20);
 /// What is zeroed at the end (md 0.90 and 1.0 keep their superblocks in it).
 const TAIL_ZEROED: u64 = 1 << 20;
+
+/// After wipefs, how to finish erasing by hand what a sweep left on `dev`: zero as far as
+/// dbio's own checks look, which is deeper than wipefs.
+pub fn zero_by_hand(dev: &str) -> String {
+    let mib = HEAD_ZEROED >> 20;
+    format!(
+        "zero its first {mib} MiB, `dd if=/dev/zero of={dev} bs=1M count={mib}`: dbio's own checks look deeper than wipefs, at backup superblocks"
+    )
+}
 /// ioctl: whether a block device is read-only (`_IO(0x12, 94)`).
 const BLKROGET: libc::Ioctl = 0x125e;
 
@@ -301,8 +310,7 @@ impl FileSystems {
         need: u64,
         consent: Consent,
     ) -> Result<FileSystems> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if crate::safety::fs::effective_uid() != 0 {
             return Err(Error::usage(
                 "--param fs makes and mounts file systems, which only root may: run dbio as root",
             ));

@@ -99,16 +99,6 @@ pub enum Value {
     Word(String),
 }
 
-impl Value {
-    /// The number, for the numeric parameters (0 for a word, which they never hold).
-    pub fn number(&self) -> u64 {
-        match self {
-            Value::Number(v) => *v,
-            Value::Word(_) => 0,
-        }
-    }
-}
-
 impl Param {
     pub const ALL: [Param; 11] = [
         Param::Sessions,
@@ -205,12 +195,8 @@ impl Param {
         if matches!(self, Param::Scheduler | Param::Fs) {
             return; // set up before the point runs, not an option of the run
         }
-        let text = match (self, v) {
-            (_, Value::Word(w)) => w.clone(),
-            (Param::Span, Value::Number(n)) => Span::from_ppm(*n as u32).fraction().to_string(),
-            (_, Value::Number(n)) => n.to_string(),
-        };
-        a.set(self.name(), &text, Source::Swept)
+        // The option's own text: what sweep.csv shows.
+        a.set(self.name(), &self.csv_value(v), Source::Swept)
             .expect("a swept value was checked when the sweep was parsed");
     }
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::storage::map::{BlockNode, map_path};
+use crate::storage::map::map_path;
 use crate::storage::sysfs::{SysRoot, parse_mountinfo};
 use crate::units::Shown;
 
@@ -81,52 +81,47 @@ impl Schedulers {
                 at.shown()
             ))
         })?;
-        let mut disks: Vec<&BlockNode> = Vec::new();
+        // Each disk whose scheduler can be chosen, with what it offers (read once).
+        let mut queues = Vec::new();
+        let mut offers = Vec::new();
         for n in map.all_devices() {
-            if n.layer == "partition" || disks.iter().any(|d| d.name == n.name) {
+            if n.layer == "partition" {
                 continue;
             }
             let file = sys.path(&format!("sys/block/{}/queue/scheduler", n.name));
-            let choices = std::fs::read_to_string(&file).map_or(0, |t| offered(&t).0.len());
-            if choices > 1 {
-                disks.push(n);
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let (all, active) = offered(&text);
+            if all.len() > 1 {
+                queues.push(Queue {
+                    disk: n.name.clone(),
+                    file,
+                    original: active,
+                });
+                offers.push(all);
             }
         }
-        if disks.is_empty() {
+        if queues.is_empty() {
             return Err(Error::usage(format!(
                 "--param scheduler: {} is on no block device whose I/O scheduler can be chosen (a memory file system, or a device with one scheduler); put the data set (--target) on a disk",
                 at.shown()
             )));
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if crate::safety::fs::effective_uid() != 0 {
             return Err(Error::usage(format!(
                 "--param scheduler writes /sys/block/{}/queue/scheduler, which only root may: run dbio as root",
-                disks[0].name
+                queues[0].disk
             )));
         }
-        let mut queues = Vec::new();
-        for d in &disks {
-            let file = sys.path(&format!("sys/block/{}/queue/scheduler", d.name));
-            let text = std::fs::read_to_string(&file).map_err(|e| {
-                Error::usage(format!(
-                    "--param scheduler: cannot read {}: {e}",
-                    file.shown()
-                ))
-            })?;
-            let (all, active) = offered(&text);
+        for (q, all) in queues.iter().zip(&offers) {
             if let Some(v) = values.iter().find(|v| !all.contains(v)) {
                 return Err(Error::usage(format!(
                     "--param scheduler={v}: {} does not offer it; available: {}",
-                    d.name,
+                    q.disk,
                     all.join(", ")
                 )));
             }
-            queues.push(Queue {
-                disk: d.name.clone(),
-                file,
-                original: active,
-            });
         }
         if !yes {
             if let Some(m) = map.mount.as_ref().filter(|m| m.mount_point == "/") {
