@@ -302,6 +302,19 @@ pub fn block_device_size(file: &File) -> io::Result<u64> {
     Ok(size)
 }
 
+/// Logical block size in bytes of an open block device (BLKSSZGET): the smallest unit it
+/// addresses.
+pub fn block_device_logical_size(file: &File) -> io::Result<u32> {
+    const BLKSSZGET: libc::c_ulong = 0x1268;
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int into `size`.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKSSZGET as _, &mut size) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size.max(0) as u32)
+}
+
 /// The memory page size.
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

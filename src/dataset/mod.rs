@@ -40,7 +40,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
 use crate::safety::lock::Mode;
-use crate::sys::{self, FileId};
+use crate::sys::FileId;
 use crate::units::{human_bytes, size_label};
 pub use clean::{CleanReport, clean, first_preparation, holds_no_data_set, is_unfinished};
 pub use lock::{LOCK_NAME, Lock, lock_existing};
@@ -164,8 +164,9 @@ pub struct DataSet {
     manifest: Option<Manifest>,
     /// The data set's lock, held for the run.
     _lock: Option<Lock>,
-    /// A claimed block device, held open with O_EXCL for the run.
-    _claim: Option<File>,
+    /// A claimed block device, held open with O_EXCL for the run; written only through
+    /// it (proved to be the device claimed, as it was).
+    claim: Option<crate::safety::device::Claim>,
 }
 
 /// How to fill a new data set.
@@ -434,28 +435,29 @@ impl DataSet {
             .collect()
     }
 
-    /// Opens the file or device given as `--target`; for writing (a claimed device), checks
-    /// it is still the device that was checked.
+    /// Opens the file or device given as `--target`; for writing (a claimed device), through
+    /// its claim: proved to be the device claimed, as it was when claimed.
     fn open_device_or_file(&self, f: &DataFile, flags: OpenFlags) -> Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         let custom = flags.bits() & !libc::O_ACCMODE;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(flags.write)
-            .custom_flags(custom)
-            .open(&f.path)
-            .map_err(|e| open_error(&f.path, flags, &e))?;
-        if flags.write {
-            let (id, _) =
-                sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", &f.path, &e))?;
-            if !f.id.is_some_and(|recorded| recorded.same_file(&id)) {
-                return Err(Error::usage(format!(
-                    "{} is no longer the device dbio checked; nothing written",
-                    f.path.shown()
-                )));
-            }
+        let open = |path: &Path| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(flags.write)
+                .custom_flags(custom)
+                .open(path)
+                .map_err(|e| open_error(path, flags, &e))
+        };
+        if !flags.write {
+            return open(&f.path);
         }
-        Ok(file)
+        let claim = self.claim.as_ref().ok_or_else(|| {
+            Error::other(format!(
+                "internal: {} would be opened for writing without its claim",
+                f.path.shown()
+            ))
+        })?;
+        claim.held.open_for_writing(open)
     }
 
     /// Creates the temporary files of `sizes` bytes for this run (test temp, temp classes),

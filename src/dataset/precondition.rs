@@ -75,9 +75,8 @@ pub fn data_set(
         )));
     }
     let content = Content::parse(&m.fill).unwrap_or(Content::Random);
-    let targets = open_files(&dir, &m)?;
     let done = write_passes(
-        &targets,
+        &mut || open_files(&dir, &m),
         passes,
         content,
         m.id_seed(),
@@ -94,7 +93,9 @@ pub fn data_set(
 }
 
 /// Preconditions a block device `claim` holds (checked, confirmed): the whole device,
-/// `passes` times. The device is reopened for writing and must still be the one claimed.
+/// `passes` times. Before each pass the device is opened for writing through its claim,
+/// proved to be the device claimed as it was, and proved once more after the last: a
+/// change stops it (exit 1) with nothing further written.
 pub fn device(
     claim: &Claim,
     passes: u32,
@@ -103,35 +104,36 @@ pub fn device(
     on_pass: OnPass,
 ) -> Result<Preconditioned> {
     let path = &claim.info.path;
-    let (claimed, _) =
-        sys::file_id_of(&claim.file).map_err(|e| Error::io("cannot stat", path, &e))?;
-    let (file, direct) = open_for_writing(|flags| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(flags)
-            .open(path)
-    })
-    .map_err(|e| Error::io("cannot open for writing", path, &e))?;
-    let (id, _) = sys::file_id_of(&file).map_err(|e| Error::io("cannot stat", path, &e))?;
-    if !id.same_file(&claimed) {
-        return Err(Error::usage(format!(
-            "{} is no longer the device dbio checked; nothing written",
-            path.shown()
-        )));
-    }
-    let targets = Targets {
-        files: vec![(file, claim.info.size, path.clone())],
-        direct,
+    let mut open = || {
+        let mut direct = true;
+        let file = claim.held.open_for_writing(|p| {
+            let (f, d) = open_for_writing(|flags| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(flags)
+                    .open(p)
+            })
+            .map_err(|e| Error::io("cannot open for writing", p, &e))?;
+            direct = d;
+            Ok(f)
+        })?;
+        Ok(Targets {
+            files: vec![(file, claim.info.size, path.clone())],
+            direct,
+        })
     };
-    write_passes(
-        &targets,
+    let done = write_passes(
+        &mut open,
         passes,
         Content::Random,
         sys::now_ns(),
         stop,
         counters,
         on_pass,
-    )
+    )?;
+    // A change during the last pass is not a preconditioned device.
+    claim.held.prove().map_err(Error::other)?;
+    Ok(done)
 }
 
 /// The manifest, re-read under the exclusive lock, refused when it lists anything that is
@@ -186,9 +188,10 @@ fn open_files(dir: &Dir, m: &Manifest) -> Result<Targets> {
 }
 
 /// Writes every target whole, sequentially in [`REQUEST_BYTES`] writes, `passes` times;
-/// each pass ends with a flush to stable storage.
+/// each pass opens the targets anew (`open`: each proved to be what dbio checked) and ends
+/// with a flush to stable storage.
 fn write_passes(
-    t: &Targets,
+    open: &mut dyn FnMut() -> Result<Targets>,
     passes: u32,
     content: Content,
     seed: u64,
@@ -196,14 +199,17 @@ fn write_passes(
     counters: &Counters,
     on_pass: OnPass,
 ) -> Result<Preconditioned> {
-    let total: u64 = t.files.iter().map(|f| f.1).sum();
-    counters
-        .total
-        .store(total.saturating_mul(u64::from(passes)), Ordering::Relaxed);
     let mut buf = AlignedBuf::new(REQUEST_BYTES as usize, 4096)
         .map_err(|e| Error::other(format!("cannot allocate the write buffer: {e}")))?;
     let mut done = Vec::new();
+    let mut direct = true;
     for pass in 1..=passes {
+        let t = open()?;
+        direct &= t.direct;
+        let total: u64 = t.files.iter().map(|f| f.1).sum();
+        counters
+            .total
+            .store(total.saturating_mul(u64::from(passes)), Ordering::Relaxed);
         let pass_seed = seed ^ u64::from(pass).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let started = Instant::now();
         let mut bytes = 0u64;
@@ -255,7 +261,7 @@ fn write_passes(
         passes_asked: passes,
         bytes: done.iter().map(|p| p.bytes).sum(),
         passes: done,
-        direct: t.direct,
+        direct,
     })
 }
 

@@ -750,6 +750,6 @@ fn from_manifest(dir: Dir, lock: Lock, mode: Mode, m: Manifest, reused: bool) ->
         region_writer: false,
         manifest: Some(m),
         _lock: Some(lock),
-        _claim: None,
+        claim: None,
     }
 }

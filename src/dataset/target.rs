@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{DataFile, DataSet, DataSetSpec, TargetKind};
 use crate::error::{Error, Result};
+use crate::safety::device::Claim;
 use crate::safety::fs::Dir;
 use crate::safety::lock::Mode;
 use crate::sys::{self, FileId};
@@ -100,14 +101,15 @@ pub fn existing_target(path: &Path, kind: TargetKind, spec: &DataSetSpec) -> Res
 /// A block device a write test may overwrite, checked and claimed by
 /// [`crate::safety::device::claim`]: a one-file data set written only within its size (or
 /// the first `--size` bytes), with nothing of dbio's — no manifest — written onto it.
-/// `claim` (the device opened with O_EXCL) is held until the data set is dropped.
-pub fn claimed_device(path: &Path, claim: File, size: u64, spec: &DataSetSpec) -> Result<DataSet> {
+/// `claim` (the device opened with O_EXCL) is held until the data set is dropped, and the
+/// device is opened for writing only through it ([`crate::safety::identity::Held`]).
+pub fn claimed_device(path: &Path, claim: Claim, spec: &DataSetSpec) -> Result<DataSet> {
     // The device node the claim holds (the path may be a symlink, /dev/disk/by-id/...).
-    let (id, _) = sys::file_id_of(&claim).map_err(|e| Error::io("cannot stat", path, &e))?;
+    let (id, _) = sys::file_id_of(&claim.file).map_err(|e| Error::io("cannot stat", path, &e))?;
     one_file_data_set(
         path,
         TargetKind::BlockDevice,
-        size,
+        claim.info.size,
         spec,
         Some(id),
         Some(claim),
@@ -120,7 +122,7 @@ fn one_file_data_set(
     size: u64,
     spec: &DataSetSpec,
     id: Option<FileId>,
-    claim: Option<File>,
+    claim: Option<Claim>,
 ) -> Result<DataSet> {
     let block_size = spec.block_size;
     let wanted = match spec.size_given {
@@ -168,6 +170,6 @@ fn one_file_data_set(
         region_writer: false,
         manifest: None,
         _lock: None,
-        _claim: claim,
+        claim,
     })
 }

@@ -143,7 +143,7 @@ fn open_data_set_in(
             };
             let claim = crate::safety::device::claim(target, cfg.test.name(), consent)?;
             let info = claim.info.clone();
-            let ds = dataset::claimed_device(target, claim.file, info.size, &cfg.dataset)?;
+            let ds = dataset::claimed_device(target, claim, &cfg.dataset)?;
             crate::safety::device::confirm(&info, cfg.test.name(), cfg.yes)?;
             Ok(ds)
         }

@@ -14,10 +14,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::units::human_bytes;
 
+use super::identity::{self, Held};
 use super::signatures::{DeviceImage, signatures};
 
 /// What will be overwritten, as shown before asking.
@@ -45,9 +47,13 @@ impl fmt::Display for DeviceInfo {
 }
 
 /// A device dbio checked and may write to; `file` holds it open with O_EXCL for the run.
+/// `held` is what it was when claimed, proved again before every write
+/// ([`Held::open_for_writing`]).
+#[derive(Debug)]
 pub struct Claim {
     pub file: File,
     pub info: DeviceInfo,
+    pub held: Arc<Held>,
 }
 
 /// What the user said on the command line.
@@ -63,7 +69,17 @@ pub struct Consent {
 /// Checks that `path` may be overwritten by `test` and claims it: not mounted, no holders,
 /// exclusive, no signature, no alias in use, then `--destructive`. Refusals are usage errors (exit 2) that name the
 /// reason. The caller asks for confirmation ([`confirm`]) once everything else is checked.
+///
+/// The device's identity is taken then and the device held for the rest of the process
+/// ([`identity::hold`]). A path this process claimed before (the next point of a sweep)
+/// must still be that device, as it was: a change is a failure (exit 1), before anything
+/// else is looked at.
 pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
+    let before = identity::held(path);
+    if let Some(h) = &before {
+        // A failure (exit 1): the device was fine when it was claimed.
+        h.prove().map_err(Error::other)?;
+    }
     let given = if consent.option.is_empty() {
         path.shown().to_string()
     } else {
@@ -94,6 +110,16 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             ),
             _ => Error::io("cannot open", path, &e),
         })?;
+    // What was opened is the device whose use was just checked (the name could have been
+    // pointed elsewhere in between).
+    let opened = file
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", path, &e))?;
+    if opened.rdev() != rdev {
+        return Err(refuse(
+            "its name led to another device while dbio checked it".into(),
+        ));
+    }
     let size = crate::sys::block_device_size(&file)
         .map_err(|e| Error::io("cannot read the size of", path, &e))?;
     let found = signatures(&DeviceImage { file: &file, size }).map_err(|e| {
@@ -149,7 +175,16 @@ pub fn claim(path: &Path, test: &str, consent: Consent) -> Result<Claim> {
             "{given} is a block device: {test} overwrites {info}; add --destructive to allow it"
         )));
     }
-    Ok(Claim { file, info })
+    // What was checked through `file` is the identity recorded (or proved again).
+    let held = match before {
+        Some(h) => {
+            h.same(&file).map_err(Error::other)?;
+            h
+        }
+        None => identity::hold(path, &file)
+            .map_err(|why| refuse(format!("what it is cannot be told: {why}")))?,
+    };
+    Ok(Claim { file, info, held })
 }
 
 /// Why the device `rdev` (its /sys directory `sys`, kernel name `name`) may not be written

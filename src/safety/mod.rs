@@ -10,6 +10,9 @@
 //!   not in use, no signature (libblkid's database and dbio's own checks), and confirmed;
 //!   [`alias`]: nor any other device that maps the same bytes (a second loop device over
 //!   the same file, the disk of a partition, a device-mapper table) and is in use;
+//!   [`identity`]: a claimed device is proved to be the same backing store (a loop device's
+//!   file, offset and size, a partition's start and length, a device-mapper table) right
+//!   before every step that writes it;
 //! - [`limits`]: what the machine allows (threads, memory maps, memory, free space), so
 //!   that every input is checked before anything is created, deleted or measured;
 //! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once;
@@ -24,6 +27,7 @@ pub mod cleanup;
 pub mod device;
 pub mod fs;
 mod holders;
+pub mod identity;
 pub mod limits;
 pub mod lock;
 pub mod places;

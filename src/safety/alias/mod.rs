@@ -22,6 +22,7 @@ use crate::safety::holders::User;
 use crate::storage::sysfs::SysRoot;
 use crate::units::human_bytes;
 
+pub use super::identity::Backing;
 pub use host::{Host, loop_from_sysfs};
 pub use layout::{Layout, Mapping, linear_segments, parse_devno};
 
@@ -52,15 +53,6 @@ impl Extent {
         let (s, e) = (self.start.max(o.start), self.end.min(o.end));
         (self.store == o.store && s < e).then_some((s, e))
     }
-}
-
-/// What a loop device is attached to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Backing {
-    /// A regular file: its file system's device and its inode.
-    File { dev: u64, ino: u64 },
-    /// A block device, by device number.
-    Block(u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
