@@ -9,9 +9,11 @@
 //! directory bind-mounted on itself with private propagation, so the mount is seen by no
 //! other mount namespace), and [`FileSystems::unmount`] takes it off after the point.
 //!
-//! Before every mkfs and before the final erase, the device must still be that device,
-//! free, and hold nothing but file systems dbio made (their UUIDs): a device someone took
-//! in between is left alone. When the value is dropped (at the end, on an error, after
+//! The device stays open (not exclusively) for the whole sweep. Before every mkfs (and
+//! after it, and after the mount) and before the final erase, the device must still be that
+//! device as it was claimed ([`crate::safety::identity`]: for a loop device the same backing
+//! file, offset, size limit and flags), free, and hold nothing but file systems dbio made
+//! (their UUIDs): a device someone took or changed in between is left alone. When the value is dropped (at the end, on an error, after
 //! Ctrl-C) it unmounts what is mounted and erases the signatures of the file systems it
 //! made (zeroing where they lie, the device held exclusively from the last check on): the
 //! device is left as it was found, blank, apart from its content.
@@ -20,12 +22,17 @@ use std::ffi::CString;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::safety::blkid;
 use crate::safety::device::{self, Consent};
+use crate::safety::identity::{Held, Kind};
 use crate::safety::signatures;
 use crate::units::{Shown, human_bytes};
+
+use super::fs_spec::{KINDS, min_size, mount_flags};
+pub use super::fs_spec::{Spec, parse};
 
 /// What is zeroed at the start of the device at the end: all that dbio's own signature
 /// checks read there ([`signatures::SCAN`] and the superblocks at its last start), rounded up.
@@ -43,158 +50,6 @@ pub fn zero_by_hand(dev: &str) -> String {
 }
 /// ioctl: whether a block device is read-only (`_IO(0x12, 94)`).
 const BLKROGET: libc::Ioctl = 0x125e;
-
-/// The file systems a sweep can make, and the package of their `mkfs`.
-const KINDS: [(&str, &str); 5] = [
-    ("ext2", "e2fsprogs"),
-    ("ext3", "e2fsprogs"),
-    ("ext4", "e2fsprogs"),
-    ("xfs", "xfsprogs"),
-    ("btrfs", "btrfs-progs"),
-];
-
-/// The smallest device each file system's `mkfs` accepts (xfsprogs 5.19 and later refuse
-/// less than 300 MiB, btrfs-progs less than 109 MiB); the others make do with a few MiB.
-fn min_size(kind: &str) -> u64 {
-    match kind {
-        "xfs" => 300 << 20,
-        "btrfs" => 109 << 20,
-        _ => 0,
-    }
-}
-
-/// One value of `--param fs`: a file system and its mount options, `ext4:data=writeback`
-/// (several options separated by further colons: `xfs:noatime:logbsize=256k`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Spec {
-    pub kind: &'static str,
-    pub options: Vec<String>,
-}
-
-/// Parses `FS[:OPTION...]`; every option is a plain word (`data=writeback`, `noatime`).
-pub fn parse(text: &str) -> std::result::Result<Spec, String> {
-    let mut parts = text.split(':');
-    let name = parts.next().unwrap_or_default();
-    let Some(&(kind, _)) = KINDS.iter().find(|(k, _)| *k == name) else {
-        return Err(format!(
-            "'{}' is not a file system dbio makes; accepted: {}, each optionally followed by mount options (ext4:data=writeback)",
-            name.shown(),
-            KINDS.map(|k| k.0).join(", ")
-        ));
-    };
-    let options: Vec<String> = parts.map(str::to_string).collect();
-    for o in &options {
-        let plain = !o.is_empty()
-            && o.len() <= 64
-            && o.chars().all(|c| {
-                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '=' | '.' | '-')
-            });
-        if !plain {
-            return Err(format!(
-                "'{}' is not a mount option (a word such as data=writeback or noatime)",
-                o.shown()
-            ));
-        }
-        if o == "ro" {
-            return Err("ro: the data set is written into the file system; leave out ro".into());
-        }
-        if let Some(why) = refused_option(o) {
-            return Err(format!("{o}: {why}"));
-        }
-    }
-    if options.len() > 16 {
-        return Err("more than 16 mount options".into());
-    }
-    // The same option twice (data=writeback:data=ordered): the kernel keeps the last, and
-    // the point would be named after an option it did not run with.
-    for (i, o) in options.iter().enumerate() {
-        let key = |o: &str| o.split('=').next().unwrap_or_default().to_string();
-        if let Some(other) = options[..i].iter().find(|p| key(p) == key(o)) {
-            return Err(format!(
-                "{other} and {o}: an option given twice; give each once"
-            ));
-        }
-    }
-    Ok(Spec { kind, options })
-}
-
-/// Why a word cannot be one of a sweep's mount options, or None. The words of mount(8) and
-/// fstab that are no file system's option make mount(2) fail only after mkfs has written
-/// the device; suid, dev and exec would undo what dbio always adds; errors=panic would let
-/// an error of the test file system stop the whole machine.
-fn refused_option(o: &str) -> Option<&'static str> {
-    const NOT_OPTIONS: [&str; 23] = [
-        "defaults",
-        "auto",
-        "noauto",
-        "user",
-        "nouser",
-        "users",
-        "owner",
-        "group",
-        "nofail",
-        "_netdev",
-        "remount",
-        "bind",
-        "rbind",
-        "move",
-        "loop",
-        "shared",
-        "private",
-        "slave",
-        "unbindable",
-        "rshared",
-        "rprivate",
-        "rslave",
-        "runbindable",
-    ];
-    if matches!(o, "suid" | "dev" | "exec") {
-        return Some("dbio always mounts the file systems it makes nosuid, nodev and noexec");
-    }
-    // An external log or journal, a further device (a name taken relative to the working
-    // directory, or a device number): the kernel would open a device dbio did not check.
-    let key = o.split('=').next().unwrap_or_default();
-    if o.contains('=')
-        && matches!(
-            key,
-            "logdev" | "rtdev" | "device" | "journal_path" | "journal_dev"
-        )
-    {
-        return Some("it names another device, which dbio has not checked and does not touch");
-    }
-    if o.starts_with("errors=panic") {
-        return Some(
-            "an error of the file system would stop the whole machine; use errors=remount-ro or errors=continue",
-        );
-    }
-    if NOT_OPTIONS.contains(&o) || o.starts_with("x-") || o.starts_with("make-") {
-        return Some("a word of mount(8) or fstab, not an option of the file system");
-    }
-    None
-}
-
-/// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
-/// options as the data string. Always nosuid, nodev and noexec: the file system holds a
-/// data set, nothing to run.
-fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
-    let mut flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    let mut data = Vec::new();
-    for o in options {
-        match o.as_str() {
-            "noatime" => flags |= libc::MS_NOATIME,
-            "nodiratime" => flags |= libc::MS_NODIRATIME,
-            "relatime" => flags |= libc::MS_RELATIME,
-            "strictatime" => flags |= libc::MS_STRICTATIME,
-            "lazytime" => flags |= libc::MS_LAZYTIME,
-            "sync" => flags |= libc::MS_SYNCHRONOUS,
-            "dirsync" => flags |= libc::MS_DIRSYNC,
-            // Always set.
-            "rw" | "nosuid" | "nodev" | "noexec" => {}
-            other => data.push(other),
-        }
-    }
-    (flags, data.join(","))
-}
 
 /// `mkfs.KIND`, where the system keeps it (/usr/sbin, /sbin, /usr/bin, /bin), else on PATH:
 /// a directory early in root's PATH that another user may write to does not get to supply
@@ -273,7 +128,9 @@ fn new_uuid() -> String {
 /// The device a file system sweep makes its file systems on, and what it has done to it.
 pub struct FileSystems {
     device: PathBuf,
-    rdev: u64,
+    /// The device as claimed, held open (not exclusively: mkfs and mount need it so) for
+    /// the whole sweep, and proved to be the same before each step that writes it.
+    held: Arc<Held>,
     /// The private mount point (made at the first point).
     place: PathBuf,
     made_place: bool,
@@ -283,6 +140,8 @@ pub struct FileSystems {
     mounted: bool,
     /// Every file system dbio made on the device: (type, UUID).
     made: Vec<(String, String)>,
+    /// [`FileSystems::close`] did what dropping does.
+    closed: bool,
 }
 
 impl FileSystems {
@@ -365,11 +224,6 @@ impl FileSystems {
         }
         const NAME: &str = "dbio sweep --param fs";
         let claim = device::claim(device, NAME, consent)?;
-        let rdev = claim
-            .file
-            .metadata()
-            .map_err(|e| Error::io("cannot stat", device, &e))?
-            .rdev();
         let info = claim.info.clone();
         // A device the kernel keeps read-only (losetup -r, a write-protected disk): every
         // mkfs would fail.
@@ -425,17 +279,19 @@ impl FileSystems {
             );
         }
         device::confirm(&info, NAME, consent.yes)?;
-        // mkfs and mount need the device exclusively: let go of it (checked again before
-        // each write).
+        // mkfs and mount need the device exclusively: let go of that (the device stays
+        // open, `held`, and is proved to be the same before each write).
+        let held = claim.held.clone();
         drop(claim);
         Ok(FileSystems {
             device: device.to_path_buf(),
-            rdev,
+            held,
             place,
             made_place: false,
             bound: false,
             mounted: false,
             made: Vec::new(),
+            closed: false,
         })
     }
 
@@ -480,6 +336,8 @@ impl FileSystems {
                     .shown()
             )));
         }
+        // What mkfs wrote went to the device claimed (a change now still stops the sweep).
+        self.held.prove().map_err(Error::other)?;
         let found = self.signatures()?;
         if found.len() != 1
             || found[0].kind != spec.kind
@@ -507,6 +365,11 @@ impl FileSystems {
                 spec.kind
             )));
         }
+        // The point's data set is written into what is mounted: the device claimed.
+        if let Err(changed) = self.held.prove() {
+            self.unmount()?;
+            return Err(Error::other(changed));
+        }
         Ok(self.mount_options())
     }
 
@@ -531,9 +394,11 @@ impl FileSystems {
         self.foreign(&self.signatures()?)
     }
 
-    /// The same device as claimed, and nothing else holds it.
+    /// The same device as claimed, as it was (a failure, exit 1, when not), and nothing else
+    /// holds it.
     fn still_free(&self) -> Result<()> {
-        device::still_free(&self.device, self.rdev).map_err(|why| {
+        self.held.prove().map_err(Error::other)?;
+        device::still_free(&self.device, self.held.identity().rdev).map_err(|why| {
             Error::other(format!(
                 "--device {}: {why}; dbio writes nothing more to it",
                 self.device.shown()
@@ -649,59 +514,64 @@ impl FileSystems {
 
     /// Unmounts, takes the mount point away and erases the file systems dbio made: what
     /// dropping does, with what happened as the message.
-    fn finish(&mut self) -> std::result::Result<String, String> {
-        self.unmount().map_err(|e| e.to_string())?;
+    fn finish(&mut self) -> std::result::Result<String, Left> {
+        self.unmount().map_err(|e| self.left(e.to_string()))?;
         if self.bound {
-            umount(&self.place).map_err(|e| e.to_string())?;
+            umount(&self.place).map_err(|e| self.left(e.to_string()))?;
             self.bound = false;
             crate::safety::cleanup::forget_mount(&self.place);
         }
         if self.made_place {
             std::fs::remove_dir(&self.place)
-                .map_err(|e| format!("cannot remove {}: {e}", self.place.shown()))?;
+                .map_err(|e| self.left(format!("cannot remove {}: {e}", self.place.shown())))?;
             self.made_place = false;
         }
         if self.made.is_empty() {
             return Ok(format!("nothing was written to {}", self.device.shown()));
         }
+        // A device that is no longer the one claimed is not erased: what dbio made lies
+        // where the claimed device's bytes are, and the device shows other bytes now.
+        if let Err(changed) = self.held.prove() {
+            return Err(self.changed(&changed.to_string()));
+        }
         // Held exclusively from the last check to the end of the erase: nobody can make or
         // mount a file system on the device in between (an erase by a program started later,
-        // wipefs, would leave that gap, and erase whatever was made in it).
-        self.still_free().map_err(|e| e.to_string())?;
-        let file = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_EXCL)
-                .open(&self.device)
-                .map_err(|e| {
-                    format!(
-                        "cannot open {} exclusively to erase it ({e}): someone holds it now; dbio writes nothing more to it",
-                        self.device.shown()
-                    )
-                })?
-        };
-        // What was opened is the device checked, whatever the name says by now.
-        let opened = file.metadata().map_err(|e| e.to_string())?;
-        if opened.rdev() != self.rdev {
-            return Err(format!(
-                "{} names another device now; dbio writes nothing more to it",
-                self.device.shown()
-            ));
-        }
-        let found = self.signatures_of(&file).map_err(|e| e.to_string())?;
-        self.foreign(&found).map_err(|e| e.to_string())?;
+        // wipefs, would leave that gap, and erase whatever was made in it). What is opened
+        // is proved to be the device claimed, as it was.
+        self.still_free().map_err(|e| self.left(e.to_string()))?;
+        let file = self
+            .held
+            .open_for_writing(|path| {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(libc::O_EXCL)
+                    .open(path)
+                    .map_err(|e| {
+                        Error::other(format!(
+                            "cannot open {} exclusively to erase it ({e}): someone holds it now; dbio writes nothing more to it",
+                            path.shown()
+                        ))
+                    })
+            })
+            .map_err(|e| self.left(e.to_string()))?;
+        let found = self
+            .signatures_of(&file)
+            .map_err(|e| self.left(e.to_string()))?;
+        self.foreign(&found).map_err(|e| self.left(e.to_string()))?;
         // Even with no signature left (a mkfs stopped before its superblock), what it did
         // write at the ends goes.
-        self.zero_ends(&file)?;
-        let left = self.signatures_of(&file).map_err(|e| e.to_string())?;
+        self.zero_ends(&file).map_err(|e| self.left(e))?;
+        let left = self
+            .signatures_of(&file)
+            .map_err(|e| self.left(e.to_string()))?;
         if !left.is_empty() {
-            return Err(format!(
+            return Err(self.left(format!(
                 "{} still holds {}",
                 self.device.shown(),
                 describe(&left)
-            ));
+            )));
         }
         Ok(format!(
             "{} is blank again (the signatures of the file systems the sweep made are erased: its first {} and last {} are zeroed; nothing is mounted)",
@@ -709,6 +579,70 @@ impl FileSystems {
             human_bytes(HEAD_ZEROED),
             human_bytes(TAIL_ZEROED)
         ))
+    }
+
+    /// Why the device is not as it was found, with what to check.
+    fn left(&self, why: String) -> Left {
+        Left {
+            message: format!(
+                "the file system sweep could not leave {} as it found it: {why}; check {}`wipefs {}`",
+                self.device.shown(),
+                if self.place.exists() {
+                    format!("`findmnt {}` and ", self.place.shown())
+                } else {
+                    String::new()
+                },
+                self.device.shown()
+            ),
+            changed: false,
+        }
+    }
+
+    /// The device changed: nothing was erased, and what the sweep made lies where the
+    /// claimed device's bytes are — said with how to erase it there.
+    fn changed(&self, changed: &str) -> Left {
+        let made: Vec<String> = self
+            .made
+            .iter()
+            .map(|(kind, uuid)| format!("{kind} with UUID {uuid}"))
+            .collect();
+        let id = self.held.identity();
+        let attach = match &id.kind {
+            Kind::Loop(Some(b)) => format!(
+                " (attach it again: `losetup --find --show --offset {}{} {}`)",
+                b.offset,
+                if b.sizelimit == 0 {
+                    String::new()
+                } else {
+                    format!(" --sizelimit {}", b.sizelimit)
+                },
+                crate::units::shell_word(&b.file_name)
+            ),
+            _ => String::new(),
+        };
+        Left {
+            message: format!(
+                "the file system sweep did not erase {}: {changed}. The file system(s) it made ({}) are on what the device was when dbio claimed it, {}{attach}: on the device that shows those bytes, run `wipefs -a` and {}",
+                self.device.shown(),
+                made.join(", "),
+                id.storage(),
+                zero_by_hand("DEVICE")
+            ),
+            changed: true,
+        }
+    }
+
+    /// Ends the sweep's use of the device (as dropping does); an error (exit 1) when the
+    /// device is no longer the one claimed (and was left alone).
+    pub fn close(mut self) -> Result<()> {
+        let done = self.finish();
+        self.closed = true;
+        match done {
+            Ok(done) => eprintln!("dbio: {done}"),
+            Err(left) if left.changed => return Err(Error::other(left.message)),
+            Err(left) => eprintln!("dbio: warning: {}", left.message),
+        }
+        Ok(())
     }
 
     /// Zeroes the places where dbio and libblkid look for signatures (the superblocks of
@@ -745,20 +679,21 @@ impl FileSystems {
 impl Drop for FileSystems {
     /// However the sweep ended: nothing left mounted, the device blank again.
     fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
         match self.finish() {
             Ok(done) => eprintln!("dbio: {done}"),
-            Err(why) => eprintln!(
-                "dbio: warning: the file system sweep could not leave {} as it found it: {why}; check {}`wipefs {}`",
-                self.device.shown(),
-                if self.place.exists() {
-                    format!("`findmnt {}` and ", self.place.shown())
-                } else {
-                    String::new()
-                },
-                self.device.shown()
-            ),
+            Err(left) => eprintln!("dbio: warning: {}", left.message),
         }
     }
+}
+
+/// Why a sweep could not leave its device as it found it, and what to do (one message).
+struct Left {
+    message: String,
+    /// The device is no longer the one claimed.
+    changed: bool,
 }
 
 /// What file system sweeps that were killed (SIGKILL, a power cut of the shell) left
@@ -872,60 +807,6 @@ fn umount(place: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_systems_and_their_options_parse() {
-        let s = parse("ext4:data=writeback:noatime").unwrap();
-        assert_eq!(s.kind, "ext4");
-        assert_eq!(s.options, ["data=writeback", "noatime"]);
-        let (flags, data) = mount_flags(&s.options);
-        assert_eq!(data, "data=writeback");
-        assert_ne!(flags & libc::MS_NOATIME, 0);
-        assert_ne!(flags & libc::MS_NOEXEC, 0);
-        assert_eq!(parse("xfs").unwrap().options, Vec::<String>::new());
-        assert!(
-            parse("zfs")
-                .unwrap_err()
-                .contains("ext2, ext3, ext4, xfs, btrfs")
-        );
-        assert!(parse("ext4:").is_err(), "an empty option");
-        assert!(parse("ext4:data=writeback;rm").is_err());
-        assert!(parse("ext4:ro").unwrap_err().contains("ro"));
-        assert!(parse("../../bin/sh").is_err());
-    }
-
-    #[test]
-    fn words_that_fail_only_after_mkfs_are_refused_when_parsed() {
-        for o in [
-            "exec",
-            "suid",
-            "dev",
-            "remount",
-            "bind",
-            "defaults",
-            "x-systemd.automount",
-        ] {
-            let e = parse(&format!("ext4:{o}")).unwrap_err();
-            assert!(e.starts_with(&format!("{o}: ")), "{o}: {e}");
-        }
-        assert!(parse("ext4:errors=panic").unwrap_err().contains("machine"));
-        for o in [
-            "xfs:logdev=vda",
-            "btrfs:device=sdb",
-            "ext4:journal_dev=2049",
-        ] {
-            assert!(parse(o).unwrap_err().contains("another device"), "{o}");
-        }
-        assert!(
-            parse("ext4:data=writeback:data=ordered")
-                .unwrap_err()
-                .contains("twice")
-        );
-        // What dbio always sets may be said again; it is no data option.
-        let s = parse("xfs:noexec:nosuid:nodev:noatime").unwrap();
-        assert_eq!(mount_flags(&s.options).1, "");
-        assert!(parse("ext4:errors=remount-ro:data=journal").is_ok());
-    }
 
     #[test]
     fn missing_mkfs_tools_are_named_with_their_package_once() {

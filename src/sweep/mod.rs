@@ -14,6 +14,7 @@
 
 pub mod calibrate;
 pub mod filesystem;
+mod fs_spec;
 pub mod matrix;
 mod page;
 pub mod report;
@@ -560,8 +561,19 @@ pub fn run(
     );
     run_place.close();
     drop(schedulers);
-    drop(filesystems);
-    outcome
+    // The device left as it was found; when it could not be (it changed, someone took it),
+    // the sweep failed (exit 1) even if every point ran.
+    match (
+        outcome,
+        filesystems.map_or(Ok(()), filesystem::FileSystems::close),
+    ) {
+        (Err(e), Err(left)) => {
+            eprintln!("dbio: warning: {left}");
+            Err(e)
+        }
+        (Ok(_), Err(left)) => Err(left),
+        (outcome, Ok(())) => outcome,
+    }
 }
 
 /// What a sweep sets up around its points, and whom it tells of data sets.
