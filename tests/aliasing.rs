@@ -29,9 +29,10 @@ fn attach(image: &Path, opts: &[&str]) -> Loop {
         "losetup {opts:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Loop {
-        dev: PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
-    }
+    Loop::attached(
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
+        image,
+    )
 }
 
 /// A 1-second write-iops on `dev` with --destructive --yes.
@@ -46,7 +47,7 @@ fn destroy<'e>(env: &'e Env, dev: &str) -> Dbio<'e> {
         .arg("--json")
 }
 
-fn sha256(path: &Path) -> String {
+pub(crate) fn sha256(path: &Path) -> String {
     let out = std::process::Command::new("sha256sum")
         .arg(path)
         .output()

@@ -34,7 +34,7 @@ pub(crate) fn signatures(dev: &Loop) -> String {
 
 /// What the sweep of process `pid` could have left: mounts and directories of its private
 /// mount point.
-fn leftovers(pid: u32) -> Vec<String> {
+pub(crate) fn leftovers(pid: u32) -> Vec<String> {
     let prefix = format!("dbio-sweep-fs-{pid}-");
     let mut found: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()

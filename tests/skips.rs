@@ -294,7 +294,13 @@ fn every_early_return_of_a_test_goes_through_skip() {
         "the scan finds the tests"
     );
     let skippers = skipping(&all);
-    for helper in ["shm_dir", "Loop::new", "Loop::blank", "Mount::new"] {
+    for helper in [
+        "shm_dir",
+        "Loop::new",
+        "Loop::with",
+        "Loop::blank",
+        "Mount::new",
+    ] {
         assert!(skippers.contains(helper), "{helper} must reach skip");
     }
     let bad = unannounced_returns(&all);

@@ -11,6 +11,7 @@ mod cli;
 mod cluster;
 mod config_sweeps;
 mod dataset;
+mod device_identity;
 mod devices;
 mod dist;
 mod docs;

@@ -700,36 +700,73 @@ impl Drop for Mount {
 /// another program has open. One attach at a time in this process avoids that.
 pub static LOSETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// A loop device over an image file, detached when dropped (even when the test fails).
+/// A loop device over an image file, detached when dropped (even when the test fails) —
+/// only while it is still attached to an image this value attached: a device the kernel
+/// detached by itself (`losetup -d` while dbio held it) may be another test's by then.
 pub struct Loop {
     pub dev: PathBuf,
+    /// The images attached through this value, by (device, inode).
+    images: std::sync::Mutex<Vec<(u64, u64)>>,
+}
+
+/// (device, inode) of a file, as loop_info64 encodes the device (`huge_encode_dev`).
+fn loop_key(image: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(image).ok()?;
+    let (major, minor) = (
+        u64::from(libc::major(md.dev())),
+        u64::from(libc::minor(md.dev())),
+    );
+    Some((
+        (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12),
+        md.ino(),
+    ))
 }
 
 impl Loop {
     /// Attaches `image`, optionally with a logical sector size; None (through [`skip`]) when
     /// loop devices are not available.
     pub fn new(image: &Path, sector_size: Option<u32>) -> Option<Loop> {
+        let size = sector_size.map(|s| s.to_string());
+        let opts: Vec<&str> = match &size {
+            Some(s) => vec!["--sector-size", s],
+            None => Vec::new(),
+        };
+        Loop::with(image, &opts)
+    }
+
+    /// Attaches `image` with further `losetup` options (`-P`, `--offset N`); None (through
+    /// [`skip`]) when loop devices are not available.
+    pub fn with(image: &Path, opts: &[&str]) -> Option<Loop> {
         if !is_root() {
             skip("loop devices need root");
             return None;
         }
-        let mut c = std::process::Command::new("losetup");
-        c.args(["--find", "--show"]);
-        if let Some(s) = sector_size {
-            c.args(["--sector-size", &s.to_string()]);
-        }
         let out = {
             let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
-            c.arg(image).output()
+            std::process::Command::new("losetup")
+                .args(["--find", "--show"])
+                .args(opts)
+                .arg(image)
+                .output()
         };
         match out {
-            Ok(o) if o.status.success() => Some(Loop {
-                dev: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-            }),
+            Ok(o) if o.status.success() => Some(Loop::attached(
+                PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+                image,
+            )),
             _ => {
                 skip("cannot attach a loop device here (losetup --find --show)");
                 None
             }
+        }
+    }
+
+    /// The loop device `dev`, just attached to `image` by the caller (under [`LOSETUP`]).
+    pub fn attached(dev: PathBuf, image: &Path) -> Loop {
+        Loop {
+            dev,
+            images: std::sync::Mutex::new(loop_key(image).into_iter().collect()),
         }
     }
 
@@ -751,11 +788,47 @@ impl Loop {
     pub fn read_all(&self) -> Vec<u8> {
         std::fs::read(&self.dev).unwrap()
     }
+
+    /// What the kernel says the device is attached to (LOOP_GET_STATUS64): the backing
+    /// file's (device, inode) as loop_info64 encodes them; None when attached to nothing.
+    pub fn backing(&self) -> Option<(u64, u64)> {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(&self.dev).ok()?;
+        // struct loop_info64: 232 bytes, lo_device and lo_inode first.
+        let mut info = [0u64; 29];
+        // SAFETY: a valid descriptor and a buffer of the size the ioctl writes.
+        let rc = unsafe { libc::ioctl(f.as_raw_fd(), 0x4C05 as _, info.as_mut_ptr()) };
+        (rc == 0).then_some((info[0], info[1]))
+    }
+
+    /// `losetup -d`: detached now, or (while someone holds it open) once they let go.
+    pub fn detach(&self) -> bool {
+        let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
+        sh("losetup", &["-d", self.path()])
+    }
+
+    /// `losetup DEV IMAGE`: this device attached to `image` (it must be detached).
+    pub fn attach_again(&self, image: &Path) -> bool {
+        let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
+        let ok = sh("losetup", &[self.path(), image.to_str().unwrap()]);
+        if ok && let Some(key) = loop_key(image) {
+            self.images
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(key);
+        }
+        ok
+    }
 }
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        sh("losetup", &["-d", self.path()]);
+        let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
+        let ours = self.images.lock().unwrap_or_else(|e| e.into_inner());
+        // Attached to nothing, or to another's file: not this value's to detach.
+        if self.backing().is_some_and(|b| ours.contains(&b)) {
+            sh("losetup", &["-d", self.path()]);
+        }
     }
 }
 
