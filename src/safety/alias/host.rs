@@ -107,7 +107,11 @@ impl Machine for Host {
 
     fn dm_table(&self, sys: &SysRoot, name: &str) -> Option<String> {
         let devno = parse_devno(&sys.read(&format!("sys/class/block/{name}/dev"))?)?;
-        let out = std::process::Command::new("dmsetup")
+        // Not there, or refused (another user could have written it): no table, and the
+        // device counts as all of the devices below it, which asks more of them, not less.
+        let dmsetup = crate::safety::exec::Program::find("dmsetup").ok()??;
+        let out = dmsetup
+            .command()
             .args(["table", "-j"])
             .arg(libc::major(devno).to_string())
             .arg("-m")
