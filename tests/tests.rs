@@ -35,6 +35,7 @@ mod pg;
 mod pg_observe;
 mod places;
 mod precondition;
+mod programs;
 mod progress;
 mod report;
 mod report_blemishes;
