@@ -130,3 +130,51 @@ fn a_mkfs_another_user_could_have_written_is_refused_and_never_runs() {
     assert!(!mark.exists(), "{:?} ran", std::fs::read_to_string(&mark));
     assert!(dev.read_all() == before, "the device changed");
 }
+
+/// Every program dbio starts goes through `safety::exec` (`Program::command`): outside it,
+/// no source under `src/` makes a `std::process::Command` itself (`Command::new`) or calls
+/// libc's `exec*`, `posix_spawn`, `system`, `popen` or `fork` (test modules left out).
+/// This reads the sources, as a reviewer would.
+#[test]
+fn no_source_starts_a_program_but_through_safety_exec() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    util::rust_files(&root, &mut files);
+    let forbidden = [
+        "Command::new",
+        "libc::exec",
+        "libc::posix_spawn",
+        "libc::system",
+        "libc::popen",
+        "libc::fork",
+    ];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        if rel == "safety/exec.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        // What only tests compile ends the code: a `#[cfg(test)]` block.
+        let code = match text.find("#[cfg(test)]\nmod ") {
+            Some(i) => &text[..i],
+            None => &text[..],
+        };
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or("");
+            for w in forbidden {
+                if line.contains(w) {
+                    found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "programs started outside safety::exec:\n{}",
+        found.join("\n")
+    );
+    // The scan sees what it must.
+    let exec = std::fs::read_to_string(root.join("safety/exec.rs")).unwrap();
+    assert!(exec.contains("Command::new"));
+}
