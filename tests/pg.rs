@@ -678,6 +678,23 @@ fn a_pg_bin_another_user_could_have_written_is_refused_and_runs_nothing() {
         "writable by group and other",
     ));
 
+    // initdb runs the postgres beside its own file: a farm whose initdb lies beside a
+    // postgres anyone may write, though its own postgres is safe.
+    let beside = p.join("beside");
+    fake(&beside);
+    chmod(&beside.join("postgres"), 0o777);
+    let safe = p.join("safe");
+    fake(&safe);
+    let farm2 = p.join("farm2");
+    std::fs::create_dir(&farm2).unwrap();
+    std::os::unix::fs::symlink(beside.join("initdb"), farm2.join("initdb")).unwrap();
+    std::os::unix::fs::symlink(safe.join("postgres"), farm2.join("postgres")).unwrap();
+    cases.push((
+        farm2,
+        beside.join("postgres"),
+        "writable by group and other",
+    ));
+
     for (given, named, why) in &cases {
         let given = given.display().to_string();
         let out = e.output(&["pg", "run", "redo", "--duration", "1s", "--pg-bin", &given]);

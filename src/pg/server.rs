@@ -69,10 +69,14 @@ impl Binaries {
                     ))
                 })
         };
-        Ok(Binaries {
-            initdb: one("initdb")?,
-            postgres: one("postgres")?,
-        })
+        let initdb = one("initdb")?;
+        let postgres = one("postgres")?;
+        // initdb runs the postgres beside its own (resolved) file: that one passes too.
+        if let Some(dir) = initdb.path().parent() {
+            Program::at(&dir.join("postgres"))
+                .map_err(|e| Error::usage(format!("--pg-bin {}: {e}", bin.shown())))?;
+        }
+        Ok(Binaries { initdb, postgres })
     }
 }
 
