@@ -105,7 +105,8 @@ fn version_names_commit_target_and_glibc_floor_and_result_json_agrees() {
 
 /// An ssh stand-in: runs the remote command here, logs it as "HOST COMMAND", and answers
 /// the glibc question with `answers` (host → first line) instead.
-fn fake_ssh(env: &Env, answers: &[(&str, &str)]) -> (String, std::path::PathBuf) {
+/// It lives in `progs` (a [`util::program_dir`]): dbio runs no program from /tmp.
+fn fake_ssh(env: &Env, progs: &Path, answers: &[(&str, &str)]) -> (String, std::path::PathBuf) {
     let log = env.join("ssh.log");
     let mut cases = String::new();
     for (host, answer) in answers {
@@ -118,7 +119,7 @@ fn fake_ssh(env: &Env, answers: &[(&str, &str)]) -> (String, std::path::PathBuf)
          exec sh -c \"$*\"\n",
         log.display()
     );
-    let path = env.join("fake-ssh");
+    let path = progs.join("fake-ssh");
     std::fs::write(&path, script).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     (path.display().to_string(), log)
@@ -147,6 +148,9 @@ fn push_refuses_a_host_whose_glibc_is_too_old_before_any_host_gets_anything() {
     let floor = floor.expect("a glibc build");
     let target = env.join("data");
     std::fs::create_dir(&target).unwrap();
+    let Some(progs) = crate::util::program_dir() else {
+        return;
+    };
     for (answers, refused, says) in [
         (
             [("db1", "glibc 99.0"), ("db2", "glibc 2.5")],
@@ -159,7 +163,7 @@ fn push_refuses_a_host_whose_glibc_is_too_old_before_any_host_gets_anything() {
             "no glibc there ('musl libc (x86_64)')",
         ),
     ] {
-        let (ssh, log) = fake_ssh(&env, &answers);
+        let (ssh, log) = fake_ssh(&env, progs.path(), &answers);
         let out = push_run(&env, &ssh, &target);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");

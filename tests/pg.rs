@@ -65,6 +65,41 @@ fn processes_with(needle: &str) -> Vec<String> {
     out
 }
 
+/// The user id of user `name`.
+fn uid_of(name: &str) -> Option<u32> {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: getpwnam returns static storage or NULL; read at once.
+    unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        (!pw.is_null()).then(|| (*pw).pw_uid)
+    }
+}
+
+/// The process ids and real user ids of the postgres processes whose command line holds
+/// `needle`.
+fn server_uids(needle: &str) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if !(cmd.contains(needle) && cmd.contains("postgres")) {
+            continue;
+        }
+        let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+        if let Some(uid) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().next()?.parse().ok())
+        {
+            out.push((pid, uid));
+        }
+    }
+    out
+}
+
 /// Directories named `pg` (a throwaway server's) anywhere under `dir`.
 fn server_dirs(dir: &Path) -> Vec<String> {
     util::tree(dir)
@@ -445,6 +480,17 @@ fn sigint_mid_run_stops_and_removes_the_throwaway_server() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_secs(6));
+    // As root, the server runs as the system user dbio, which owns nothing else: never as
+    // postgres (the owner of the host's real clusters), never as root.
+    if util::is_root() {
+        let dbio = uid_of("dbio").expect("user dbio (.ci/install-deps creates it)");
+        let uids = server_uids(&here);
+        assert!(!uids.is_empty());
+        for (pid, uid) in &uids {
+            assert_eq!(*uid, dbio, "process {pid} of the server runs as uid {uid}");
+        }
+        assert_ne!(Some(dbio), uid_of("postgres"));
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let st = child.wait().unwrap();
@@ -487,9 +533,9 @@ fn a_bad_pg_option_is_one_line_before_anything_is_made() {
 fn a_setting_the_server_refuses_is_one_line_and_leaves_nothing() {
     let Some((bin, major)) = pg_bin() else { return };
     let e = env();
-    // A setting this version does not know (io_method came with 18; this one with none).
+    // A setting this version does not know (io_method came with 18), or a value it refuses.
     let set = if major >= 18 {
-        "no_such_setting_here=1"
+        "io_method=no_such_method"
     } else {
         "io_method=worker"
     };
@@ -508,4 +554,286 @@ fn a_setting_the_server_refuses_is_one_line_and_leaves_nothing() {
     util::refusal_line("a refused setting", &out, &["--pg-bin", name]);
     assert!(!e.join("dbio-runs").exists(), "{:?}", util::tree(e.path()));
     assert!(processes_with(&e.path().display().to_string()).is_empty());
+}
+
+/// `--pg-bin` directories another user could have written, or reaching into one: refused
+/// (exit 2, one line naming the path and why) before anything runs or is created. The
+/// programs there are stand-ins that leave a mark when run, as root or as any user.
+#[test]
+fn a_pg_bin_another_user_could_have_written_is_refused_and_runs_nothing() {
+    let Some((bin, _)) = pg_bin() else { return };
+    if !util::is_root() {
+        util::skip("owners other than this user need root");
+        return;
+    }
+    let Some(progs) = util::program_dir() else {
+        return;
+    };
+    let e = env();
+    // The mark may be left by any user a stand-in could run as.
+    let marks = e.join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    std::fs::set_permissions(&marks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mark = marks.join("ran");
+    let p = progs.path();
+    let chmod = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // Stand-ins for initdb and postgres: whichever runs leaves its name in the mark.
+    let fake = |dir: &Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        chmod(dir, 0o755);
+        for prog in ["initdb", "postgres"] {
+            let f = dir.join(prog);
+            std::fs::write(
+                &f,
+                format!(
+                    "#!/bin/sh\necho {prog} >> '{}'\necho 'postgres (PostgreSQL) 15.1'\n",
+                    mark.display()
+                ),
+            )
+            .unwrap();
+            chmod(&f, 0o755);
+        }
+    };
+    // Links to the real programs.
+    let farm = |dir: &Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        chmod(dir, 0o755);
+        for prog in ["initdb", "postgres"] {
+            std::os::unix::fs::symlink(Path::new(&bin).join(prog), dir.join(prog)).unwrap();
+        }
+    };
+    let mut cases: Vec<(PathBuf, PathBuf, &str)> = Vec::new();
+
+    let open = p.join("open");
+    fake(&open);
+    chmod(&open, 0o777);
+    cases.push((
+        open.clone(),
+        open.clone(),
+        "writable by group and other (mode 0777)",
+    ));
+
+    let sticky = p.join("sticky");
+    fake(&sticky);
+    chmod(&sticky, 0o1777);
+    cases.push((sticky.clone(), sticky, "(mode 1777)"));
+
+    let open_farm = p.join("open-farm");
+    farm(&open_farm);
+    chmod(&open_farm, 0o777);
+    cases.push((open_farm.clone(), open_farm, "writable by group and other"));
+
+    let group_file = p.join("group-file");
+    fake(&group_file);
+    chmod(&group_file.join("initdb"), 0o775);
+    cases.push((
+        group_file.clone(),
+        group_file.join("initdb"),
+        "writable by group",
+    ));
+
+    let nobody = p.join("nobody");
+    fake(&nobody);
+    std::os::unix::fs::chown(&nobody, Some(65534), Some(65534)).unwrap();
+    cases.push((nobody.clone(), nobody, "uid 65534"));
+
+    let nobody_file = p.join("nobody-file");
+    fake(&nobody_file);
+    std::os::unix::fs::chown(nobody_file.join("postgres"), Some(65534), None).unwrap();
+    cases.push((
+        nobody_file.clone(),
+        nobody_file.join("postgres"),
+        "uid 65534",
+    ));
+
+    let parent = p.join("parent");
+    fake(&parent.join("bin"));
+    chmod(&parent, 0o777);
+    cases.push((
+        parent.join("bin"),
+        parent.clone(),
+        "writable by group and other",
+    ));
+
+    // Links in a safe directory into an open one; a --pg-bin that is such a link.
+    let links = p.join("links");
+    std::fs::create_dir(&links).unwrap();
+    for prog in ["initdb", "postgres"] {
+        std::os::unix::fs::symlink(open.join(prog), links.join(prog)).unwrap();
+    }
+    cases.push((links, open.clone(), "writable by group and other"));
+    let dir_link = p.join("bin-link");
+    std::os::unix::fs::symlink(&open, &dir_link).unwrap();
+    cases.push((dir_link, open.clone(), "writable by group and other"));
+    // A link to the real programs, itself in an open directory.
+    let open_links = p.join("open-links");
+    std::fs::create_dir(&open_links).unwrap();
+    chmod(&open_links, 0o777);
+    std::os::unix::fs::symlink(&bin, open_links.join("bin")).unwrap();
+    cases.push((
+        open_links.join("bin"),
+        open_links,
+        "writable by group and other",
+    ));
+
+    // initdb runs the postgres beside its own file: a farm whose initdb lies beside a
+    // postgres anyone may write, though its own postgres is safe.
+    let beside = p.join("beside");
+    fake(&beside);
+    chmod(&beside.join("postgres"), 0o777);
+    let safe = p.join("safe");
+    fake(&safe);
+    let farm2 = p.join("farm2");
+    std::fs::create_dir(&farm2).unwrap();
+    std::os::unix::fs::symlink(beside.join("initdb"), farm2.join("initdb")).unwrap();
+    std::os::unix::fs::symlink(safe.join("postgres"), farm2.join("postgres")).unwrap();
+    cases.push((
+        farm2,
+        beside.join("postgres"),
+        "writable by group and other",
+    ));
+
+    for (given, named, why) in &cases {
+        let given = given.display().to_string();
+        let out = e.output(&["pg", "run", "redo", "--duration", "1s", "--pg-bin", &given]);
+        let line = util::refusal_line(
+            &given,
+            &out,
+            &[
+                "--pg-bin",
+                &format!("{} ", named.display()),
+                why,
+                "dbio runs no program another user could have replaced",
+            ],
+        );
+        assert!(
+            !mark.exists(),
+            "{given}: {:?} ran ({line})",
+            std::fs::read_to_string(&mark)
+        );
+        assert!(
+            !e.join("dbio-runs").exists(),
+            "{given}: {:?}",
+            util::tree(e.path())
+        );
+    }
+    assert!(processes_with(&e.path().display().to_string()).is_empty());
+}
+
+/// `--pg-set` takes measurement settings only: one that would open the server, make it
+/// run a program or load code, write outside its run directory, or smuggle a second
+/// setting in its value is refused before anything is made or started.
+#[test]
+fn settings_that_open_the_server_or_run_programs_are_refused_before_anything() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let mark = e.join("ran").display().to_string();
+    let here = e.path().display().to_string();
+    for (set, name, why) in [
+        (
+            "listen_addresses=*".to_string(),
+            "listen_addresses",
+            "opens the server",
+        ),
+        ("port=5433".into(), "port", "opens the server"),
+        (
+            "unix_socket_directories=/tmp".into(),
+            "unix_socket_directories",
+            "opens the server",
+        ),
+        (
+            "unix_socket_permissions=0777".into(),
+            "unix_socket_permissions",
+            "opens the server",
+        ),
+        (
+            "hba_file=/etc/passwd".into(),
+            "hba_file",
+            "opens the server",
+        ),
+        ("ssl=on".into(), "ssl", "opens the server"),
+        (
+            format!("archive_command=touch {mark}"),
+            "archive_command",
+            "run a program",
+        ),
+        ("archive_mode=on".into(), "archive_mode", "run a program"),
+        (
+            format!("restore_command=touch {mark}"),
+            "restore_command",
+            "run a program",
+        ),
+        (
+            "shared_preload_libraries=auto_explain".into(),
+            "shared_preload_libraries",
+            "load code",
+        ),
+        (
+            "dynamic_library_path=/tmp".into(),
+            "dynamic_library_path",
+            "load code",
+        ),
+        (
+            "config_file=/tmp/x.conf".into(),
+            "config_file",
+            "outside its run directory",
+        ),
+        (
+            "include=/etc/passwd".into(),
+            "include",
+            "outside its run directory",
+        ),
+        (
+            "log_directory=/tmp".into(),
+            "log_directory",
+            "outside its run directory",
+        ),
+        (
+            "logging_collector=on".into(),
+            "logging_collector",
+            "outside its run directory",
+        ),
+        (
+            "LISTEN_ADDRESSES=*".into(),
+            "listen_addresses",
+            "opens the server",
+        ),
+        (
+            "auto_explain.log_min_duration=0".into(),
+            "auto_explain.log_min_duration",
+            "not a setting's name",
+        ),
+        (
+            "geqo=off".into(),
+            "geqo",
+            "not one of the measurement settings",
+        ),
+        (
+            format!("fsync=on\narchive_command=touch {mark}"),
+            "fsync",
+            "control character",
+        ),
+    ] {
+        let out = e.output(&[
+            "pg",
+            "run",
+            "redo",
+            "--duration",
+            "1s",
+            "--pg-bin",
+            &bin,
+            "--pg-set",
+            &set,
+        ]);
+        util::refusal_line(&set, &out, &["--pg-set", name, why]);
+        assert!(
+            !e.join("dbio-runs").exists(),
+            "{set}: {:?}",
+            util::tree(e.path())
+        );
+        assert!(processes_with(&here).is_empty(), "{set}");
+    }
+    assert!(!Path::new(&mark).exists());
 }

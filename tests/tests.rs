@@ -36,6 +36,7 @@ mod pg;
 mod pg_observe;
 mod places;
 mod precondition;
+mod programs;
 mod progress;
 mod report;
 mod report_blemishes;

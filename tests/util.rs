@@ -653,6 +653,44 @@ pub fn skip(why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped ({n} so far): {test}: {why}");
 }
 
+/// A new directory for programs a test has dbio run (an ssh stand-in, a `--pg-bin`): dbio
+/// runs no program another user could have replaced, so not one under /tmp (writable by
+/// everyone, sticky or not). It is made under cargo's target directory, else /run, the
+/// first where every directory from `/` down belongs to root or this user and no other may
+/// write; None (through `skip`) where there is none.
+pub fn program_dir() -> Option<tempfile::TempDir> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let safe = |dir: &Path| -> bool {
+        let Ok(dir) = std::fs::canonicalize(dir) else {
+            return false;
+        };
+        dir.ancestors().all(|d| {
+            std::fs::metadata(d)
+                .is_ok_and(|m| (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0)
+        })
+    };
+    for base in [Path::new(env!("CARGO_TARGET_TMPDIR")), Path::new("/run")] {
+        if !safe(base) {
+            continue;
+        }
+        if let Ok(d) = tempfile::Builder::new()
+            .prefix("dbio-test-programs-")
+            .tempdir_in(base)
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            return Some(d);
+        }
+    }
+    skip(&format!(
+        "no directory only root or this user may change for test programs ({} nor /run)",
+        env!("CARGO_TARGET_TMPDIR")
+    ));
+    None
+}
+
 /// Whether the tests run as root (loop devices, mounts, dropping privileges need it).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

@@ -4,7 +4,9 @@
 //! dbio itself opens no socket and listens on nothing: ssh does the connecting.
 
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
+
+use crate::safety::exec::Program;
 
 /// Starts commands on a host with stdin, stdout and stderr piped.
 pub trait Transport: Send + Sync {
@@ -51,21 +53,36 @@ pub fn last_line(text: &str) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct Ssh {
     words: Vec<String>,
+    /// The first word, found and checked (a program no other user could have written).
+    program: Program,
     /// Print each command line on stderr before it starts (it came from a job file).
     announce: bool,
 }
 
 impl Ssh {
     pub fn new(cmd: &str) -> Result<Ssh, String> {
-        match shlex::split(cmd) {
-            Some(words) if !words.is_empty() => Ok(Ssh {
-                words,
-                announce: false,
-            }),
-            _ => Err(format!(
-                "--ssh '{cmd}': a command, e.g. \"ssh\" or \"ssh -F FILE\" (quotes balanced)"
-            )),
-        }
+        let words = match shlex::split(cmd) {
+            Some(words) if !words.is_empty() => words,
+            _ => {
+                return Err(format!(
+                    "--ssh '{cmd}': a command, e.g. \"ssh\" or \"ssh -F FILE\" (quotes balanced)"
+                ));
+            }
+        };
+        let program = Program::resolve(&words[0])
+            .map_err(|e| format!("--ssh '{cmd}': {e}"))?
+            .ok_or_else(|| {
+                format!(
+                    "--ssh '{cmd}': no program {} (looked for in {} and PATH)",
+                    crate::units::shown(&words[0]),
+                    crate::safety::exec::SYSTEM_DIRS.join(", ")
+                )
+            })?;
+        Ok(Ssh {
+            words,
+            program,
+            announce: false,
+        })
     }
 
     /// The same, printing each command line on stderr before it starts.
@@ -117,7 +134,8 @@ impl Transport for Ssh {
                 crate::units::shown(&remote_command(&words))
             );
         }
-        Command::new(&argv[0])
+        self.program
+            .command()
             .args(&argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

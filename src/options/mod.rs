@@ -26,6 +26,7 @@ pub mod cli;
 pub mod environment;
 pub mod job;
 pub mod parse;
+pub mod pg_set;
 pub mod points;
 pub mod save;
 mod table;

@@ -97,23 +97,15 @@ pub(crate) fn size_text(v: u64) -> String {
 /// Options that may be given more than once; each value is added to the others.
 pub const REPEATABLE: &[&str] = &["pg-set"];
 
-/// `--pg-set NAME=VALUE`: a server setting's name and value.
+/// `--pg-set NAME=VALUE`: a setting of the throwaway server, one [`super::pg_set`] takes.
 pub fn pg_setting(text: &str) -> Result<(String, String), String> {
     let Some((name, value)) = text.split_once('=') else {
-        return Err(format!("'{text}': NAME=VALUE, e.g. io_method=worker"));
+        return Err(format!(
+            "'{}': NAME=VALUE, e.g. io_method=worker",
+            crate::units::echoed(text)
+        ));
     };
     let name = name.trim();
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-    {
-        return Err(format!(
-            "'{name}' is not a setting's name (letters, digits, '_' and '.'), e.g. io_method=worker"
-        ));
-    }
-    if value.bytes().any(|b| b.is_ascii_control()) {
-        return Err(format!("the value of '{name}' holds a control character"));
-    }
+    super::pg_set::check(name, value)?;
     Ok((name.to_ascii_lowercase(), value.to_string()))
 }

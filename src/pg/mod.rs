@@ -14,7 +14,7 @@ pub mod schema;
 pub mod server;
 pub mod workloads;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -142,7 +142,7 @@ const DROP_EVERY: Duration = Duration::from_millis(50);
 /// Which server a run goes through, as checked before anything was created.
 enum Where {
     Throwaway {
-        bin: PathBuf,
+        bins: server::Binaries,
         major: u32,
         who: server::RunAs,
     },
@@ -206,8 +206,9 @@ fn check(a: &RunArgs) -> Result<(Test, Where, u64)> {
         )));
     }
     let place = if let Some(bin) = &a.pg_bin {
-        let major = server::check_bin(bin)?;
-        let who = server::run_as()?;
+        let bins = server::Binaries::of(bin)?;
+        let who = server::run_as(&bins)?;
+        let major = server::check_version(&bins, &who)?;
         let out = std::path::absolute(&a.out).unwrap_or_else(|_| a.out.clone());
         if let Err(at) = server::reachable_by(&who, &out) {
             return Err(Error::usage(format!(
@@ -217,11 +218,7 @@ fn check(a: &RunArgs) -> Result<(Test, Where, u64)> {
                 at.shown()
             )));
         }
-        Where::Throwaway {
-            bin: bin.clone(),
-            major,
-            who,
-        }
+        Where::Throwaway { bins, major, who }
     } else {
         let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
         let mut c = connect::connect(&config, "--pg")?;
@@ -328,9 +325,9 @@ fn measure(
     let load_started = std::time::Instant::now();
     let mut server = None;
     let (config, major) = match place {
-        Where::Throwaway { bin, major, who } => {
+        Where::Throwaway { bins, major, who } => {
             let mut s = server::Server::create(
-                &bin,
+                &bins,
                 major,
                 who,
                 &run_dir.join("pg"),

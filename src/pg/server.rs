@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use postgres::Config;
 
 use crate::error::{Error, Result};
+use crate::safety::exec::Program;
 use crate::units::Shown;
 
 /// The socket's port number (it only names the socket file in a private directory).
@@ -39,7 +40,47 @@ pub fn login_name() -> Option<String> {
     }
 }
 
-/// Who runs the server: dbio's own user, or an unprivileged one when dbio runs as root
+/// The system user throwaway servers run as when dbio runs as root: one that owns nothing
+/// else on the host (never `postgres`, who owns the host's real clusters, nor `nobody`,
+/// whom many daemons share). The packages create it; dbio does not.
+pub const SERVER_USER: &str = "dbio";
+
+/// The command that creates [`SERVER_USER`] (what the packages run).
+pub const CREATE_SERVER_USER: &str = "useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group dbio";
+
+/// `initdb` and `postgres` of `--pg-bin`, each checked ([`Program`]): no user but root
+/// (or the one running dbio) could have written them or a directory above them.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    initdb: Program,
+    postgres: Program,
+}
+
+impl Binaries {
+    /// The programs of `bin`, checked before anything runs or is created.
+    pub fn of(bin: &Path) -> Result<Binaries> {
+        let one = |prog: &str| -> Result<Program> {
+            Program::at(&bin.join(prog))
+                .map_err(|e| Error::usage(format!("--pg-bin {}: {e}", bin.shown())))?
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "--pg-bin {}: no {prog} there; give the directory of PostgreSQL's programs, e.g. /usr/lib/postgresql/15/bin",
+                        bin.shown()
+                    ))
+                })
+        };
+        let initdb = one("initdb")?;
+        let postgres = one("postgres")?;
+        // initdb runs the postgres beside its own (resolved) file: that one passes too.
+        if let Some(dir) = initdb.path().parent() {
+            Program::at(&dir.join("postgres"))
+                .map_err(|e| Error::usage(format!("--pg-bin {}: {e}", bin.shown())))?;
+        }
+        Ok(Binaries { initdb, postgres })
+    }
+}
+
+/// Who runs the server: dbio's own user, or [`SERVER_USER`] when dbio runs as root
 /// (initdb and postgres refuse root).
 #[derive(Debug, Clone)]
 pub struct RunAs {
@@ -51,39 +92,51 @@ pub struct RunAs {
 }
 
 impl RunAs {
-    fn find() -> Result<RunAs> {
-        // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            // SAFETY: as above.
-            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    fn find(bins: &Binaries) -> Result<RunAs> {
+        let me = crate::safety::fs::effective_uid();
+        if me != 0 {
+            // SAFETY: getegid cannot fail.
+            let gid = unsafe { libc::getegid() };
             return Ok(RunAs {
-                name: login_name().unwrap_or_else(|| uid.to_string()),
-                uid,
+                name: login_name().unwrap_or_else(|| me.to_string()),
+                uid: me,
                 gid,
                 drop: false,
             });
         }
-        for name in ["postgres", "nobody"] {
-            let c = CString::new(name).expect("no NUL");
-            // SAFETY: getpwnam returns static storage or NULL; read at once.
-            let found = unsafe {
-                let pw = libc::getpwnam(c.as_ptr());
-                (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
-            };
-            if let Some((uid, gid)) = found
-                && uid != 0
-            {
-                return Ok(RunAs {
-                    name: name.into(),
-                    uid,
-                    gid,
-                    drop: true,
-                });
+        let c = CString::new(SERVER_USER).expect("no NUL");
+        // SAFETY: getpwnam returns static storage or NULL; read at once.
+        let found = unsafe {
+            let pw = libc::getpwnam(c.as_ptr());
+            (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+        };
+        let Some((uid, gid)) = found else {
+            return Err(Error::usage(format!(
+                "--pg-bin: dbio runs as root, and the throwaway server runs as the system user {SERVER_USER}, which does not exist; create it (dbio's packages do): {CREATE_SERVER_USER}"
+            )));
+        };
+        let refuse = |why: String| {
+            Err(Error::usage(format!(
+                "--pg-bin: user {SERVER_USER} (uid {uid}) {why}: the throwaway server runs as a user that owns nothing else on this host; leave user {SERVER_USER} to dbio alone"
+            )))
+        };
+        if uid == 0 || gid == 0 {
+            return refuse(format!("has uid {uid} and group id {gid}, root's"));
+        }
+        for p in [&bins.initdb, &bins.postgres] {
+            if p.owner() == uid {
+                return refuse(format!("owns {}", p.path().shown()));
             }
         }
-        Err(Error::usage(
-            "--pg-bin: dbio runs as root, and neither user postgres nor nobody exists to run the server as (initdb and postgres refuse root)",
-        ))
+        if let Some(process) = foreign_process(uid) {
+            return refuse(format!("runs {process}, which no dbio started (stop it)"));
+        }
+        Ok(RunAs {
+            name: SERVER_USER.into(),
+            uid,
+            gid,
+            drop: true,
+        })
     }
 
     /// Makes `cmd` run as this user, in a session of its own, and (for the postmaster) told
@@ -115,40 +168,88 @@ impl RunAs {
     }
 }
 
-/// The major version of the binaries in `bin` (`postgres --version`), checked before
-/// anything is created: the programs are there, and the version is 15 or later.
-pub fn check_bin(bin: &Path) -> Result<u32> {
-    for prog in ["initdb", "postgres"] {
-        let p = bin.join(prog);
-        if !p.is_file() {
-            return Err(Error::usage(format!(
-                "--pg-bin {}: no {prog} there; give the directory of PostgreSQL's programs, e.g. /usr/lib/postgresql/15/bin",
-                bin.shown()
-            )));
+/// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
+/// parents, through processes of `uid`, does not lead to a process running this very dbio
+/// binary (the dbio that started it). "process 12 (sleep 100)".
+fn foreign_process(uid: u32) -> Option<String> {
+    /// Its parent, whether any of its user ids (real, effective, saved, file system) is
+    /// `uid`, and whether it has ended (a zombie runs nothing), from /proc/PID/status.
+    fn status(pid: u32, uid: u32) -> Option<(u32, bool, bool)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        };
+        let ppid = field("PPid:")?.first()?.parse().ok()?;
+        let ids = field("Uid:")?;
+        let ended = field("State:")?.first()? == "Z";
+        Some((ppid, ids.iter().any(|i| i.parse() == Ok(uid)), ended))
+    }
+    fn exe(pid: &str) -> Option<(u64, u64)> {
+        let md = std::fs::metadata(format!("/proc/{pid}/exe")).ok()?;
+        Some((md.dev(), md.ino()))
+    }
+    let me = exe("self");
+    let procs = std::fs::read_dir("/proc").ok()?;
+    for entry in procs.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Some((mut up, true, false)) = status(pid, uid) else {
+            continue;
+        };
+        let mut ours = false;
+        for _ in 0..64 {
+            match status(up, uid) {
+                Some((parent, true, _)) if up > 1 => up = parent,
+                Some((_, false, _)) => {
+                    ours = me.is_some() && exe(&up.to_string()) == me;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        if !ours {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd: String = String::from_utf8_lossy(&cmd[..cmd.len().min(512)])
+                .trim_end_matches('\0')
+                .replace('\0', " ");
+            return Some(format!(
+                "process {pid} ({})",
+                crate::safety::lock::printable(&cmd)
+            ));
         }
     }
-    let out = Command::new(bin.join("postgres"))
-        .arg("--version")
+    None
+}
+
+/// The major version of the binaries (`postgres --version`, run as the server's user),
+/// checked before anything is created: the version is 15 or later.
+pub fn check_version(bins: &Binaries, who: &RunAs) -> Result<u32> {
+    let shown = bins.postgres.path().shown();
+    let mut cmd = bins.postgres.command();
+    cmd.arg("--version")
         .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    who.apply(&mut cmd, false);
+    let out = cmd
         .output()
-        .map_err(|e| {
-            Error::usage(format!(
-                "--pg-bin {}: cannot run postgres --version: {e}",
-                bin.shown()
-            ))
-        })?;
+        .map_err(|e| Error::usage(format!("--pg-bin: cannot run {shown} --version: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let major = parse_major(&text).ok_or_else(|| {
         Error::usage(format!(
-            "--pg-bin {}: postgres --version said '{}', not a PostgreSQL version",
-            bin.shown(),
-            text.trim()
+            "--pg-bin: {shown} --version said '{}', not a PostgreSQL version",
+            crate::units::echoed(text.trim())
         ))
     })?;
     if major < 15 {
         return Err(Error::usage(format!(
-            "--pg-bin {}: PostgreSQL {major} is older than 15, the oldest dbio pg runs on",
-            bin.shown()
+            "--pg-bin: {shown} is PostgreSQL {major}, older than 15, the oldest dbio pg runs on"
         )));
     }
     Ok(major)
@@ -189,13 +290,13 @@ pub fn reachable_by(who: &RunAs, dir: &Path) -> std::result::Result<(), PathBuf>
 }
 
 /// The user the server will run as (checked before anything is created).
-pub fn run_as() -> Result<RunAs> {
-    RunAs::find()
+pub fn run_as(bins: &Binaries) -> Result<RunAs> {
+    RunAs::find(bins)
 }
 
 /// A throwaway server: its directory (data directory and log) and its socket directory.
 pub struct Server {
-    bin: PathBuf,
+    bins: Binaries,
     pub major: u32,
     /// `<run dir>/pg`: data directory and log, removed at the end.
     dir: PathBuf,
@@ -211,13 +312,23 @@ impl Server {
     /// Makes `dir` (which must not exist), owned by the server's user, and runs initdb in
     /// it. On failure nothing is left.
     pub fn create(
-        bin: &Path,
+        bins: &Binaries,
         major: u32,
         who: RunAs,
         dir: &Path,
         sessions: u32,
         pg_set: &[(String, String)],
     ) -> Result<Server> {
+        // What --pg-set gives was checked when it was parsed; checked again here, where it
+        // reaches the server, whoever built the list.
+        for (n, v) in pg_set {
+            crate::options::pg_set::check(n, v).map_err(|why| {
+                Error::usage(format!(
+                    "--pg-set {}: {why}",
+                    crate::units::echoed(&format!("{n}={v}"))
+                ))
+            })?;
+        }
         std::fs::create_dir(dir).map_err(|e| Error::io("cannot create", dir, &e))?;
         let sock = make_socket_dir(&who).inspect_err(|_| {
             let _ = std::fs::remove_dir_all(dir);
@@ -238,7 +349,7 @@ impl Server {
         }
         settings.extend(pg_set.iter().cloned());
         let mut s = Server {
-            bin: bin.to_path_buf(),
+            bins: bins.clone(),
             major,
             dir: dir.to_path_buf(),
             sock,
@@ -261,7 +372,7 @@ impl Server {
     fn initdb(&mut self) -> Result<()> {
         hand_over_dir(&self.dir, &self.who)?;
         let log = self.log_file()?;
-        let mut cmd = Command::new(self.bin.join("initdb"));
+        let mut cmd = self.bins.initdb.command();
         cmd.args(["-D"])
             .arg(self.data())
             .args([
@@ -342,7 +453,7 @@ impl Server {
     /// Starts the postmaster and waits until it accepts connections (at most a minute).
     pub fn start(&mut self) -> Result<()> {
         let log = self.log_file()?;
-        let mut cmd = Command::new(self.bin.join("postgres"));
+        let mut cmd = self.bins.postgres.command();
         cmd.arg("-D")
             .arg(self.data())
             .arg("-k")
@@ -507,6 +618,86 @@ mod tests {
         );
         assert_eq!(parse_major("postgres (PostgreSQL) 18.4\n"), Some(18));
         assert_eq!(parse_major("something else"), None);
+    }
+
+    /// The processes whose user ids include `uid`.
+    fn processes_of(uid: u32) -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|t| {
+                    t.lines()
+                        .find_map(|l| l.strip_prefix("Uid:"))
+                        .is_some_and(|ids| ids.split_whitespace().any(|i| i == uid.to_string()))
+                })
+            })
+            .collect()
+    }
+
+    fn wait_for_processes_of(uid: u32, n: usize) {
+        let until = Instant::now() + Duration::from_secs(20);
+        while processes_of(uid).len() < n {
+            assert!(Instant::now() < until, "no process of uid {uid} started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_process_of_the_servers_user_that_this_dbio_did_not_start_is_foreign() {
+        if crate::safety::fs::effective_uid() != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        // User ids nobody uses (no passwd entry needed to run as one).
+        let base = 3_000_000 + std::process::id() % 100_000 * 4;
+        let (ours, foreign) = (base, base + 1);
+        assert_eq!(foreign_process(ours), None);
+        let sh = Program::find("sh").unwrap().expect("sh");
+        // Started by this binary (here the test binary plays dbio): a shell and its child,
+        // as a throwaway server and its backends are.
+        let mut cmd = sh.command();
+        cmd.args(["-c", "sleep 60 & wait"]);
+        RunAs {
+            name: "x".into(),
+            uid: ours,
+            gid: ours,
+            drop: true,
+        }
+        .apply(&mut cmd, true);
+        let mut child = cmd.spawn().unwrap();
+        wait_for_processes_of(ours, 2);
+        assert_eq!(foreign_process(ours), None);
+        // Started by another program (a root shell): someone else uses that user.
+        let setpriv = Program::find("setpriv").unwrap();
+        let Some(setpriv) = setpriv else {
+            eprintln!("skipped: no setpriv");
+            for p in processes_of(ours) {
+                // SAFETY: processes this test started, under a user id only it uses.
+                unsafe { libc::kill(p as i32, libc::SIGKILL) };
+            }
+            let _ = child.wait();
+            return;
+        };
+        let mut other = sh.command();
+        other.arg("-c").arg(format!(
+            "{} --reuid={foreign} --regid={foreign} --clear-groups sleep 60 & wait",
+            setpriv.path().display()
+        ));
+        let mut other = other.spawn().unwrap();
+        wait_for_processes_of(foreign, 1);
+        let found = foreign_process(foreign);
+        let pid = processes_of(foreign)[0];
+        for p in processes_of(ours).into_iter().chain(processes_of(foreign)) {
+            // SAFETY: processes this test started, under user ids only it uses.
+            unsafe { libc::kill(p as i32, libc::SIGKILL) };
+        }
+        let _ = child.wait();
+        let _ = other.wait();
+        // (Named by its command line: sleep's, or setpriv's a moment before it ran sleep.)
+        let found = found.expect("a foreign process");
+        assert!(found.starts_with(&format!("process {pid} (")), "{found}");
     }
 
     #[test]

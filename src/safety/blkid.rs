@@ -186,7 +186,11 @@ impl Library {
 
 /// The signatures `wipefs --no-act` lists for `path`, with their UUIDs.
 fn wipefs(path: &Path) -> Result<Vec<Signature>, String> {
-    let out = std::process::Command::new("wipefs")
+    let wipefs = crate::safety::exec::Program::find("wipefs")
+        .map_err(|e| e.to_string())?
+        .ok_or("wipefs is not installed")?;
+    let out = wipefs
+        .command()
         .args(["--no-act", "--noheadings", "--output", "TYPE,UUID"])
         .arg(path)
         .stdin(std::process::Stdio::null())

@@ -47,7 +47,11 @@ fn parse_devno(s: &str) -> Option<u64> {
 /// The device-mapper table of device `devno` as `dmsetup table` prints it (None: unknown,
 /// no dmsetup). Secrets in it (a crypt key) stay in memory: messages use [`table_summary`].
 pub(super) fn dm_table(devno: u64) -> Option<String> {
-    let out = std::process::Command::new("dmsetup")
+    // Not there, or refused (another user could have written it): no table, and the
+    // device counts as all of the devices below it, which asks more of them, not less.
+    let dmsetup = crate::safety::exec::Program::find("dmsetup").ok()??;
+    let out = dmsetup
+        .command()
         .args(["table", "-j"])
         .arg(libc::major(devno).to_string())
         .arg("-m")

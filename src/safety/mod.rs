@@ -16,7 +16,9 @@
 //! - [`limits`]: what the machine allows (threads, memory maps, memory, free space), so
 //!   that every input is checked before anything is created, deleted or measured;
 //! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once;
-//! - [`places`]: where a data set may be made (never on the kernel's pseudo file systems).
+//! - [`places`]: where a data set may be made (never on the kernel's pseudo file systems);
+//! - [`exec`]: every program dbio starts, checked first: no user but root (or the one
+//!   running dbio) could have written it or any directory above it.
 //!
 //! The data set's manifest is untrusted input: [`crate::dataset::manifest`] checks every
 //! entry (a plain dbio file name and a real identity) before anything acts on it.
@@ -25,6 +27,7 @@ pub mod alias;
 pub mod blkid;
 pub mod cleanup;
 pub mod device;
+pub mod exec;
 pub mod fs;
 mod holders;
 pub mod identity;

@@ -21,12 +21,13 @@
 use std::ffi::CString;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::safety::blkid;
 use crate::safety::device::{self, Consent};
+use crate::safety::exec::Program;
 use crate::safety::identity::{Held, Kind};
 use crate::safety::signatures;
 use crate::units::{Shown, human_bytes};
@@ -51,25 +52,15 @@ pub fn zero_by_hand(dev: &str) -> String {
 /// ioctl: whether a block device is read-only (`_IO(0x12, 94)`).
 const BLKROGET: libc::Ioctl = 0x125e;
 
-/// `mkfs.KIND`, where the system keeps it (/usr/sbin, /sbin, /usr/bin, /bin), else on PATH:
-/// a directory early in root's PATH that another user may write to does not get to supply
-/// the program that formats the device.
-fn mkfs_tool(kind: &str) -> Option<PathBuf> {
-    let name = format!("mkfs.{kind}");
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::split_paths(&path))
-        .map(|d| d.join(&name))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
-        })
+/// `mkfs.KIND`, where the system keeps it (/usr/sbin, /usr/bin, /sbin, /bin), else on PATH,
+/// checked ([`Program`]): a program another user could have written does not get to format
+/// the device; refused, not passed over.
+fn mkfs_tool(kind: &str) -> Result<Option<Program>> {
+    Program::find(&format!("mkfs.{kind}")).map_err(|e| Error::usage(format!("--param fs: {e}")))
 }
 
 /// The `mkfs` tools of `specs` that `find` does not find, each with its package.
-fn missing_tools(specs: &[Spec], find: impl Fn(&str) -> Option<PathBuf>) -> Vec<String> {
+fn missing_tools<T>(specs: &[Spec], find: impl Fn(&str) -> Option<T>) -> Vec<String> {
     let mut missing: Vec<String> = Vec::new();
     for s in specs {
         let (_, package) = KINDS.iter().find(|(k, _)| *k == s.kind).expect("parsed");
@@ -174,7 +165,10 @@ impl FileSystems {
                 "--param fs makes and mounts file systems, which only root may: run dbio as root",
             ));
         }
-        let missing = missing_tools(specs, mkfs_tool);
+        for s in specs {
+            mkfs_tool(s.kind)?;
+        }
+        let missing = missing_tools(specs, |k| mkfs_tool(k).ok().flatten());
         if !missing.is_empty() {
             return Err(Error::usage(format!(
                 "--param fs: {} not installed; install {} or leave those file systems out",
@@ -305,7 +299,7 @@ impl FileSystems {
     pub fn make(&mut self, spec: &Spec) -> Result<String> {
         self.unmount()?;
         self.still_ours()?;
-        let tool = mkfs_tool(spec.kind)
+        let tool = mkfs_tool(spec.kind)?
             .ok_or_else(|| Error::other(format!("mkfs.{} is no longer installed", spec.kind)))?;
         let uuid = new_uuid();
         // Recorded before it runs: a mkfs stopped half-way leaves (at most) this signature.
@@ -315,16 +309,17 @@ impl FileSystems {
             spec.kind,
             self.device.shown()
         );
-        let out = Command::new(&tool)
+        let out = tool
+            .command()
             .args(mkfs_args(spec.kind, &uuid))
             .arg(&self.device)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| Error::other(format!("cannot run {}: {e}", tool.shown())))?;
+            .map_err(|e| Error::other(format!("cannot run {}: {e}", tool.path().shown())))?;
         if !out.status.success() {
             return Err(Error::other(format!(
-                "{} {} failed ({}): {}",
-                tool.shown(),
+                "mkfs.{} {} failed ({}): {}",
+                spec.kind,
                 self.device.shown(),
                 out.status,
                 // The first line says why (mkfs.xfs follows it with its whole usage).
