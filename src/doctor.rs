@@ -18,7 +18,7 @@ use crate::error::{ExitCode, Result};
 use crate::report::summary::thousands;
 use crate::safety::fs::{Dir, Kind};
 use crate::safety::lock::{self, Holder, Mode};
-use crate::store::{DataSetRecord, RunDirRecord};
+use crate::store::{DataSetRecord, LeftoverRecord, RunDirRecord};
 use crate::units::{human_bytes, shell_word};
 
 /// The kinds of results directory dbio makes, and what each may hold: the explicit list of
@@ -423,6 +423,36 @@ pub struct Known {
     pub store_problem: Option<String>,
     /// It could not be read because another process held it (it is not damaged).
     pub store_locked: bool,
+    /// What commands made or changed outside their results directories and have not
+    /// undone (yet): a throwaway server's directories, a schema on a user's server, a
+    /// disk's I/O scheduler.
+    pub leftovers: Vec<LeftoverRecord>,
+}
+
+/// What a leftover of `kind` is, in words.
+fn leftover_words(kind: &str) -> &'static str {
+    use crate::safety::cleanup::{PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR, SCHEDULER};
+    match kind {
+        PG_DATA_DIR => "a throwaway PostgreSQL server's directory (data directory and log)",
+        PG_SOCKET_DIR => "a throwaway PostgreSQL server's socket directory",
+        PG_SCHEMA => "the schema of a dbio pg run on a user's server",
+        SCHEDULER => "a disk's I/O scheduler, changed by a scheduler sweep",
+        _ => "something dbio made",
+    }
+}
+
+/// Undoes the leftover `r` (its maker is gone): removes or restores it if it is still
+/// what dbio made. Ok: what was done; Err: why it was left alone.
+fn undo_leftover(r: &LeftoverRecord) -> std::result::Result<String, String> {
+    match r.kind.as_str() {
+        crate::safety::cleanup::SCHEDULER => crate::sweep::scheduler::undo_leftover(&r.detail),
+        kind => crate::pg::leftovers::undo(kind, &r.detail),
+    }
+}
+
+/// The leftovers whose maker is gone (killed, or ended leaving them): stale.
+fn stale_leftovers(known: &Known) -> Vec<&LeftoverRecord> {
+    known.leftovers.iter().filter(|l| !l.owner_alive()).collect()
 }
 
 /// Finds data sets and run directories: those the store knows and the default places, or
@@ -474,7 +504,14 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
                     record: r.clone(),
                     own,
                     points,
-                    foreign,
+                    // A throwaway server's directory inside it is a leftover of its own,
+                    // listed (and removed) as such.
+                    foreign: (foreign.into_iter())
+                        .filter(|(name, _)| {
+                            let p = Path::new(&r.path).join(name).display().to_string();
+                            !known.leftovers.iter().any(|l| l.what == p)
+                        })
+                        .collect(),
                 }),
             }
         }
@@ -655,6 +692,31 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             );
         }
     }
+    let stale_left = stale_leftovers(known);
+    if !known.leftovers.is_empty() {
+        let _ = writeln!(o, "\nMade or changed outside the results directories");
+        for l in &known.leftovers {
+            if l.owner_alive() {
+                let _ = writeln!(
+                    o,
+                    "  {}: {}, in use by dbio pid {} (running)",
+                    l.what.shown(),
+                    leftover_words(&l.kind),
+                    l.pid
+                );
+            } else {
+                let _ = writeln!(
+                    o,
+                    "  {}: STALE: {} left by dbio pid {} (gone), noted {}; undo by hand: {}",
+                    l.what.shown(),
+                    leftover_words(&l.kind),
+                    l.pid,
+                    l.created_at.shown(),
+                    l.undo.shown()
+                );
+            }
+        }
+    }
     if let Some(problem) = &known.store_problem {
         let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
     }
@@ -672,6 +734,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         && f.unfinished.is_empty()
         && f.killed_runs.is_empty()
         && mounts.is_empty()
+        && stale_left.is_empty()
         && known.store_problem.is_none()
     {
         let _ = writeln!(o, "\nNothing needs attention.");
@@ -691,6 +754,12 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         advice.push(format!(
             "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`, then {})",
             crate::sweep::filesystem::zero_by_hand("DEV")
+        ));
+    }
+    if !stale_left.is_empty() {
+        advice.push(format!(
+            "{} thing(s) made or changed by commands that are gone: `dbio clean --stale` removes or restores each (only if it is still what dbio made), or run the command shown",
+            stale_left.len()
         ));
     }
     if !f.killed_runs.is_empty() {
@@ -785,6 +854,32 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
     let mut o = std::io::stdout().lock();
     let f = survey(paths, known);
     let mut repaired = 0;
+    let mut left = 0;
+    // What commands made outside their results directories first: a throwaway server's
+    // directory inside a killed run's must go before that run's directory can.
+    for l in stale_leftovers(known) {
+        if !paths.is_empty() && !paths.iter().any(|p| Path::new(&l.what).starts_with(canonical(p))) {
+            continue;
+        }
+        match undo_leftover(l) {
+            Ok(done) => {
+                crate::safety::cleanup::undone_record(l.id);
+                let _ = writeln!(o, "{}: {}", l.what.shown(), crate::units::shown(&done));
+                repaired += 1;
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    o,
+                    "{}: LEFT: {}: {}; undo it by hand when it is yours: {}",
+                    l.what.shown(),
+                    leftover_words(&l.kind),
+                    crate::units::shown(&why),
+                    l.undo.shown()
+                );
+                left += 1;
+            }
+        }
+    }
     if paths.is_empty() {
         for r in &known.unfinished_run_dirs {
             if std::fs::symlink_metadata(&r.path).is_err() {
@@ -877,10 +972,14 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
         }
         repaired += 1;
     }
-    if repaired == 0 {
+    if repaired == 0 && left == 0 {
         let _ = writeln!(o, "nothing stale found");
     }
-    Ok(ExitCode::Ok)
+    Ok(if left > 0 {
+        ExitCode::Failure
+    } else {
+        ExitCode::Ok
+    })
 }
 
 /// Removes `rel` (a file, or `POINT/file`, `points/POINT/file`) from the results directory

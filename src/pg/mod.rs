@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod connect;
+pub mod leftovers;
 pub mod load;
 pub mod observe;
 pub mod schema;
@@ -178,18 +179,30 @@ fn event_name(kind: Kind, major: u32, io_method: Option<&str>) -> &'static str {
     }
 }
 
-/// `dbio pg clean`: drops the marked schemas, one line each.
+/// `dbio pg clean`: drops the marked schemas no running run holds, one line each, and
+/// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
-    let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
-    let mut c = connect::connect(&config, "--pg")?;
-    let dropped = schema::clean(&mut c)?;
-    for name in &dropped {
+    let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+    let mut c = connect::connect(&mut config, "--pg")?;
+    let done = schema::clean(&mut c)?;
+    for name in &done.dropped {
+        crate::safety::cleanup::undone_elsewhere(
+            crate::safety::cleanup::PG_SCHEMA,
+            &schema::what(name, &config),
+        );
         println!("dropped schema {name}");
     }
-    if dropped.is_empty() {
+    for (name, why) in &done.left {
+        println!("left schema {name}: {}", crate::units::shown(why));
+    }
+    if done.dropped.is_empty() && done.left.is_empty() {
         println!("no dbio schema at {}", connect::describe(&config));
     }
-    Ok(ExitCode::Ok)
+    Ok(if done.left.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failure
+    })
 }
 
 /// Checks everything the input and the server decide, before anything is created.
@@ -220,8 +233,8 @@ fn check(a: &RunArgs) -> Result<(Test, Where, u64)> {
         }
         Where::Throwaway { bins, major, who }
     } else {
-        let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
-        let mut c = connect::connect(&config, "--pg")?;
+        let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+        let mut c = connect::connect(&mut config, "--pg")?;
         connect::check_server(&mut c, &config, "--pg")?;
         Where::Existing {
             config: Box::new(config),
@@ -324,7 +337,7 @@ fn measure(
 ) -> Result<(RunResult, Vec<crate::measure::EventTotals>)> {
     let load_started = std::time::Instant::now();
     let mut server = None;
-    let (config, major) = match place {
+    let (mut config, major) = match place {
         Where::Throwaway { bins, major, who } => {
             let mut s = server::Server::create(
                 &bins,
@@ -341,7 +354,8 @@ fn measure(
         }
         Where::Existing { config } => (*config, 0),
     };
-    let mut client = connect::connect(&config, "--pg")?;
+    let owned = server.is_some();
+    let mut client = connect::connect(&mut config, "--pg")?;
     let checked = connect::check_server(&mut client, &config, "--pg")?;
     let major = if major > 0 {
         major
@@ -352,21 +366,27 @@ fn measure(
         .query_one("SELECT current_setting('io_method', true)", &[])
         .ok()
         .and_then(|r| r.get(0));
-    let mut schema = schema::Schema::create(&mut client, &config, run_id)?;
+    let mut schema = schema::Schema::create(&config, run_id)?;
     let rows = size / load::PAGE;
     let reads = matches!(kind, Kind::Lookup | Kind::Batch | Kind::Scan);
+    let mut notes: Vec<String> = Vec::new();
     if matches!(kind, Kind::Commit | Kind::Copy) {
         load::write_tables(&mut client, &schema.name, a.sessions, kind == Kind::Copy)?;
     } else {
         load::blocks(&mut client, &schema.name, rows, stop)?;
+        // A checkpoint is a server-wide act: only on a server dbio owns.
+        if owned {
+            load::checkpoint(&mut client);
+        } else {
+            notes.push(load::NO_CHECKPOINT.into());
+        }
     }
-    let mut notes: Vec<String> = Vec::new();
     // The loaded table must not be in shared_buffers at the start.
     if let Some(s) = server.as_mut() {
         drop(client);
         s.stop();
         s.start()?;
-        client = connect::connect(&config, "--pg-bin")?;
+        client = connect::connect(&mut config, "--pg-bin")?;
     } else if reads {
         notes.push(
             "the server is not restarted (not dbio's): part of the table may be in shared_buffers at the start".into(),
@@ -423,7 +443,7 @@ fn measure(
     let observer = Observer::start(&config, 100)?;
     let mut sessions = Vec::with_capacity(a.sessions as usize);
     for id in 0..a.sessions {
-        let c = connect::connect(&config, "--pg")?;
+        let c = connect::connect(&mut config, "--pg")?;
         sessions.push(Session::new(c, &shape, id)?);
     }
     let event = event_name(kind, major, io_method.as_deref());
@@ -437,6 +457,7 @@ fn measure(
         end_ns: t0 + (a.warmup + a.duration).as_nanos() as u64,
     };
     let mut failures: Vec<String> = Vec::new();
+    let mut lost: Vec<workloads::Failure> = Vec::new();
     let mut last_second_end = window.start_ns;
     std::thread::scope(|scope| {
         if let Some(files) = &fadvise_files {
@@ -474,10 +495,13 @@ fn measure(
             last_second_end = due;
         }
         over.store(true, Ordering::Relaxed);
-        for h in handles {
+        for (n, h) in handles.into_iter().enumerate() {
             match h.join() {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(e.to_string()),
+                Ok(Err(f)) => {
+                    failures.push(format!("session {}: {}", n + 1, f.text));
+                    lost.push(f);
+                }
                 Err(_) => failures.push("a session panicked".into()),
             }
         }
@@ -503,11 +527,23 @@ fn measure(
         mean_read_us,
         load_continues: false,
     };
-    let section = observer.finish(&ctx)?;
+    // Sessions the server cut off: what happened, and when (the result is kept, partial).
+    notes.extend(lost_sessions(&lost, t0));
+    // The database may have gone away: what was measured is kept without its statistics.
+    let section = match observer.finish(&ctx) {
+        Ok(s) => Some(s),
+        Err(e) if !lost.is_empty() => {
+            notes.push(format!(
+                "no PostgreSQL statistics for this run: the observer's connection failed too ({e})"
+            ));
+            None
+        }
+        Err(e) => return Err(e),
+    };
     // The schema goes before the server.
     if let Err(e) = schema.drop_now() {
         notes.push(format!(
-            "schema {} could not be dropped ({e}); `dbio pg clean` drops it",
+            "schema {} could not be dropped ({e}); it is noted as left behind: `dbio doctor` names it, `dbio clean --stale` or `dbio pg clean` drops it",
             schema.name
         ));
     }
@@ -685,13 +721,45 @@ fn measure(
         hosts: Vec::new(),
     };
     result.started_at = crate::sys::utc_now_rfc3339();
-    attach(&mut result, section);
+    if let Some(section) = section {
+        attach(&mut result, section);
+    }
     Ok((result, totals))
 }
 
 /// Puts what the database saw into the result (its `pg` section).
 fn attach(result: &mut RunResult, section: observe::PgSection) {
     result.pg = Some(section);
+}
+
+/// What the server did to the sessions it cut off, one line per reason: "the server closed
+/// 4 sessions' connections at 12.3 s: terminating connection due to administrator command"
+/// (the time from the start of the run, the first of them).
+fn lost_sessions(lost: &[workloads::Failure], t0: u64) -> Vec<String> {
+    let mut by_text: Vec<(&str, usize, u64)> = Vec::new();
+    for f in lost {
+        match by_text.iter_mut().find(|(t, _, _)| *t == f.text) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 = e.2.min(f.at_ns);
+            }
+            None => by_text.push((&f.text, 1, f.at_ns)),
+        }
+    }
+    by_text
+        .into_iter()
+        .map(|(text, n, at)| {
+            format!(
+                "the server closed {} at {:.1} s: {text}; what was measured until then is kept (partial)",
+                if n == 1 {
+                    "1 session's connection".to_string()
+                } else {
+                    format!("{n} sessions' connections")
+                },
+                at.saturating_sub(t0) as f64 / 1e9
+            )
+        })
+        .collect()
 }
 
 /// This process's user and system CPU seconds.

@@ -531,6 +531,16 @@ impl Dir {
         self.publish(name, Publish::New, |f| f.write_all(bytes))
     }
 
+    /// [`Dir::write_new`] for a file only its owner may read (mode 0600, set before a byte
+    /// is written): it holds connection details.
+    pub fn write_new_private(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::New, |f| {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            f.write_all(bytes)
+        })
+    }
+
     /// Writes the file `name` whole, replacing the plain file of dbio's at the name, if
     /// any; a symlink, hard link, directory or another user's file there is refused.
     pub fn replace(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -718,6 +728,12 @@ pub fn remove_made(made: &[PathBuf]) {
 pub fn write_new_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (dir, name) = split(path)?;
     Dir::open(&dir)?.write_new(&name, bytes)
+}
+
+/// [`write_new_file`], mode 0600 (a file that holds connection details).
+pub fn write_new_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    Dir::open(&dir)?.write_new_private(&name, bytes)
 }
 
 /// A path's directory and file name.
