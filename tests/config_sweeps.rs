@@ -337,7 +337,10 @@ fn a_killed_scheduler_sweep_leaves_a_scheduler_doctor_names_and_clean_restores()
     );
     let t0 = std::time::Instant::now();
     while schedulers(&name).1 == original {
-        assert!(t0.elapsed().as_secs() < 60, "the sweep never set a scheduler");
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "the sweep never set a scheduler"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     child.kill().unwrap();

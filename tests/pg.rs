@@ -205,7 +205,12 @@ impl UserServer {
     /// A user's server with `hba` as its pg_hba.conf (when given) and `settings` (`-c`
     /// NAME=VALUE) on its command line; the role `owner` (a superuser) connects without a
     /// password over its socket unless `hba` says otherwise.
-    pub(crate) fn start_with(bin: &str, e: &Env, hba: Option<&str>, settings: &[&str]) -> UserServer {
+    pub(crate) fn start_with(
+        bin: &str,
+        e: &Env,
+        hba: Option<&str>,
+        settings: &[&str],
+    ) -> UserServer {
         let dir = e.join("user-pg");
         std::fs::create_dir(&dir).unwrap();
         let owner = |p: &Path| {

@@ -52,8 +52,19 @@ fn pg_clean_leaves_a_running_runs_schema_and_names_what_depends_on_a_schema() {
     let mut run = spawn_pg_run(
         &e,
         &[
-            "read-iops", "--sync", "--sessions", "2", "--size", "16M", "--duration", "6s",
-            "--warmup", "0s", "--json", "--pg", &url,
+            "read-iops",
+            "--sync",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+            "--duration",
+            "6s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg",
+            &url,
         ],
     );
     wait_until(&mut run, "the run made its schema", || {
@@ -137,9 +148,8 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
         .filter(|rel| {
             let p = dir.join(rel);
             std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
-                && std::fs::read(&p).is_ok_and(|b| {
-                    b.windows(needle.len()).any(|w| w == needle.as_bytes())
-                })
+                && std::fs::read(&p)
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
         })
         .collect()
 }
@@ -206,8 +216,14 @@ fn a_password_never_leaves_dbio_and_comes_from_where_libpq_finds_it() {
     let stdout = read(run.stdout.as_mut().unwrap());
     let stderr = read(run.stderr.as_mut().unwrap());
     assert_eq!(status.code(), Some(0), "{stderr}");
-    assert!(seen_doctor, "doctor never listed the run with its password masked");
-    assert!(!stdout.contains(PW) && !stderr.contains(PW), "{stdout}{stderr}");
+    assert!(
+        seen_doctor,
+        "doctor never listed the run with its password masked"
+    );
+    assert!(
+        !stdout.contains(PW) && !stderr.contains(PW),
+        "{stdout}{stderr}"
+    );
     // Settings that hold secrets are masked in what the run recorded.
     let run_dir = util::only_run_dir(&e, "pg-redo");
     let r = util::read_json(&run_dir.join("result.json"));
@@ -326,8 +342,23 @@ fn a_users_server_gets_no_checkpoint_and_no_statistics_reset() {
     // A write test, as its summary shows it: its table is not "read-only".
     let out = e
         .dbio()
-        .args(["pg", "run", "write-iops", "--sessions", "2", "--size", "16M"])
-        .args(["--duration", "2s", "--warmup", "0s", "--pg", &s.url("owner")])
+        .args([
+            "pg",
+            "run",
+            "write-iops",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+        ])
+        .args([
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--pg",
+            &s.url("owner"),
+        ])
         .output()
         .unwrap();
     let summary = text(&out.stdout);
@@ -339,8 +370,14 @@ fn a_users_server_gets_no_checkpoint_and_no_statistics_reset() {
     );
     let r = util::read_json(&util::only_run_dir(&e, "pg-write-iops").join("result.json"));
     let warnings = r["warnings"].to_string();
-    assert!(warnings.contains("no CHECKPOINT on your server"), "{warnings}");
-    assert!(summary.contains("no CHECKPOINT on your server"), "{summary}");
+    assert!(
+        warnings.contains("no CHECKPOINT on your server"),
+        "{warnings}"
+    );
+    assert!(
+        summary.contains("no CHECKPOINT on your server"),
+        "{summary}"
+    );
     assert!(summary.contains("PostgreSQL table"), "{summary}");
     assert!(!summary.contains("read-only"), "{summary}");
 }
@@ -353,8 +390,19 @@ fn sessions_the_server_cuts_off_keep_a_partial_result() {
     let mut run = spawn_pg_run(
         &e,
         &[
-            "read-iops", "--sync", "--sessions", "2", "--size", "16M", "--duration", "60s",
-            "--warmup", "0s", "--json", "--pg", &s.url("owner"),
+            "read-iops",
+            "--sync",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg",
+            &s.url("owner"),
         ],
     );
     let mut c = s.client("owner").unwrap();
@@ -407,8 +455,19 @@ fn a_killed_run_on_a_users_server_leaves_a_schema_doctor_names_and_clean_drops()
     let mut run = spawn_pg_run(
         &e,
         &[
-            "read-iops", "--sync", "--sessions", "2", "--size", "16M", "--duration", "60s",
-            "--warmup", "0s", "--json", "--pg", &s.url("owner"),
+            "read-iops",
+            "--sync",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg",
+            &s.url("owner"),
         ],
     );
     wait_until(&mut run, "the run made its schema", || {
@@ -424,7 +483,10 @@ fn a_killed_run_on_a_users_server_leaves_a_schema_doctor_names_and_clean_drops()
         .find(|l| l.contains(&schema))
         .unwrap_or_else(|| panic!("{schema} not named: {out}"));
     assert!(line.contains("STALE"), "{line}");
-    let conn = format!("host={} port=5433 user=owner dbname=postgres", s.dir.display());
+    let conn = format!(
+        "host={} port=5433 user=owner dbname=postgres",
+        s.dir.display()
+    );
     assert!(
         line.contains(&format!("dbio pg clean --pg '{conn}'")),
         "{line}"
@@ -466,8 +528,19 @@ fn a_killed_run_on_a_throwaway_server_leaves_directories_doctor_names_and_clean_
     let mut run = spawn_pg_run(
         &e,
         &[
-            "read-iops", "--sync", "--sessions", "2", "--size", "16M", "--duration", "60s",
-            "--warmup", "0s", "--json", "--pg-bin", &bin,
+            "read-iops",
+            "--sync",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg-bin",
+            &bin,
         ],
     );
     let here = e.path().display().to_string();
@@ -478,7 +551,10 @@ fn a_killed_run_on_a_throwaway_server_leaves_directories_doctor_names_and_clean_
     // The postmaster follows its parent (parent-death signal).
     let t0 = Instant::now();
     while !processes_with(&here).is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "postgres outlived dbio");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "postgres outlived dbio"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let runs = util::only_run_dir(&e, "pg-read-iops");
@@ -511,8 +587,16 @@ fn clean_stale_leaves_a_socket_directory_that_holds_what_no_server_made() {
     let mut run = spawn_pg_run(
         &e,
         &[
-            "redo", "--sessions", "1", "--duration", "60s", "--warmup", "0s", "--json",
-            "--pg-bin", &bin,
+            "redo",
+            "--sessions",
+            "1",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg-bin",
+            &bin,
         ],
     );
     let here = e.path().display().to_string();
@@ -521,7 +605,10 @@ fn clean_stale_leaves_a_socket_directory_that_holds_what_no_server_made() {
     run.wait().unwrap();
     let t0 = Instant::now();
     while !processes_with(&here).is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "postgres outlived dbio");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "postgres outlived dbio"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     // Someone's file lands in the socket directory: it is not removed, and neither is

@@ -184,7 +184,10 @@ pub fn describe(c: &Config) -> String {
 /// what a printed command may hold.
 pub fn conninfo(c: &Config) -> String {
     let quoted = |v: &str| {
-        if !v.is_empty() && v.chars().all(|ch| ch.is_ascii_alphanumeric() || "/._-:".contains(ch)) {
+        if !v.is_empty()
+            && v.chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "/._-:".contains(ch))
+        {
             v.to_string()
         } else {
             format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
@@ -369,11 +372,7 @@ mod tests {
         assert_eq!(c.get_dbname(), Some("d"));
         assert_eq!(describe(&c), "a@h:6000/d");
         assert_eq!(conninfo(&c), "host=h port=6000 user=a dbname=d");
-        let c = config_with(
-            "host='/tmp/a b' user=me password=pw dbname=x",
-            &env(&[]),
-        )
-        .unwrap();
+        let c = config_with("host='/tmp/a b' user=me password=pw dbname=x", &env(&[])).unwrap();
         assert_eq!(conninfo(&c), "host='/tmp/a b' user=me dbname=x");
         let back = config_with(&conninfo(&c), &env(&[])).unwrap();
         assert_eq!(back.get_hosts(), c.get_hosts());

@@ -6,23 +6,13 @@
 //! (a postmaster still running from it is stopped first), the schema's mark and its lock.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::safety::cleanup::{Leftover, PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR};
-use crate::units::{Shown, shell_word};
-
-/// A throwaway server's directory as recorded.
-#[derive(Debug, Deserialize)]
-struct DirDetail {
-    path: PathBuf,
-    /// The server's user, who owns it once handed over.
-    uid: u32,
-    dev: Option<u64>,
-    ino: Option<u64>,
-}
+use crate::safety::cleanup::{DirectoryDetail, PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR};
+use crate::units::Shown;
 
 /// A run's schema as recorded.
 #[derive(Debug, Deserialize)]
@@ -32,36 +22,16 @@ struct SchemaDetail {
     conn: String,
 }
 
-/// The leftover record of a throwaway server's directory `path` (`kind`: its data or its
-/// socket directory), owned by `uid` once handed over; `id`: its device and inode once made.
-pub fn dir_leftover(kind: &'static str, path: &Path, uid: u32, id: Option<(u64, u64)>) -> Leftover {
-    let path_text = path.display().to_string();
-    Leftover {
-        kind,
-        what: path_text.clone(),
-        undo: format!("rm -rf {}", shell_word(&path_text)),
-        detail: serde_json::json!({
-            "path": path_text,
-            "uid": uid,
-            "dev": id.map(|i| i.0),
-            "ino": id.map(|i| i.1),
-        })
-        .to_string(),
-    }
-}
-
 /// Undoes a leftover of `kind` (one of the pg kinds) as its `detail` records it. Ok: what
 /// was done; Err: why it was left alone.
 pub fn undo(kind: &str, detail: &str) -> Result<String, String> {
     match kind {
         PG_DATA_DIR | PG_SOCKET_DIR => {
-            let d: DirDetail =
-                serde_json::from_str(detail).map_err(|e| format!("its record is unreadable ({e})"))?;
-            remove_dir(&d, kind == PG_DATA_DIR)
+            remove_dir(&DirectoryDetail::parse(detail)?, kind == PG_DATA_DIR)
         }
         PG_SCHEMA => {
-            let d: SchemaDetail =
-                serde_json::from_str(detail).map_err(|e| format!("its record is unreadable ({e})"))?;
+            let d: SchemaDetail = serde_json::from_str(detail)
+                .map_err(|e| format!("its record is unreadable ({e})"))?;
             drop_schema(&d)
         }
         _ => Err(format!("dbio does not know how to undo a {kind}")),
@@ -95,7 +65,7 @@ fn server_file(name: &str, data: bool, md: &std::fs::Metadata) -> bool {
 /// directory (no link) with the recorded device and inode, owned by the server's user or by
 /// dbio's, holding only what a server puts there. A postmaster still running from it is
 /// stopped first.
-fn remove_dir(d: &DirDetail, data: bool) -> Result<String, String> {
+fn remove_dir(d: &DirectoryDetail, data: bool) -> Result<String, String> {
     let shown = d.path.shown().to_string();
     let md = match std::fs::symlink_metadata(&d.path) {
         Ok(m) => m,

@@ -380,10 +380,7 @@ pub fn drop_one(c: &mut Client, name: &str) -> std::result::Result<bool, String>
     match try_lock(c, name) {
         Ok(true) => {}
         Ok(false) => {
-            return Err(format!(
-                "in use by a running run ({})",
-                holder(c, name)
-            ));
+            return Err(format!("in use by a running run ({})", holder(c, name)));
         }
         Err(e) => return Err(e.to_string()),
     }

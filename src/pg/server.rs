@@ -580,7 +580,7 @@ impl Drop for Server {
 /// The leftover record of a throwaway server's directory `path` (of `kind`), owned by the
 /// server's user; `id`: its device and inode once made.
 fn dir_leftover(kind: &'static str, path: &Path, who: &RunAs, id: Option<(u64, u64)>) -> Leftover {
-    super::leftovers::dir_leftover(kind, path, who.uid, id)
+    Leftover::directory(kind, path, who.uid, id)
 }
 
 /// The device and inode of the directory at `path`.

@@ -76,6 +76,47 @@ pub struct Leftover {
     pub detail: String,
 }
 
+impl Leftover {
+    /// A directory a command makes (`kind`), removed by hand with `rm -rf`: owned by `uid`
+    /// once handed over; `id`: its device and inode once made (None before).
+    pub fn directory(
+        kind: &'static str,
+        path: &Path,
+        uid: u32,
+        id: Option<(u64, u64)>,
+    ) -> Leftover {
+        let text = path.display().to_string();
+        Leftover {
+            kind,
+            what: text.clone(),
+            undo: format!("rm -rf {}", crate::units::shell_word(&text)),
+            detail: serde_json::json!({
+                "path": text,
+                "uid": uid,
+                "dev": id.map(|i| i.0),
+                "ino": id.map(|i| i.1),
+            })
+            .to_string(),
+        }
+    }
+}
+
+/// A directory's leftover record ([`Leftover::directory`]), read back.
+#[derive(Debug, serde::Deserialize)]
+pub struct DirectoryDetail {
+    pub path: PathBuf,
+    /// Who owns it once handed over.
+    pub uid: u32,
+    pub dev: Option<u64>,
+    pub ino: Option<u64>,
+}
+
+impl DirectoryDetail {
+    pub fn parse(detail: &str) -> Result<DirectoryDetail, String> {
+        serde_json::from_str(detail).map_err(|e| format!("its record is unreadable ({e})"))
+    }
+}
+
 /// A throwaway server's directory (data directory and log).
 pub const PG_DATA_DIR: &str = "pg-data-dir";
 /// A throwaway server's socket directory.

@@ -99,7 +99,9 @@ fn key_passwords(text: &str, lower: &str, spans: &mut Vec<(usize, usize)>) {
             (q + 1).min(bytes.len())
         } else {
             let mut q = p;
-            while q < bytes.len() && !bytes[q].is_ascii_whitespace() && !b"&#'\"".contains(&bytes[q])
+            while q < bytes.len()
+                && !bytes[q].is_ascii_whitespace()
+                && !b"&#'\"".contains(&bytes[q])
             {
                 q += if bytes[q] == b'\\' { 2 } else { 1 };
             }

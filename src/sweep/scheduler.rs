@@ -69,12 +69,14 @@ pub fn undo_leftover(detail: &str) -> std::result::Result<String, String> {
         .ok_or_else(|| format!("{} is not a disk's scheduler file", c.file.shown()))?;
     valid_name(&c.original)?;
     valid_name(&c.set)?;
-    let text = std::fs::read_to_string(&c.file).map_err(|e| {
-        format!("cannot read {}: {e} (the disk is gone?)", c.file.shown())
-    })?;
+    let text = std::fs::read_to_string(&c.file)
+        .map_err(|e| format!("cannot read {}: {e} (the disk is gone?)", c.file.shown()))?;
     let now = offered(&text).1;
     if now == c.original {
-        return Ok(format!("the I/O scheduler of {disk} is {} already", c.original));
+        return Ok(format!(
+            "the I/O scheduler of {disk} is {} already",
+            c.original
+        ));
     }
     if now != c.set {
         return Err(format!(

@@ -21,6 +21,8 @@ use crate::safety::lock::{self, Holder, Mode};
 use crate::store::{DataSetRecord, LeftoverRecord, RunDirRecord};
 use crate::units::{human_bytes, shell_word};
 
+mod leftovers;
+
 /// The kinds of results directory dbio makes, and what each may hold: the explicit list of
 /// file names dbio writes there (all that `dbio clean --stale` may remove from one whose
 /// command was killed), and where the run directories of its points are.
@@ -344,7 +346,7 @@ fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn canonical(p: &Path) -> PathBuf {
+pub(crate) fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
@@ -427,32 +429,6 @@ pub struct Known {
     /// undone (yet): a throwaway server's directories, a schema on a user's server, a
     /// disk's I/O scheduler.
     pub leftovers: Vec<LeftoverRecord>,
-}
-
-/// What a leftover of `kind` is, in words.
-fn leftover_words(kind: &str) -> &'static str {
-    use crate::safety::cleanup::{PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR, SCHEDULER};
-    match kind {
-        PG_DATA_DIR => "a throwaway PostgreSQL server's directory (data directory and log)",
-        PG_SOCKET_DIR => "a throwaway PostgreSQL server's socket directory",
-        PG_SCHEMA => "the schema of a dbio pg run on a user's server",
-        SCHEDULER => "a disk's I/O scheduler, changed by a scheduler sweep",
-        _ => "something dbio made",
-    }
-}
-
-/// Undoes the leftover `r` (its maker is gone): removes or restores it if it is still
-/// what dbio made. Ok: what was done; Err: why it was left alone.
-fn undo_leftover(r: &LeftoverRecord) -> std::result::Result<String, String> {
-    match r.kind.as_str() {
-        crate::safety::cleanup::SCHEDULER => crate::sweep::scheduler::undo_leftover(&r.detail),
-        kind => crate::pg::leftovers::undo(kind, &r.detail),
-    }
-}
-
-/// The leftovers whose maker is gone (killed, or ended leaving them): stale.
-fn stale_leftovers(known: &Known) -> Vec<&LeftoverRecord> {
-    known.leftovers.iter().filter(|l| !l.owner_alive()).collect()
 }
 
 /// Finds data sets and run directories: those the store knows and the default places, or
@@ -692,31 +668,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             );
         }
     }
-    let stale_left = stale_leftovers(known);
-    if !known.leftovers.is_empty() {
-        let _ = writeln!(o, "\nMade or changed outside the results directories");
-        for l in &known.leftovers {
-            if l.owner_alive() {
-                let _ = writeln!(
-                    o,
-                    "  {}: {}, in use by dbio pid {} (running)",
-                    l.what.shown(),
-                    leftover_words(&l.kind),
-                    l.pid
-                );
-            } else {
-                let _ = writeln!(
-                    o,
-                    "  {}: STALE: {} left by dbio pid {} (gone), noted {}; undo by hand: {}",
-                    l.what.shown(),
-                    leftover_words(&l.kind),
-                    l.pid,
-                    l.created_at.shown(),
-                    l.undo.shown()
-                );
-            }
-        }
-    }
+    let stale_left = leftovers::list(&mut o, known);
     if let Some(problem) = &known.store_problem {
         let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
     }
@@ -734,7 +686,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         && f.unfinished.is_empty()
         && f.killed_runs.is_empty()
         && mounts.is_empty()
-        && stale_left.is_empty()
+        && stale_left == 0
         && known.store_problem.is_none()
     {
         let _ = writeln!(o, "\nNothing needs attention.");
@@ -756,10 +708,9 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             crate::sweep::filesystem::zero_by_hand("DEV")
         ));
     }
-    if !stale_left.is_empty() {
+    if stale_left > 0 {
         advice.push(format!(
-            "{} thing(s) made or changed by commands that are gone: `dbio clean --stale` removes or restores each (only if it is still what dbio made), or run the command shown",
-            stale_left.len()
+            "{stale_left} thing(s) made or changed by commands that are gone: `dbio clean --stale` removes or restores each (only if it is still what dbio made), or run the command shown"
         ));
     }
     if !f.killed_runs.is_empty() {
@@ -854,32 +805,10 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
     let mut o = std::io::stdout().lock();
     let f = survey(paths, known);
     let mut repaired = 0;
-    let mut left = 0;
     // What commands made outside their results directories first: a throwaway server's
     // directory inside a killed run's must go before that run's directory can.
-    for l in stale_leftovers(known) {
-        if !paths.is_empty() && !paths.iter().any(|p| Path::new(&l.what).starts_with(canonical(p))) {
-            continue;
-        }
-        match undo_leftover(l) {
-            Ok(done) => {
-                crate::safety::cleanup::undone_record(l.id);
-                let _ = writeln!(o, "{}: {}", l.what.shown(), crate::units::shown(&done));
-                repaired += 1;
-            }
-            Err(why) => {
-                let _ = writeln!(
-                    o,
-                    "{}: LEFT: {}: {}; undo it by hand when it is yours: {}",
-                    l.what.shown(),
-                    leftover_words(&l.kind),
-                    crate::units::shown(&why),
-                    l.undo.shown()
-                );
-                left += 1;
-            }
-        }
-    }
+    let (undone, left) = leftovers::clean(&mut o, paths, known);
+    repaired += undone;
     if paths.is_empty() {
         for r in &known.unfinished_run_dirs {
             if std::fs::symlink_metadata(&r.path).is_err() {
