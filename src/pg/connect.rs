@@ -244,7 +244,7 @@ pub fn connect(c: &mut Config, option: &str) -> Result<Client> {
 
 /// Whether connecting failed because the server asked for a password and there was none.
 fn asks_for_password(e: &postgres::Error) -> bool {
-    e.as_db_error().is_none() && e.to_string().contains("password missing")
+    e.as_db_error().is_none() && error_text(e).contains("password missing")
 }
 
 /// Reads a line from the terminal (`/dev/tty`) with echo off, after writing `prompt` there.
