@@ -233,6 +233,14 @@ fn a_password_never_leaves_dbio_and_comes_from_where_libpq_finds_it() {
         assert!(!settings.contains(secret), "{settings}");
         assert_eq!(files_holding(&run_dir, secret), Vec::<String>::new());
     }
+    // The run's files say where the server is and who connects: only their owner reads them.
+    for f in util::tree(&run_dir) {
+        let mode = std::fs::metadata(run_dir.join(&f))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{f}: {mode:o}");
+    }
     // A wrong password in a URL: refused, not echoed.
     let wrong = url.replace(PW, "WrongPw-31337");
     let out = e.output(&["pg", "clean", "--pg", &wrong]);

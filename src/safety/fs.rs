@@ -534,11 +534,12 @@ impl Dir {
     /// [`Dir::write_new`] for a file only its owner may read (mode 0600, set before a byte
     /// is written): it holds connection details.
     pub fn write_new_private(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.publish(name, Publish::New, |f| {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            f.write_all(bytes)
-        })
+        self.publish(name, Publish::New, |f| private_write(f, bytes))
+    }
+
+    /// [`Dir::replace`] for a file only its owner may read (mode 0600).
+    pub fn replace_private(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::Replace, |f| private_write(f, bytes))
     }
 
     /// Writes the file `name` whole, replacing the plain file of dbio's at the name, if
@@ -728,6 +729,14 @@ pub fn remove_made(made: &[PathBuf]) {
 pub fn write_new_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (dir, name) = split(path)?;
     Dir::open(&dir)?.write_new(&name, bytes)
+}
+
+/// Makes the new (still unnamed or temporary) file `f` its owner's alone, then writes
+/// `bytes` into it.
+fn private_write(f: &mut File, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    f.write_all(bytes)
 }
 
 /// [`write_new_file`], mode 0600 (a file that holds connection details).
