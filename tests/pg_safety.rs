@@ -88,6 +88,11 @@ fn pg_clean_leaves_a_running_runs_schema_and_names_what_depends_on_a_schema() {
         stdout.contains(&format!("left schema {running}: in use by a running run")),
         "{stdout}"
     );
+    // Who holds it: the run's own connection, named after its dbio.
+    assert!(
+        stdout.contains(&format!("application 'dbio pid {}'", run.id())),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("left schema dbio_viewed:") && stdout.contains("view mine_over_dbio"),
         "{stdout}"

@@ -84,6 +84,7 @@ pub fn undo_leftover(detail: &str) -> std::result::Result<String, String> {
             c.set
         ));
     }
+    // The disk's own scheduler attribute in sysfs, its path checked above.
     std::fs::write(&c.file, &c.original)
         .map_err(|e| format!("cannot write {}: {e}", c.file.shown()))?;
     Ok(format!(
