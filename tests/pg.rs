@@ -327,6 +327,15 @@ impl UserServer {
     }
 }
 
+impl UserServer {
+    /// Stops the server (fast shutdown) and waits for it.
+    pub(crate) fn stop(&mut self) {
+        // SAFETY: signalling our own child: fast shutdown.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for UserServer {
     fn drop(&mut self) {
         // SAFETY: signalling our own child: fast shutdown.

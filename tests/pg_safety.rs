@@ -453,6 +453,64 @@ fn sessions_the_server_cuts_off_keep_a_partial_result() {
     assert!(s.dbio_schemas().is_empty(), "{:?}", s.dbio_schemas());
 }
 
+#[test]
+fn a_server_stopped_mid_run_keeps_the_partial_result_and_the_schema_is_a_named_leftover() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let mut s = UserServer::start(&bin, &e);
+    let mut run = spawn_pg_run(
+        &e,
+        &[
+            "redo",
+            "--sessions",
+            "2",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--json",
+            "--pg",
+            &s.url("owner"),
+        ],
+    );
+    let mut c = s.client("owner").unwrap();
+    wait_until(&mut run, "the sessions committed", || {
+        c.query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dbio' AND query LIKE 'INSERT%'",
+            &[],
+        )
+        .map(|r| r.get::<_, i64>(0))
+        .unwrap_or(0)
+            >= 2
+    });
+    let schema = s.dbio_schemas()[0].clone();
+    drop(c);
+    std::thread::sleep(Duration::from_secs(1));
+    s.stop();
+    let st = run.wait().unwrap();
+    assert_eq!(st.code(), Some(4), "{st:?}");
+    let r = util::read_json(&util::only_run_dir(&e, "pg-redo").join("result.json"));
+    assert_eq!(r["partial"], true);
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("the server closed 2 sessions' connections at"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(&format!("schema {schema} could not be dropped")),
+        "{warnings}"
+    );
+    // The schema it could not drop is a leftover doctor names, with the command.
+    let (code, out) = doctor(&e, &["doctor"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.lines().any(|l| l.contains(&schema)
+            && l.contains("STALE")
+            && l.contains("dbio pg clean --pg")),
+        "{out}"
+    );
+}
+
 /// `dbio doctor` or `dbio clean --stale` (`args`) run with `e`'s store: exit status and
 /// stdout.
 fn doctor(e: &Env, args: &[&str]) -> (Option<i32>, String) {
