@@ -79,14 +79,24 @@ fn config_with(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Confi
         c.connect_timeout(Duration::from_secs(10));
     }
     c.application_name("dbio");
+    fill_password_with(&mut c, env);
+    Ok(c)
+}
+
+/// Gives `c` the password libpq would find when its string has none: `PGPASSWORD`, else
+/// the password file.
+pub fn fill_password(c: &mut Config) {
+    fill_password_with(c, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+}
+
+fn fill_password_with(c: &mut Config, env: &dyn Fn(&str) -> Option<String>) {
     if c.get_password().is_none() {
         if let Some(p) = env("PGPASSWORD") {
             c.password(p);
-        } else if let Some(p) = password_from_file(&c, env) {
+        } else if let Some(p) = password_from_file(c, env) {
             c.password(p);
         }
     }
-    Ok(c)
 }
 
 /// The password file libpq reads: `PGPASSFILE`, else `~/.pgpass`.

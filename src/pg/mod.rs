@@ -776,6 +776,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sessions_cut_off_are_said_once_per_reason_from_the_first() {
+        let f = |at_ns: u64, text: &str| workloads::Failure {
+            at_ns,
+            text: text.into(),
+        };
+        let lines = lost_sessions(
+            &[
+                f(
+                    3_500_000_000,
+                    "terminating connection due to administrator command",
+                ),
+                f(
+                    3_400_000_000,
+                    "terminating connection due to administrator command",
+                ),
+                f(9_000_000_000, "connection closed"),
+            ],
+            1_000_000_000,
+        );
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(
+                "the server closed 2 sessions' connections at 2.4 s: terminating connection due to administrator command"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with(
+                "the server closed 1 session's connection at 8.0 s: connection closed"
+            ),
+            "{}",
+            lines[1]
+        );
+    }
+
+    #[test]
     fn events_are_named_after_the_wait_events_of_the_version() {
         assert_eq!(event_name(Kind::Lookup, 15, None), "DataFileRead");
         assert_eq!(event_name(Kind::Batch, 15, None), "DataFilePrefetch");
