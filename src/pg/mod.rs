@@ -732,34 +732,60 @@ fn attach(result: &mut RunResult, section: observe::PgSection) {
     result.pg = Some(section);
 }
 
-/// What the server did to the sessions it cut off, one line per reason: "the server closed
-/// 4 sessions' connections at 12.3 s: terminating connection due to administrator command"
-/// (the time from the start of the run, the first of them).
+/// What the server did to the sessions it cut off: one line for the connections it closed
+/// ("the server closed 4 sessions' connections at 12.3 s: terminating connection due to
+/// administrator command" — the server's own words when any session heard them, the time
+/// from the start of the run to the first), one per reason for sessions that failed
+/// otherwise.
 fn lost_sessions(lost: &[workloads::Failure], t0: u64) -> Vec<String> {
-    let mut by_text: Vec<(&str, usize, u64)> = Vec::new();
-    for f in lost {
-        match by_text.iter_mut().find(|(t, _, _)| *t == f.text) {
-            Some(e) => {
-                e.1 += 1;
-                e.2 = e.2.min(f.at_ns);
+    let at = |fs: &[&workloads::Failure]| {
+        let first = fs.iter().map(|f| f.at_ns).min().unwrap_or(t0);
+        first.saturating_sub(t0) as f64 / 1e9
+    };
+    let sessions = |n: usize, what: &str| {
+        if n == 1 {
+            format!("1 session's {what}")
+        } else {
+            format!("{n} sessions' {what}s")
+        }
+    };
+    let mut lines = Vec::new();
+    let closed: Vec<&workloads::Failure> = lost.iter().filter(|f| f.closed).collect();
+    if !closed.is_empty() {
+        let said: Vec<&workloads::Failure> =
+            closed.iter().copied().filter(|f| f.server_said).collect();
+        let mut reasons: Vec<&str> = Vec::new();
+        for f in if said.is_empty() { &closed } else { &said } {
+            if !reasons.contains(&f.text.as_str()) {
+                reasons.push(&f.text);
             }
-            None => by_text.push((&f.text, 1, f.at_ns)),
+        }
+        lines.push(format!(
+            "the server closed {} at {:.1} s: {}; what was measured until then is kept (partial)",
+            sessions(closed.len(), "connection"),
+            at(&closed),
+            reasons.join("; ")
+        ));
+    }
+    let mut others: Vec<(&str, Vec<&workloads::Failure>)> = Vec::new();
+    for f in lost.iter().filter(|f| !f.closed) {
+        match others.iter_mut().find(|(t, _)| *t == f.text) {
+            Some((_, v)) => v.push(f),
+            None => others.push((&f.text, vec![f])),
         }
     }
-    by_text
-        .into_iter()
-        .map(|(text, n, at)| {
-            format!(
-                "the server closed {} at {:.1} s: {text}; what was measured until then is kept (partial)",
-                if n == 1 {
-                    "1 session's connection".to_string()
-                } else {
-                    format!("{n} sessions' connections")
-                },
-                at.saturating_sub(t0) as f64 / 1e9
-            )
-        })
-        .collect()
+    for (text, fs) in others {
+        lines.push(format!(
+            "{} ended at {:.1} s: {text}; what was measured until then is kept (partial)",
+            if fs.len() == 1 {
+                "1 session".to_string()
+            } else {
+                format!("{} sessions", fs.len())
+            },
+            at(&fs)
+        ));
+    }
+    lines
 }
 
 /// This process's user and system CPU seconds.
@@ -777,38 +803,42 @@ mod tests {
 
     #[test]
     fn sessions_cut_off_are_said_once_per_reason_from_the_first() {
-        let f = |at_ns: u64, text: &str| workloads::Failure {
+        let f = |at_ns: u64, text: &str, closed: bool, server_said: bool| workloads::Failure {
             at_ns,
             text: text.into(),
+            closed,
+            server_said,
         };
+        let admin = "terminating connection due to administrator command";
         let lines = lost_sessions(
             &[
-                f(
-                    3_500_000_000,
-                    "terminating connection due to administrator command",
-                ),
-                f(
-                    3_400_000_000,
-                    "terminating connection due to administrator command",
-                ),
-                f(9_000_000_000, "connection closed"),
+                f(3_500_000_000, admin, true, true),
+                // Another session read the end of its connection before the message.
+                f(3_400_000_000, "connection closed", true, false),
+                f(9_000_000_000, "deadlock detected", false, true),
             ],
             1_000_000_000,
         );
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(
-            lines[0].starts_with(
-                "the server closed 2 sessions' connections at 2.4 s: terminating connection due to administrator command"
-            ),
+            lines[0].starts_with(&format!(
+                "the server closed 2 sessions' connections at 2.4 s: {admin};"
+            )),
             "{}",
             lines[0]
         );
         assert!(
-            lines[1].starts_with(
-                "the server closed 1 session's connection at 8.0 s: connection closed"
-            ),
+            lines[1].starts_with("1 session ended at 8.0 s: deadlock detected"),
             "{}",
             lines[1]
+        );
+        let lines = lost_sessions(&[f(1_500_000_000, "connection closed", true, false)], 0);
+        assert!(
+            lines[0].starts_with(
+                "the server closed 1 session's connection at 1.5 s: connection closed"
+            ),
+            "{}",
+            lines[0]
         );
     }
 

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use postgres::Config;
 
 use crate::error::{Error, Result};
-use crate::safety::exec::Program;
 use crate::safety::cleanup::{Leftover, PG_DATA_DIR, PG_SOCKET_DIR, Recorded};
+use crate::safety::exec::Program;
 use crate::units::Shown;
 
 /// The socket's port number (it only names the socket file in a private directory).

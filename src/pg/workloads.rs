@@ -94,6 +94,10 @@ pub struct Failure {
     pub at_ns: u64,
     /// The server's (or the client's) message.
     pub text: String,
+    /// The connection is gone (the server closed it, or it broke).
+    pub closed: bool,
+    /// The text is the server's own message (not the client's "connection closed").
+    pub server_said: bool,
 }
 
 /// One session, ready to run: its connection, statements and buffers.
@@ -287,6 +291,12 @@ impl Session {
         Err(Failure {
             at_ns: now_ns(),
             text: error_text(e),
+            // A FATAL message ends the session: the server closes the connection after it.
+            closed: e.is_closed()
+                || self.client.is_closed()
+                || e.as_db_error()
+                    .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC")),
+            server_said: e.as_db_error().is_some(),
         })
     }
 }
