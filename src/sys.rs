@@ -507,6 +507,22 @@ pub fn is_block_device(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Which process `pid` is, beyond its number (numbers are reused): this boot's id and the
+/// process's start time in clock ticks since boot, as `BOOT_ID/TICKS`. None when no such
+/// process runs (or it is a zombie).
+pub fn process_identity(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the parenthesised command name: state is field 3, start time field 22.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
+        return None;
+    }
+    let ticks = fields.get(19)?;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    Some(format!("{}/{ticks}", boot.trim()))
+}
+
 /// The current UTC time as RFC 3339 with seconds: `2026-11-21T10:00:00Z`.
 pub fn utc_now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()

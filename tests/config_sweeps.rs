@@ -309,3 +309,78 @@ fn a_scheduler_the_disk_does_not_offer_is_refused_naming_those_it_does() {
         .target(&data)
         .refused(&["--param", "scheduler=none>x"]);
 }
+
+#[test]
+fn a_killed_scheduler_sweep_leaves_a_scheduler_doctor_names_and_clean_restores() {
+    let env = Env::new();
+    let Some((_dev, mount, name, offered)) = scheduler_disk(&env) else {
+        return;
+    };
+    let _restore = Restore(name.clone(), schedulers(&name).1);
+    let original = offered[0].clone();
+    set_scheduler(&name, &original);
+    let swept = offered[1].clone();
+    let mut child = crate::util::Killed(
+        env.sweep()
+            .arg("read-iops")
+            .param(format!("scheduler={swept}"))
+            .target(mount.0.join("data"))
+            .size("32M")
+            .sessions(2)
+            .duration("60s")
+            .warmup("0s")
+            .process()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while schedulers(&name).1 == original {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "the sweep never set a scheduler"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(schedulers(&name).1, swept, "kill -9 leaves it changed");
+    let file = format!("/sys/block/{name}/queue/scheduler");
+    let doctor = |args: &[&str]| {
+        let out = env.bare().args(args).out();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = doctor(&["doctor"]);
+    assert_eq!(code, Some(1), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("  {name}:")))
+        .unwrap_or_else(|| panic!("{name} not named: {out}"));
+    assert!(
+        line.contains("STALE") && line.contains(&format!("echo {original} > {file}")),
+        "{line}"
+    );
+    // Changed by someone else since: not dbio's to restore.
+    let third = offered
+        .iter()
+        .find(|s| **s != original && **s != swept)
+        .cloned();
+    if let Some(third) = &third {
+        set_scheduler(&name, third);
+        let (code, out) = doctor(&["clean", "--stale"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("{name}: LEFT")), "{out}");
+        assert_eq!(&schedulers(&name).1, third, "left alone");
+        set_scheduler(&name, &swept);
+    }
+    let (code, out) = doctor(&["clean", "--stale"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(schedulers(&name).1, original, "restored: {out}");
+    let (code, out) = doctor(&["doctor"]);
+    assert!(!out.contains(&format!("  {name}:")), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}

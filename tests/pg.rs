@@ -12,7 +12,7 @@ use crate::util::{self, Env};
 
 /// The binaries of the oldest PostgreSQL installed from 15 on (Debian's, as
 /// `.ci/install-deps` installs them), with its major version; or a skip.
-fn pg_bin() -> Option<(String, u32)> {
+pub(crate) fn pg_bin() -> Option<(String, u32)> {
     let mut found: Vec<(u32, String)> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()
         .flatten()
@@ -37,14 +37,14 @@ fn pg_bin() -> Option<(String, u32)> {
 }
 
 /// An environment whose directory the server's unprivileged user may enter.
-fn env() -> Env {
+pub(crate) fn env() -> Env {
     let e = Env::new();
     std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     e
 }
 
 /// Processes whose command line holds `needle` (dbio's postmaster names its data directory).
-fn processes_with(needle: &str) -> Vec<String> {
+pub(crate) fn processes_with(needle: &str) -> Vec<String> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         if !entry
@@ -108,7 +108,7 @@ fn server_dirs(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn run_pg(e: &Env, args: &[&str]) -> serde_json::Value {
+pub(crate) fn run_pg(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["pg", "run"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", "--warmup", "1s"]);
@@ -192,13 +192,25 @@ fn the_five_tests_run_on_a_throwaway_server_and_leave_nothing() {
 }
 
 /// A server the test starts itself: the "user's server".
-struct UserServer {
-    dir: PathBuf,
+pub(crate) struct UserServer {
+    pub(crate) dir: PathBuf,
     child: Child,
 }
 
 impl UserServer {
-    fn start(bin: &str, e: &Env) -> UserServer {
+    pub(crate) fn start(bin: &str, e: &Env) -> UserServer {
+        UserServer::start_with(bin, e, None, &[])
+    }
+
+    /// A user's server with `hba` as its pg_hba.conf (when given) and `settings` (`-c`
+    /// NAME=VALUE) on its command line; the role `owner` (a superuser) connects without a
+    /// password over its socket unless `hba` says otherwise.
+    pub(crate) fn start_with(
+        bin: &str,
+        e: &Env,
+        hba: Option<&str>,
+        settings: &[&str],
+    ) -> UserServer {
         let dir = e.join("user-pg");
         std::fs::create_dir(&dir).unwrap();
         let owner = |p: &Path| {
@@ -236,6 +248,16 @@ impl UserServer {
             .status()
             .unwrap();
         assert!(st.success(), "initdb");
+        if let Some(hba) = hba {
+            let f = data.join("pg_hba.conf");
+            std::fs::write(&f, hba).unwrap();
+            owner(&f);
+        }
+        let mut extra = Vec::new();
+        for s in settings {
+            extra.push("-c");
+            extra.push(s);
+        }
         let child = as_user(&format!("{bin}/postgres"))
             .arg("-D")
             .arg(&data)
@@ -249,6 +271,7 @@ impl UserServer {
                 "-c",
                 "shared_buffers=16MB",
             ])
+            .args(&extra)
             .spawn()
             .unwrap();
         let s = UserServer { dir, child };
@@ -260,19 +283,19 @@ impl UserServer {
         s
     }
 
-    fn url(&self, user: &str) -> String {
+    pub(crate) fn url(&self, user: &str) -> String {
         format!(
             "host={} port=5433 user={user} dbname=postgres",
             self.dir.display()
         )
     }
 
-    fn client(&self, user: &str) -> Result<postgres::Client, postgres::Error> {
+    pub(crate) fn client(&self, user: &str) -> Result<postgres::Client, postgres::Error> {
         postgres::Client::connect(&self.url(user), postgres::NoTls)
     }
 
     /// A checksum of the user's table and of every setting.
-    fn fingerprint(&self) -> (String, String) {
+    pub(crate) fn fingerprint(&self) -> (String, String) {
         let mut c = self.client("owner").unwrap();
         let t: String = c
             .query_one(
@@ -291,7 +314,7 @@ impl UserServer {
         (t, s)
     }
 
-    fn dbio_schemas(&self) -> Vec<String> {
+    pub(crate) fn dbio_schemas(&self) -> Vec<String> {
         let mut c = self.client("owner").unwrap();
         c.query(
             "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'dbio\\_%' ORDER BY 1",
@@ -301,6 +324,15 @@ impl UserServer {
         .iter()
         .map(|r| r.get(0))
         .collect()
+    }
+}
+
+impl UserServer {
+    /// Stops the server (fast shutdown) and waits for it.
+    pub(crate) fn stop(&mut self) {
+        // SAFETY: signalling our own child: fast shutdown.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let _ = self.child.wait();
     }
 }
 

@@ -34,6 +34,7 @@ mod memory;
 mod options_table;
 mod pg;
 mod pg_observe;
+mod pg_safety;
 mod places;
 mod precondition;
 mod programs;

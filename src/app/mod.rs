@@ -50,6 +50,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     crate::run::on_run_dir(Box::new(move |path, event| {
         note_run_dir(db.as_deref(), path, event)
     }));
+    crate::safety::cleanup::keep_leftovers_in(Box::new(LeftoverBook(cli.db.clone())));
     // A store dbio must not open (a link, someone else's file) is refused before anything
     // is created or measured, by every command that records into it.
     let records = matches!(
@@ -404,14 +405,16 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 /// Prints `bytes` to stdout as they are (a closed pipe ends it quietly).
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
+    // The command line goes into the job file: a password in it never does.
     let command = std::env::args()
-        .map(|w| crate::units::shell_word(&w))
+        .map(|w| crate::units::shell_word(&crate::safety::secret::redact(&w)))
         .collect::<Vec<_>>()
         .join(" ");
     let text = crate::capture::job(a, command, stop)?;
     match &a.shaping().output {
         Some(out) => {
-            write_user_file(out, text.as_bytes(), "--output")?;
+            // It may hold where a database is and who connects: only its owner reads it.
+            write_private_user_file(out, text.as_bytes(), "--output")?;
             eprintln!("dbio: wrote {}", out.shown());
             Ok(ExitCode::Ok)
         }
@@ -427,7 +430,21 @@ fn print_bytes(bytes: &[u8]) -> Result<ExitCode> {
 /// Writes a file the user named (`--save-job`, `compare --html`, the wizard's job file):
 /// created new and whole, never over an existing file.
 pub(crate) fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    crate::safety::fs::write_new_file(path, bytes).map_err(|e| {
+    user_file(path, bytes, option, false)
+}
+
+/// [`write_user_file`] for a file that holds connection details: mode 0600.
+pub(crate) fn write_private_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
+    user_file(path, bytes, option, true)
+}
+
+fn user_file(path: &Path, bytes: &[u8], option: &str, private: bool) -> Result<()> {
+    let written = if private {
+        crate::safety::fs::write_new_private_file(path, bytes)
+    } else {
+        crate::safety::fs::write_new_file(path, bytes)
+    };
+    written.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             Error::usage(format!(
                 "{option} {}: the file exists; dbio does not overwrite it — choose another name or remove it",
@@ -525,6 +542,31 @@ fn note_run_dir(db: Option<&Path>, path: &Path, event: crate::run::RunDirEvent<'
     };
 }
 
+/// The results store as the book of leftovers (see [`crate::safety::cleanup::Leftover`]):
+/// noted before something is made, forgotten once undone. A store that cannot be written
+/// costs the record, never the command.
+struct LeftoverBook(Option<PathBuf>);
+
+impl crate::safety::cleanup::LeftoverBook for LeftoverBook {
+    fn note(&self, l: &crate::safety::cleanup::Leftover) -> Option<i64> {
+        store_path(self.0.as_deref())
+            .and_then(|p| Store::open(&p)?.note_leftover(l))
+            .ok()
+    }
+
+    fn update(&self, id: i64, l: &crate::safety::cleanup::Leftover) {
+        let _ = in_present_store(self.0.as_deref(), |s| s.update_leftover(id, l));
+    }
+
+    fn forget(&self, id: i64) {
+        let _ = in_present_store(self.0.as_deref(), |s| s.forget_leftover(id));
+    }
+
+    fn forget_what(&self, kind: &str, what: &str) {
+        let _ = in_present_store(self.0.as_deref(), |s| s.forget_leftovers(kind, what));
+    }
+}
+
 /// A data set could not be registered in the results store.
 static UNREGISTERED: AtomicBool = AtomicBool::new(false);
 
@@ -549,6 +591,7 @@ fn known(db: Option<&Path>) -> crate::doctor::Known {
             data_sets: store.data_sets()?,
             run_parents: parents,
             unfinished_run_dirs,
+            leftovers: store.leftovers()?,
             store_problem: None,
             store_locked: false,
         })

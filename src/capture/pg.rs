@@ -21,10 +21,10 @@ pub fn read(
     samples: u32,
     stop: &AtomicBool,
 ) -> Result<Vec<Capture>> {
-    let config = crate::pg::connect::config(url.unwrap_or(""))?;
+    let mut config = crate::pg::connect::config(url.unwrap_or(""))?;
     let name = crate::pg::connect::describe(&config);
     // An unreachable server or an old one is bad input, refused before anything is sampled.
-    let mut client = crate::pg::connect::connect(&config, "--pg")?;
+    let mut client = crate::pg::connect::connect(&mut config, "--pg")?;
     let version: i32 = client
         .query_one("SELECT current_setting('server_version_num')::int", &[])
         .map_err(|e| {

@@ -3,8 +3,10 @@
 //!
 //! `blocks` holds one row per 8 KiB page (a 1,000-byte row in a table with fillfactor 10),
 //! so `--size` is the table's size and a row lookup is one block read. After loading,
-//! `VACUUM (FREEZE, ANALYZE)` and `CHECKPOINT`: without them a read test sets hint bits and
-//! writes.
+//! `VACUUM (FREEZE, ANALYZE)` (dbio's own table), and `CHECKPOINT` on a throwaway server
+//! only: without them a read test sets hint bits and writes. A checkpoint is server-wide,
+//! so on a user's server (`--pg`) it is not done, and the result says so
+//! ([`NO_CHECKPOINT`]).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -39,8 +41,8 @@ fn interrupted() -> Error {
     Error::Interrupted("interrupted while loading the table; nothing measured".into())
 }
 
-/// Creates `<schema>.blocks` with `rows` rows (one per page) and makes it read-only clean:
-/// frozen, analyzed, checkpointed. Stops between chunks when `stop` is set.
+/// Creates `<schema>.blocks` with `rows` rows (one per page), frozen and analyzed (the
+/// caller checkpoints where the server is dbio's). Stops between chunks when `stop` is set.
 pub fn blocks(c: &mut Client, schema: &str, rows: u64, stop: &AtomicBool) -> Result<()> {
     sql(
         c,
@@ -69,12 +71,13 @@ pub fn blocks(c: &mut Client, schema: &str, rows: u64, stop: &AtomicBool) -> Res
         return Err(interrupted());
     }
     sql(c, &format!("VACUUM (FREEZE, ANALYZE) {schema}.blocks"))?;
-    checkpoint(c);
     Ok(())
 }
 
-/// `CHECKPOINT` where the role may (superuser, or pg_checkpoint on 15+); else the dirty
-/// pages are left to the server's own checkpoints.
+/// What a run on a user's server says in place of the checkpoint it does not make.
+pub const NO_CHECKPOINT: &str = "--pg: no CHECKPOINT on your server: the table's load may still be written out during the run, and reads may set hint bits (writes counted in the database's figures)";
+
+/// `CHECKPOINT`, on a throwaway server only (dbio's own: a checkpoint is server-wide).
 pub fn checkpoint(c: &mut Client) -> bool {
     c.batch_execute("CHECKPOINT").is_ok()
 }

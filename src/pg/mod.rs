@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod connect;
+pub mod leftovers;
 pub mod load;
 pub mod observe;
 pub mod schema;
@@ -178,18 +179,30 @@ fn event_name(kind: Kind, major: u32, io_method: Option<&str>) -> &'static str {
     }
 }
 
-/// `dbio pg clean`: drops the marked schemas, one line each.
+/// `dbio pg clean`: drops the marked schemas no running run holds, one line each, and
+/// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
-    let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
-    let mut c = connect::connect(&config, "--pg")?;
-    let dropped = schema::clean(&mut c)?;
-    for name in &dropped {
+    let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+    let mut c = connect::connect(&mut config, "--pg")?;
+    let done = schema::clean(&mut c)?;
+    for name in &done.dropped {
+        crate::safety::cleanup::undone_elsewhere(
+            crate::safety::cleanup::PG_SCHEMA,
+            &schema::what(name, &config),
+        );
         println!("dropped schema {name}");
     }
-    if dropped.is_empty() {
+    for (name, why) in &done.left {
+        println!("left schema {name}: {}", crate::units::shown(why));
+    }
+    if done.dropped.is_empty() && done.left.is_empty() {
         println!("no dbio schema at {}", connect::describe(&config));
     }
-    Ok(ExitCode::Ok)
+    Ok(if done.left.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failure
+    })
 }
 
 /// Checks everything the input and the server decide, before anything is created.
@@ -220,8 +233,8 @@ fn check(a: &RunArgs) -> Result<(Test, Where, u64)> {
         }
         Where::Throwaway { bins, major, who }
     } else {
-        let config = connect::config(a.pg.as_deref().unwrap_or(""))?;
-        let mut c = connect::connect(&config, "--pg")?;
+        let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+        let mut c = connect::connect(&mut config, "--pg")?;
         connect::check_server(&mut c, &config, "--pg")?;
         Where::Existing {
             config: Box::new(config),
@@ -324,7 +337,7 @@ fn measure(
 ) -> Result<(RunResult, Vec<crate::measure::EventTotals>)> {
     let load_started = std::time::Instant::now();
     let mut server = None;
-    let (config, major) = match place {
+    let (mut config, major) = match place {
         Where::Throwaway { bins, major, who } => {
             let mut s = server::Server::create(
                 &bins,
@@ -341,7 +354,8 @@ fn measure(
         }
         Where::Existing { config } => (*config, 0),
     };
-    let mut client = connect::connect(&config, "--pg")?;
+    let owned = server.is_some();
+    let mut client = connect::connect(&mut config, "--pg")?;
     let checked = connect::check_server(&mut client, &config, "--pg")?;
     let major = if major > 0 {
         major
@@ -352,21 +366,27 @@ fn measure(
         .query_one("SELECT current_setting('io_method', true)", &[])
         .ok()
         .and_then(|r| r.get(0));
-    let mut schema = schema::Schema::create(&mut client, &config, run_id)?;
+    let mut schema = schema::Schema::create(&config, run_id)?;
     let rows = size / load::PAGE;
     let reads = matches!(kind, Kind::Lookup | Kind::Batch | Kind::Scan);
+    let mut notes: Vec<String> = Vec::new();
     if matches!(kind, Kind::Commit | Kind::Copy) {
         load::write_tables(&mut client, &schema.name, a.sessions, kind == Kind::Copy)?;
     } else {
         load::blocks(&mut client, &schema.name, rows, stop)?;
+        // A checkpoint is a server-wide act: only on a server dbio owns.
+        if owned {
+            load::checkpoint(&mut client);
+        } else {
+            notes.push(load::NO_CHECKPOINT.into());
+        }
     }
-    let mut notes: Vec<String> = Vec::new();
     // The loaded table must not be in shared_buffers at the start.
     if let Some(s) = server.as_mut() {
         drop(client);
         s.stop();
         s.start()?;
-        client = connect::connect(&config, "--pg-bin")?;
+        client = connect::connect(&mut config, "--pg-bin")?;
     } else if reads {
         notes.push(
             "the server is not restarted (not dbio's): part of the table may be in shared_buffers at the start".into(),
@@ -423,7 +443,7 @@ fn measure(
     let observer = Observer::start(&config, 100)?;
     let mut sessions = Vec::with_capacity(a.sessions as usize);
     for id in 0..a.sessions {
-        let c = connect::connect(&config, "--pg")?;
+        let c = connect::connect(&mut config, "--pg")?;
         sessions.push(Session::new(c, &shape, id)?);
     }
     let event = event_name(kind, major, io_method.as_deref());
@@ -437,6 +457,7 @@ fn measure(
         end_ns: t0 + (a.warmup + a.duration).as_nanos() as u64,
     };
     let mut failures: Vec<String> = Vec::new();
+    let mut lost: Vec<workloads::Failure> = Vec::new();
     let mut last_second_end = window.start_ns;
     std::thread::scope(|scope| {
         if let Some(files) = &fadvise_files {
@@ -474,10 +495,13 @@ fn measure(
             last_second_end = due;
         }
         over.store(true, Ordering::Relaxed);
-        for h in handles {
+        for (n, h) in handles.into_iter().enumerate() {
             match h.join() {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(e.to_string()),
+                Ok(Err(f)) => {
+                    failures.push(format!("session {}: {}", n + 1, f.text));
+                    lost.push(f);
+                }
                 Err(_) => failures.push("a session panicked".into()),
             }
         }
@@ -503,11 +527,23 @@ fn measure(
         mean_read_us,
         load_continues: false,
     };
-    let section = observer.finish(&ctx)?;
+    // Sessions the server cut off: what happened, and when (the result is kept, partial).
+    notes.extend(lost_sessions(&lost, t0));
+    // The database may have gone away: what was measured is kept without its statistics.
+    let section = match observer.finish(&ctx) {
+        Ok(s) => Some(s),
+        Err(e) if !lost.is_empty() => {
+            notes.push(format!(
+                "no PostgreSQL statistics for this run: the observer's connection failed too ({e})"
+            ));
+            None
+        }
+        Err(e) => return Err(e),
+    };
     // The schema goes before the server.
     if let Err(e) = schema.drop_now() {
         notes.push(format!(
-            "schema {} could not be dropped ({e}); `dbio pg clean` drops it",
+            "schema {} could not be dropped ({e}); it is noted as left behind: `dbio doctor` names it, `dbio clean --stale` or `dbio pg clean` drops it",
             schema.name
         ));
     }
@@ -685,13 +721,71 @@ fn measure(
         hosts: Vec::new(),
     };
     result.started_at = crate::sys::utc_now_rfc3339();
-    attach(&mut result, section);
+    if let Some(section) = section {
+        attach(&mut result, section);
+    }
     Ok((result, totals))
 }
 
 /// Puts what the database saw into the result (its `pg` section).
 fn attach(result: &mut RunResult, section: observe::PgSection) {
     result.pg = Some(section);
+}
+
+/// What the server did to the sessions it cut off: one line for the connections it closed
+/// ("the server closed 4 sessions' connections at 12.3 s: terminating connection due to
+/// administrator command" — the server's own words when any session heard them, the time
+/// from the start of the run to the first), one per reason for sessions that failed
+/// otherwise.
+fn lost_sessions(lost: &[workloads::Failure], t0: u64) -> Vec<String> {
+    let at = |fs: &[&workloads::Failure]| {
+        let first = fs.iter().map(|f| f.at_ns).min().unwrap_or(t0);
+        first.saturating_sub(t0) as f64 / 1e9
+    };
+    let sessions = |n: usize, what: &str| {
+        if n == 1 {
+            format!("1 session's {what}")
+        } else {
+            format!("{n} sessions' {what}s")
+        }
+    };
+    let mut lines = Vec::new();
+    let closed: Vec<&workloads::Failure> = lost.iter().filter(|f| f.closed).collect();
+    if !closed.is_empty() {
+        let said: Vec<&workloads::Failure> =
+            closed.iter().copied().filter(|f| f.server_said).collect();
+        let mut reasons: Vec<&str> = Vec::new();
+        for f in if said.is_empty() { &closed } else { &said } {
+            if !reasons.contains(&f.text.as_str()) {
+                reasons.push(&f.text);
+            }
+        }
+        lines.push(format!(
+            "the server closed {} at {:.1} s: {}; what was measured until then is kept (partial)",
+            sessions(closed.len(), "connection"),
+            at(&closed),
+            reasons.join("; ")
+        ));
+    }
+    let mut others: Vec<(&str, Vec<&workloads::Failure>)> = Vec::new();
+    for f in lost.iter().filter(|f| !f.closed) {
+        match others.iter_mut().find(|(t, _)| *t == f.text) {
+            Some((_, v)) => v.push(f),
+            None => others.push((&f.text, vec![f])),
+        }
+    }
+    for (text, fs) in others {
+        lines.push(format!(
+            "{} ended at {:.1} s: {text}; what was measured until then is kept (partial)",
+            if fs.len() == 1 {
+                "1 session".to_string()
+            } else {
+                format!("{} sessions", fs.len())
+            },
+            at(&fs)
+        ));
+    }
+    lines
 }
 
 /// This process's user and system CPU seconds.
@@ -706,6 +800,47 @@ fn cpu_times() -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sessions_cut_off_are_said_once_per_reason_from_the_first() {
+        let f = |at_ns: u64, text: &str, closed: bool, server_said: bool| workloads::Failure {
+            at_ns,
+            text: text.into(),
+            closed,
+            server_said,
+        };
+        let admin = "terminating connection due to administrator command";
+        let lines = lost_sessions(
+            &[
+                f(3_500_000_000, admin, true, true),
+                // Another session read the end of its connection before the message.
+                f(3_400_000_000, "connection closed", true, false),
+                f(9_000_000_000, "deadlock detected", false, true),
+            ],
+            1_000_000_000,
+        );
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "the server closed 2 sessions' connections at 2.4 s: {admin};"
+            )),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("1 session ended at 8.0 s: deadlock detected"),
+            "{}",
+            lines[1]
+        );
+        let lines = lost_sessions(&[f(1_500_000_000, "connection closed", true, false)], 0);
+        assert!(
+            lines[0].starts_with(
+                "the server closed 1 session's connection at 1.5 s: connection closed"
+            ),
+            "{}",
+            lines[0]
+        );
+    }
 
     #[test]
     fn events_are_named_after_the_wait_events_of_the_version() {

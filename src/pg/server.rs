@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use postgres::Config;
 
 use crate::error::{Error, Result};
+use crate::safety::cleanup::{Leftover, PG_DATA_DIR, PG_SOCKET_DIR, Recorded};
 use crate::safety::exec::Program;
 use crate::units::Shown;
 
@@ -306,6 +307,8 @@ pub struct Server {
     /// `-c NAME=VALUE` the server starts with: dbio's, then `--pg-set`'s.
     pub settings: Vec<(String, String)>,
     child: Option<Child>,
+    /// The records of `dir` and `sock` as leftovers, made before each directory was.
+    records: Vec<(PathBuf, Recorded)>,
 }
 
 impl Server {
@@ -329,10 +332,21 @@ impl Server {
                 ))
             })?;
         }
-        std::fs::create_dir(dir).map_err(|e| Error::io("cannot create", dir, &e))?;
-        let sock = make_socket_dir(&who).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(dir);
-        })?;
+        let dir_record = Recorded::note(&dir_leftover(PG_DATA_DIR, dir, &who, None));
+        if let Err(e) = std::fs::create_dir(dir) {
+            dir_record.undone();
+            return Err(Error::io("cannot create", dir, &e));
+        }
+        dir_record.update(&dir_leftover(PG_DATA_DIR, dir, &who, identity(dir)));
+        let (sock, sock_record) = match make_socket_dir(&who) {
+            Ok(s) => s,
+            Err(e) => {
+                if std::fs::remove_dir_all(dir).is_ok() {
+                    dir_record.undone();
+                }
+                return Err(e);
+            }
+        };
         let mut settings: Vec<(String, String)> = vec![
             ("listen_addresses".into(), String::new()),
             ("max_connections".into(), (sessions + 10).to_string()),
@@ -356,7 +370,10 @@ impl Server {
             who,
             settings,
             child: None,
+            records: Vec::new(),
         };
+        s.records.push((s.dir.clone(), dir_record));
+        s.records.push((s.sock.clone(), sock_record));
         s.initdb()?; // on error, Drop removes both directories
         Ok(s)
     }
@@ -549,9 +566,28 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-        let _ = std::fs::remove_dir_all(&self.sock);
+        // What could not be removed stays noted: `dbio doctor` names it.
+        for (path, record) in self.records.drain(..) {
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => record.undone(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => record.undone(),
+                Err(_) => {}
+            }
+        }
     }
+}
+
+/// The leftover record of a throwaway server's directory `path` (of `kind`), owned by the
+/// server's user; `id`: its device and inode once made.
+fn dir_leftover(kind: &'static str, path: &Path, who: &RunAs, id: Option<(u64, u64)>) -> Leftover {
+    Leftover::directory(kind, path, who.uid, id)
+}
+
+/// The device and inode of the directory at `path`.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 fn log_reason(text: &str) -> String {
@@ -567,25 +603,42 @@ fn log_reason(text: &str) -> String {
     lines[lines.len().saturating_sub(3)..].join(" / ")
 }
 
-/// `/tmp/dbio-pg-XXXXXX`, mode 0700, owned by the server's user.
-fn make_socket_dir(who: &RunAs) -> Result<PathBuf> {
-    let mut template = *b"/tmp/dbio-pg-XXXXXX\0";
-    // SAFETY: a writable NUL-terminated template.
-    let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(Error::other(format!(
-            "--pg-bin: cannot create a socket directory in /tmp: {}",
-            std::io::Error::last_os_error()
-        )));
+/// `/tmp/dbio-pg-XXXXXX` (a new, random name), mode 0700, owned by the server's user; noted
+/// as a leftover before it is made.
+fn make_socket_dir(who: &RunAs) -> Result<(PathBuf, Recorded)> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for _ in 0..32 {
+        let name: String = (0..6).map(|_| fastrand::alphanumeric()).collect();
+        let path = PathBuf::from(format!("/tmp/dbio-pg-{name}"));
+        let record = Recorded::note(&dir_leftover(PG_SOCKET_DIR, &path, who, None));
+        // mkdir never follows a link, and fails if anything is at the name.
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {}
+            Err(e) => {
+                record.undone();
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    last = Some(e);
+                    continue;
+                }
+                return Err(Error::other(format!(
+                    "--pg-bin: cannot create a socket directory in /tmp: {e}"
+                )));
+            }
+        }
+        record.update(&dir_leftover(PG_SOCKET_DIR, &path, who, identity(&path)));
+        if let Err(e) = hand_over_dir(&path, who) {
+            if std::fs::remove_dir(&path).is_ok() {
+                record.undone();
+            }
+            return Err(e);
+        }
+        return Ok((path, record));
     }
-    let path = PathBuf::from(
-        std::str::from_utf8(&template[..template.len() - 1]).expect("ASCII template"),
-    );
-    if let Err(e) = hand_over_dir(&path, who) {
-        let _ = std::fs::remove_dir(&path);
-        return Err(e);
-    }
-    Ok(path)
+    Err(Error::other(format!(
+        "--pg-bin: cannot create a socket directory in /tmp: {}",
+        last.map_or_else(|| "no free name".into(), |e| e.to_string())
+    )))
 }
 
 /// Makes the directory dbio just created at `path` private (0700) and the server's user's,

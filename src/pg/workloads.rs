@@ -88,6 +88,18 @@ impl Shape {
     }
 }
 
+/// Why a session ended early: the error, and when (`now_ns`).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub at_ns: u64,
+    /// The server's (or the client's) message.
+    pub text: String,
+    /// The connection is gone (the server closed it, or it broke).
+    pub closed: bool,
+    /// The text is the server's own message (not the client's "connection closed").
+    pub server_said: bool,
+}
+
 /// One session, ready to run: its connection, statements and buffers.
 pub struct Session {
     client: Client,
@@ -181,7 +193,12 @@ impl Session {
 
     /// Runs requests until the recorder's window is over or `stop` is set. An error ends
     /// the session (unless a stop is under way, which makes it an interruption).
-    pub fn run(mut self, shape: &Shape, rec: &Recorder, stop: &AtomicBool) -> Result<()> {
+    pub fn run(
+        mut self,
+        shape: &Shape,
+        rec: &Recorder,
+        stop: &AtomicBool,
+    ) -> std::result::Result<(), Failure> {
         let rows = shape.rows.max(1) as i64;
         let bytes = shape.request_bytes();
         // The session's stripe of the table for scans.
@@ -261,15 +278,25 @@ impl Session {
         w.finish().map(|_| ())
     }
 
-    fn failed(&self, rec: &Recorder, stop: &AtomicBool, e: &postgres::Error) -> Result<()> {
+    fn failed(
+        &self,
+        rec: &Recorder,
+        stop: &AtomicBool,
+        e: &postgres::Error,
+    ) -> std::result::Result<(), Failure> {
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
         rec.error(0);
-        Err(Error::Io(format!(
-            "session {}: {}",
-            self.id + 1,
-            error_text(e)
-        )))
+        Err(Failure {
+            at_ns: now_ns(),
+            text: error_text(e),
+            // A FATAL message ends the session: the server closes the connection after it.
+            closed: e.is_closed()
+                || self.client.is_closed()
+                || e.as_db_error()
+                    .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC")),
+            server_said: e.as_db_error().is_some(),
+        })
     }
 }

@@ -312,11 +312,18 @@ fn create_run_dir(out: &Dir, started_at: &str, name_tail: &str) -> Result<Dir> {
 pub fn write_run(dir: &Dir, r: &RunResult) -> Result<String> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the result: {e}")))?;
-    write_file(dir, "result.json", &(json + "\n"), false)?;
+    let private = holds_connection(r);
+    written(dir, "result.json", &(json + "\n"), false, private)?;
     let summary = summary::render(r);
-    write_file(dir, "summary.txt", &summary, false)?;
+    written(dir, "summary.txt", &summary, false, private)?;
     derived(dir, r, false)?;
     Ok(summary)
+}
+
+/// Whether the files of `r` say where a database is and who connects to it (a run through
+/// PostgreSQL): then only their owner may read them (mode 0600).
+fn holds_connection(r: &RunResult) -> bool {
+    r.pg.is_some() || r.dataset.kind == "postgresql"
 }
 
 /// The files made from `result.json` alone, which `dbio report` makes again (replacing
@@ -349,12 +356,13 @@ fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    let mut written = Vec::with_capacity(files.len());
+    let private = holds_connection(r);
+    let mut paths = Vec::with_capacity(files.len());
     for (name, text) in files {
-        write_file(dir, name, &text, replace)?;
-        written.push(dir.join(name));
+        written(dir, name, &text, replace, private)?;
+        paths.push(dir.join(name));
     }
-    Ok(written)
+    Ok(paths)
 }
 
 /// Whether `old` is an earlier version of the file `new` dbio makes: the same first line
@@ -420,10 +428,16 @@ pub fn read_run(dir: &Path) -> Result<RunResult> {
 
 /// Writes one file of a run directory whole: new, or replacing dbio's own.
 pub fn write_file(dir: &Dir, name: &str, text: &str, replace: bool) -> Result<()> {
-    let r = if replace {
-        dir.replace(name, text.as_bytes())
-    } else {
-        dir.write_new(name, text.as_bytes())
+    written(dir, name, text, replace, false)
+}
+
+/// [`write_file`]; `private`: mode 0600 (it holds connection details).
+fn written(dir: &Dir, name: &str, text: &str, replace: bool, private: bool) -> Result<()> {
+    let r = match (replace, private) {
+        (true, false) => dir.replace(name, text.as_bytes()),
+        (false, false) => dir.write_new(name, text.as_bytes()),
+        (true, true) => dir.replace_private(name, text.as_bytes()),
+        (false, true) => dir.write_new_private(name, text.as_bytes()),
     };
     r.map_err(|e| Error::io("cannot write", &dir.join(name), &e))
 }

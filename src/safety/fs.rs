@@ -531,6 +531,17 @@ impl Dir {
         self.publish(name, Publish::New, |f| f.write_all(bytes))
     }
 
+    /// [`Dir::write_new`] for a file only its owner may read (mode 0600, set before a byte
+    /// is written): it holds connection details.
+    pub fn write_new_private(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::New, |f| private_write(f, bytes))
+    }
+
+    /// [`Dir::replace`] for a file only its owner may read (mode 0600).
+    pub fn replace_private(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.publish(name, Publish::Replace, |f| private_write(f, bytes))
+    }
+
     /// Writes the file `name` whole, replacing the plain file of dbio's at the name, if
     /// any; a symlink, hard link, directory or another user's file there is refused.
     pub fn replace(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -718,6 +729,20 @@ pub fn remove_made(made: &[PathBuf]) {
 pub fn write_new_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (dir, name) = split(path)?;
     Dir::open(&dir)?.write_new(&name, bytes)
+}
+
+/// Makes the new (still unnamed or temporary) file `f` its owner's alone, then writes
+/// `bytes` into it.
+fn private_write(f: &mut File, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    f.write_all(bytes)
+}
+
+/// [`write_new_file`], mode 0600 (a file that holds connection details).
+pub fn write_new_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    Dir::open(&dir)?.write_new_private(&name, bytes)
 }
 
 /// A path's directory and file name.

@@ -35,12 +35,14 @@ impl std::fmt::Display for Holder {
 
 /// Another process's command line, safe to print on one line: any process can name
 /// itself anything, so control characters (newlines, escape sequences) are shown as `?`
-/// and the length is capped.
+/// and the length is capped; a password in it (`dbio pg run --pg postgresql://u:PW@...`)
+/// is shown as `****`.
 pub fn printable(cmdline: &str) -> String {
     if cmdline.is_empty() {
         return "command unknown".into();
     }
-    let shown = crate::units::shown(cmdline);
+    let redacted = crate::safety::secret::redact(cmdline);
+    let shown = crate::units::shown(&redacted);
     let clean: String = shown.chars().take(120).collect();
     if shown.chars().count() > 120 {
         format!("{clean}…")

@@ -18,7 +18,8 @@
 //! - [`cleanup`]: files a run must remove even when a second Ctrl-C ends it at once;
 //! - [`places`]: where a data set may be made (never on the kernel's pseudo file systems);
 //! - [`exec`]: every program dbio starts, checked first: no user but root (or the one
-//!   running dbio) could have written it or any directory above it.
+//!   running dbio) could have written it or any directory above it;
+//! - [`secret`]: passwords and secret server settings shown as `****` wherever text goes.
 //!
 //! The data set's manifest is untrusted input: [`crate::dataset::manifest`] checks every
 //! entry (a plain dbio file name and a real identity) before anything acts on it.
@@ -34,4 +35,5 @@ pub mod identity;
 pub mod limits;
 pub mod lock;
 pub mod places;
+pub mod secret;
 pub mod signatures;

@@ -26,7 +26,7 @@ use crate::report::RunResult;
 use crate::units::Shown;
 pub use mem::{MemFigures, MemRecord, MemRunListing};
 pub use query::{RunFilter, RunListing, StoredRun};
-pub use registry::{DataSetRecord, RunDirRecord};
+pub use registry::{DataSetRecord, LeftoverRecord, RunDirRecord};
 use schema::{MIGRATIONS, MigrateError, Migration};
 
 /// How long a writer waits for another dbio process to finish its write.

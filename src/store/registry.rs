@@ -37,7 +37,105 @@ pub struct RunDirRecord {
     pub test: String,
 }
 
+/// Something a command made or changed outside its results directory, as the store noted
+/// it (see [`crate::safety::cleanup::Leftover`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftoverRecord {
+    pub id: i64,
+    pub kind: String,
+    pub what: String,
+    pub undo: String,
+    pub detail: String,
+    /// The dbio process that made it.
+    pub pid: u32,
+    /// That process's identity ([`crate::sys::process_identity`]).
+    pub pid_start: String,
+    pub created_at: String,
+}
+
+impl LeftoverRecord {
+    /// Whether the process that made it still runs (then it is in use, not left).
+    pub fn owner_alive(&self) -> bool {
+        crate::sys::process_identity(self.pid).is_some_and(|now| now == self.pid_start)
+    }
+}
+
 impl Store {
+    /// Notes a leftover of this process's; returns its id.
+    pub fn note_leftover(&mut self, l: &crate::safety::cleanup::Leftover) -> Result<i64> {
+        let pid = std::process::id();
+        self.conn
+            .execute(
+                "INSERT INTO leftovers (kind, what, undo, detail, pid, pid_start, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    l.kind,
+                    l.what,
+                    l.undo,
+                    l.detail,
+                    pid,
+                    crate::sys::process_identity(pid).unwrap_or_default(),
+                    crate::sys::utc_now_rfc3339()
+                ],
+            )
+            .map(|_| self.conn.last_insert_rowid())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// The leftover `id` now says `l`.
+    pub fn update_leftover(&mut self, id: i64, l: &crate::safety::cleanup::Leftover) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE leftovers SET what = ?2, undo = ?3, detail = ?4 WHERE id = ?1",
+                params![id, l.what, l.undo, l.detail],
+            )
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Forgets the leftover `id` (undone).
+    pub fn forget_leftover(&mut self, id: i64) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM leftovers WHERE id = ?1", [id])
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Forgets every leftover of `kind` and `what` (undone by another command).
+    pub fn forget_leftovers(&mut self, kind: &str, what: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM leftovers WHERE kind = ?1 AND what = ?2",
+                [kind, what],
+            )
+            .map(|_| ())
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    /// Every leftover noted, oldest first.
+    pub fn leftovers(&self) -> Result<Vec<LeftoverRecord>> {
+        let query = || -> rusqlite::Result<Vec<LeftoverRecord>> {
+            let mut stmt = self.conn.prepare(
+                "SELECT id, kind, what, undo, detail, pid, pid_start, created_at
+                 FROM leftovers ORDER BY id",
+            )?;
+            stmt.query_map([], |row| {
+                Ok(LeftoverRecord {
+                    id: row.get(0)?,
+                    kind: row.get(1)?,
+                    what: row.get(2)?,
+                    undo: row.get(3)?,
+                    detail: row.get(4)?,
+                    pid: row.get(5)?,
+                    pid_start: row.get(6)?,
+                    created_at: row.get(7)?,
+                })
+            })?
+            .collect()
+        };
+        query().map_err(|e| sqlite_error(&self.path, e))
+    }
+
     /// Notes that a run (of `r.last_test`) is using the data set at `r.path`: added to the
     /// registry, or brought up to date (its first `created_at` kept).
     pub fn note_data_set(&mut self, r: &DataSetRecord) -> Result<()> {

@@ -40,6 +40,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 5,
         sql: V5_RUN_DIRS,
     },
+    Migration {
+        version: 6,
+        sql: V6_LEFTOVERS,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -203,6 +207,26 @@ CREATE TABLE run_dirs (
     test        TEXT    NOT NULL,
     -- Set when the run is recorded (its id in runs).
     finished    INTEGER NOT NULL DEFAULT 0
+);
+";
+
+/// What a command made or changed outside its results directory (a throwaway server's
+/// directories, a schema on a user's server, a disk's I/O scheduler), noted before it was
+/// made and removed once undone, so that `dbio doctor` names what a killed command left and
+/// `dbio clean --stale` undoes it.
+const V6_LEFTOVERS: &str = "
+CREATE TABLE leftovers (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT    NOT NULL,
+    what        TEXT    NOT NULL,
+    -- The command that undoes it by hand.
+    undo        TEXT    NOT NULL,
+    -- What undoing it checks first (JSON).
+    detail      TEXT    NOT NULL,
+    -- The dbio process that made it: pid, and boot id/start time (pids are reused).
+    pid         INTEGER NOT NULL,
+    pid_start   TEXT    NOT NULL,
+    created_at  TEXT    NOT NULL
 );
 ";
 

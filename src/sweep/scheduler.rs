@@ -6,11 +6,15 @@
 //! anything runs: root, every value offered by every disk, and unless `--yes` neither the
 //! root file system under the data set nor another mounted file system on those disks. A [`Schedulers`] value holds the originals and writes them
 //! back when dropped: at the end, on an error, and after a stop (the sweep returns through
-//! the same path when Ctrl-C or SIGTERM set the stop flag).
+//! the same path when Ctrl-C or SIGTERM set the stop flag). Before each change a disk's
+//! original is noted as a leftover ([`crate::safety::cleanup::Leftover`]) with the value
+//! about to be set, so that after a kill `dbio doctor` names it and `dbio clean --stale`
+//! puts it back — only while the disk still has the value dbio set.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::safety::cleanup::{Leftover, Recorded, SCHEDULER};
 use crate::storage::map::map_path;
 use crate::storage::sysfs::{SysRoot, parse_mountinfo};
 use crate::units::Shown;
@@ -21,6 +25,72 @@ struct Queue {
     disk: String,
     file: PathBuf,
     original: String,
+    /// Its leftover record, from before its first change until the original is back.
+    record: std::sync::OnceLock<Recorded>,
+}
+
+/// A changed scheduler as recorded: the disk's file, its original, the value dbio set.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Changed {
+    file: PathBuf,
+    original: String,
+    set: String,
+}
+
+impl Queue {
+    fn leftover(&self, set: &str) -> Leftover {
+        Leftover {
+            kind: SCHEDULER,
+            what: self.disk.clone(),
+            undo: format!("echo {} > {}", self.original, self.file.display()),
+            detail: serde_json::to_string(&Changed {
+                file: self.file.clone(),
+                original: self.original.clone(),
+                set: set.to_string(),
+            })
+            .unwrap_or_default(),
+        }
+    }
+}
+
+/// Puts back the scheduler a killed sweep changed (`detail` as recorded), only if the
+/// disk still has the value dbio set. Ok: what was done; Err: why it was left alone.
+pub fn undo_leftover(detail: &str) -> std::result::Result<String, String> {
+    let c: Changed =
+        serde_json::from_str(detail).map_err(|e| format!("its record is unreadable ({e})"))?;
+    // Only a disk's scheduler file, and only names the kernel spells.
+    let disk = c
+        .file
+        .strip_prefix("/sys/block")
+        .ok()
+        .and_then(|rest| rest.to_str())
+        .and_then(|rest| rest.strip_suffix("/queue/scheduler"))
+        .filter(|d| !d.is_empty() && !d.contains('/') && !d.starts_with('.'))
+        .ok_or_else(|| format!("{} is not a disk's scheduler file", c.file.shown()))?;
+    valid_name(&c.original)?;
+    valid_name(&c.set)?;
+    let text = std::fs::read_to_string(&c.file)
+        .map_err(|e| format!("cannot read {}: {e} (the disk is gone?)", c.file.shown()))?;
+    let now = offered(&text).1;
+    if now == c.original {
+        return Ok(format!(
+            "the I/O scheduler of {disk} is {} already",
+            c.original
+        ));
+    }
+    if now != c.set {
+        return Err(format!(
+            "its scheduler is {now}, not the {} dbio set: someone changed it since; left alone",
+            c.set
+        ));
+    }
+    // The disk's own scheduler attribute in sysfs, its path checked above.
+    std::fs::write(&c.file, &c.original)
+        .map_err(|e| format!("cannot write {}: {e}", c.file.shown()))?;
+    Ok(format!(
+        "the I/O scheduler of {disk} is {} again (it was left at {})",
+        c.original, c.set
+    ))
 }
 
 /// The disks under the data set and their schedulers before the sweep.
@@ -98,6 +168,7 @@ impl Schedulers {
                     disk: n.name.clone(),
                     file,
                     original: active,
+                    record: std::sync::OnceLock::new(),
                 });
                 offers.push(all);
             }
@@ -151,9 +222,16 @@ impl Schedulers {
         Ok(Schedulers { queues })
     }
 
-    /// Sets `name` on every disk.
+    /// Sets `name` on every disk, each noted as a leftover first.
     pub fn set(&self, name: &str) -> Result<()> {
         for q in &self.queues {
+            let l = q.leftover(name);
+            match q.record.get() {
+                Some(r) => r.update(&l),
+                None => {
+                    let _ = q.record.set(Recorded::note(&l));
+                }
+            }
             std::fs::write(&q.file, name).map_err(|e| {
                 Error::other(format!(
                     "cannot set the scheduler of {} to {name}: {e}",
@@ -205,12 +283,17 @@ fn devices_on(sys: &SysRoot, disk: &str) -> Vec<String> {
 impl Drop for Schedulers {
     /// Puts every disk's original scheduler back, whatever ended the sweep.
     fn drop(&mut self) {
-        for q in &self.queues {
+        for q in &mut self.queues {
             match std::fs::write(&q.file, &q.original) {
-                Ok(()) => eprintln!(
-                    "dbio: the I/O scheduler of {} is {} again",
-                    q.disk, q.original
-                ),
+                Ok(()) => {
+                    if let Some(r) = q.record.take() {
+                        r.undone();
+                    }
+                    eprintln!(
+                        "dbio: the I/O scheduler of {} is {} again",
+                        q.disk, q.original
+                    )
+                }
                 Err(e) => eprintln!(
                     "dbio: warning: could not put back the I/O scheduler of {} ({}): {e}; set it by hand: echo {} > {}",
                     q.disk,

@@ -30,24 +30,26 @@ pub struct ObserveArgs {
     pub json: bool,
 }
 
-/// Parses `--pg` (a URL or key=value pairs).
+/// Parses `--pg` (a URL or key=value pairs; a password in it is never echoed).
 pub fn config(text: &str) -> Result<postgres::Config> {
     postgres::Config::from_str(text).map_err(|e| {
         Error::usage(format!(
-            "--pg {}: not a PostgreSQL URL or key=value connection string: {e}",
-            crate::units::echoed(text)
+            "--pg {}: not a PostgreSQL URL or key=value connection string: {}",
+            crate::units::echoed(&crate::safety::secret::redact(text)),
+            crate::safety::secret::redact(&e.to_string())
         ))
     })
 }
 
 /// Watches the server for `--seconds` (or until a signal), then prints what it saw.
 pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
-    let config = config(&a.pg)?;
+    let mut config = config(&a.pg)?;
+    crate::pg::connect::fill_password(&mut config);
     // An unreachable server is bad input, refused before anything is watched.
     config.connect(postgres::NoTls).map_err(|e| {
         Error::usage(format!(
             "--pg {}: cannot connect: {}",
-            crate::units::echoed(&a.pg),
+            crate::units::echoed(&crate::safety::secret::redact(&a.pg)),
             super::pg_error("connecting", &e)
         ))
     })?;

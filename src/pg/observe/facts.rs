@@ -5,7 +5,8 @@
 use crate::report::result_pg::{PgServer, PgSetting};
 
 /// The settings recorded with every run (those this server has; the rest are left out).
-/// Any other setting given on the server's command line is recorded too.
+/// Any other setting given on the server's command line is recorded too, with its value
+/// redacted when it holds a secret ([`crate::safety::secret::redact_setting`]).
 pub const SETTINGS: &[&str] = &[
     "io_method",
     "io_workers",
@@ -70,7 +71,8 @@ pub fn read(client: &mut postgres::Client) -> Result<PgServer, postgres::Error> 
     };
     for r in rows {
         let name: String = r.get(0);
-        let value: String = r.get(1);
+        // A secret (a password, a program to run, a connection string) is never shown.
+        let value = crate::safety::secret::redact_setting(&name, &r.get::<_, String>(1));
         let source: String = r.get(2);
         let enumvals: Option<Vec<String>> = r.get(3);
         match name.as_str() {

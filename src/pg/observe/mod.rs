@@ -78,7 +78,10 @@ pub(crate) fn pg_error(what: &str, e: &postgres::Error) -> Error {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
     };
-    Error::other(format!("PostgreSQL: {what}: {}", text.replace('\n', " ")))
+    Error::other(format!(
+        "PostgreSQL: {what}: {}",
+        crate::safety::secret::redact(&text.replace('\n', " "))
+    ))
 }
 
 /// Reads the server's facts: version, io_method and the values this build allows, and the

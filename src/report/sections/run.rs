@@ -41,6 +41,7 @@ pub fn configuration(r: &RunResult) -> Section {
                 match d.kind.as_str() {
                     "directory" => "",
                     "block_device" => " (block device)",
+                    "postgresql" => " (PostgreSQL table)",
                     _ => " (file)",
                 },
                 human_bytes(d.size_bytes),
@@ -50,6 +51,9 @@ pub fn configuration(r: &RunResult) -> Section {
                     "directory" if d.reused => "reused".to_string(),
                     "directory" => format!("created in {:.1} s", d.prepare_seconds),
                     "block_device" if c.destructive => "overwritten (--destructive)".into(),
+                    // Made for the run in its schema, and dropped after it: a write test
+                    // writes it.
+                    "postgresql" => format!("loaded in {:.1} s", d.prepare_seconds),
                     _ => "read-only".into(),
                 }
             ),

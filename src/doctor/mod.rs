@@ -18,8 +18,10 @@ use crate::error::{ExitCode, Result};
 use crate::report::summary::thousands;
 use crate::safety::fs::{Dir, Kind};
 use crate::safety::lock::{self, Holder, Mode};
-use crate::store::{DataSetRecord, RunDirRecord};
+use crate::store::{DataSetRecord, LeftoverRecord, RunDirRecord};
 use crate::units::{human_bytes, shell_word};
+
+mod leftovers;
 
 /// The kinds of results directory dbio makes, and what each may hold: the explicit list of
 /// file names dbio writes there (all that `dbio clean --stale` may remove from one whose
@@ -344,7 +346,7 @@ fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn canonical(p: &Path) -> PathBuf {
+pub(crate) fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
@@ -423,6 +425,10 @@ pub struct Known {
     pub store_problem: Option<String>,
     /// It could not be read because another process held it (it is not damaged).
     pub store_locked: bool,
+    /// What commands made or changed outside their results directories and have not
+    /// undone (yet): a throwaway server's directories, a schema on a user's server, a
+    /// disk's I/O scheduler.
+    pub leftovers: Vec<LeftoverRecord>,
 }
 
 /// Finds data sets and run directories: those the store knows and the default places, or
@@ -474,7 +480,14 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
                     record: r.clone(),
                     own,
                     points,
-                    foreign,
+                    // A throwaway server's directory inside it is a leftover of its own,
+                    // listed (and removed) as such.
+                    foreign: (foreign.into_iter())
+                        .filter(|(name, _)| {
+                            let p = Path::new(&r.path).join(name).display().to_string();
+                            !known.leftovers.iter().any(|l| l.what == p)
+                        })
+                        .collect(),
                 }),
             }
         }
@@ -655,6 +668,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             );
         }
     }
+    let stale_left = leftovers::list(&mut o, known);
     if let Some(problem) = &known.store_problem {
         let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
     }
@@ -672,6 +686,7 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         && f.unfinished.is_empty()
         && f.killed_runs.is_empty()
         && mounts.is_empty()
+        && stale_left == 0
         && known.store_problem.is_none()
     {
         let _ = writeln!(o, "\nNothing needs attention.");
@@ -691,6 +706,11 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         advice.push(format!(
             "a file system sweep's mount point: unmount it twice (`umount PATH`: the file system, then the private mount point beneath it), `rmdir PATH`, then erase the device the sweep made its file systems on (`wipefs -a DEV`, then {})",
             crate::sweep::filesystem::zero_by_hand("DEV")
+        ));
+    }
+    if stale_left > 0 {
+        advice.push(format!(
+            "{stale_left} thing(s) made or changed by commands that are gone: `dbio clean --stale` removes or restores each (only if it is still what dbio made), or run the command shown"
         ));
     }
     if !f.killed_runs.is_empty() {
@@ -785,6 +805,10 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
     let mut o = std::io::stdout().lock();
     let f = survey(paths, known);
     let mut repaired = 0;
+    // What commands made outside their results directories first: a throwaway server's
+    // directory inside a killed run's must go before that run's directory can.
+    let (undone, left) = leftovers::clean(&mut o, paths, known);
+    repaired += undone;
     if paths.is_empty() {
         for r in &known.unfinished_run_dirs {
             if std::fs::symlink_metadata(&r.path).is_err() {
@@ -877,10 +901,14 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
         }
         repaired += 1;
     }
-    if repaired == 0 {
+    if repaired == 0 && left == 0 {
         let _ = writeln!(o, "nothing stale found");
     }
-    Ok(ExitCode::Ok)
+    Ok(if left > 0 {
+        ExitCode::Failure
+    } else {
+        ExitCode::Ok
+    })
 }
 
 /// Removes `rel` (a file, or `POINT/file`, `points/POINT/file`) from the results directory

@@ -1,0 +1,111 @@
+//! What commands made or changed outside their results directories, as the results store
+//! noted it before it was made ([`crate::safety::cleanup::Leftover`]): a throwaway
+//! server's data and socket directories, a schema on a user's server, a disk's I/O
+//! scheduler. Doctor lists each — in use while the process that made it runs, else STALE
+//! with the command that undoes it by hand; `clean --stale` undoes the stale ones, each
+//! only after its own checks that it is still what dbio made.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{Known, canonical};
+use crate::safety::cleanup::{PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR, SCHEDULER};
+use crate::store::LeftoverRecord;
+use crate::units::Shown;
+
+/// What a leftover of `kind` is, in words.
+fn words(kind: &str) -> &'static str {
+    match kind {
+        PG_DATA_DIR => "a throwaway PostgreSQL server's directory (data directory and log)",
+        PG_SOCKET_DIR => "a throwaway PostgreSQL server's socket directory",
+        PG_SCHEMA => "the schema of a dbio pg run on a user's server",
+        SCHEDULER => "a disk's I/O scheduler, changed by a scheduler sweep",
+        _ => "something dbio made",
+    }
+}
+
+/// Undoes the leftover `r` (its maker is gone): removes or restores it if it is still
+/// what dbio made. Ok: what was done; Err: why it was left alone.
+fn undo(r: &LeftoverRecord) -> Result<String, String> {
+    match r.kind.as_str() {
+        SCHEDULER => crate::sweep::scheduler::undo_leftover(&r.detail),
+        kind => crate::pg::leftovers::undo(kind, &r.detail),
+    }
+}
+
+/// The leftovers whose maker is gone (killed, or ended leaving them): stale.
+fn stale(known: &Known) -> Vec<&LeftoverRecord> {
+    known
+        .leftovers
+        .iter()
+        .filter(|l| !l.owner_alive())
+        .collect()
+}
+
+/// Lists every leftover the store knows; returns how many are stale.
+pub(super) fn list(o: &mut impl Write, known: &Known) -> usize {
+    if known.leftovers.is_empty() {
+        return 0;
+    }
+    let _ = writeln!(o, "\nMade or changed outside the results directories");
+    for l in &known.leftovers {
+        if l.owner_alive() {
+            let _ = writeln!(
+                o,
+                "  {}: {}, in use by dbio pid {} (running)",
+                l.what.shown(),
+                words(&l.kind),
+                l.pid
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "  {}: STALE: {} left by dbio pid {} (gone), noted {}; undo by hand: {}",
+                l.what.shown(),
+                words(&l.kind),
+                l.pid,
+                l.created_at.shown(),
+                l.undo.shown()
+            );
+        }
+    }
+    stale(known).len()
+}
+
+/// Undoes the stale leftovers (with `paths`, only those under one of them), one line
+/// each; returns how many were undone and how many were left (and why, said).
+pub(super) fn clean(
+    o: &mut impl Write,
+    paths: &[std::path::PathBuf],
+    known: &Known,
+) -> (usize, usize) {
+    let (mut undone, mut left) = (0, 0);
+    for l in stale(known) {
+        if !paths.is_empty()
+            && !paths
+                .iter()
+                .any(|p| Path::new(&l.what).starts_with(canonical(p)))
+        {
+            continue;
+        }
+        match undo(l) {
+            Ok(done) => {
+                crate::safety::cleanup::undone_record(l.id);
+                let _ = writeln!(o, "{}: {}", l.what.shown(), crate::units::shown(&done));
+                undone += 1;
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    o,
+                    "{}: LEFT: {}: {}; undo it by hand when it is yours: {}",
+                    l.what.shown(),
+                    words(&l.kind),
+                    crate::units::shown(&why),
+                    l.undo.shown()
+                );
+                left += 1;
+            }
+        }
+    }
+    (undone, left)
+}

@@ -1,0 +1,186 @@
+//! What a killed `dbio pg run` leaves, as noted before it was made
+//! ([`crate::safety::cleanup::Leftover`]): a throwaway server's directory (data directory
+//! and log) and its socket directory, and a schema on a user's server. `dbio clean --stale`
+//! undoes each through [`undo`] — only after proving it is still what dbio made: the
+//! directory's device, inode and owner as recorded and nothing in it but a server's files
+//! (a postmaster still running from it is stopped first), the schema's mark and its lock.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::safety::cleanup::{DirectoryDetail, PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR};
+use crate::units::Shown;
+
+/// A run's schema as recorded.
+#[derive(Debug, Deserialize)]
+struct SchemaDetail {
+    schema: String,
+    /// A key=value string without a password.
+    conn: String,
+}
+
+/// Undoes a leftover of `kind` (one of the pg kinds) as its `detail` records it. Ok: what
+/// was done; Err: why it was left alone.
+pub fn undo(kind: &str, detail: &str) -> Result<String, String> {
+    match kind {
+        PG_DATA_DIR | PG_SOCKET_DIR => {
+            remove_dir(&DirectoryDetail::parse(detail)?, kind == PG_DATA_DIR)
+        }
+        PG_SCHEMA => {
+            let d: SchemaDetail = serde_json::from_str(detail)
+                .map_err(|e| format!("its record is unreadable ({e})"))?;
+            drop_schema(&d)
+        }
+        _ => Err(format!("dbio does not know how to undo a {kind}")),
+    }
+}
+
+/// Whether `name` is something a throwaway server puts in its directory: the data
+/// directory and log (`data`), or a socket and its lock file (`socket`).
+fn server_file(name: &str, data: bool, md: &std::fs::Metadata) -> bool {
+    if data {
+        (name == "data" && md.is_dir()) || (name == "postgres.log" && md.is_file())
+    } else {
+        let Some(rest) = name.strip_prefix(".s.PGSQL.") else {
+            return false;
+        };
+        let (port, lock) = match rest.strip_suffix(".lock") {
+            Some(p) => (p, true),
+            None => (rest, false),
+        };
+        !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && if lock {
+                md.is_file()
+            } else {
+                md.file_type().is_socket()
+            }
+    }
+}
+
+/// Removes a throwaway server's directory if it is still the one dbio made: a plain
+/// directory (no link) with the recorded device and inode, owned by the server's user or by
+/// dbio's, holding only what a server puts there. A postmaster still running from it is
+/// stopped first.
+fn remove_dir(d: &DirectoryDetail, data: bool) -> Result<String, String> {
+    let shown = d.path.shown().to_string();
+    let md = match std::fs::symlink_metadata(&d.path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(format!("{shown} is gone already"));
+        }
+        Err(e) => return Err(format!("cannot look at it: {e}")),
+    };
+    if !md.is_dir() {
+        return Err("it is not a directory (a link, or a file): not dbio's".into());
+    }
+    if let (Some(dev), Some(ino)) = (d.dev, d.ino)
+        && (md.dev() != dev || md.ino() != ino)
+    {
+        return Err("it is another directory than the one dbio made (its inode differs)".into());
+    }
+    let me = crate::safety::fs::effective_uid();
+    if md.uid() != d.uid && md.uid() != me {
+        return Err(format!(
+            "it belongs to uid {}, neither the server's user nor dbio's",
+            md.uid()
+        ));
+    }
+    let entries = std::fs::read_dir(&d.path).map_err(|e| format!("cannot read it: {e}"))?;
+    for e in entries {
+        let e = e.map_err(|e| format!("cannot read it: {e}"))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let emd = e
+            .metadata()
+            .map_err(|err| format!("cannot look at {name}: {err}"))?;
+        if !server_file(&name, data, &emd) {
+            return Err(format!(
+                "it holds {} which a throwaway server does not make: left alone",
+                crate::units::shown(&name)
+            ));
+        }
+    }
+    if data {
+        stop_postmaster(&d.path.join("data"), d.uid)?;
+    }
+    // The directory's identity and contents were checked just above; remove_dir_all does
+    // not follow links inside it.
+    std::fs::remove_dir_all(&d.path).map_err(|e| format!("cannot remove it: {e}"))?;
+    Ok(format!(
+        "removed {} {shown}",
+        if data {
+            "the throwaway server's directory"
+        } else {
+            "the throwaway server's socket directory"
+        }
+    ))
+}
+
+/// Stops the postmaster running from the data directory `data`, if one does: the process
+/// `postmaster.pid` names, when it runs as `uid` with `data` on its command line. A fast
+/// shutdown first, then immediate, then kill.
+fn stop_postmaster(data: &Path, uid: u32) -> Result<(), String> {
+    let Ok(text) = std::fs::read(data.join("postmaster.pid")) else {
+        return Ok(());
+    };
+    let first = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    let Some(pid) = std::str::from_utf8(first)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .filter(|&p| p > 1)
+    else {
+        return Ok(());
+    };
+    let runs_here = || {
+        let Ok(md) = std::fs::metadata(format!("/proc/{pid}")) else {
+            return false;
+        };
+        crate::sys::process_identity(pid).is_some()
+            && md.uid() == uid
+            && crate::safety::lock::cmdline(pid).contains(&data.display().to_string())
+    };
+    if !runs_here() {
+        return Ok(());
+    }
+    for (sig, wait) in [
+        (libc::SIGINT, Duration::from_secs(30)),
+        (libc::SIGQUIT, Duration::from_secs(10)),
+        (libc::SIGKILL, Duration::from_secs(10)),
+    ] {
+        // SAFETY: a signal to the postmaster just identified (its user and data directory).
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
+        let until = Instant::now() + wait;
+        while Instant::now() < until {
+            if !runs_here() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Err(format!(
+        "the postgres still running from it (pid {pid}) did not stop"
+    ))
+}
+
+/// Drops a run's schema left on a user's server, as `dbio pg clean` would (its mark, its
+/// lock, RESTRICT).
+fn drop_schema(d: &SchemaDetail) -> Result<String, String> {
+    let mut config = super::connect::config(&d.conn).map_err(|e| e.to_string())?;
+    let mut c = super::connect::connect(&mut config, "--pg").map_err(|e| e.to_string())?;
+    match super::schema::drop_one(&mut c, &d.schema) {
+        Ok(true) => Ok(format!(
+            "dropped schema {} at {}",
+            d.schema,
+            super::connect::describe(&config)
+        )),
+        Ok(false) => Ok(format!(
+            "schema {} at {} is gone already",
+            d.schema,
+            super::connect::describe(&config)
+        )),
+        Err(why) => Err(why),
+    }
+}
