@@ -44,7 +44,8 @@ fn assert_rate_agrees(r: &Value, e: &Value) {
         .filter(|p| p["event"] == e["name"])
         .filter_map(|p| {
             let t = u(&p["t"]) as f64;
-            let len = (secs - (t - 1.0)).clamp(0.0, 1.0) - p["not_running_s"].as_f64().unwrap_or(0.0);
+            let len =
+                (secs - (t - 1.0)).clamp(0.0, 1.0) - p["not_running_s"].as_f64().unwrap_or(0.0);
             (len >= 0.5).then(|| u(&p["requests"]) as f64 / len)
         })
         .collect();
@@ -67,7 +68,10 @@ fn assert_rate_agrees(r: &Value, e: &Value) {
     }
     let edge = u(&s["edge_s"]) as usize;
     assert!(close(f(&s["first"]), median(&rates[..edge])), "{s}");
-    assert!(close(f(&s["last"]), median(&rates[rates.len() - edge..])), "{s}");
+    assert!(
+        close(f(&s["last"]), median(&rates[rates.len() - edge..])),
+        "{s}"
+    );
 }
 
 /// A rate in the words of a warning: thousands separated.
@@ -75,7 +79,7 @@ fn rate_words(v: f64) -> String {
     let s = (v.round() as u64).to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -106,12 +110,23 @@ fn a_run_that_keeps_its_rate_on_shm_warns_about_neither() {
     let s = &e["stability"]["rate"];
     assert_eq!(s["judged"], true, "{s}");
     assert_eq!(s["unstable"], false, "{s}");
-    assert!(f(&s["cv_pct"]) < 20.0 && f(&s["trend_pct"]).abs() < 20.0, "{s}");
+    assert!(
+        f(&s["cv_pct"]) < 20.0 && f(&s["trend_pct"]).abs() < 20.0,
+        "{s}"
+    );
     assert_rate_agrees(&r, e);
     let w = warnings(&r);
-    assert!(!w.iter().any(|w| w.contains("requests fell") || w.contains("requests rose") || w.contains("requests swung")), "{w:?}");
+    assert!(
+        !w.iter().any(|w| w.contains("requests fell")
+            || w.contains("requests rose")
+            || w.contains("requests swung")),
+        "{w:?}"
+    );
     assert!(!w.iter().any(|w| w.contains("not dbio's")), "{w:?}");
-    assert!(r["os"]["cross_check"].is_null(), "memory-backed: no cross-check");
+    assert!(
+        r["os"]["cross_check"].is_null(),
+        "memory-backed: no cross-check"
+    );
     // The summary shows it. (Its p99 is not asserted: on a machine busy with other work,
     // a second's p99 in memory is the scheduler's, and it may well move.)
     let summary = std::fs::read_to_string(run_dir(&env).join("summary.txt")).unwrap();
@@ -162,7 +177,10 @@ impl Throttle {
                 && opts.split(',').any(|o| o == "blkio")
                 && parent.join("blkio.throttle.read_iops_device").exists()
             {
-                ("blkio.throttle.read_iops_device", format!("{}:{} {iops}", dev.0, dev.1))
+                (
+                    "blkio.throttle.read_iops_device",
+                    format!("{}:{} {iops}", dev.0, dev.1),
+                )
             } else {
                 continue;
             };
@@ -275,7 +293,10 @@ fn wait_for_window(metrics: &Path, secs: f64, child: &mut std::process::Child) {
         if elapsed.is_some_and(|e| e >= secs) || child.try_wait().unwrap().is_some() {
             return;
         }
-        assert!(t0.elapsed() < Duration::from_secs(120), "the run never got to its window");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the run never got to its window"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -325,9 +346,19 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
     throttle.enter(child.id());
     let neighbour = Neighbour::start(&dev.dev);
     let mut stdout = Vec::new();
-    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     let neighbour_read = neighbour.stop();
     drop(throttle);
@@ -340,7 +371,11 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
 
     // Stability: the rate fell, in figures its series gives.
     let s = &e["stability"]["rate"];
-    assert_eq!((&s["judged"], &s["unstable"]), (&Value::Bool(true), &Value::Bool(true)), "{s}");
+    assert_eq!(
+        (&s["judged"], &s["unstable"]),
+        (&Value::Bool(true), &Value::Bool(true)),
+        "{s}"
+    );
     assert_rate_agrees(&r, e);
     assert!(f(&s["last"]) < f(&s["first"]) / 2.0, "{s}");
     assert!(f(&s["trend_pct"]) < -20.0, "{s}");
@@ -351,7 +386,12 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
         rate_words(f(&s["last"])),
         u(&s["edge_s"])
     );
-    assert!(w.iter().any(|w| w.starts_with(&fell) && w.ends_with("the average describes no moment of this run")), "{fell}\n{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with(&fell)
+                && w.ends_with("the average describes no moment of this run")),
+        "{fell}\n{w:?}"
+    );
     // The unstable stretch runs to the end of the window.
     let stretches = s["stretches"].as_array().unwrap();
     let last = stretches.last().unwrap();
@@ -362,10 +402,16 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
     assert_eq!(c["device"], dev.dev.file_name().unwrap().to_str().unwrap());
     let reads = &c["reads"];
     assert_eq!(u(&reads["dbio_bytes"]), u(&e["bytes"]));
-    let (dbio_b, dev_b) = (u(&reads["dbio_bytes"]) as f64, u(&reads["device_bytes"]) as f64);
+    let (dbio_b, dev_b) = (
+        u(&reads["dbio_bytes"]) as f64,
+        u(&reads["device_bytes"]) as f64,
+    );
     assert!(dev_b > 1.1 * dbio_b, "{c}");
     assert_eq!(c["ratio_of"], "read bytes", "{c}");
-    assert!((f(&c["ratio"]) - dev_b / dbio_b).abs() < 1e-9 * dev_b / dbio_b, "{c}");
+    assert!(
+        (f(&c["ratio"]) - dev_b / dbio_b).abs() < 1e-9 * dev_b / dbio_b,
+        "{c}"
+    );
     let all_dev = dev_b + u(&c["writes"]["device_bytes"]) as f64;
     let not_dbio = 100.0 * (dev_b - dbio_b) / all_dev;
     assert!((f(&c["not_dbio_pct"]) - not_dbio).abs() < 1e-6, "{c}");
@@ -375,7 +421,10 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
     );
     assert!(
         w.iter().any(|w| w.starts_with(&neighbour)
-            && w.contains(&format!("{:.0} % of its work over the window was not dbio's", f(&c["not_dbio_pct"])))),
+            && w.contains(&format!(
+                "{:.0} % of its work over the window was not dbio's",
+                f(&c["not_dbio_pct"])
+            ))),
         "{w:?}"
     );
 
@@ -386,7 +435,10 @@ fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
     assert!(summary.contains("UNSTABLE: fell"), "{summary}");
     assert!(summary.contains(&fell), "{summary}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains("class=\"band\""), "the per-second chart marks the stretch");
+    assert!(
+        html.contains("class=\"band\""),
+        "the per-second chart marks the stretch"
+    );
 }
 
 /// A device's request limits are named only for a run whose requests exceed them: on a loop
@@ -424,26 +476,49 @@ fn request_limits_are_findings_only_when_the_runs_requests_exceed_them() {
             .json()
     };
     let rules = |r: &Value| -> Vec<String> {
-        (r["lint"].as_array().map(Vec::as_slice).unwrap_or(&[]).iter())
-            .map(|l| l["rule"].as_str().unwrap().to_string())
-            .collect()
+        (r["lint"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter())
+        .map(|l| l["rule"].as_str().unwrap().to_string())
+        .collect()
     };
     let small = run("read-iops");
-    assert!(!rules(&small).iter().any(|r| r == "max_sectors_kb" || r == "max_segments"), "{}", small["lint"]);
-    assert!(!warnings(&small).iter().any(|w| w.contains("max_sectors_kb")), "{:?}", warnings(&small));
+    assert!(
+        !rules(&small)
+            .iter()
+            .any(|r| r == "max_sectors_kb" || r == "max_segments"),
+        "{}",
+        small["lint"]
+    );
+    assert!(
+        !warnings(&small)
+            .iter()
+            .any(|w| w.contains("max_sectors_kb")),
+        "{:?}",
+        warnings(&small)
+    );
     let large = run("read-mbps");
     let finding = (large["lint"].as_array().unwrap().iter())
         .find(|l| l["rule"] == "max_sectors_kb")
         .unwrap_or_else(|| panic!("{}", large["lint"]));
     assert_eq!(finding["subject"], name.as_str());
     let message = finding["message"].as_str().unwrap();
-    assert!(message.contains("this run's requests of up to 1M"), "{message}");
+    assert!(
+        message.contains("this run's requests of up to 1M"),
+        "{message}"
+    );
     let c = &large["os"]["cross_check"];
     assert_eq!(c["ratio_of"], "requests", "{c}");
-    assert!(f(&c["ratio"]) > 8.0, "1 MiB in pieces of at most 64 KiB: {c}");
+    assert!(
+        f(&c["ratio"]) > 8.0,
+        "1 MiB in pieces of at most 64 KiB: {c}"
+    );
     let w = warnings(&large);
     assert!(
-        w.iter().any(|w| w.contains("split dbio's requests") && w.contains(&format!("exceeds {name}'s max_sectors_kb 64"))),
+        w.iter().any(|w| w.contains("split dbio's requests")
+            && w.contains(&format!("exceeds {name}'s max_sectors_kb 64"))),
         "{w:?}"
     );
 }

@@ -154,7 +154,8 @@ impl BlockLayerCheck {
             .filter(|c| c.dbio_requests > 0)
             .collect();
         let sum = |f: fn(&Counts) -> u64| issued.iter().map(|c| f(c)).sum::<u64>();
-        let (dbio_requests, device_requests) = (sum(|c| c.dbio_requests), sum(|c| c.device_requests));
+        let (dbio_requests, device_requests) =
+            (sum(|c| c.dbio_requests), sum(|c| c.device_requests));
         let (dbio_bytes, device_bytes) = (sum(|c| c.dbio_bytes), sum(|c| c.device_bytes));
         let all_dbio = reads.dbio_bytes + writes.dbio_bytes;
         let all_device = reads.device_bytes + writes.device_bytes;
@@ -521,14 +522,19 @@ impl OsSampler {
         self.prev = now;
     }
 
-    /// The device's completed reads and writes (requests, bytes) from the first to the last
-    /// sample, and the seconds between them.
-    pub fn device_totals(&self, device: &str) -> Option<((u64, u64), (u64, u64), f64)> {
+    /// The device's completed reads and writes (its requests and bytes in each [`Counts`])
+    /// from the first to the last sample, and the seconds between them.
+    pub fn device_totals(&self, device: &str) -> Option<(Counts, Counts, f64)> {
         let (a, b) = (self.first.disks.get(device)?, self.prev.disks.get(device)?);
         let d = |x: u64, y: u64| y.saturating_sub(x);
+        let counts = |requests: u64, sectors: u64| Counts {
+            device_requests: requests,
+            device_bytes: 512 * sectors,
+            ..Counts::default()
+        };
         Some((
-            (d(a.reads, b.reads), 512 * d(a.read_sectors, b.read_sectors)),
-            (d(a.writes, b.writes), 512 * d(a.write_sectors, b.write_sectors)),
+            counts(d(a.reads, b.reads), d(a.read_sectors, b.read_sectors)),
+            counts(d(a.writes, b.writes), d(a.write_sectors, b.write_sectors)),
             self.prev.at_ns.saturating_sub(self.first.at_ns) as f64 / 1e9,
         ))
     }
@@ -538,22 +544,21 @@ impl OsSampler {
     pub fn finish(mut self, checks: Vec<CrossCheck>) -> (OsStats, Option<Warning>) {
         let mut found: Option<(BlockLayerCheck, Option<Warning>)> = None;
         for c in checks {
-            let Some(((rq, rb), (wq, wb), seconds)) = self.device_totals(&c.device) else {
+            let Some((r, w, seconds)) = self.device_totals(&c.device) else {
                 continue;
             };
-            let reads = Counts {
-                device_requests: rq,
-                device_bytes: rb,
-                ..c.reads
+            let with_dbio = |device: Counts, dbio: Counts| Counts {
+                dbio_requests: dbio.dbio_requests,
+                dbio_bytes: dbio.dbio_bytes,
+                ..device
             };
-            let writes = Counts {
-                device_requests: wq,
-                device_bytes: wb,
-                ..c.writes
-            };
+            let (reads, writes) = (with_dbio(r, c.reads), with_dbio(w, c.writes));
             let judged =
                 BlockLayerCheck::judge(&c.device, reads, writes, seconds, c.largest, c.split_by);
-            if found.as_ref().is_none_or(|f| judged.0.not_dbio_pct > f.0.not_dbio_pct) {
+            if found
+                .as_ref()
+                .is_none_or(|f| judged.0.not_dbio_pct > f.0.not_dbio_pct)
+            {
                 found = Some(judged);
             }
         }
@@ -627,8 +632,14 @@ mod tests {
         // only 6.5 % more requests (the other program read 1 MiB at a time).
         let dbio = (295 * 60 * 128, 295 * 60 * MIB);
         let device = (dbio.0 + dbio.0 * 65 / 1000, 700 * 60 * MIB);
-        let (c, w) =
-            BlockLayerCheck::judge("vda", counts(dbio, device), Counts::default(), 60.0, 8192, vec![]);
+        let (c, w) = BlockLayerCheck::judge(
+            "vda",
+            counts(dbio, device),
+            Counts::default(),
+            60.0,
+            8192,
+            vec![],
+        );
         assert!((c.ratio - 700.0 / 295.0).abs() < 1e-9, "{c:?}");
         assert_eq!(c.ratio_of, "read bytes");
         assert!((c.not_dbio_pct - 100.0 * 405.0 / 700.0).abs() < 1e-9);
@@ -642,14 +653,31 @@ mod tests {
     #[test]
     fn writes_beside_a_read_test_are_outside_work_but_a_journal_is_not() {
         let reads = counts((1000, 100 * MIB), (1000, 100 * MIB));
-        let (c, w) = BlockLayerCheck::judge("sda", reads, counts((0, 0), (400, 50 * MIB)), 10.0, 8192, vec![]);
+        let (c, w) = BlockLayerCheck::judge(
+            "sda",
+            reads,
+            counts((0, 0), (400, 50 * MIB)),
+            10.0,
+            8192,
+            vec![],
+        );
         assert_eq!(c.ratio_of, "bytes");
         assert!((c.ratio - 1.5).abs() < 1e-9 && (c.not_dbio_pct - 100.0 / 3.0).abs() < 1e-9);
         let text = w.unwrap().to_string();
         assert!(text.contains("did 10 MiB/s of reads and 5.0 MiB/s of writes while dbio read 10 MiB/s and wrote nothing: 33 %"), "{text}");
         // A few MiB of journal writes: within 10 % of dbio's work.
-        let (c, w) = BlockLayerCheck::judge("sda", reads, counts((0, 0), (40, 3 * MIB)), 10.0, 8192, vec![]);
-        assert!(w.is_none() && c.ratio_of == "requests" && c.ratio == 1.0, "{c:?} {w:?}");
+        let (c, w) = BlockLayerCheck::judge(
+            "sda",
+            reads,
+            counts((0, 0), (40, 3 * MIB)),
+            10.0,
+            8192,
+            vec![],
+        );
+        assert!(
+            w.is_none() && c.ratio_of == "requests" && c.ratio == 1.0,
+            "{c:?} {w:?}"
+        );
     }
 
     #[test]
@@ -657,22 +685,47 @@ mod tests {
         let bytes = 1000 * MIB;
         // 1 MiB writes the device took in 128 KiB pieces: its max_sectors_kb is exceeded.
         let w_ = |dev_requests| counts((1000, bytes), (dev_requests, bytes));
-        let (c, w) = BlockLayerCheck::judge("loop0", Counts::default(), w_(8000), 10.0, MIB, vec!["max_sectors_kb 128".into()]);
+        let (c, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            w_(8000),
+            10.0,
+            MIB,
+            vec!["max_sectors_kb 128".into()],
+        );
         assert_eq!((c.ratio_of.as_str(), c.ratio), ("requests", 8.0));
         let text = w.unwrap().to_string();
         assert!(text.contains("split dbio's requests (dbio's average 1024 KiB, the device's 128 KiB): dbio's largest request, 1M, exceeds loop0's max_sectors_kb 128"), "{text}");
         // The same with no limit exceeded: no limit is named.
-        let (_, w) = BlockLayerCheck::judge("loop0", Counts::default(), w_(8000), 10.0, 12 * 1024, vec![]);
+        let (_, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            w_(8000),
+            10.0,
+            12 * 1024,
+            vec![],
+        );
         let text = w.unwrap().to_string();
-        assert!(text.contains("though none of dbio's exceeds") && !text.contains("max_sectors_kb 128"), "{text}");
+        assert!(
+            text.contains("though none of dbio's exceeds") && !text.contains("max_sectors_kb 128"),
+            "{text}"
+        );
         // Merged: fewer, larger requests.
         let (_, w) = BlockLayerCheck::judge("loop0", Counts::default(), w_(500), 10.0, MIB, vec![]);
         assert!(w.unwrap().to_string().contains("merged dbio's requests"));
         // Agreeing within 10 %: nothing to say.
-        let (c, w) = BlockLayerCheck::judge("loop0", Counts::default(), w_(1050), 10.0, MIB, vec![]);
+        let (c, w) =
+            BlockLayerCheck::judge("loop0", Counts::default(), w_(1050), 10.0, MIB, vec![]);
         assert!(w.is_none() && (c.ratio - 1.05).abs() < 1e-9);
         // Fewer bytes than dbio moved.
-        let (c, w) = BlockLayerCheck::judge("loop0", Counts::default(), counts((1000, bytes), (500, bytes / 2)), 10.0, MIB, vec![]);
+        let (c, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            counts((1000, bytes), (500, bytes / 2)),
+            10.0,
+            MIB,
+            vec![],
+        );
         assert_eq!((c.ratio_of.as_str(), c.ratio), ("bytes", 0.5));
         assert!(w.unwrap().to_string().contains("fewer bytes than dbio"));
     }

@@ -582,7 +582,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         hosts: Vec::new(),
         pg: None,
     };
-    // Every run judges how steady each event was (SPEC §5 rule 7).
+    // Every run judges how steady each event was (docs/measurement.md, "Stability").
     result.judge_stability();
     result
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::map::{BlockNode, QueueJson, StorageMap};
-use crate::units::size_label;
 use super::sysfs::SysRoot;
+use crate::units::size_label;
 
 /// One configuration finding: what is set, why it matters to a database, what to do.
 /// result.json carries them as `lint`, `dbio map --json` as `lint`.

@@ -678,8 +678,14 @@ pub(crate) mod tests {
                 |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
             )
             .unwrap();
-        assert_eq!((cv, trend, unstable), (st.rate.cv_pct, st.rate.trend_pct, true));
-        assert_eq!(serde_json::from_str::<crate::report::result::Stability>(&json).unwrap(), *st);
+        assert_eq!(
+            (cv, trend, unstable),
+            (st.rate.cv_pct, st.rate.trend_pct, true)
+        );
+        assert_eq!(
+            serde_json::from_str::<crate::report::result::Stability>(&json).unwrap(),
+            *st
+        );
         let (device, ratio, of, pct): (String, f64, String, f64) = store
             .conn
             .query_row(
@@ -688,7 +694,10 @@ pub(crate) mod tests {
                 |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
             )
             .unwrap();
-        assert_eq!((device.as_str(), ratio, of.as_str(), pct), ("vda", 2.4, "read bytes", 58.0));
+        assert_eq!(
+            (device.as_str(), ratio, of.as_str(), pct),
+            ("vda", 2.4, "read bytes", 58.0)
+        );
         let warnings: Vec<String> = store
             .conn
             .prepare("SELECT warning FROM run_warnings WHERE run_id = ?1 ORDER BY seq")

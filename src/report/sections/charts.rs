@@ -97,7 +97,11 @@ fn unstable(
                 label: format!(
                     "{}: {what} {} in seconds {first}–{last}",
                     e.name,
-                    if sp.moved() { "off its opening level" } else { "off its median" }
+                    if sp.moved() {
+                        "off its opening level"
+                    } else {
+                        "off its median"
+                    }
                 ),
             });
         }

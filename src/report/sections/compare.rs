@@ -22,7 +22,11 @@ const FIGURES: [(&str, Figure, Option<Noise>); 4] = [
     ("IOPS", |e| e.iops, Some(|s| Some(&s.rate))),
     ("MiB/s", |e| e.mib_per_s, Some(|s| Some(&s.rate))),
     ("p50 (µs)", |e| e.latency_us.p50, None),
-    ("p99 (µs)", |e| e.latency_us.p99, Some(|s| s.p99_us.as_ref())),
+    (
+        "p99 (µs)",
+        |e| e.latency_us.p99,
+        Some(|s| s.p99_us.as_ref()),
+    ),
 ];
 
 /// Marks a ratio whose difference lies within the two runs' own per-second spread.
@@ -117,7 +121,11 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
             let st = e.stability.as_ref();
             let moved: Vec<&str> = [
                 ("requests", st.is_some_and(|s| s.rate.unstable)),
-                ("p99", st.and_then(|s| s.p99_us.as_ref()).is_some_and(|p| p.unstable)),
+                (
+                    "p99",
+                    st.and_then(|s| s.p99_us.as_ref())
+                        .is_some_and(|p| p.unstable),
+                ),
             ]
             .into_iter()
             .filter_map(|(what, unstable)| unstable.then_some(what))

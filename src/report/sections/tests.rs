@@ -311,7 +311,9 @@ fn stability_is_a_section_with_a_verdict_per_event_and_figure() {
     );
     // A run too short to judge keeps its figures, without a verdict.
     let short = run(&collapsed(4));
-    let t = tables(section(&short, "stability").unwrap()).next().unwrap();
+    let t = tables(section(&short, "stability").unwrap())
+        .next()
+        .unwrap();
     assert_eq!(t.rows[0].last().unwrap().text, "not judged: under 5 s");
     // Results of older versions have no stability: no section.
     let mut old = run_result(10, &EVENTS, false);
@@ -335,12 +337,18 @@ fn the_per_second_charts_shade_the_unstable_stretch() {
     assert_eq!(iops.bands.len(), 1, "{:?}", iops.bands);
     let b = &iops.bands[0];
     assert_eq!((b.from, b.to, b.color), (10.0, 20.0, Color::Palette(0)));
-    assert!(b.label.contains("off its opening level in seconds 11–20"), "{}", b.label);
+    assert!(
+        b.label.contains("off its opening level in seconds 11–20"),
+        "{}",
+        b.label
+    );
     assert_eq!(charts[1].bands, iops.bands, "MiB/s follows the requests");
     assert!(charts[2].bands.is_empty(), "the p99 held");
     let html = crate::report::html::render(&r);
     assert_eq!(html.matches("class=\"band\"").count(), 2, "IOPS and MiB/s");
-    assert!(!crate::report::html::render(&run_result(20, &EVENTS, false)).contains("class=\"band\""));
+    assert!(
+        !crate::report::html::render(&run_result(20, &EVENTS, false)).contains("class=\"band\"")
+    );
 }
 
 #[test]
@@ -353,14 +361,32 @@ fn compare_marks_a_difference_within_the_runs_per_second_spread() {
     b.events[0].iops = a.events[0].iops + 0.5 * sd;
     let mut c = a.clone();
     c.events[0].iops = a.events[0].iops + 10.0 * sd;
-    let report = compare(&[("run 1".into(), &a), ("run 2".into(), &b), ("run 3".into(), &c)]);
+    let report = compare(&[
+        ("run 1".into(), &a),
+        ("run 2".into(), &b),
+        ("run 3".into(), &c),
+    ]);
     let s = section(&report, "event-1").unwrap();
-    let iops = tables(s).next().unwrap().rows.iter().find(|r| r[0].text == "IOPS").unwrap().clone();
+    let iops = tables(s)
+        .next()
+        .unwrap()
+        .rows
+        .iter()
+        .find(|r| r[0].text == "IOPS")
+        .unwrap()
+        .clone();
     assert!(iops[4].text.ends_with(" ~"), "{:?}", iops[4].text);
     assert!(!iops[5].text.contains('~'), "{:?}", iops[5].text);
-    assert!(s.blocks.iter().any(|b| matches!(b, Block::Note(n) if n.contains("within noise"))));
+    assert!(
+        s.blocks
+            .iter()
+            .any(|b| matches!(b, Block::Note(n) if n.contains("within noise")))
+    );
     // An unstable run is said to be so beside its figure.
     let d = collapsed(20);
     let report = compare(&[("run 1".into(), &a), ("run 4".into(), &d)]);
-    assert!(has_caution(section(&report, "event-1").unwrap(), "run 4: its requests moved or swung"));
+    assert!(has_caution(
+        section(&report, "event-1").unwrap(),
+        "run 4: its requests moved or swung"
+    ));
 }
