@@ -197,7 +197,7 @@ impl fmt::Display for Warning {
                     ),
                     Mismatch::Smaller => write!(
                         f,
-                        "the bytes agree, so the device took dbio's bytes in more, smaller requests ({sizes}), though none of dbio's exceeds its max_sectors_kb or max_segments: the file system (a write across two extents) or another limit of the device (a chunk or segment size) split them, or another program sent small requests beside dbio's"
+                        "the bytes agree, so the device took dbio's bytes in more, smaller requests ({sizes}), though none of dbio's exceeds its max_sectors_kb or max_segments: the file system (zeroing around a write not aligned to its blocks, a write across extents) or another limit of the device (a chunk or segment size) split them, or another program sent small requests beside dbio's"
                     ),
                     Mismatch::Merged => write!(
                         f,
@@ -276,7 +276,7 @@ impl fmt::Display for Warning {
                 if *moved {
                     write!(
                         f,
-                        "\"{event}\": {what} {} from {} in the first {edge_s} s to {} in the last {edge_s} s (trend {trend_pct:+.0} % over the window, variation {cv_pct:.0} % of the mean): {whose}",
+                        "\"{event}\": {what} {} from {} in the first {edge_s} s to {} in the last {edge_s} s (trend {trend_pct:+.0} % of the mean over the window, variation {cv_pct:.0} %): {whose}",
                         if last < first { "fell" } else { "rose" },
                         value(*first),
                         value(*last)
