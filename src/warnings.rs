@@ -9,6 +9,37 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Active ASH samples below which Top Timed Events is only a rough picture.
 pub const FEW_ASH_SAMPLES: u64 = 100;
 
+/// Which per-second figure of an event moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    /// Requests per second.
+    Rate,
+    /// The p99 latency of each second.
+    P99,
+}
+
+/// How the block device's requests differed from dbio's while the bytes agreed (or the bytes
+/// fell short).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mismatch {
+    /// More requests, and dbio's largest request (bytes) exceeds these limits of the device
+    /// ("max_sectors_kb 128"): the block layer split it.
+    Split { largest: u64, limits: Vec<String> },
+    /// More, smaller requests, though dbio's requests fit the device's request limits.
+    Smaller,
+    /// Fewer, larger requests: the block layer merged dbio's.
+    Merged,
+    /// Fewer bytes than dbio moved.
+    FewerBytes,
+}
+
+/// One direction of a device's work over the window beside dbio's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Traffic {
+    pub device_mib_s: f64,
+    pub dbio_mib_s: f64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
     /// An async test was issued with synchronous calls.
@@ -32,13 +63,43 @@ pub enum Warning {
     AbandonedRequests { sessions: usize },
     /// `--engine null`: no I/O was done.
     NullEngine,
-    /// The block device completed more than 10 % more or fewer requests than dbio did.
+    /// The block device moved the bytes dbio did (within 10 %) in more than 10 % more or
+    /// fewer requests, or moved fewer bytes than dbio did.
     BlockLayerMismatch {
         device: String,
         dbio_requests: u64,
         device_requests: u64,
         dbio_bytes: u64,
         device_bytes: u64,
+        how: Mismatch,
+    },
+    /// The block device did more than 10 % more work over the window than dbio did: someone
+    /// else's.
+    Neighbour {
+        device: String,
+        reads: Traffic,
+        writes: Traffic,
+        /// The share of the device's bytes over the window that were not dbio's, in %.
+        not_dbio_pct: f64,
+    },
+    /// An event's rate or p99 moved or swung beyond its bound over the window
+    /// (`measure::stability`).
+    Unstable {
+        event: String,
+        figure: Moved,
+        /// Its first and last edge differ by more than the bound (else it swung).
+        moved: bool,
+        /// The medians of the first and last `edge_s` seconds.
+        first: f64,
+        last: f64,
+        edge_s: u32,
+        min: f64,
+        median: f64,
+        max: f64,
+        cv_pct: f64,
+        trend_pct: f64,
+        near_median_pct: f64,
+        bound_pct: f64,
     },
     /// Requests failed and the run went on (`--continue-on-error`).
     ContinuedAfterErrors { count: u64, first: String },
@@ -111,27 +172,122 @@ impl fmt::Display for Warning {
                 device_requests,
                 dbio_bytes,
                 device_bytes,
+                how,
             } => {
                 let pct = |a: u64, b: u64| 100.0 * (b as f64 / a.max(1) as f64 - 1.0);
                 write!(
                     f,
-                    "block-layer cross-check: {device} completed {device_requests} requests while dbio completed {dbio_requests} ({:+.1} %); ",
+                    "block-layer cross-check: {device} completed {} requests while dbio completed {} ({:+.1} %); ",
+                    crate::units::thousands(*device_requests),
+                    crate::units::thousands(*dbio_requests),
                     pct(*dbio_requests, *device_requests)
                 )?;
-                if pct(*dbio_bytes, *device_bytes).abs() <= 10.0 {
-                    let avg = |b: u64, n: u64| b as f64 / n.max(1) as f64 / 1024.0;
+                let avg = |b: u64, n: u64| b as f64 / n.max(1) as f64 / 1024.0;
+                let sizes = format!(
+                    "dbio's average {:.0} KiB, the device's {:.0} KiB",
+                    avg(*dbio_bytes, *dbio_requests),
+                    avg(*device_bytes, *device_requests)
+                );
+                match how {
+                    Mismatch::Split { largest, limits } => write!(
+                        f,
+                        "the bytes agree, so the block layer split dbio's requests ({sizes}): dbio's largest request, {}, exceeds {device}'s {} (`dbio map /dev/{device}`)",
+                        crate::units::size_label(*largest),
+                        limits.join(" and ")
+                    ),
+                    Mismatch::Smaller => write!(
+                        f,
+                        "the bytes agree, so the device took dbio's bytes in more, smaller requests ({sizes}), though none of dbio's exceeds its max_sectors_kb or max_segments: the file system (zeroing around a write not aligned to its blocks, a write across extents) or another limit of the device (a chunk or segment size) split them, or another program sent small requests beside dbio's"
+                    ),
+                    Mismatch::Merged => write!(
+                        f,
+                        "the bytes agree, so the block layer merged dbio's requests into larger ones before they reached the device ({sizes})"
+                    ),
+                    Mismatch::FewerBytes => write!(
+                        f,
+                        "the device moved fewer bytes than dbio did ({} vs {} MiB): some of dbio's requests did not reach it (served by a cache above it), so its figures in `os.devices` are not all of dbio's",
+                        device_bytes >> 20,
+                        dbio_bytes >> 20
+                    ),
+                }
+            }
+            Warning::Neighbour {
+                device,
+                reads,
+                writes,
+                not_dbio_pct,
+            } => {
+                // A direction is named when the device or dbio did anything in it.
+                let shown = |t: &Traffic| t.device_mib_s >= 0.05 || t.dbio_mib_s >= 0.05;
+                let mib = |v: f64| {
+                    if v >= 10.0 {
+                        format!("{v:.0}")
+                    } else {
+                        format!("{v:.1}")
+                    }
+                };
+                let mut did = Vec::new();
+                let mut dbio = Vec::new();
+                for (t, noun, verb) in [(reads, "reads", "read"), (writes, "writes", "wrote")] {
+                    if !shown(t) {
+                        continue;
+                    }
+                    did.push(format!("{} MiB/s of {noun}", mib(t.device_mib_s)));
+                    dbio.push(if t.dbio_mib_s >= 0.05 {
+                        format!("{verb} {} MiB/s", mib(t.dbio_mib_s))
+                    } else {
+                        format!("{verb} nothing")
+                    });
+                }
+                write!(
+                    f,
+                    "the device {device} did {} while dbio {}: {not_dbio_pct:.0} % of its work over the window was not dbio's — another workload shared the disk, so these figures are not the disk's alone",
+                    did.join(" and "),
+                    dbio.join(" and ")
+                )
+            }
+            Warning::Unstable {
+                event,
+                figure,
+                moved,
+                first,
+                last,
+                edge_s,
+                min,
+                median,
+                max,
+                cv_pct,
+                trend_pct,
+                near_median_pct,
+                bound_pct,
+            } => {
+                let (what, value, whose): (&str, fn(f64) -> String, &str) = match figure {
+                    Moved::Rate => (
+                        "requests",
+                        |v| format!("{}/s", rate_label(v)),
+                        "the average describes no moment of this run",
+                    ),
+                    Moved::P99 => (
+                        "p99 latency",
+                        crate::units::latency_label,
+                        "the run's p99 describes no moment of it",
+                    ),
+                };
+                if *moved {
                     write!(
                         f,
-                        "the bytes agree, so the block layer split or merged requests (dbio's average {:.0} KiB, the device's {:.0} KiB): check max_sectors_kb and max_segments of {device} (`dbio map /dev/{device}`)",
-                        avg(*dbio_bytes, *dbio_requests),
-                        avg(*device_bytes, *device_requests)
+                        "\"{event}\": {what} {} from {} in the first {edge_s} s to {} in the last {edge_s} s (trend {trend_pct:+.0} % of the mean over the window, variation {cv_pct:.0} %): {whose}",
+                        if last < first { "fell" } else { "rose" },
+                        value(*first),
+                        value(*last)
                     )
                 } else {
                     write!(
                         f,
-                        "the bytes differ too ({} vs {} MiB): other I/O reached the device (other programs, file system metadata, swap), so its figures in `os.devices` are not dbio's alone",
-                        device_bytes >> 20,
-                        dbio_bytes >> 20
+                        "\"{event}\": {what} swung between {} and {} from second to second (median {}, only {near_median_pct:.0} % of the seconds within {bound_pct:.0} % of it; variation {cv_pct:.0} % of the mean): {whose}",
+                        value(*min),
+                        value(*max),
+                        value(*median)
                     )
                 }
             }
@@ -190,6 +346,15 @@ impl fmt::Display for Warning {
             Warning::OnHost { host, warning } => write!(f, "{host}: {warning}"),
             Warning::Recorded(text) => f.write_str(text),
         }
+    }
+}
+
+/// A rate in words: thousands separated, a decimal below 100.
+fn rate_label(v: f64) -> String {
+    if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        crate::units::thousands(v.round() as u64)
     }
 }
 

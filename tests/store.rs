@@ -87,7 +87,8 @@ fn three_runs_are_listed_and_filtered() {
     );
 }
 
-/// The cells after `figure` on its line in `event`'s table of `dbio compare`.
+/// The cells after `figure` on its line in `event`'s table of `dbio compare` (a ratio's
+/// "within noise" mark, `~`, left out).
 fn compare_row(text: &str, event: &str, figure: &str) -> Vec<String> {
     let table = text
         .split("\n\n")
@@ -99,6 +100,7 @@ fn compare_row(text: &str, event: &str, figure: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no {figure} row:\n{table}"));
     line[figure.len()..]
         .split_whitespace()
+        .filter(|c| *c != "~")
         .map(|c| c.replace([',', '×'], ""))
         .collect()
 }

@@ -49,6 +49,7 @@ mod signals;
 mod sizing;
 mod skips;
 mod span;
+mod stability;
 mod steady;
 mod stopped;
 mod storage;

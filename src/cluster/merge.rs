@@ -216,6 +216,8 @@ pub fn merge(
     }
     r.warnings = warnings;
     r.errors = errors;
+    // The cluster's own per-second series, judged as one host's would be.
+    r.judge_stability();
     let any_partial = with.iter().any(|(h, _)| h.partial);
     (r.partial, r.stop_reason) = match &ending.lost {
         Some((host, why)) => (true, format!("host lost: {host} ({why})")),

@@ -6,8 +6,9 @@ pub mod histogram;
 pub mod os;
 pub mod recorder;
 pub mod sampler;
+pub mod stability;
 pub mod stall;
 
 pub use histogram::{Counts, LiveHistogram};
 pub use recorder::{EventSlot, Recorder, SessionCounters, Window};
-pub use sampler::{DbTotals, EventTotals, Interval, Sampler, SecondPoint};
+pub use sampler::{DbTotals, EventTotals, Interval, Sampler, SecondPoint, second_length_s};

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::sys::{self, now_ns};
+use crate::warnings::{Mismatch, Traffic, Warning};
 
 /// What the machine saw over the measured window, one row per second (and per CPU or
 /// device where it applies). result.json carries it as `os`.
@@ -81,22 +82,165 @@ pub struct ProcessCpuSecond {
     pub system_pct: f64,
 }
 
-/// dbio's completed requests against the block layer's over the measured window.
+/// dbio's completed requests and bytes against the block layer's over the measured window:
+/// the neighbours judgement (docs/outputs.md, "What the machine and the storage saw").
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct BlockLayerCheck {
     pub device: String,
+    /// Requests dbio completed (in the directions it issued).
     pub dbio_requests: u64,
     /// Requests the device completed in the directions dbio issued (reads for a read test,
     /// writes for a write test, both for a mix).
     pub device_requests: u64,
-    /// device_requests / dbio_requests.
+    /// The device's work against dbio's in the measure that shows work that was not dbio's
+    /// (`ratio_of`): when the device moved more than 10 % more bytes than dbio did, the
+    /// largest of its bytes against dbio's in reads, in writes and in both; otherwise its
+    /// requests against dbio's (in the directions dbio issued), which show requests split
+    /// or merged.
     pub ratio: f64,
-    /// Bytes both moved: when these agree but the requests do not, the block layer split or
-    /// merged requests.
+    /// Bytes both moved, in the directions dbio issued.
     #[serde(default)]
     pub dbio_bytes: u64,
     #[serde(default)]
     pub device_bytes: u64,
+    /// What `ratio` compares: "read bytes", "write bytes", "bytes" (reads and writes
+    /// together) or "requests" (empty in results of older dbio versions).
+    #[serde(default)]
+    pub ratio_of: String,
+    /// Each direction apart, whether dbio issued it or not.
+    #[serde(default)]
+    pub reads: Counts,
+    #[serde(default)]
+    pub writes: Counts,
+    /// The share of the device's bytes over the window that were not dbio's, in %.
+    #[serde(default)]
+    pub not_dbio_pct: f64,
+    /// The window the counts cover, in seconds.
+    #[serde(default)]
+    pub seconds: f64,
+}
+
+/// One direction of the cross-check: dbio's completed requests and bytes, and the device's.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub dbio_requests: u64,
+    pub dbio_bytes: u64,
+    pub device_requests: u64,
+    pub device_bytes: u64,
+}
+
+/// More than this much more (or less) of the device's work than dbio's, in %, is judged:
+/// below it lie the few metadata and journal writes of the file system and the requests
+/// completing at the window's edges.
+pub const CROSS_CHECK_PCT: f64 = 10.0;
+
+impl BlockLayerCheck {
+    /// The check of `device` from both directions' counts over `seconds`, and what it finds:
+    /// a [`Warning::Neighbour`] when the device moved more than [`CROSS_CHECK_PCT`] % more
+    /// bytes than dbio (in reads and writes together, or in a direction dbio issued), else a
+    /// [`Warning::BlockLayerMismatch`] when its requests differ by more than that or its
+    /// bytes fall short. `split_by`: the device's request limits dbio's largest request
+    /// (`largest`, bytes) exceeds, in words — the block layer splits such requests.
+    pub fn judge(
+        device: &str,
+        reads: Counts,
+        writes: Counts,
+        seconds: f64,
+        largest: u64,
+        split_by: Vec<String>,
+    ) -> (BlockLayerCheck, Option<Warning>) {
+        let issued: Vec<&Counts> = [&reads, &writes]
+            .into_iter()
+            .filter(|c| c.dbio_requests > 0)
+            .collect();
+        let sum = |f: fn(&Counts) -> u64| issued.iter().map(|c| f(c)).sum::<u64>();
+        let (dbio_requests, device_requests) =
+            (sum(|c| c.dbio_requests), sum(|c| c.device_requests));
+        let (dbio_bytes, device_bytes) = (sum(|c| c.dbio_bytes), sum(|c| c.device_bytes));
+        let all_dbio = reads.dbio_bytes + writes.dbio_bytes;
+        let all_device = reads.device_bytes + writes.device_bytes;
+        let outside = reads.device_bytes.saturating_sub(reads.dbio_bytes)
+            + writes.device_bytes.saturating_sub(writes.dbio_bytes);
+        let over = |a: u64, b: u64| b as f64 > a as f64 * (1.0 + CROSS_CHECK_PCT / 100.0);
+        let ratio_of = |a: u64, b: u64| if a > 0 { b as f64 / a as f64 } else { 0.0 };
+        let mut check = BlockLayerCheck {
+            device: device.to_string(),
+            dbio_requests,
+            device_requests,
+            dbio_bytes,
+            device_bytes,
+            ratio: ratio_of(dbio_requests, device_requests),
+            ratio_of: "requests".into(),
+            reads,
+            writes,
+            not_dbio_pct: if all_device > 0 {
+                100.0 * outside as f64 / all_device as f64
+            } else {
+                0.0
+            },
+            seconds,
+        };
+        if dbio_requests == 0 {
+            return (check, None);
+        }
+        let mib_s = |b: u64| {
+            if seconds > 0.0 {
+                b as f64 / (1u64 << 20) as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        let traffic = |c: &Counts| Traffic {
+            device_mib_s: mib_s(c.device_bytes),
+            dbio_mib_s: mib_s(c.dbio_bytes),
+        };
+        // Work that was not dbio's shows in bytes: in a direction dbio issued (its requests
+        // may be split or merged, its bytes not), or in both together (another program's
+        // writes beside a read test).
+        if over(all_dbio, all_dbio + outside) {
+            let mut best = ("bytes", ratio_of(all_dbio, all_device));
+            for (c, name) in [(&reads, "read bytes"), (&writes, "write bytes")] {
+                let r = ratio_of(c.dbio_bytes, c.device_bytes);
+                if c.dbio_bytes > 0 && r >= best.1 {
+                    best = (name, r);
+                }
+            }
+            (check.ratio_of, check.ratio) = (best.0.to_string(), best.1);
+            let w = Warning::Neighbour {
+                device: device.to_string(),
+                reads: traffic(&reads),
+                writes: traffic(&writes),
+                not_dbio_pct: check.not_dbio_pct,
+            };
+            return (check, Some(w));
+        }
+        let how = if over(device_bytes, dbio_bytes) {
+            (check.ratio_of, check.ratio) = ("bytes".into(), ratio_of(dbio_bytes, device_bytes));
+            Mismatch::FewerBytes
+        } else if over(dbio_requests, device_requests) {
+            if split_by.is_empty() {
+                Mismatch::Smaller
+            } else {
+                Mismatch::Split {
+                    largest,
+                    limits: split_by,
+                }
+            }
+        } else if over(device_requests, dbio_requests) {
+            Mismatch::Merged
+        } else {
+            return (check, None);
+        };
+        let w = Warning::BlockLayerMismatch {
+            device: device.to_string(),
+            dbio_requests,
+            device_requests,
+            dbio_bytes,
+            device_bytes,
+            how,
+        };
+        (check, Some(w))
+    }
 }
 
 /// Cumulative CPU time of one /proc/stat line, in clock ticks.
@@ -245,16 +389,16 @@ impl Snapshot {
     }
 }
 
-/// What to cross-check against the block layer: dbio's requests and bytes over the window
-/// and the directions it issued. Only those directions of the device are counted, so a
-/// read test is not compared with writes other programs or the journal sent.
+/// What to cross-check against the block layer: the device, and dbio's requests and bytes
+/// over the window in each direction (`dbio_*` of [`Counts`]; the device's are filled in).
 #[derive(Debug, Clone)]
 pub struct CrossCheck {
     pub device: String,
-    pub dbio_requests: u64,
-    pub dbio_bytes: u64,
-    pub reads: bool,
-    pub writes: bool,
+    pub reads: Counts,
+    pub writes: Counts,
+    /// dbio's largest request, and the device's request limits it exceeds (in words).
+    pub largest: u64,
+    pub split_by: Vec<String>,
 }
 
 /// Samples the OS once a second over the measured window.
@@ -378,44 +522,49 @@ impl OsSampler {
         self.prev = now;
     }
 
-    /// The device's completed requests and bytes from the first to the last sample, in the
-    /// directions asked for (reads, writes).
-    pub fn device_totals(&self, device: &str, reads: bool, writes: bool) -> Option<(u64, u64)> {
+    /// The device's completed reads and writes (its requests and bytes in each [`Counts`])
+    /// from the first to the last sample, and the seconds between them.
+    pub fn device_totals(&self, device: &str) -> Option<(Counts, Counts, f64)> {
         let (a, b) = (self.first.disks.get(device)?, self.prev.disks.get(device)?);
-        let d = |x: u64, y: u64, on: bool| if on { y.saturating_sub(x) } else { 0 };
+        let d = |x: u64, y: u64| y.saturating_sub(x);
+        let counts = |requests: u64, sectors: u64| Counts {
+            device_requests: requests,
+            device_bytes: 512 * sectors,
+            ..Counts::default()
+        };
         Some((
-            d(a.reads, b.reads, reads) + d(a.writes, b.writes, writes),
-            512 * (d(a.read_sectors, b.read_sectors, reads)
-                + d(a.write_sectors, b.write_sectors, writes)),
+            counts(d(a.reads, b.reads), d(a.read_sectors, b.read_sectors)),
+            counts(d(a.writes, b.writes), d(a.write_sectors, b.write_sectors)),
+            self.prev.at_ns.saturating_sub(self.first.at_ns) as f64 / 1e9,
         ))
     }
 
-    /// What was sampled, with the block-layer cross-check when asked for.
-    pub fn finish(mut self, cross_check: Option<CrossCheck>) -> OsStats {
-        if let Some(CrossCheck {
-            device,
-            dbio_requests,
-            dbio_bytes,
-            reads,
-            writes,
-        }) = cross_check
-            && let Some((device_requests, device_bytes)) =
-                self.device_totals(&device, reads, writes)
-        {
-            self.os.cross_check = Some(BlockLayerCheck {
-                device,
-                dbio_requests,
-                device_requests,
-                dbio_bytes,
-                device_bytes,
-                ratio: if dbio_requests > 0 {
-                    device_requests as f64 / dbio_requests as f64
-                } else {
-                    0.0
-                },
-            });
+    /// What was sampled, with the block-layer cross-check of the first of `checks` whose
+    /// device was sampled that finds the most work not dbio's, and its warning.
+    pub fn finish(mut self, checks: Vec<CrossCheck>) -> (OsStats, Option<Warning>) {
+        let mut found: Option<(BlockLayerCheck, Option<Warning>)> = None;
+        for c in checks {
+            let Some((r, w, seconds)) = self.device_totals(&c.device) else {
+                continue;
+            };
+            let with_dbio = |device: Counts, dbio: Counts| Counts {
+                dbio_requests: dbio.dbio_requests,
+                dbio_bytes: dbio.dbio_bytes,
+                ..device
+            };
+            let (reads, writes) = (with_dbio(r, c.reads), with_dbio(w, c.writes));
+            let judged =
+                BlockLayerCheck::judge(&c.device, reads, writes, seconds, c.largest, c.split_by);
+            if found
+                .as_ref()
+                .is_none_or(|f| judged.0.not_dbio_pct > f.0.not_dbio_pct)
+            {
+                found = Some(judged);
+            }
         }
-        self.os
+        let (check, warning) = found.map_or((None, None), |(c, w)| (Some(c), w));
+        self.os.cross_check = check;
+        (self.os, warning)
     }
 }
 
@@ -465,5 +614,119 @@ mod tests {
         );
         let psi = "some avg10=16.11 avg60=59.00 avg300=54.30 total=678578757\nfull avg10=9.75 avg60=27.09 avg300=21.14 total=396087467\n";
         assert_eq!(parse_pressure(psi), Some((678578757, 396087467)));
+    }
+    const MIB: u64 = 1 << 20;
+
+    fn counts(dbio: (u64, u64), device: (u64, u64)) -> Counts {
+        Counts {
+            dbio_requests: dbio.0,
+            dbio_bytes: dbio.1,
+            device_requests: device.0,
+            device_bytes: device.1,
+        }
+    }
+
+    #[test]
+    fn another_workload_on_the_disk_shows_in_bytes_though_requests_agree() {
+        // The case: 60 s of 8 KiB reads at 295 MiB/s; the device read 700 MiB/s in
+        // only 6.5 % more requests (the other program read 1 MiB at a time).
+        let dbio = (295 * 60 * 128, 295 * 60 * MIB);
+        let device = (dbio.0 + dbio.0 * 65 / 1000, 700 * 60 * MIB);
+        let (c, w) = BlockLayerCheck::judge(
+            "vda",
+            counts(dbio, device),
+            Counts::default(),
+            60.0,
+            8192,
+            vec![],
+        );
+        assert!((c.ratio - 700.0 / 295.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.ratio_of, "read bytes");
+        assert!((c.not_dbio_pct - 100.0 * 405.0 / 700.0).abs() < 1e-9);
+        let text = w.unwrap().to_string();
+        assert_eq!(
+            text,
+            "the device vda did 700 MiB/s of reads while dbio read 295 MiB/s: 58 % of its work over the window was not dbio's — another workload shared the disk, so these figures are not the disk's alone"
+        );
+    }
+
+    #[test]
+    fn writes_beside_a_read_test_are_outside_work_but_a_journal_is_not() {
+        let reads = counts((1000, 100 * MIB), (1000, 100 * MIB));
+        let (c, w) = BlockLayerCheck::judge(
+            "sda",
+            reads,
+            counts((0, 0), (400, 50 * MIB)),
+            10.0,
+            8192,
+            vec![],
+        );
+        assert_eq!(c.ratio_of, "bytes");
+        assert!((c.ratio - 1.5).abs() < 1e-9 && (c.not_dbio_pct - 100.0 / 3.0).abs() < 1e-9);
+        let text = w.unwrap().to_string();
+        assert!(text.contains("did 10 MiB/s of reads and 5.0 MiB/s of writes while dbio read 10 MiB/s and wrote nothing: 33 %"), "{text}");
+        // A few MiB of journal writes: within 10 % of dbio's work.
+        let (c, w) = BlockLayerCheck::judge(
+            "sda",
+            reads,
+            counts((0, 0), (40, 3 * MIB)),
+            10.0,
+            8192,
+            vec![],
+        );
+        assert!(
+            w.is_none() && c.ratio_of == "requests" && c.ratio == 1.0,
+            "{c:?} {w:?}"
+        );
+    }
+
+    #[test]
+    fn split_merged_and_short_requests_are_told_apart() {
+        let bytes = 1000 * MIB;
+        // 1 MiB writes the device took in 128 KiB pieces: its max_sectors_kb is exceeded.
+        let w_ = |dev_requests| counts((1000, bytes), (dev_requests, bytes));
+        let (c, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            w_(8000),
+            10.0,
+            MIB,
+            vec!["max_sectors_kb 128".into()],
+        );
+        assert_eq!((c.ratio_of.as_str(), c.ratio), ("requests", 8.0));
+        let text = w.unwrap().to_string();
+        assert!(text.contains("split dbio's requests (dbio's average 1024 KiB, the device's 128 KiB): dbio's largest request, 1M, exceeds loop0's max_sectors_kb 128"), "{text}");
+        // The same with no limit exceeded: no limit is named.
+        let (_, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            w_(8000),
+            10.0,
+            12 * 1024,
+            vec![],
+        );
+        let text = w.unwrap().to_string();
+        assert!(
+            text.contains("though none of dbio's exceeds") && !text.contains("max_sectors_kb 128"),
+            "{text}"
+        );
+        // Merged: fewer, larger requests.
+        let (_, w) = BlockLayerCheck::judge("loop0", Counts::default(), w_(500), 10.0, MIB, vec![]);
+        assert!(w.unwrap().to_string().contains("merged dbio's requests"));
+        // Agreeing within 10 %: nothing to say.
+        let (c, w) =
+            BlockLayerCheck::judge("loop0", Counts::default(), w_(1050), 10.0, MIB, vec![]);
+        assert!(w.is_none() && (c.ratio - 1.05).abs() < 1e-9);
+        // Fewer bytes than dbio moved.
+        let (c, w) = BlockLayerCheck::judge(
+            "loop0",
+            Counts::default(),
+            counts((1000, bytes), (500, bytes / 2)),
+            10.0,
+            MIB,
+            vec![],
+        );
+        assert_eq!((c.ratio_of.as_str(), c.ratio), ("bytes", 0.5));
+        assert!(w.unwrap().to_string().contains("fewer bytes than dbio"));
     }
 }

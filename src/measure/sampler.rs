@@ -53,6 +53,13 @@ pub struct DbTotals {
     pub commits_all: u64,
 }
 
+/// How long second `t` of a window of `measured_seconds` lasted: 1, or less for a last
+/// partial second (a run stopped early, a `--duration` that is not whole seconds).
+pub fn second_length_s(t: u32, measured_seconds: f64) -> f64 {
+    let len = measured_seconds - f64::from(t.saturating_sub(1));
+    if len > 0.0 && len < 1.0 { len } else { 1.0 }
+}
+
 /// One event in one second of the measured window.
 #[derive(Debug, Clone)]
 pub struct SecondPoint {

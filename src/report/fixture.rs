@@ -88,6 +88,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
                         count: b.count / 32,
                     })
                     .collect(),
+                stability: None,
             }
         })
         .collect();
@@ -156,9 +157,10 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             dbio_bytes: bytes,
             device_bytes: bytes + 10 * 8192,
             ratio: 1.0,
+            ..Default::default()
         }),
     });
-    RunResult {
+    let mut r = RunResult {
         job: None,
         classes: Vec::new(),
         verdict: None,
@@ -260,7 +262,9 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         verify: None,
         hosts: Vec::new(),
         pg: None,
-    }
+    };
+    r.judge_stability();
+    r
 }
 
 /// The storage stack of a run on a virtio disk, with a note that needs escaping.

@@ -15,6 +15,7 @@ pub mod openmetrics;
 pub mod result;
 pub mod result_pg;
 pub mod sections;
+mod stability;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::measure::os::{
     BlockLayerCheck, CpuSecond, DiskSecond, MemSecond, OsStats, PressureSecond, ProcessCpuSecond,
 };
+pub use crate::measure::stability::{Spread, Stability};
 use crate::measure::{Counts, EventTotals};
 pub use crate::storage::StorageMap;
 pub use crate::storage::lint::Finding;
@@ -490,6 +491,9 @@ pub struct EventResult {
     /// The same buckets per wait (equal to `histogram_micro` for synchronous events).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wait_histogram_micro: Vec<BucketJson>,
+    /// How steady its rate and p99 were, per second (absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stability: Option<Stability>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -577,6 +581,7 @@ pub fn event_result(name: &str, t: &EventTotals, seconds: f64) -> EventResult {
         },
         histogram_micro: buckets(&t.latency),
         wait_histogram_micro: buckets(&t.wait_latency),
+        stability: None,
     }
 }
 

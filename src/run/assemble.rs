@@ -465,7 +465,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     } else {
         ds.temp_files.iter().map(|f| f.size).sum()
     };
-    RunResult {
+    let mut result = RunResult {
         schema: rj::SCHEMA.into(),
         dbio_version: env!("CARGO_PKG_VERSION").into(),
         dbio_build: Some(rj::DbioBuildJson::this()),
@@ -581,5 +581,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
         verify: None,
         hosts: Vec::new(),
         pg: None,
-    }
+    };
+    // Every run judges how steady each event was (docs/measurement.md, "Stability").
+    result.judge_stability();
+    result
 }

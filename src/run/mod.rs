@@ -577,17 +577,9 @@ fn run_on(
         memory_backed: survey.0.memory_backed,
         started_at,
     });
-    let directions = plan
-        .events
-        .iter()
-        .zip(&m.totals)
-        .filter(|(_, t)| t.requests > 0)
-        .fold((false, false), |(r, w), (e, _)| {
-            (r || e.reads(), w || e.writes())
-        });
     // The null engine issues nothing: the block layer has nothing to agree with.
     let cross_check = data_flags.direct && selection.kind != crate::engine::EngineKind::Null;
-    add_storage(&mut result, survey, os, cross_check, directions);
+    add_storage(&mut result, survey, os, cross_check, &plan);
     if let Some(v) = inst.verify.as_ref() {
         let names: Vec<String> = (ds.files.iter())
             .map(|f| {
@@ -766,7 +758,7 @@ fn storage_survey(
     crate::storage::StorageMap,
     Vec<crate::storage::lint::Finding>,
 ) {
-    let (map, findings) = crate::storage::survey(&ds.path, Some(cfg.dataset.block_size));
+    let (map, findings) = crate::storage::survey_run(&ds.path, Some(cfg.dataset.block_size));
     // In full in the summary and the report; on stderr one line, once per process (a sweep
     // or a matrix says it once, not at every point).
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -785,50 +777,62 @@ fn storage_survey(
     (map, findings)
 }
 
-/// Puts the storage map, the findings and the OS statistics into the result; for direct
-/// I/O, cross-checks dbio's requests against the block layer's.
+/// Puts the storage map, the findings and the OS statistics into the result: the findings
+/// about request limits this run's largest request exceeds, and, for direct I/O, dbio's
+/// requests and bytes against the block layer's (the neighbours judgement).
 fn add_storage(
     result: &mut RunResult,
-    (map, findings): (
+    (map, mut findings): (
         crate::storage::StorageMap,
         Vec<crate::storage::lint::Finding>,
     ),
     os: Option<crate::measure::os::OsSampler>,
     direct: bool,
-    (reads, writes): (bool, bool),
+    plan: &Workload,
 ) {
-    // The top layer (the device the file system sits on) sees the file system's requests
-    // before dm/md split them across members or paths; see README "What the OS saw".
-    let top = map.devices.first().map(|d| d.name.clone());
-    let check = if direct && !map.memory_backed {
-        top.as_deref()
-    } else {
-        None
-    };
-    let t = &result.totals;
-    let os = os.map(|o| {
-        o.finish(check.map(|d| crate::measure::os::CrossCheck {
-            device: d.to_string(),
-            dbio_requests: t.requests,
-            dbio_bytes: t.bytes,
-            reads,
-            writes,
-        }))
-    });
-    if let Some(c) = os.as_ref().and_then(|o| o.cross_check.as_ref())
-        && c.dbio_requests > 0
-        && (c.ratio - 1.0).abs() > 0.10
-    {
-        result
-            .warnings
-            .push(crate::warnings::Warning::BlockLayerMismatch {
-                device: c.device.clone(),
-                dbio_requests: c.dbio_requests,
-                device_requests: c.device_requests,
-                dbio_bytes: c.dbio_bytes,
-                device_bytes: c.device_bytes,
-            });
+    use crate::measure::os::{Counts, CrossCheck};
+    use crate::storage::lint;
+    let lgwr_largest = (result.redo.as_ref()).map_or(0, |r| r.accounting.largest_write_bytes);
+    let largest = plan.largest_request(lgwr_largest);
+    findings.extend(lint::request_limits(&map, lint::Requests::Run(largest)));
+    let (mut reads, mut writes) = (Counts::default(), Counts::default());
+    for (ev, e) in plan.events.iter().zip(&result.events) {
+        for (on, c) in [(ev.reads(), &mut reads), (ev.writes(), &mut writes)] {
+            if on {
+                c.dbio_requests += e.requests;
+                c.dbio_bytes += e.bytes;
+            }
+        }
     }
+    // Judged at the layer the run measured: the top one (the device the file system sits
+    // on, or the target device), which sees the file system's requests before dm or md
+    // split them over paths or members; see docs/outputs.md "What the machine and the
+    // storage saw". A partition is judged with its disk too, which counts every request of
+    // the partition once and those of the disk's other partitions: whichever shows more
+    // work that was not dbio's is kept (never the two added up).
+    let mut checks = Vec::new();
+    if let Some(top) = map.devices.first().filter(|_| direct && !map.memory_backed) {
+        let disk = (top.layer == "partition")
+            .then(|| top.lower.first())
+            .flatten();
+        for n in std::iter::once(top).chain(disk) {
+            checks.push(CrossCheck {
+                device: n.name.clone(),
+                reads,
+                writes,
+                largest,
+                split_by: lint::limits_exceeded(&n.queue, largest),
+            });
+        }
+    }
+    let (os, warning) = match os {
+        Some(o) => {
+            let (os, w) = o.finish(checks);
+            (Some(os), w)
+        }
+        None => (None, None),
+    };
+    result.warnings.extend(warning);
     result.os = os;
     result.storage = Some(report::result::StorageJson::Map(map));
     result.lint = findings;

@@ -2,7 +2,7 @@
 //! round the judgement of the last rounds together (their spread and the slope of their
 //! least-squares line, both against their average). Fed once a second by the main thread.
 
-use crate::measure::SecondPoint;
+use crate::measure::{SecondPoint, stability};
 use crate::report::result::SteadyStateJson;
 use crate::workload::spec::{SteadyMetric, SteadySpec};
 
@@ -103,28 +103,18 @@ impl Steady {
 
 /// The last [`SteadySpec::WINDOW`] rounds' range (max − min) and slope excursion (|slope of
 /// the least-squares line| × the rounds), each in % of their average; None before there
-/// are that many rounds. An average of 0 is never steady (infinite %).
+/// are that many rounds. An average of 0 is never steady (infinite %). The slope is
+/// [`stability::trend_pct`], the trend every run's stability is judged by.
 pub fn judge(rounds: &[f64]) -> Option<(f64, f64)> {
     let n = SteadySpec::WINDOW;
     let w = rounds.get(rounds.len().checked_sub(n)?..)?;
     let avg = w.iter().sum::<f64>() / n as f64;
     let max = w.iter().copied().fold(f64::MIN, f64::max);
     let min = w.iter().copied().fold(f64::MAX, f64::min);
-    let xm = (n as f64 - 1.0) / 2.0;
-    let (mut sxy, mut sxx) = (0.0, 0.0);
-    for (i, y) in w.iter().enumerate() {
-        let dx = i as f64 - xm;
-        sxy += dx * (y - avg);
-        sxx += dx * dx;
-    }
-    let slope = sxy / sxx;
     if avg <= 0.0 {
         return Some((f64::INFINITY, f64::INFINITY));
     }
-    Some((
-        (max - min) / avg * 100.0,
-        slope.abs() * n as f64 / avg * 100.0,
-    ))
+    Some(((max - min) / avg * 100.0, stability::trend_pct(w).abs()))
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::map::{BlockNode, StorageMap};
+use super::map::{BlockNode, QueueJson, StorageMap};
 use super::sysfs::SysRoot;
+use crate::units::size_label;
 
 /// One configuration finding: what is set, why it matters to a database, what to do.
 /// result.json carries them as `lint`, `dbio map --json` as `lint`.
@@ -27,15 +28,115 @@ pub struct LintContext {
     pub block_size: Option<u64>,
     /// NUMA nodes of the CPUs dbio may run on (empty when unknown).
     pub run_nodes: BTreeSet<i64>,
+    /// Whose requests the device's request limits are judged against.
+    pub requests: Requests,
 }
+
+/// Whose requests a device's request limits (max_sectors_kb, max_segments) are judged
+/// against: a limit is a finding only when a request exceeds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requests {
+    /// A database's in general (`dbio map`, the wizard): multiblock reads and direct path
+    /// writes of up to 1 MiB.
+    Database,
+    /// A run's, not known until it has run (LGWR's writes grow with the commit rate): the
+    /// run adds them at its end ([`request_limits`] with [`Requests::Run`]).
+    Later,
+    /// This run's: its largest request, in bytes.
+    Run(u64),
+}
+
+/// The largest request a database issues, which [`Requests::Database`] judges against.
+pub const DATABASE_REQUEST: u64 = 1 << 20;
 
 impl LintContext {
     /// The context of this process on the running system.
-    pub fn current(sys: &SysRoot, block_size: Option<u64>) -> LintContext {
+    pub fn current(sys: &SysRoot, block_size: Option<u64>, requests: Requests) -> LintContext {
         LintContext {
             block_size,
             run_nodes: cpu_nodes(sys, &allowed_cpus()),
+            requests,
         }
+    }
+}
+
+/// The request limits of a queue that a request of `bytes` exceeds, in words
+/// ("max_sectors_kb 128"): the block layer splits such a request. max_segments counts 4 KiB
+/// memory pages, one segment each unless they happen to be physically contiguous.
+pub fn limits_exceeded(q: &QueueJson, bytes: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(kb) = q.max_sectors_kb
+        && bytes > kb * 1024
+    {
+        out.push(format!("max_sectors_kb {kb}"));
+    }
+    if let Some(segs) = q.max_segments
+        && bytes.div_ceil(4096) > segs
+    {
+        out.push(format!("max_segments {segs}"));
+    }
+    out
+}
+
+/// The findings about request limits of every device of `map` (but partitions, which show
+/// their disk's) that `requests` exceed.
+pub fn request_limits(map: &StorageMap, requests: Requests) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for n in map.all_devices() {
+        request_limits_of(n, requests, &mut out);
+    }
+    out
+}
+
+fn request_limits_of(n: &BlockNode, requests: Requests, out: &mut Vec<Finding>) {
+    let q = &n.queue;
+    let largest = match requests {
+        Requests::Later => return,
+        Requests::Database => DATABASE_REQUEST,
+        Requests::Run(bytes) => bytes,
+    };
+    if n.layer == "partition" {
+        return;
+    }
+    let exceeded = limits_exceeded(q, largest);
+    if let Some(kb) = q.max_sectors_kb
+        && exceeded.iter().any(|l| l.starts_with("max_sectors_kb"))
+    {
+        let hw = q
+            .max_hw_sectors_kb
+            .map(|h| format!(" (the hardware allows {h})"))
+            .unwrap_or_default();
+        let message = match requests {
+            Requests::Run(bytes) => format!(
+                "max_sectors_kb is {kb}{hw}: this run's requests of up to {} were split into requests of at most {kb} KiB, so the device saw more, smaller requests than dbio issued; raise it to {} or more (echo {} > /sys/block/{}/queue/max_sectors_kb, and a udev rule to keep it)",
+                size_label(bytes),
+                bytes.div_ceil(1024),
+                bytes.div_ceil(1024).max(1024),
+                n.name
+            ),
+            _ => format!(
+                "max_sectors_kb is {kb}{hw}: 1 MiB multiblock reads and direct path writes are split into smaller requests; raise it to 1024 or more (echo 1024 > /sys/block/{}/queue/max_sectors_kb, and a udev rule to keep it)",
+                n.name
+            ),
+        };
+        out.push(finding("max_sectors_kb", "warning", &n.name, message));
+    }
+    // A request max_sectors_kb splits anyway: max_segments adds nothing to say.
+    if let Some(segs) = q.max_segments
+        && exceeded.iter().any(|l| l.starts_with("max_segments"))
+        && exceeded.len() == 1
+    {
+        let message = match requests {
+            Requests::Run(bytes) => format!(
+                "max_segments is {segs}: this run's requests of up to {} take {} pages of 4 KiB, so those whose buffers are not physically contiguous were split; the device saw more, smaller requests than dbio issued",
+                size_label(bytes),
+                bytes.div_ceil(4096)
+            ),
+            _ => format!(
+                "max_segments is {segs}: a 1 MiB request in {segs} pieces of 4 KiB memory pages does not fit, so 1 MiB reads and writes whose buffers are not physically contiguous are split in two; the device sees more, smaller requests than the database issues"
+            ),
+        };
+        out.push(finding("max_segments", "info", &n.name, message));
     }
 }
 
@@ -88,38 +189,7 @@ pub fn lint(map: &StorageMap, ctx: &LintContext) -> Vec<Finding> {
 
 fn lint_node(n: &BlockNode, ctx: &LintContext, out: &mut Vec<Finding>) {
     let q = &n.queue;
-    if n.layer != "partition"
-        && let Some(kb) = q.max_sectors_kb
-        && kb < 1024
-    {
-        let hw = q
-            .max_hw_sectors_kb
-            .map(|h| format!(" (the hardware allows {h})"))
-            .unwrap_or_default();
-        out.push(finding(
-            "max_sectors_kb",
-            "warning",
-            &n.name,
-            format!(
-                "max_sectors_kb is {kb}{hw}: 1 MiB multiblock reads and direct path writes are split into smaller requests; raise it to 1024 or more (echo 1024 > /sys/block/{}/queue/max_sectors_kb, and a udev rule to keep it)",
-                n.name
-            ),
-        ));
-    }
-    if n.layer != "partition"
-        && let Some(segs) = q.max_segments
-        && segs * 4 < 1024
-        && q.max_sectors_kb.is_none_or(|kb| kb >= 1024)
-    {
-        out.push(finding(
-            "max_segments",
-            "info",
-            &n.name,
-            format!(
-                "max_segments is {segs}: a 1 MiB request in {segs} pieces of 4 KiB memory pages does not fit, so 1 MiB reads and writes whose buffers are not physically contiguous are split in two; the device sees more, smaller requests than the database issues"
-            ),
-        ));
-    }
+    request_limits_of(n, ctx.requests, out);
     if let Some(p) = &n.partition {
         let disk = n.lower.first();
         let pbs = disk
@@ -260,6 +330,7 @@ mod tests {
         let ctx = LintContext {
             block_size: Some(bs),
             run_nodes: nodes.iter().copied().collect(),
+            requests: Requests::Database,
         };
         lint(&fixture(case, path, dev), &ctx)
             .into_iter()
@@ -312,6 +383,7 @@ mod tests {
         let ctx = LintContext {
             block_size: None,
             run_nodes: BTreeSet::new(),
+            requests: Requests::Database,
         };
         let found = lint(&m, &ctx);
         let w = found.iter().find(|l| l.rule == "write_cache").unwrap();
@@ -329,6 +401,7 @@ mod tests {
         let ctx = LintContext {
             block_size: None,
             run_nodes: BTreeSet::new(),
+            requests: Requests::Database,
         };
         assert_eq!(lint(&m, &ctx)[0].rule, "memory_backed");
     }

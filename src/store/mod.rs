@@ -407,6 +407,37 @@ impl Store {
                 ],
             )?;
         }
+        for e in &r.events {
+            let Some(st) = &e.stability else {
+                continue;
+            };
+            let p99 = st.p99_us.as_ref();
+            let judged = st.rate.judged || p99.is_some_and(|p| p.judged);
+            let unstable = st.rate.unstable || p99.is_some_and(|p| p.unstable);
+            tx.execute(
+                "INSERT INTO run_stability (run_id, event, rate_cv_pct, rate_trend_pct,
+                    p99_cv_pct, p99_trend_pct, unstable, stability)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    id,
+                    e.name,
+                    st.rate.cv_pct,
+                    st.rate.trend_pct,
+                    p99.map(|p| p.cv_pct),
+                    p99.map(|p| p.trend_pct),
+                    judged.then_some(unstable),
+                    serde_json::to_string(st)
+                        .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?,
+                ],
+            )?;
+        }
+        if let Some(c) = r.os.as_ref().and_then(|o| o.cross_check.as_ref()) {
+            tx.execute(
+                "INSERT INTO run_cross_checks (run_id, device, ratio, ratio_of, not_dbio_pct)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, c.device, c.ratio, c.ratio_of, c.not_dbio_pct],
+            )?;
+        }
         for (seq, warning) in r.warnings.iter().enumerate() {
             tx.execute(
                 "INSERT INTO run_warnings (run_id, seq, warning) VALUES (?1, ?2, ?3)",
@@ -619,6 +650,67 @@ pub(crate) mod tests {
         let err = store.run_or_usage_error(id + 1).unwrap_err();
         assert_eq!(err.exit_code(), crate::error::ExitCode::Usage);
         assert!(err.to_string().contains(&format!("no run {}", id + 1)));
+    }
+
+    /// What a run judged of itself — each event's stability, the cross-check, the warnings
+    /// they gave — is kept with it.
+    #[test]
+    fn a_runs_stability_and_cross_check_are_kept() {
+        let (_dir, mut store) = temp_store();
+        let mut r = crate::report::fixture::run_result(20, &["db file sequential read"], true);
+        // The second half at a tenth of the rate: unstable, with its warning.
+        for p in r.timeseries.iter_mut().filter(|p| p.t > 10) {
+            p.requests /= 10;
+        }
+        r.warnings.clear();
+        r.judge_stability();
+        let c = r.os.as_mut().unwrap().cross_check.as_mut().unwrap();
+        (c.ratio, c.ratio_of, c.not_dbio_pct) = (2.4, "read bytes".into(), 58.0);
+        let id = store.record(&r, Path::new("/runs/s")).unwrap();
+        let st = r.events[0].stability.as_ref().unwrap();
+        assert!(st.rate.unstable);
+        let (cv, trend, unstable, json): (f64, f64, bool, String) = store
+            .conn
+            .query_row(
+                "SELECT rate_cv_pct, rate_trend_pct, unstable, stability FROM run_stability
+                 WHERE run_id = ?1 AND event = 'db file sequential read'",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (cv, trend, unstable),
+            (st.rate.cv_pct, st.rate.trend_pct, true)
+        );
+        assert_eq!(
+            serde_json::from_str::<crate::report::result::Stability>(&json).unwrap(),
+            *st
+        );
+        let (device, ratio, of, pct): (String, f64, String, f64) = store
+            .conn
+            .query_row(
+                "SELECT device, ratio, ratio_of, not_dbio_pct FROM run_cross_checks WHERE run_id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (device.as_str(), ratio, of.as_str(), pct),
+            ("vda", 2.4, "read bytes", 58.0)
+        );
+        let warnings: Vec<String> = store
+            .conn
+            .prepare("SELECT warning FROM run_warnings WHERE run_id = ?1 ORDER BY seq")
+            .unwrap()
+            .query_map([id], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("requests fell from"), "{warnings:?}");
+        // Shown again from the store, with its stability.
+        let back = store.run(id).unwrap().unwrap();
+        assert_eq!(back.result.events[0].stability.as_ref(), Some(st));
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 6,
         sql: V6_LEFTOVERS,
     },
+    Migration {
+        version: 7,
+        sql: V7_STABILITY,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -227,6 +231,36 @@ CREATE TABLE leftovers (
     pid         INTEGER NOT NULL,
     pid_start   TEXT    NOT NULL,
     created_at  TEXT    NOT NULL
+);
+";
+
+/// Every run's judgement of itself (docs/measurement.md): per event, how steady its rate and p99
+/// were (result.json's `events[].stability`, with the variations, trends and verdict as
+/// columns to sort and filter on), and the block-layer cross-check: the share of the
+/// device's work over the window that was not dbio's (`os.cross_check`). Runs recorded
+/// before have no rows here.
+const V7_STABILITY: &str = "
+CREATE TABLE run_stability (
+    run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    event           TEXT    NOT NULL,
+    rate_cv_pct     REAL    NOT NULL,
+    rate_trend_pct  REAL    NOT NULL,
+    p99_cv_pct      REAL,
+    p99_trend_pct   REAL,
+    -- 1 when the rate or the p99 moved or swung beyond its bound, 0 when steady, NULL when
+    -- neither was judged (too short, too few requests).
+    unstable        INTEGER,
+    -- result.json's events[].stability.
+    stability       TEXT    NOT NULL,
+    PRIMARY KEY (run_id, event)
+);
+
+CREATE TABLE run_cross_checks (
+    run_id        INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    device        TEXT    NOT NULL,
+    ratio         REAL    NOT NULL,
+    ratio_of      TEXT    NOT NULL,
+    not_dbio_pct  REAL    NOT NULL
 );
 ";
 

@@ -198,6 +198,25 @@ pub struct Workload {
     pub oltp: OltpOptions,
 }
 
+impl Workload {
+    /// The largest single request the run issues, in bytes: its classes' largest, a DBWR's
+    /// block, and the largest piece of LGWR's largest write (`lgwr_largest_write`, as
+    /// measured: LGWR writes what the commits left it).
+    pub fn largest_request(&self, lgwr_largest_write: u64) -> u64 {
+        let classes = (self.classes.iter())
+            .map(|c| c.largest_request(self))
+            .max()
+            .unwrap_or(0);
+        let dbwr = if self.dbwr > 0 { self.block_size } else { 0 };
+        let lgwr = if self.lgwr {
+            redo::largest_piece(lgwr_largest_write, self.redo.block)
+        } else {
+            0
+        };
+        classes.max(dbwr).max(lgwr)
+    }
+}
+
 /// One class of sessions: what they do (`pattern`, over `shape`) and where they record.
 #[derive(Debug, Clone)]
 pub struct ClassPlan {
@@ -419,6 +438,24 @@ fn class_plan(
 }
 
 impl ClassPlan {
+    /// The largest single request one of the class's sessions issues, in bytes.
+    pub fn largest_request(&self, plan: &Workload) -> u64 {
+        let s = &self.shape;
+        let one = s.sizes.map_or(s.block_size, |m| m.max());
+        match self.pattern {
+            Pattern::SequentialRead
+            | Pattern::Batch(_)
+            | Pattern::Oltp
+            | Pattern::Stream(_, Access::Random) => one,
+            Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
+                s.mbrc as u64 * s.block_size
+            }
+            Pattern::Temp => self.temp_io(),
+            Pattern::Commit => 0,
+            Pattern::RedoWrite => redo::largest_piece(one, plan.redo.block),
+        }
+    }
+
     /// Most requests one of the class's sessions keeps in flight.
     pub fn capacity(&self, plan: &Workload) -> usize {
         match self.pattern {

@@ -31,6 +31,23 @@ pub const PIECE_THRESHOLD: u64 = 1 << 20;
 /// At most this many pieces per write (plus one when the log buffer wraps).
 pub const MAX_PIECES: usize = 4;
 
+/// The bytes of each piece an LGWR write of `size` bytes goes out in (the last, or one cut
+/// where the log buffer wraps, may be shorter): the whole write up to [`PIECE_THRESHOLD`],
+/// else up to [`MAX_PIECES`] equal pieces of whole redo blocks.
+pub fn piece_bytes(size: u64, block: u64) -> u64 {
+    let pieces = if size > PIECE_THRESHOLD {
+        size.div_ceil(PIECE_THRESHOLD).min(MAX_PIECES as u64)
+    } else {
+        1
+    };
+    (size / pieces).div_ceil(block.max(1)) * block.max(1)
+}
+
+/// The largest request an LGWR write of `size` bytes goes out in.
+pub fn largest_piece(size: u64, block: u64) -> u64 {
+    piece_bytes(size, block).min(size)
+}
+
 /// The redo test's session loop: generate `--redo-per-commit` bytes of redo, optionally
 /// think, commit ("log file sync"). Each loop is one transaction.
 ///
@@ -300,13 +317,7 @@ impl<'a> Lgwr<'a> {
     /// One LGWR write of `size` bytes of the redo stream starting at `from`, in pieces;
     /// timed from `sched` in an open loop.
     fn write(&mut self, from: u64, size: u64, sched: Option<u64>) -> Result<(), IoFailure> {
-        let block = self.log.block;
-        let pieces = if size > PIECE_THRESHOLD {
-            size.div_ceil(PIECE_THRESHOLD).min(MAX_PIECES as u64)
-        } else {
-            1
-        };
-        let piece = (size / pieces).div_ceil(block) * block;
+        let piece = piece_bytes(size, self.log.block);
         let (ring, ring_len) = self.log.ring_region();
         let mut reqs = [IoRequest::contiguous(Op::Write, 0, 0, ring, 0, 0); MAX_PIECES + 1];
         let mut n = 0;

@@ -50,8 +50,17 @@ pub struct Reference {
     pub label: String,
 }
 
-/// Per-second lines over `seconds` seconds.
-pub fn lines(measure: Measure, seconds: usize, lines: &[Line]) -> String {
+/// A stretch of seconds shaded behind the lines (`from`..`to` seconds into the window), with
+/// what it marks as its tooltip.
+pub struct Shade {
+    pub from: f64,
+    pub to: f64,
+    pub color: &'static str,
+    pub label: String,
+}
+
+/// Per-second lines over `seconds` seconds, over `shades`.
+pub fn lines(measure: Measure, seconds: usize, lines: &[Line], shades: &[Shade]) -> String {
     let height = 230.0;
     let max = lines
         .iter()
@@ -60,6 +69,19 @@ pub fn lines(measure: Measure, seconds: usize, lines: &[Line]) -> String {
     let y = YAxis::new(measure, max, height);
     let x = TimeAxis::new(seconds);
     let mut s = open(height, &format!("{} per second", y.caption));
+    for b in shades {
+        let (a, z) = (x.pos(b.from.max(0.0)), x.pos(b.to.min(seconds as f64)));
+        let _ = write!(
+            s,
+            r#"<rect class="band" fill="{}" x="{}" y="{}" width="{}" height="{}"><title>{}</title></rect>"#,
+            b.color,
+            N(a),
+            N(TOP),
+            N((z - a).max(1.0)),
+            N(height - BOTTOM - TOP),
+            escape(&b.label)
+        );
+    }
     y.draw(&mut s);
     x.draw(&mut s, height);
     for line in lines {
@@ -796,7 +818,7 @@ mod tests {
             dashed: false,
             values,
         };
-        let svg = lines(Measure::Amount("requests/s"), 3600, &[line]);
+        let svg = lines(Measure::Amount("requests/s"), 3600, &[line], &[]);
         let d = svg.split(r#" d=""#).last().unwrap();
         assert_eq!(d.matches('M').count(), 2, "one gap, two segments");
         assert!(

@@ -228,10 +228,10 @@ svg.chart{width:100%;height:auto;display:block;margin:2px 0 4px}\
 svg.chart text{font-size:11px;fill:#555}svg.chart .cap{font-size:12px;fill:#333}\
 .ax path{stroke:#999;fill:none}.ax path.grid{stroke:#e6e6e6}\
 .ln{fill:none;stroke-width:1.5;stroke-linejoin:round}.dash{stroke-dasharray:5 3}\
-.ref{stroke:#333;stroke-dasharray:2 3;fill:none}.mark{stroke:#444;stroke-dasharray:3 2;fill:none}\
+.ref{stroke:#333;stroke-dasharray:2 3;fill:none}.band{opacity:.15}.mark{stroke:#444;stroke-dasharray:3 2;fill:none}\
 svg.chart text.ref,svg.chart text.mark{fill:#222;stroke:#fff;stroke-width:3px;stroke-dasharray:none;paint-order:stroke}\
 svg.chart text.val{fill:#444}svg.chart text.val.in{fill:#fff}\
-svg.chart rect:hover,svg.chart path.ln:hover{opacity:.75}\
+svg.chart rect:hover,svg.chart path.ln:hover{opacity:.75}svg.chart rect.band:hover{opacity:.3}\
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:13px;margin:2px 0 6px}\
 .legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}\
 .tree ul{margin:2px 0;padding-left:20px}.tree li{margin:1px 0}.tree b{font-weight:600}\

@@ -50,7 +50,17 @@ pub fn plot(c: &Lines) -> String {
             });
             stacked(c.y, *n, &layers, reference.as_ref(), c.min_top)
         }
-        Axis::Seconds(n) => lines(c.y, *n, &as_lines(*n, 1.0)),
+        Axis::Seconds(n) => {
+            let shades: Vec<Shade> = (c.bands.iter())
+                .map(|b| Shade {
+                    from: b.from,
+                    to: b.to,
+                    color: color(b.color),
+                    label: b.label.clone(),
+                })
+                .collect();
+            lines(c.y, *n, &as_lines(*n, 1.0), &shades)
+        }
         Axis::Labels { caption, labels } => {
             by_value(c.y, caption, labels, &as_lines(labels.len(), 0.0))
         }

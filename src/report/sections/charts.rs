@@ -2,9 +2,9 @@
 //! operating system and the block devices. Each chart carries its points; only formats
 //! that draw show them.
 
-use super::model::{Axis, Block, Chart, Color, Lines, Measure, Series};
+use super::model::{Axis, Band, Block, Chart, Color, Lines, Measure, Series};
 use super::{SecondRow, format::thousands, second_rows};
-use crate::report::result::{CpuSecond, DiskSecond, MemSecond, RunResult};
+use crate::report::result::{CpuSecond, DiskSecond, MemSecond, RunResult, Spread, Stability};
 
 /// ASH draws time on CPU in green, as database tools do.
 const ON_CPU_COLOR: Color = Color::Fixed("#2ca02c");
@@ -56,17 +56,57 @@ pub(super) fn per_second(r: &RunResult) -> Vec<Block> {
     let mib = lines_of(series(&|p| Some(p.mib_per_s)), false, "");
     let mut lat = lines_of(series(&|p| p.p99_us), false, " p99");
     lat.extend(lines_of(series(&|p| p.mean_us), true, " mean"));
-    vec![
-        Block::Chart(Chart::Legend(legend)),
-        chart(lines("IOPS", seconds, Measure::Amount("requests/s"), iops)),
-        chart(lines("MiB/s", seconds, Measure::Amount("MiB/s"), mib)),
-        chart(lines(
-            "Latency per request: p99 (solid) and mean (dashed)",
-            seconds,
-            Measure::LatencyUs("latency"),
-            lat,
-        )),
-    ]
+    let mut iops = lines("IOPS", seconds, Measure::Amount("requests/s"), iops);
+    iops.bands = unstable(r, |s| Some(&s.rate), "requests");
+    let mut mib = lines("MiB/s", seconds, Measure::Amount("MiB/s"), mib);
+    mib.bands = iops.bands.clone();
+    let mut lat = lines(
+        "Latency per request: p99 (solid) and mean (dashed)",
+        seconds,
+        Measure::LatencyUs("latency"),
+        lat,
+    );
+    lat.bands = unstable(r, |s| s.p99_us.as_ref(), "p99");
+    let mut out = vec![Block::Chart(Chart::Legend(legend))];
+    if !iops.bands.is_empty() || !lat.bands.is_empty() {
+        out.push(Block::Chart(Chart::Caption(
+            "Shaded: the seconds an unstable event spent off its opening level (it moved) or off its median (it swung), in its colour; see Stability.".into(),
+        )));
+    }
+    out.extend([chart(iops), chart(mib), chart(lat)]);
+    out
+}
+
+/// The stretches of every event whose `figure` (rate or p99) was unstable, as bands in the
+/// event's colour.
+fn unstable(
+    r: &RunResult,
+    figure: impl Fn(&Stability) -> Option<&Spread>,
+    what: &str,
+) -> Vec<Band> {
+    let mut bands = Vec::new();
+    for (i, e) in r.events.iter().enumerate() {
+        let Some(sp) = e.stability.as_ref().and_then(&figure) else {
+            continue;
+        };
+        for &(first, last) in &sp.stretches {
+            bands.push(Band {
+                from: f64::from(first) - 1.0,
+                to: f64::from(last),
+                color: Color::Palette(i),
+                label: format!(
+                    "{}: {what} {} in seconds {first}–{last}",
+                    e.name,
+                    if sp.moved() {
+                        "off its opening level"
+                    } else {
+                        "off its median"
+                    }
+                ),
+            });
+        }
+    }
+    bands
 }
 
 /// Average active sessions per state, per second, stacked.

@@ -7,19 +7,42 @@ use super::format::{number, ratio};
 use super::model::{
     Bars, Block, Chart, Color, Column, Histogram, Level, Report, Section, Table, cells,
 };
-use crate::report::result::{EventResult, RunResult};
+use crate::report::result::{EventResult, RunResult, Spread, Stability};
 use crate::units::size_label;
 
 /// How a compared figure is read from an event.
 type Figure = fn(&EventResult) -> f64;
 
-/// The figures compared, with how each is read from an event.
-const FIGURES: [(&str, Figure); 4] = [
-    ("IOPS", |e| e.iops),
-    ("MiB/s", |e| e.mib_per_s),
-    ("p50 (µs)", |e| e.latency_us.p50),
-    ("p99 (µs)", |e| e.latency_us.p99),
+/// Which per-second spread (`events[].stability`) a figure varies with: the rate's for
+/// IOPS and MiB/s, the p99's for p99; none for p50.
+type Noise = fn(&Stability) -> Option<&Spread>;
+
+/// The figures compared, with how each is read from an event and its per-second spread.
+const FIGURES: [(&str, Figure, Option<Noise>); 4] = [
+    ("IOPS", |e| e.iops, Some(|s| Some(&s.rate))),
+    ("MiB/s", |e| e.mib_per_s, Some(|s| Some(&s.rate))),
+    ("p50 (µs)", |e| e.latency_us.p50, None),
+    (
+        "p99 (µs)",
+        |e| e.latency_us.p99,
+        Some(|s| s.p99_us.as_ref()),
+    ),
 ];
+
+/// Marks a ratio whose difference lies within the two runs' own per-second spread.
+pub const WITHIN_NOISE: &str = "~";
+
+/// Whether `b`'s figure differs from `a`'s by no more than the larger of their per-second
+/// standard deviations (each run's variation applied to its figure): a difference the runs'
+/// own second-to-second noise covers. None when either run has no spread for it.
+fn within_noise(a: &EventResult, b: &EventResult, of: Figure, noise: Noise) -> Option<bool> {
+    let sd = |e: &EventResult| {
+        let s = e.stability.as_ref().and_then(noise)?;
+        Some(s.cv_pct / 100.0 * of(e))
+    };
+    let (sa, sb) = (sd(a)?, sd(b)?);
+    Some((of(b) - of(a)).abs() <= sa.max(sb))
+}
 
 /// The comparison of `runs` (a label such as "run 7" and the run's result). Ratios are to
 /// the first run; `-` where a run lacks the event or the first run's figure is zero.
@@ -56,7 +79,8 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
         columns.extend(runs.iter().map(|(l, _)| Column::right(l, value_width)));
         columns.extend(ratio_labels.iter().map(|l| Column::right(l, ratio_width)));
         let mut t = Table::new(columns);
-        for (figure, of) in FIGURES {
+        let mut noisy = false;
+        for (figure, of, noise) in FIGURES {
             let mut row = cells![figure];
             row.extend(
                 found
@@ -64,15 +88,53 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
                     .map(|e| e.map_or("-".to_string(), |e| number(of(e))).into()),
             );
             let base = found[0].map(of);
-            row.extend(found[1..].iter().map(|e| ratio(e.map(of), base).into()));
+            row.extend(found[1..].iter().map(|e| {
+                let text = ratio(e.map(of), base);
+                let within = match (found[0], e, noise) {
+                    (Some(a), Some(b), Some(n)) if text != "-" => {
+                        within_noise(a, b, of, n).unwrap_or(false)
+                    }
+                    _ => false,
+                };
+                noisy |= within;
+                if within {
+                    format!("{text} {WITHIN_NOISE}").into()
+                } else {
+                    text.into()
+                }
+            }));
             t.row(row);
         }
         let mut s = Section::new(&format!("event-{}", k + 1), *name)
             .level(Level::Sub)
             .with(Block::Table(t));
+        if noisy {
+            s.push(Block::Note(format!(
+                "{WITHIN_NOISE} within noise: the difference is no larger than the two runs' own per-second spread (the larger standard deviation of the figure from second to second)."
+            )));
+        }
         for ((label, _), e) in runs.iter().zip(&found) {
-            if e.is_none() {
+            let Some(e) = e else {
                 s.push(Block::Note(format!("{label}: not in this run")));
+                continue;
+            };
+            let st = e.stability.as_ref();
+            let moved: Vec<&str> = [
+                ("requests", st.is_some_and(|s| s.rate.unstable)),
+                (
+                    "p99",
+                    st.and_then(|s| s.p99_us.as_ref())
+                        .is_some_and(|p| p.unstable),
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(what, unstable)| unstable.then_some(what))
+            .collect();
+            if !moved.is_empty() {
+                s.push(Block::Caution(format!(
+                    "{label}: its {} moved or swung over its window (see its Stability), so its figure here describes no moment of it",
+                    moved.join(" and ")
+                )));
             }
         }
         let series: Vec<Vec<(u64, u64)>> = found

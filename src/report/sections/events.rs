@@ -358,12 +358,8 @@ pub fn bucket_rows(r: &RunResult) -> impl Iterator<Item = BucketRow<'_>> {
     })
 }
 
-/// Length in seconds of second `t` (from 1) of a measured window of `measured_seconds`:
-/// 1, except for a last second cut short by the window's end or a stop.
-pub fn second_length_s(t: u32, measured_seconds: f64) -> f64 {
-    let len = measured_seconds - f64::from(t.saturating_sub(1));
-    if len > 0.0 && len < 1.0 { len } else { 1.0 }
-}
+/// The length of a second of the window (the measure layer's rule, one place).
+pub use crate::measure::second_length_s;
 
 /// One second of one event (`timeseries.csv`, the per-second charts): counts completed in
 /// it and rates over the second's length.

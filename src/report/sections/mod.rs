@@ -21,6 +21,7 @@ pub mod format;
 mod model;
 mod pg;
 mod run;
+mod stability;
 mod steady;
 mod system;
 mod workload;
@@ -41,6 +42,7 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(cluster::hosts(r));
     sections.push(events::top_timed_events(r));
     sections.push(events::load_profile(r));
+    sections.extend(stability::stability(r));
     sections.extend(workload::redo(r));
     sections.extend(workload::oltp(r));
     sections.extend(workload::classes(r));

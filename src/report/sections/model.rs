@@ -149,6 +149,19 @@ pub struct Lines {
     /// Vertical dashed lines at x values, with their labels (cache sizes); charts over
     /// sizes or a quantity draw them.
     pub marks: Vec<(f64, String)>,
+    /// Stretches of the x axis shaded behind the lines, with what they mark (the seconds an
+    /// unstable event spent off its level); charts over seconds draw them.
+    pub bands: Vec<Band>,
+}
+
+/// A stretch of a chart's x axis, shaded: from `from` to `to` (for seconds, second `t`
+/// covers `t - 1 .. t`), in a colour, with what it marks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub color: Color,
+    pub label: String,
 }
 
 impl Lines {
@@ -165,6 +178,7 @@ impl Lines {
             reference: None,
             min_top: 0.0,
             marks: Vec::new(),
+            bands: Vec::new(),
         }
     }
 

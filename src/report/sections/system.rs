@@ -121,13 +121,23 @@ pub fn block_devices(r: &RunResult) -> Option<Section> {
         s.push(Block::Table(t));
     }
     if let Some(c) = &os.cross_check {
-        s.push(Block::Note(format!(
-            "Cross-check: {} completed {} requests, dbio {} (ratio {:.3})",
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let mut note = format!(
+            "Cross-check: {} completed {} requests ({:.1} MiB), dbio {} ({:.1} MiB), in the directions dbio issued; ratio {:.3}",
             c.device,
             thousands(c.device_requests),
+            mib(c.device_bytes),
             thousands(c.dbio_requests),
+            mib(c.dbio_bytes),
             c.ratio
-        )));
+        );
+        if !c.ratio_of.is_empty() {
+            note.push_str(&format!(
+                " (the device's {} against dbio's); {:.0} % of the device's bytes over the window were not dbio's",
+                c.ratio_of, c.not_dbio_pct
+            ));
+        }
+        s.push(Block::Note(note));
     }
     s.blocks.extend(super::charts::devices(r));
     Some(s)

@@ -270,3 +270,123 @@ fn per_second_charts_carry_their_points() {
         "{text}"
     );
 }
+
+/// A run whose first event fell to a tenth of its rate halfway (judged again from its
+/// series, as a run judges itself).
+fn collapsed(seconds: u32) -> RunResult {
+    let mut r = run_result(seconds, &EVENTS, false);
+    for p in (r.timeseries.iter_mut()).filter(|p| p.t > seconds / 2 && p.event == EVENTS[0]) {
+        p.requests /= 10;
+    }
+    r.warnings.clear();
+    r.judge_stability();
+    r
+}
+
+#[test]
+fn stability_is_a_section_with_a_verdict_per_event_and_figure() {
+    let r = collapsed(20);
+    let report = run(&r);
+    let s = section(&report, "stability").expect("a stability section");
+    assert_eq!(s.title, "Stability — UNSTABLE");
+    let t = tables(s).next().unwrap();
+    let row = |event: &str, what: &str| {
+        (t.rows.iter())
+            .find(|row| row[0].text == event && row[1].text == what)
+            .unwrap_or_else(|| panic!("no row {event} {what}"))
+    };
+    let fell = row(EVENTS[0], "requests");
+    assert_eq!(fell.last().unwrap().text, "UNSTABLE: fell");
+    assert_eq!(fell.last().unwrap().mark, Mark::Fail);
+    let st = r.events[0].stability.as_ref().unwrap();
+    assert_eq!(fell[5].text, format!("{:.0} %", st.rate.cv_pct));
+    assert_eq!(row(EVENTS[1], "requests").last().unwrap().text, "steady");
+    assert_eq!(row(EVENTS[0], "p99").last().unwrap().text, "steady");
+    // Its warning says how, in the summary.
+    let text = crate::report::summary::render(&r);
+    assert!(text.contains("Stability — UNSTABLE"), "{text}");
+    assert!(
+        text.contains(&format!("\"{}\": requests fell from", EVENTS[0])),
+        "{text}"
+    );
+    // A run too short to judge keeps its figures, without a verdict.
+    let short = run(&collapsed(4));
+    let t = tables(section(&short, "stability").unwrap())
+        .next()
+        .unwrap();
+    assert_eq!(t.rows[0].last().unwrap().text, "not judged: under 5 s");
+    // Results of older versions have no stability: no section.
+    let mut old = run_result(10, &EVENTS, false);
+    old.events.iter_mut().for_each(|e| e.stability = None);
+    assert!(section(&run(&old), "stability").is_none());
+}
+
+#[test]
+fn the_per_second_charts_shade_the_unstable_stretch() {
+    let r = collapsed(20);
+    let report = run(&r);
+    let charts: Vec<&Lines> = (section(&report, "seconds").unwrap().blocks.iter())
+        .filter_map(|b| match b {
+            Block::Chart(Chart::Lines(l)) => Some(l),
+            _ => None,
+        })
+        .collect();
+    let iops = charts[0];
+    assert_eq!(iops.title.as_deref(), Some("IOPS"));
+    // The second half, in the first event's colour; nothing for the steady event.
+    assert_eq!(iops.bands.len(), 1, "{:?}", iops.bands);
+    let b = &iops.bands[0];
+    assert_eq!((b.from, b.to, b.color), (10.0, 20.0, Color::Palette(0)));
+    assert!(
+        b.label.contains("off its opening level in seconds 11–20"),
+        "{}",
+        b.label
+    );
+    assert_eq!(charts[1].bands, iops.bands, "MiB/s follows the requests");
+    assert!(charts[2].bands.is_empty(), "the p99 held");
+    let html = crate::report::html::render(&r);
+    assert_eq!(html.matches("class=\"band\"").count(), 2, "IOPS and MiB/s");
+    assert!(
+        !crate::report::html::render(&run_result(20, &EVENTS, false)).contains("class=\"band\"")
+    );
+}
+
+#[test]
+fn compare_marks_a_difference_within_the_runs_per_second_spread() {
+    let a = run_result(20, &EVENTS[..1], false);
+    let mut b = a.clone();
+    let st = a.events[0].stability.as_ref().unwrap();
+    // Within one per-second standard deviation: within noise; ten of them: not.
+    let sd = st.rate.cv_pct / 100.0 * a.events[0].iops;
+    b.events[0].iops = a.events[0].iops + 0.5 * sd;
+    let mut c = a.clone();
+    c.events[0].iops = a.events[0].iops + 10.0 * sd;
+    let report = compare(&[
+        ("run 1".into(), &a),
+        ("run 2".into(), &b),
+        ("run 3".into(), &c),
+    ]);
+    let s = section(&report, "event-1").unwrap();
+    let iops = tables(s)
+        .next()
+        .unwrap()
+        .rows
+        .iter()
+        .find(|r| r[0].text == "IOPS")
+        .unwrap()
+        .clone();
+    assert!(iops[4].text.ends_with(" ~"), "{:?}", iops[4].text);
+    assert!(!iops[5].text.contains('~'), "{:?}", iops[5].text);
+    assert!(
+        s.blocks
+            .iter()
+            .any(|b| matches!(b, Block::Note(n) if n.contains("within noise")))
+    );
+    // An unstable run is said to be so beside its figure.
+    let d = collapsed(20);
+    let report = compare(&[("run 1".into(), &a), ("run 4".into(), &d)]);
+    assert!(has_caution(
+        section(&report, "event-1").unwrap(),
+        "run 4: its requests moved or swung"
+    ));
+}
