@@ -166,7 +166,7 @@ pub struct Shaping {
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub size: Option<u64>,
     /// The data set directory the job names (else ./dbio-data, marked as assumed).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = parse_target)]
     pub target: Option<String>,
     /// Write the job here (a new file; an existing one is never replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -193,6 +193,12 @@ pub struct FromIostatArgs {
     pub device: Vec<String>,
     #[command(flatten)]
     pub shaping: Shaping,
+}
+
+/// `--target` as `dbio run` takes it (the same parser: an empty path is no directory).
+fn parse_target(s: &str) -> std::result::Result<String, String> {
+    crate::options::parse::path(s, "a directory for the data set, e.g. ./dbio-data")
+        .map(|_| s.to_string())
 }
 
 fn parse_growth(s: &str) -> std::result::Result<f64, String> {

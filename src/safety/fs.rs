@@ -19,6 +19,14 @@
 //!   user dbio runs as, and — for files dbio recorded — has the identity (device, inode,
 //!   birth time) dbio recorded when it created it.
 //!
+//! - A file the user names that dbio replaces or removes later (`--metrics FILE`, the files
+//!   `dbio report` draws again) is claimed first ([`Dir::claim`]): the name is free, or holds
+//!   a plain file of the user's with one link whose first bytes are what dbio writes there.
+//!   Each later write ([`Dir::put`]) replaces only the file dbio put there last, by its
+//!   identity; anything else found at the name is moved back untouched and refused.
+//! - Files the user names as input (reports, job files, sizing plans, results) are read
+//!   bounded ([`read_input`]): regular files only, never more than their limit in bytes.
+//!
 //! The directory itself is the one the user named (or the default in the current
 //! directory): its path is resolved as any program resolves a path.
 
@@ -339,31 +347,224 @@ impl Dir {
         })
     }
 
-    /// Reads the whole file `name` (not through a symlink; a FIFO is refused, not waited
-    /// on). None when nothing is there.
-    pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+    /// Reads at most `limit` bytes from the start of the file `name` (not through a
+    /// symlink; a FIFO, device or directory is refused before it is opened, and never
+    /// waited on). None when nothing is there.
+    pub fn read_head(&self, name: &str, limit: usize) -> io::Result<Option<Vec<u8>>> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(None);
+        };
+        self.read_entry(name, &entry, limit).map(Some)
+    }
+
+    /// Reads at most `limit` bytes of `name`, which must still be the regular file `entry`.
+    fn read_entry(&self, name: &str, entry: &Entry, limit: usize) -> io::Result<Vec<u8>> {
+        match entry.kind {
+            Kind::File => {}
+            Kind::Symlink => return Err(refused(&self.path, name, "it is a symbolic link")),
+            Kind::Dir => return Err(refused(&self.path, name, "it is a directory")),
+            Kind::Other => return Err(refused(&self.path, name, "it is not a regular file")),
+        }
         let c = component(name)?;
-        let fd = match open_beneath(
+        let fd = open_beneath(
             self.fd.as_raw_fd(),
             &c,
-            libc::O_RDONLY | libc::O_NONBLOCK,
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
             0,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(refused(&self.path, name, "it is a symbolic link"));
-            }
-            Err(e) => return Err(e),
-        };
+        )
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused(&self.path, name, "it is a symbolic link"),
+            _ => e,
+        })?;
         let file = File::from(fd);
-        if entry_of(&file)?.kind != Kind::File {
-            return Err(refused(&self.path, name, "it is not a regular file"));
+        let now = entry_of(&file)?;
+        if now.kind != Kind::File || !now.id.same_file(&entry.id) {
+            return Err(refused(
+                &self.path,
+                name,
+                "it was replaced while dbio looked at it",
+            ));
         }
         let mut buf = Vec::new();
         use std::io::Read;
-        (&file).read_to_end(&mut buf)?;
-        Ok(Some(buf))
+        (&file).take(limit as u64).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Checks, before anything is written, that dbio may put the file `name` here and later
+    /// replace or remove it ([`Dir::put`], [`Dir::remove_file`]): nothing is at the name, or
+    /// a file dbio made is — a regular file (not a symlink, FIFO, device or directory) with
+    /// one link, owned by the user dbio runs as, whose first `head` bytes `is_dbios`
+    /// recognises as what dbio writes there. Anything else is refused and left as it was.
+    /// Returns that file's identity (None when the name is free).
+    pub fn claim(
+        &self,
+        name: &str,
+        head: usize,
+        is_dbios: impl Fn(&[u8]) -> bool,
+    ) -> io::Result<Option<FileId>> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(None);
+        };
+        if let Some(why) = entry.not_plain() {
+            return Err(refused(&self.path, name, why));
+        }
+        let bytes = self.read_entry(name, &entry, head)?;
+        if !is_dbios(&bytes) {
+            return Err(refused(
+                &self.path,
+                name,
+                "it exists and is not a file dbio wrote (remove it yourself or choose another name)",
+            ));
+        }
+        Ok(Some(entry.id))
+    }
+
+    /// Writes the file `name` whole (as [`Dir::replace`] does) where `expected` says what is
+    /// at the name: nothing (None: the name must still be free), or the file of dbio's with
+    /// that identity ([`Dir::claim`] found it, or the last `put` made it). Whatever else is
+    /// at the name by then is left as it was — moved aside and back in one step each, its
+    /// bytes untouched — and refused. Returns the identity of the file now at the name.
+    pub fn put(&self, name: &str, bytes: &[u8], expected: Option<&FileId>) -> io::Result<FileId> {
+        self.put_with(name, expected, |f| f.write_all(bytes))
+    }
+
+    /// [`Dir::put`] for a file only its owner may read (mode 0600): it holds connection
+    /// details.
+    pub fn put_private(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        expected: Option<&FileId>,
+    ) -> io::Result<FileId> {
+        self.put_with(name, expected, |f| private_write(f, bytes))
+    }
+
+    fn put_with(
+        &self,
+        name: &str,
+        expected: Option<&FileId>,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<FileId> {
+        component(name)?;
+        let (tmp, id) = self.stage(name, write)?;
+        self.place(&tmp, name, expected)?;
+        self.fsync()?;
+        Ok(id)
+    }
+
+    /// Writes a whole file under a free temporary name beside `name` (unnamed until then
+    /// where the file system can), synced. Returns the temporary name and the identity.
+    fn stage(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<(String, FileId)> {
+        match self.create_unnamed(0) {
+            Ok(mut f) => {
+                write(&mut f)?;
+                f.sync_all()?;
+                let id = entry_of(&f)?.id;
+                let tmp = self.free_temp_name(name, |t| self.link(&f, t))?;
+                Ok((tmp, id))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                let mut made = None;
+                let tmp = self.free_temp_name(name, |t| {
+                    made = Some(self.create_file(t, 0)?);
+                    Ok(())
+                })?;
+                let mut f = made.expect("created");
+                let done = write(&mut f)
+                    .and_then(|()| f.sync_all())
+                    .and_then(|()| entry_of(&f).map(|e| e.id));
+                match done {
+                    Ok(id) => Ok((tmp, id)),
+                    Err(e) => {
+                        let _ = self.unlink(&tmp);
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Puts the staged file `tmp` at `name` where `expected` is there (see [`Dir::put`]).
+    /// On an error `tmp` is gone and whatever was at `name` is there as it was.
+    fn place(&self, tmp: &str, name: &str, expected: Option<&FileId>) -> io::Result<()> {
+        let Some(id) = expected else {
+            return match self.rename_no_replace(tmp, name) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = self.unlink(tmp);
+                    if e.raw_os_error() == Some(libc::EEXIST) {
+                        Err(refused(
+                            &self.path,
+                            name,
+                            "something was put at the name after dbio checked it",
+                        ))
+                    } else {
+                        Err(e)
+                    }
+                }
+            };
+        };
+        let (a, b) = (component(tmp)?, component(name)?);
+        let fd = self.fd.as_raw_fd();
+        match crate::sys::renameat2(fd, &a, fd, &b, libc::RENAME_EXCHANGE) {
+            Ok(()) => {
+                // `tmp` now names what was at `name`: removed if it is dbio's file, else
+                // put back at once.
+                let why = match self.entry(tmp) {
+                    Ok(Some(e)) => e.why_not_ours(id),
+                    Ok(None) => None,
+                    Err(_) => Some("it could not be checked"),
+                };
+                let Some(why) = why else {
+                    let _ = self.unlink(tmp);
+                    return Ok(());
+                };
+                match crate::sys::renameat2(fd, &a, fd, &b, libc::RENAME_EXCHANGE) {
+                    Ok(()) => {
+                        let _ = self.unlink(tmp);
+                        Err(refused(&self.path, name, why))
+                    }
+                    Err(e) => Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{}: {why}; dbio moved it aside to {} and could not put it back ({e}): move it back yourself",
+                            self.join(name).shown(),
+                            self.join(tmp).shown()
+                        ),
+                    )),
+                }
+            }
+            // The name went since: the new file takes it, if it is still free.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => self.place(tmp, name, None),
+            // No RENAME_EXCHANGE here (EINVAL: this file system; ENOSYS: before 3.15):
+            // checked, then renamed over.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                match self.entry(name) {
+                    Ok(None) => self.place(tmp, name, None),
+                    Ok(Some(e)) => match e.why_not_ours(id) {
+                        None => self.rename_over(tmp, name),
+                        Some(why) => {
+                            let _ = self.unlink(tmp);
+                            Err(refused(&self.path, name, why))
+                        }
+                    },
+                    Err(e) => {
+                        let _ = self.unlink(tmp);
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = self.unlink(tmp);
+                Err(e)
+            }
+        }
     }
 
     /// Creates the file `name` exclusively (nothing may be at the name) with `flags`
@@ -745,6 +946,157 @@ pub fn write_new_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Dir::open(&dir)?.write_new_private(&name, bytes)
 }
 
+/// Checks that the user's `path` names a place [`write_new_file`] can write, before any
+/// work is done: its directory opens and nothing at all (not even a dangling symlink) is at
+/// the name. `AlreadyExists` when something is.
+pub fn check_new_file(path: &Path) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    match Dir::open(&dir)?.entry(&name)? {
+        None => Ok(()),
+        Some(_) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} exists already", path.shown()),
+        )),
+    }
+}
+
+/// Why a file the user named as input (a report, a job file, a sizing plan, a result) was
+/// not read.
+#[derive(Debug)]
+pub enum InputError {
+    /// It is not a regular file: what it is.
+    NotAFile(&'static str),
+    /// It holds more than the limit; its size when it says so.
+    TooLarge {
+        limit: u64,
+        size: Option<u64>,
+    },
+    /// A signal came while it was read.
+    Stopped,
+    Io(io::Error),
+}
+
+impl InputError {
+    /// The error the user sees, `label` naming the file (`--job FILE`, `FILE`) and `what`
+    /// what it should have been (`a report`): bad input (exit 2) for what is not a file or
+    /// too large, the stop (exit 130), an I/O error (exit 4) only for a failing device.
+    pub fn into_error(self, label: &str, what: &str) -> crate::error::Error {
+        use crate::error::Error;
+        match self {
+            InputError::NotAFile(kind) => Error::usage(format!(
+                "{label}: {kind}, not a regular file (give {what} as a file)"
+            )),
+            InputError::TooLarge { limit, size } => Error::usage(format!(
+                "{label}: {} is too large for {what} (at most {})",
+                match size {
+                    Some(s) => format!("{s} bytes"),
+                    None => format!("more than {limit} bytes"),
+                },
+                crate::units::human_bytes(limit)
+            )),
+            InputError::Stopped => Error::Interrupted(format!(
+                "interrupted while reading {label}; nothing written"
+            )),
+            InputError::Io(e) => match e.raw_os_error() {
+                Some(libc::ENOENT) => Error::usage(format!("{label}: no such file")),
+                Some(
+                    libc::EACCES
+                    | libc::EPERM
+                    | libc::ENOTDIR
+                    | libc::ELOOP
+                    | libc::ENAMETOOLONG
+                    | libc::EINVAL
+                    | libc::EAGAIN,
+                ) => Error::usage(format!("{label}: {}", crate::error::io_advice(&e))),
+                _ => Error::Io(format!(
+                    "cannot read {label}: {}",
+                    crate::error::io_advice(&e)
+                )),
+            },
+        }
+    }
+}
+
+/// What a file type is, for a refusal; None for a regular file.
+fn not_a_file(t: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else {
+        Some("not a file")
+    }
+}
+
+/// How much [`read_input`] reads between two looks at the stop flag.
+const INPUT_PIECE: u64 = 1 << 20;
+
+/// Reads the file the user named at `path` as input, bounded: a regular file — a
+/// directory, FIFO, socket or device is refused before it is opened (and one put there
+/// since is never waited on) — of at most `limit` bytes whatever its size says (`/proc`
+/// files say 0): a larger one is refused by its size, or after `limit` bytes, never read
+/// whole. Read in pieces, giving up as soon as `stop` is set. The path is resolved as
+/// any program resolves a path.
+pub fn read_input(
+    path: &Path,
+    limit: u64,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<u8>, InputError> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).map_err(InputError::Io)?;
+    if let Some(kind) = not_a_file(md.file_type()) {
+        return Err(InputError::NotAFile(kind));
+    }
+    if md.len() > limit {
+        return Err(InputError::TooLarge {
+            limit,
+            size: Some(md.len()),
+        });
+    }
+    let c = cstr(path).map_err(InputError::Io)?;
+    // SAFETY: a valid C string; O_NONBLOCK keeps the open from waiting on a FIFO.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
+        )
+    };
+    let fd = check(fd).map_err(InputError::Io)?;
+    // SAFETY: a new descriptor we own.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let now = entry_of(&file).map_err(InputError::Io)?;
+    if now.kind != Kind::File || now.id.dev != md.dev() || now.id.ino != md.ino() {
+        return Err(InputError::NotAFile("replaced while dbio opened it"));
+    }
+    let mut buf = Vec::with_capacity(now.size.min(limit) as usize);
+    let mut rest = (&file).take(limit + 1);
+    loop {
+        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Err(InputError::Stopped);
+        }
+        let n = rest
+            .by_ref()
+            .take(INPUT_PIECE)
+            .read_to_end(&mut buf)
+            .map_err(InputError::Io)?;
+        if n == 0 {
+            break;
+        }
+    }
+    if buf.len() as u64 > limit {
+        return Err(InputError::TooLarge { limit, size: None });
+    }
+    Ok(buf)
+}
+
 /// A path's directory and file name.
 pub fn split(path: &Path) -> io::Result<(PathBuf, String)> {
     let name = path
@@ -814,7 +1166,7 @@ mod tests {
         assert!(d.create_file("dbio-data-001.dbf", 0).is_err());
         let fifo = CString::new(t.path().join("fifo").as_os_str().as_bytes()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        assert!(d.read("fifo").is_err());
+        assert!(d.read_head("fifo", 10).is_err());
         assert!(d.open_file("fifo", libc::O_RDONLY, None).is_err());
         assert!(
             d.open_file("dbio-data-001.dbf", libc::O_RDONLY, None)
