@@ -999,15 +999,13 @@ impl InputError {
             )),
             InputError::Io(e) => match e.raw_os_error() {
                 Some(libc::ENOENT) => Error::usage(format!("{label}: no such file")),
-                Some(
-                    libc::EACCES
-                    | libc::EPERM
-                    | libc::ENOTDIR
-                    | libc::ELOOP
-                    | libc::ENAMETOOLONG
-                    | libc::EINVAL
-                    | libc::EAGAIN,
-                ) => Error::usage(format!("{label}: {}", crate::error::io_advice(&e))),
+                Some(libc::EACCES | libc::EPERM | libc::ENOTDIR | libc::ENAMETOOLONG) => {
+                    Error::usage(format!("{label}: {}", crate::error::io_advice(&e)))
+                }
+                // A file of the kernel's (/proc, /sys) that cannot be read as a file is.
+                Some(libc::EINVAL | libc::EAGAIN | libc::ELOOP | libc::ENXIO) => {
+                    Error::usage(format!("{label}: cannot be read as {what} ({e})"))
+                }
                 _ => Error::Io(format!(
                     "cannot read {label}: {}",
                     crate::error::io_advice(&e)
