@@ -408,7 +408,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
     let redo = per_s(&["redo size (bytes)", "redo size"], Measure::BytesRate)?;
 
     // IOStat by Function: requests and MB per second of DBWR and LGWR.
-    let function = |name: &str| -> Result<Option<(f64, f64, f64, f64, Origin)>> {
+    let function = |name: &str| -> Result<Option<Function>> {
         let Some(t) = all.iter().find(|t| {
             t.title
                 .to_ascii_lowercase()
@@ -595,6 +595,10 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
         classes,
     })
 }
+
+/// A line of IOStat by Function: read requests and MB a second, write requests and MB a
+/// second, and where.
+type Function = (f64, f64, f64, f64, Origin);
 
 /// A figure worked out from another: `value`, read where `from` was, said how.
 fn derived(value: f64, from: &Origin, how: &str) -> Figure {

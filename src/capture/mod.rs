@@ -181,7 +181,7 @@ pub const MAX_REPORT_BYTES: u64 = 64 << 20;
 /// directory is refused before it is opened), given up on a signal. One clear line when
 /// it cannot be read.
 pub fn read_report(path: &Path, stop: &AtomicBool) -> Result<String> {
-    let bytes = crate::safety::fs::read_input(path, MAX_REPORT_BYTES, Some(stop))
+    let bytes = crate::safety::input::read_input(path, MAX_REPORT_BYTES, Some(stop))
         .map_err(|e| e.into_error(&path.shown().to_string(), "a report"))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -203,9 +203,9 @@ pub const MAX_JOB_BYTES: u64 = 1 << 20;
 
 /// Reads a job file or sizing plan the user named (`label` names it in messages, `what`
 /// says what it should be): a regular file of at most [`MAX_JOB_BYTES`], read bounded
-/// whatever its size claims ([`crate::safety::fs::read_input`]), in UTF-8.
+/// whatever its size claims ([`crate::safety::input::read_input`]), in UTF-8.
 pub(crate) fn read_toml_file(path: &Path, label: &str, what: &str) -> Result<String> {
-    let bytes = crate::safety::fs::read_input(path, MAX_JOB_BYTES, None)
+    let bytes = crate::safety::input::read_input(path, MAX_JOB_BYTES, None)
         .map_err(|e| e.into_error(label, what))?;
     String::from_utf8(bytes).map_err(|_| Error::usage(format!("{label}: not a text (UTF-8) file")))
 }
@@ -545,6 +545,31 @@ size = "784K"
         .unwrap_err()
         .to_string();
         assert!(e.contains("class.rate") && e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn lines_are_found_without_rescanning_the_text() {
+        let text = "a\nbb\n\nccc";
+        let lines = Lines::new(text);
+        for (offset, line) in [
+            (0, 1),
+            (1, 1),
+            (2, 2),
+            (4, 2),
+            (5, 3),
+            (6, 4),
+            (9, 4),
+            (99, 4),
+        ] {
+            assert_eq!(lines.line_of(offset), line, "offset {offset}");
+            assert_eq!(line_of(text, offset), line, "offset {offset}");
+        }
+        // A job file of thousands of classes (each one's lines named): read at once.
+        let many = "[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n".repeat(10_000);
+        let j = parse(&many, "many.toml").unwrap();
+        assert_eq!(j.classes.len(), 10_000);
+        let last = j.classes[9_999].source.as_ref().unwrap();
+        assert_eq!(last.at, "many.toml (line 29999)");
     }
 
     fn err(text: &str) -> String {
