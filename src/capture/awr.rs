@@ -270,10 +270,17 @@ fn bucket_bound_ms(h: &str) -> Option<f64> {
 /// database reports; a signal stops it.
 pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
     let mut scan = Scan::new(file, stop);
-    let html = text.contains("<table") || text.contains("<TABLE");
+    // What kind of report: told by its start (a report says so in its first lines), so
+    // that no pass over the whole text goes without looking at the stop flag.
+    let mut head_end = text.len().min(HEAD_BYTES);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let head = &text[..head_end];
+    let html = head.contains("<table") || head.contains("<TABLE");
     let kind = if html {
         "AWR (HTML)"
-    } else if text.contains("STATSPACK") || text.contains("Statspack") {
+    } else if head.contains("STATSPACK") || head.contains("Statspack") {
         "Statspack"
     } else {
         "AWR"
@@ -288,18 +295,21 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
     }
     // What the header's figures are read from: the text, or the HTML tables' rows one to a
     // line (each with the line of the report it came from).
-    let (plain, plain_lines): (String, Vec<usize>) = if html {
-        let rows = all.iter().flat_map(|t| t.rows.iter());
-        (
-            rows.clone()
-                .map(|r| r.cells.join(" "))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            rows.map(|r| r.line).collect(),
-        )
-    } else {
-        (String::new(), Vec::new())
-    };
+    let mut plain = String::new();
+    let mut plain_lines = Vec::new();
+    if html {
+        for r in all.iter().flat_map(|t| t.rows.iter()) {
+            scan.tick()?;
+            for (k, c) in r.cells.iter().enumerate() {
+                if k > 0 {
+                    plain.push(' ');
+                }
+                plain.push_str(c);
+            }
+            plain.push('\n');
+            plain_lines.push(r.line);
+        }
+    }
     let flat = if html { &plain } else { text };
     let line_in_report = |k: usize| -> usize {
         if html {
@@ -314,7 +324,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
             "{file}: not an AWR or Statspack report dbio can read: {what}"
         ))
     };
-    let seconds = elapsed_s(flat).map(|(v, line)| Figure {
+    let seconds = elapsed_s(flat, &mut scan)?.map(|(v, line)| Figure {
         value: v,
         origin: Origin {
             file: file.into(),
@@ -329,7 +339,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
         return Err(missing("the snapshot interval is not above 0 minutes"));
     }
     seconds.check(Measure::Seconds)?;
-    let block_size = std_block_size(flat).map(|(v, line)| Figure {
+    let block_size = std_block_size(flat, &mut scan)?.map(|(v, line)| Figure {
         value: v,
         origin: Origin {
             file: file.into(),
@@ -596,6 +606,9 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
     })
 }
 
+/// How much of a report's start tells its kind (HTML, Statspack).
+const HEAD_BYTES: usize = 64 << 10;
+
 /// A line of IOStat by Function: read requests and MB a second, write requests and MB a
 /// second, and where.
 type Function = (f64, f64, f64, f64, Origin);
@@ -612,14 +625,17 @@ fn derived(value: f64, from: &Origin, how: &str) -> Figure {
 }
 
 /// `Elapsed:   60.02 (mins)` and its line.
-fn elapsed_s(text: &str) -> Option<(f64, usize)> {
+fn elapsed_s(text: &str, scan: &mut Scan) -> Result<Option<(f64, usize)>> {
     for (k, l) in text.lines().enumerate() {
+        scan.tick()?;
         let Some(p) = l.find("Elapsed:") else {
             continue;
         };
         let rest = &l[p + 8..];
         let mut words = rest.split_whitespace();
-        let v = number(words.next()?)?;
+        let Some(v) = words.next().and_then(number) else {
+            return Ok(None);
+        };
         let unit = words.next().unwrap_or("(mins)");
         let s = if unit.starts_with("(min") {
             v * 60.0
@@ -630,21 +646,24 @@ fn elapsed_s(text: &str) -> Option<(f64, usize)> {
         } else {
             continue;
         };
-        return Some((s, k + 1));
+        return Ok(Some((s, k + 1)));
     }
-    None
+    Ok(None)
 }
 
 /// `Std Block Size:   8K` (or `8192`) and its line.
-fn std_block_size(text: &str) -> Option<(f64, usize)> {
+fn std_block_size(text: &str, scan: &mut Scan) -> Result<Option<(f64, usize)>> {
     for (k, l) in text.lines().enumerate() {
+        scan.tick()?;
         if let Some(p) = l.find("Std Block Size:") {
-            let w = l[p + 15..].split_whitespace().next()?;
-            let v = crate::units::parse_size(w).ok()?;
-            return Some((v as f64, k + 1));
+            let size = l[p + 15..]
+                .split_whitespace()
+                .next()
+                .and_then(|w| crate::units::parse_size(w).ok());
+            return Ok(size.map(|v| (v as f64, k + 1)));
         }
     }
-    None
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -183,7 +183,9 @@ pub const MAX_REPORT_BYTES: u64 = 64 << 20;
 pub fn read_report(path: &Path, stop: &AtomicBool) -> Result<String> {
     let bytes = crate::safety::input::read_input(path, MAX_REPORT_BYTES, Some(stop))
         .map_err(|e| e.into_error(&path.shown().to_string(), "a report"))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // Text as it is (no copy), or with what is not UTF-8 replaced.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The name a file is cited by in the job: as given.

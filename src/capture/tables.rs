@@ -631,7 +631,7 @@ pub fn html_tables(html: &str, scan: &mut Scan) -> Result<Vec<Table>> {
                     scan.take(1, line)?;
                     heading = None;
                     open = Some(HtmlTable {
-                        summary: attribute(raw, "summary"),
+                        summary: attribute(raw, "summary").map(titled),
                         columns: Vec::new(),
                         rows: Vec::new(),
                         row: None,
@@ -643,7 +643,7 @@ pub fn html_tables(html: &str, scan: &mut Scan) -> Result<Vec<Table>> {
                     if let Some(h) = heading.take() {
                         let t = folded(&h);
                         if !t.is_empty() {
-                            title = t;
+                            title = titled(t);
                         }
                     }
                 }
@@ -685,6 +685,23 @@ pub fn html_tables(html: &str, scan: &mut Scan) -> Result<Vec<Table>> {
         tables.push(finished(t, &title));
     }
     Ok(tables)
+}
+
+/// The most of a heading kept as a table's title: far more than any report's headings, and
+/// a title is copied to every table under it.
+const MAX_TITLE: usize = 256;
+
+/// `t` as a title: cut to [`MAX_TITLE`] bytes.
+fn titled(mut t: String) -> String {
+    if t.len() > MAX_TITLE {
+        let mut end = MAX_TITLE;
+        while !t.is_char_boundary(end) {
+            end -= 1;
+        }
+        t.truncate(end);
+        t.push('…');
+    }
+    t
 }
 
 /// A table read, titled: by the heading above it, else its summary; AWR's summaries say
@@ -729,6 +746,9 @@ fn folded(text: &str) -> String {
 }
 
 fn entities(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
     s.replace("&nbsp;", " ")
         .replace("&#160;", " ")
         .replace("&lt;", "<")
@@ -879,6 +899,23 @@ db file scattered read                         172,724         670      4    7.6
         let (r, steps) = read(&"a".repeat(4 * MB));
         assert!(r.unwrap().is_empty());
         assert_eq!(steps, 1);
+    }
+
+    #[test]
+    fn a_long_heading_is_not_copied_whole_to_every_table_under_it() {
+        let page = format!(
+            "<h3>Top 10 {}</h3>{}",
+            "x".repeat(1 << 20),
+            "<table></table>".repeat(10_000)
+        );
+        let (t, _) = read(&page);
+        let t = t.unwrap();
+        assert_eq!(t.len(), 10_000);
+        assert!(
+            t.iter()
+                .all(|t| t.title.len() <= MAX_TITLE + '…'.len_utf8())
+        );
+        assert!(t[0].title.starts_with("Top 10 x"));
     }
 
     #[test]
