@@ -505,6 +505,9 @@ Event                                            Waits    Time (s)   (ms)   Time
     let f = write("awr.txt", &text("-1,000", "2"));
     let out = env.output(&["job", "from-awr", &f]);
     refusal_line("negative waits", &out, &["awr.txt line 7", "-1000"]);
+    let f = write("awr.txt", &text("NaN", "2"));
+    let out = env.output(&["job", "from-awr", &f]);
+    refusal_line("NaN waits", &out, &["awr.txt line 7", "NaN"]);
     let f = write("awr.txt", &text("1,000", "4000000"));
     let out = env.output(&["job", "from-awr", &f]);
     refusal_line(

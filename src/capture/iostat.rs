@@ -91,8 +91,8 @@ pub fn read(file: &str, text: &str, devices: &[String], stop: &AtomicBool) -> Re
             continue;
         };
         if first == "Device:" || first == "Device" {
+            scan.take(l.split_whitespace().count(), k + 1)?;
             let all: Vec<&str> = l.split_whitespace().collect();
-            scan.take(all.len(), k + 1)?;
             head = Some((all.len(), Columns::of(&all)));
             reports.push(Vec::new());
             continue;
@@ -100,11 +100,11 @@ pub fn read(file: &str, text: &str, devices: &[String], stop: &AtomicBool) -> Re
         let Some((heading_words, h)) = &head else {
             continue;
         };
-        // Only lines with as many words as the heading are devices.
-        let words: Vec<&str> = l.split_whitespace().collect();
-        if words.len() != *heading_words {
+        // Only lines with as many words as the heading are devices (counted no further).
+        if l.split_whitespace().take(*heading_words + 1).count() != *heading_words {
             continue;
         }
+        let words: Vec<&str> = l.split_whitespace().collect();
         let h = h.as_ref().map_err(|why| missing(why))?;
         // A device costs a cell more than its figures (what keeps it).
         scan.take(words.len() + 1, k + 1)?;

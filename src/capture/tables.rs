@@ -64,7 +64,9 @@ fn dash_spans(line: &str) -> Option<Vec<(usize, usize)>> {
 /// Whether a token is a figure of a report: `1,207,863`, `2.16578`, `.66`, `572.1K`, `7.6G`,
 /// `1.90ms`, `512.00us`, `N/A`, `-`.
 pub fn is_figure(token: &str) -> bool {
-    if token == "N/A" || token == "-" {
+    // `NaN`, `inf`, `1e400` too: figures, if ones no database reports (refused later,
+    // naming their line, rather than read as part of a name).
+    if token == "N/A" || token == "-" || token.parse::<f64>().is_ok() {
         return true;
     }
     let t = token
@@ -79,23 +81,21 @@ pub fn is_figure(token: &str) -> bool {
 }
 
 /// The whitespace-separated tokens of a line with the column each starts at.
-fn tokens(line: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in line.char_indices() {
-        match (c.is_whitespace(), start) {
-            (false, None) => start = Some(i),
-            (true, Some(s)) => {
-                out.push((s, &line[s..i]));
-                start = None;
+fn tokens(line: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
+    let mut rest = line.char_indices().peekable();
+    std::iter::from_fn(move || {
+        let (start, _) = rest.find(|(_, c)| !c.is_whitespace())?;
+        let end = loop {
+            match rest.peek() {
+                Some(&(i, c)) if c.is_whitespace() => break i,
+                Some(_) => {
+                    rest.next();
+                }
+                None => break line.len(),
             }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, &line[s..]));
-    }
-    out
+        };
+        Some((start, &line[start..end]))
+    })
 }
 
 /// Whether a line is a section heading of the reports dbio reads (what a table's title is
@@ -204,12 +204,17 @@ fn span_of(spans: &[(usize, usize)], at: usize, end: usize) -> usize {
 /// The columns' headings: the words of the lines above the dash line (nearest last) that
 /// belong to each span. Each heading word is placed by a binary search, so a table costs
 /// the length of its headings, whatever its number of columns.
-fn columns_of(spans: &[(usize, usize)], above: &VecDeque<&str>) -> Vec<String> {
+fn columns_of(
+    spans: &[(usize, usize)],
+    above: &VecDeque<&str>,
+    line: usize,
+    scan: &mut Scan,
+) -> Result<Vec<String>> {
     // Headings: the lines above, back to a blank, `~~~`, `->` or heading line.
     // A `~~~` underline or the heading line itself may carry headings to the right
     // (`Top 5 Timed Events      Avg %Total`): kept with the rest blanked.
-    let mut head: Vec<String> = Vec::new();
-    for h in above.iter().rev() {
+    let mut head: Vec<std::borrow::Cow<str>> = Vec::new();
+    for &h in above.iter().rev() {
         if head.len() >= 4 {
             break;
         }
@@ -227,16 +232,18 @@ fn columns_of(spans: &[(usize, usize)], above: &VecDeque<&str>) -> Vec<String> {
                     .map(|p| p + (h.len() - h.trim_start().len()))
             };
             if let Some(p) = keep {
-                head.push(format!("{}{}", " ".repeat(p), &h[p..]));
+                head.push(format!("{}{}", " ".repeat(p), &h[p..]).into());
             }
             break;
         }
-        head.push(h.to_string());
+        head.push(h.into());
     }
     head.reverse();
     let last = spans.len() - 1;
     let mut words: Vec<Vec<&str>> = vec![Vec::new(); spans.len()];
     for h in &head {
+        // Each heading word is kept: counted as a cell.
+        scan.take(tokens(h).count(), line)?;
         for (at, tok) in tokens(h) {
             let end = at + tok.len();
             // A heading word belongs to the column it ends in (right-aligned figures) or
@@ -267,18 +274,16 @@ fn columns_of(spans: &[(usize, usize)], above: &VecDeque<&str>) -> Vec<String> {
             }
         }
     }
-    words.into_iter().map(|w| w.join(" ")).collect()
+    Ok(words.into_iter().map(|w| w.join(" ")).collect())
 }
 
 impl TextTable {
     /// One line under the dash line: a row, or the first part of a wrapped row name.
     fn row(&mut self, l: &str, line: usize, scan: &mut Scan) -> Result<()> {
-        let toks = tokens(l);
         let figures_from = self.spans.get(1).map_or(usize::MAX, |s| s.0);
         // The row's name: the tokens before the first figure at or past the second column.
-        let first_figure = toks
-            .iter()
-            .position(|&(at, t)| is_figure(t) && at + t.len() > figures_from.saturating_sub(1));
+        let first_figure = tokens(l)
+            .position(|(at, t)| is_figure(t) && at + t.len() > figures_from.saturating_sub(1));
         let Some(f) = first_figure else {
             let name = l.trim();
             match &mut self.pending {
@@ -290,7 +295,22 @@ impl TextTable {
             }
             return Ok(());
         };
-        let own = toks[..f].iter().map(|t| t.1).collect::<Vec<_>>().join(" ");
+        // Every word is kept (a row costs a cell more: what keeps it), counted before
+        // anything is made of them.
+        let mut width = 1;
+        let mut words = 0;
+        for (at, t) in tokens(l).skip(f) {
+            width = width.max(span_of(&self.spans, at, at + t.len()).max(1) + 1);
+            words += 1;
+        }
+        scan.take(width.max(words) + 1, line)?;
+        let mut own = String::new();
+        for (_, t) in tokens(l).take(f) {
+            if !own.is_empty() {
+                own.push(' ');
+            }
+            own.push_str(t);
+        }
         let (name, line) = match self.pending.take() {
             Some((p, line)) if own.is_empty() => (p, line),
             Some((mut p, line)) => {
@@ -301,16 +321,10 @@ impl TextTable {
             None => (own, line),
         };
         // The cells up to the last one a figure falls in.
-        let placed: Vec<(usize, &str)> = toks[f..]
-            .iter()
-            .map(|&(at, t)| (span_of(&self.spans, at, at + t.len()).max(1), t))
-            .collect();
-        let width = placed.iter().map(|p| p.0).max().unwrap_or(0) + 1;
-        // A row costs a cell more than its cells (what keeps it).
-        scan.take(width + 1, line)?;
         let mut cells = vec![String::new(); width];
         cells[0] = name;
-        for (k, t) in placed {
+        for (at, t) in tokens(l).skip(f) {
+            let k = span_of(&self.spans, at, at + t.len()).max(1);
             if !cells[k].is_empty() {
                 cells[k].push(' ');
             }
@@ -366,7 +380,7 @@ pub fn text_tables(text: &str, scan: &mut Scan) -> Result<Vec<Table>> {
         if let Some(spans) = dash_spans(line) {
             // A table costs a cell more than its columns (what keeps it).
             scan.take(spans.len() + 1, k + 1)?;
-            let columns = columns_of(&spans, &above);
+            let columns = columns_of(&spans, &above, k + 1, scan)?;
             open = Some(TextTable {
                 title: title.clone(),
                 spans,
@@ -417,17 +431,17 @@ pub fn text_profile(text: &str, heading: &str, scan: &mut Scan) -> Result<Option
             continue;
         };
         let label = l[..colon].trim();
-        let figures: Vec<&str> = l[colon + 1..].split_whitespace().collect();
-        if label.is_empty() || figures.is_empty() || !figures.iter().all(|f| is_figure(f)) {
+        let figures = || l[colon + 1..].split_whitespace();
+        if label.is_empty() || figures().next().is_none() || !figures().all(is_figure) {
             if seen_row {
                 break;
             }
             continue;
         }
         seen_row = true;
-        scan.take(figures.len() + 2, k + 1)?;
+        scan.take(figures().count() + 2, k + 1)?;
         let mut cells = vec![label.to_string()];
-        cells.extend(figures.iter().map(|f| f.to_string()));
+        cells.extend(figures().map(str::to_string));
         rows.push(Row { cells, line: k + 1 });
     }
     Ok((!rows.is_empty()).then(|| Table {
@@ -739,10 +753,15 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 
 /// The text of a cell or heading: entities decoded, spaces folded.
 fn folded(text: &str) -> String {
-    entities(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let decoded = entities(text);
+    let mut out = String::with_capacity(decoded.len());
+    for w in decoded.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 fn entities(s: &str) -> String {
