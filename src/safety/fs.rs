@@ -405,16 +405,19 @@ impl Dir {
         let Some(entry) = self.entry(name)? else {
             return Ok(None);
         };
+        let not_dbios = |why: &str| {
+            refused(
+                &self.path,
+                name,
+                &format!("{why} (remove it yourself or choose another name)"),
+            )
+        };
         if let Some(why) = entry.not_plain() {
-            return Err(refused(&self.path, name, why));
+            return Err(not_dbios(why));
         }
         let bytes = self.read_entry(name, &entry, head)?;
         if !is_dbios(&bytes) {
-            return Err(refused(
-                &self.path,
-                name,
-                "it exists and is not a file dbio wrote (remove it yourself or choose another name)",
-            ));
+            return Err(not_dbios("it exists and is not a file dbio wrote"));
         }
         Ok(Some(entry.id))
     }
