@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod files;
 mod metrics;
 pub mod precondition;
 pub mod shell;
@@ -27,6 +28,7 @@ use crate::sweep::calibrate::CalibrateArgs;
 use crate::sweep::matrix::MatrixArgs;
 use crate::units::human_bytes;
 use crate::workload::spec::rand_seed;
+pub(crate) use files::{check_user_file, write_private_user_file, write_user_file};
 
 /// Runs the command line. Returns the exit status.
 pub fn main(cli: Cli) -> Result<ExitCode> {
@@ -445,47 +447,6 @@ fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
 fn print_bytes(bytes: &[u8]) -> Result<ExitCode> {
     let _ = std::io::stdout().lock().write_all(bytes);
     Ok(ExitCode::Ok)
-}
-
-/// Writes a file the user named (`--save-job`, `compare --html`, the wizard's job file):
-/// created new and whole, never over an existing file.
-pub(crate) fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    user_file(path, bytes, option, false)
-}
-
-/// [`write_user_file`] for a file that holds connection details: mode 0600.
-pub(crate) fn write_private_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    user_file(path, bytes, option, true)
-}
-
-fn user_file(path: &Path, bytes: &[u8], option: &str, private: bool) -> Result<()> {
-    let written = if private {
-        crate::safety::fs::write_new_private_file(path, bytes)
-    } else {
-        crate::safety::fs::write_new_file(path, bytes)
-    };
-    written.map_err(|e| user_file_error(path, option, &e))
-}
-
-/// Checks, before anything is done, that [`write_user_file`] can write `path`: nothing is
-/// at the name (an existing file is refused, never replaced) and its directory is there.
-pub(crate) fn check_user_file(path: &Path, option: &str) -> Result<()> {
-    crate::safety::fs::check_new_file(path).map_err(|e| user_file_error(path, option, &e))
-}
-
-/// Why the file the user named cannot be written, as one line naming the option.
-fn user_file_error(path: &Path, option: &str, e: &std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::AlreadyExists {
-        Error::usage(format!(
-            "{option} {}: the file exists; dbio does not overwrite it — choose another name or remove it",
-            path.shown()
-        ))
-    } else {
-        Error::usage(format!(
-            "{option} {}: cannot write it ({e}); give a new file in a directory you can write to",
-            path.shown()
-        ))
-    }
 }
 
 /// Notes in the results store's registry that a run of `test` uses the data set `ds`, so
