@@ -27,15 +27,10 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Checks the place and writes an empty exposition there, before anything else is
-    /// created: a directory, a symlink or anything but a regular file is refused.
-    pub fn open(path: &Path, keep: bool, test: &str) -> Result<Metrics> {
-        let file = MetricsFile::open(path, keep).map_err(|e| {
-            Error::usage(format!(
-                "invalid value '{}' for '--metrics': {e}",
-                path.shown()
-            ))
-        })?;
+    /// Checks the place before anything is created: the name must be free or hold an
+    /// earlier metrics file of dbio's ([`MetricsFile::claim`]). Nothing is written yet.
+    pub fn claim(path: &Path, keep: bool, test: &str) -> Result<Metrics> {
+        let file = MetricsFile::claim(path, keep).map_err(|e| bad(path, &e))?;
         let started_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
@@ -53,6 +48,15 @@ impl Metrics {
                 error: None,
             })),
         })
+    }
+
+    /// Writes the first, empty exposition: the file is there from now on.
+    pub fn start(&self) -> Result<()> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match s.file.as_mut() {
+            Some(f) => f.start().map_err(|e| bad(f.path(), &e)),
+            None => Ok(()),
+        }
     }
 
     /// The hooks that feed it: the run directory's name (the run id), the events, and
@@ -93,6 +97,14 @@ impl Metrics {
     }
 }
 
+/// `--metrics PATH` cannot be used, and why: bad input, named.
+fn bad(path: &Path, e: &std::io::Error) -> Error {
+    Error::usage(format!(
+        "invalid value '{}' for '--metrics': {e}",
+        path.shown()
+    ))
+}
+
 /// Second `t` closed: adds it to the running totals and replaces the file.
 fn second(s: &mut State, t: u32, intervals: &[Interval]) {
     if s.totals.len() < intervals.len() {
@@ -121,7 +133,7 @@ fn second(s: &mut State, t: u32, intervals: &[Interval]) {
         elapsed_s: f64::from(t),
         started_unix_s: s.started_unix_s,
     });
-    if let Some(f) = &s.file
+    if let Some(f) = s.file.as_mut()
         && let Err(e) = f.write(&text)
         && s.error.is_none()
     {

@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod files;
 mod metrics;
 pub mod precondition;
 pub mod shell;
@@ -27,6 +28,7 @@ use crate::sweep::calibrate::CalibrateArgs;
 use crate::sweep::matrix::MatrixArgs;
 use crate::units::human_bytes;
 use crate::workload::spec::rand_seed;
+pub(crate) use files::{check_user_file, write_private_user_file, write_user_file};
 
 /// Runs the command line. Returns the exit status.
 pub fn main(cli: Cli) -> Result<ExitCode> {
@@ -234,16 +236,23 @@ pub fn run_checked(
     stop: &Arc<AtomicBool>,
     db: Option<&Path>,
 ) -> Result<ExitCode> {
-    // The metrics file's place is checked first; whatever happens next, it goes again
-    // at the end (unless kept).
+    // Every file the run names is checked before anything is created: --save-job must be
+    // new, the metrics file new or an earlier one of dbio's. Whatever happens next, the
+    // metrics file goes again at the end (unless kept).
+    if let Some(path) = &cfg.save_job {
+        check_user_file(path, "--save-job")?;
+    }
     let metrics = match &a.metrics {
-        Some(path) => Some(metrics::Metrics::open(
+        Some(path) => Some(metrics::Metrics::claim(
             path,
             a.metrics_keep,
             cfg.test.name(),
         )?),
         None => None,
     };
+    if let Some(m) = &metrics {
+        m.start()?;
+    }
     let mut with_metrics = pre.clone();
     if let Some(m) = &metrics {
         with_metrics.hooks = Arc::new(m.hooks());
@@ -268,24 +277,33 @@ pub fn run_checked(
 /// coordinator; printed and recorded as one run.
 fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let plan = crate::cluster::coordinator::plan(a)?;
+    // The files it names, checked before anything is created (as `dbio run` does).
     if let Some(path) = &plan.first.save_job {
-        write_user_file(path, plan.job.as_bytes(), "--save-job")?;
-        eprintln!("dbio: wrote the job file every host runs {}", path.shown());
+        check_user_file(path, "--save-job")?;
     }
     // The merged seconds, as they complete, in the metrics file.
     let metrics = match &a.metrics {
-        Some(path) => Some(metrics::Metrics::open(
+        Some(path) => Some(metrics::Metrics::claim(
             path,
             a.metrics_keep,
             plan.first.test.name(),
         )?),
         None => None,
     };
+    if let Some(m) = &metrics {
+        m.start()?;
+    }
     let hooks = metrics
         .as_ref()
         .map(metrics::Metrics::hooks)
         .unwrap_or_default();
-    let outcome = crate::cluster::coordinator::run(&plan, stop, &hooks);
+    let outcome = (|| {
+        if let Some(path) = &plan.first.save_job {
+            write_user_file(path, plan.job.as_bytes(), "--save-job")?;
+            eprintln!("dbio: wrote the job file every host runs {}", path.shown());
+        }
+        crate::cluster::coordinator::run(&plan, stop, &hooks)
+    })();
     if let Some(m) = metrics {
         m.finish();
     }
@@ -405,6 +423,10 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 /// Prints `bytes` to stdout as they are (a closed pipe ends it quietly).
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
+    // The file it will write is checked before any report is read or server sampled.
+    if let Some(out) = &a.shaping().output {
+        check_user_file(out, "--output")?;
+    }
     // The command line goes into the job file: a password in it never does.
     let command = std::env::args()
         .map(|w| crate::units::shell_word(&crate::safety::secret::redact(&w)))
@@ -425,38 +447,6 @@ fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
 fn print_bytes(bytes: &[u8]) -> Result<ExitCode> {
     let _ = std::io::stdout().lock().write_all(bytes);
     Ok(ExitCode::Ok)
-}
-
-/// Writes a file the user named (`--save-job`, `compare --html`, the wizard's job file):
-/// created new and whole, never over an existing file.
-pub(crate) fn write_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    user_file(path, bytes, option, false)
-}
-
-/// [`write_user_file`] for a file that holds connection details: mode 0600.
-pub(crate) fn write_private_user_file(path: &Path, bytes: &[u8], option: &str) -> Result<()> {
-    user_file(path, bytes, option, true)
-}
-
-fn user_file(path: &Path, bytes: &[u8], option: &str, private: bool) -> Result<()> {
-    let written = if private {
-        crate::safety::fs::write_new_private_file(path, bytes)
-    } else {
-        crate::safety::fs::write_new_file(path, bytes)
-    };
-    written.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            Error::usage(format!(
-                "{option} {}: the file exists; dbio does not overwrite it — choose another name or remove it",
-                path.shown()
-            ))
-        } else {
-            Error::usage(format!(
-                "{option} {}: cannot write it ({e}); give a new file in a directory you can write to",
-                path.shown()
-            ))
-        }
-    })
 }
 
 /// Notes in the results store's registry that a run of `test` uses the data set `ds`, so

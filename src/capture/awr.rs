@@ -4,10 +4,19 @@
 //! IOStat by Function summary (DBWR's and LGWR's request sizes), the wait event histogram
 //! (a 99th percentile) and the snapshot interval.
 
-use super::tables::{self, Row, Table};
-use super::{Capture, Class, Figure, Origin};
+use std::sync::atomic::AtomicBool;
+
+use super::tables::{self, Row, Scan, Table};
+use super::{Capture, Class, Figure, Measure, Origin, checked};
 use crate::error::{Error, Result};
+use crate::units::echoed;
 use crate::workload::Event;
+
+/// A table's row as a citation says it: `Title: name`, each cut to a length a line can
+/// hold (a report's text is not trusted to be short).
+fn said(t: &Table, row: &Row) -> String {
+    format!("{}: {}", echoed(&t.title), echoed(&row.cells[0]))
+}
 
 /// A report's figure: `1,207,863`, `572.1K` (×1000), `.66`, `N/A` (none).
 pub fn number(cell: &str) -> Option<f64> {
@@ -101,64 +110,102 @@ struct Wait {
     mean_ms: Option<Figure>,
 }
 
-/// The waits of one table row: count, total time and mean, the columns found by their
-/// headings.
-fn wait_of(t: &Table, row: &Row, event: Event, file: &str, rank: u8) -> Option<Wait> {
-    let lower: Vec<String> = t.columns.iter().map(|c| c.to_ascii_lowercase()).collect();
-    let is_total = |h: &str| {
-        h.contains("total")
-            || h.contains("time (s)")
-            || h.contains("time(s)")
-            || h.contains("(sec)")
-            || h.contains("time (cs)")
-    };
-    let waits_col = lower.iter().position(|h| {
-        h.contains("waits")
-            && !h.contains('%')
-            && !h.contains("/txn")
-            && !h.contains("avg")
-            && !is_total(h)
-    })?;
-    let avg_col = lower.iter().position(|h| {
-        !is_total(h)
-            && !h.contains("/txn")
-            && !h.contains('%')
-            && !h.contains("waits")
-            && (h.contains("avg") || h.contains("(ms)") || h.contains("wait ("))
-    });
-    let time_col = lower
-        .iter()
-        .position(|h| is_total(h) && !h.contains('%') && !h.contains("waits"));
-    let waits = number(row.cells.get(waits_col)?)?;
+/// The columns of a wait event table: waits, the mean wait, the total time — found once
+/// per table by their headings.
+struct WaitColumns {
+    waits: usize,
+    avg: Option<usize>,
+    /// Whether the mean is in centiseconds.
+    avg_cs: bool,
+    time: Option<usize>,
+    /// Milliseconds per unit of the total time.
+    time_unit_ms: f64,
+}
+
+impl WaitColumns {
+    fn of(t: &Table) -> Option<WaitColumns> {
+        let lower: Vec<String> = t.columns.iter().map(|c| c.to_ascii_lowercase()).collect();
+        let is_total = |h: &str| {
+            h.contains("total")
+                || h.contains("time (s)")
+                || h.contains("time(s)")
+                || h.contains("(sec)")
+                || h.contains("time (cs)")
+        };
+        let waits = lower.iter().position(|h| {
+            h.contains("waits")
+                && !h.contains('%')
+                && !h.contains("/txn")
+                && !h.contains("avg")
+                && !is_total(h)
+        })?;
+        let avg = lower.iter().position(|h| {
+            !is_total(h)
+                && !h.contains("/txn")
+                && !h.contains('%')
+                && !h.contains("waits")
+                && (h.contains("avg") || h.contains("(ms)") || h.contains("wait ("))
+        });
+        let time = lower
+            .iter()
+            .position(|h| is_total(h) && !h.contains('%') && !h.contains("waits"));
+        let time_unit_ms = match time.map(|c| lower[c].as_str()) {
+            Some(h) if h.contains("(cs)") => 10.0,
+            Some(h) if h.contains("(ms)") => 1.0,
+            _ => 1e3,
+        };
+        Some(WaitColumns {
+            waits,
+            avg_cs: avg.is_some_and(|c| lower[c].contains("(cs)")),
+            avg,
+            time,
+            time_unit_ms,
+        })
+    }
+}
+
+/// The waits of one table row: count, total time and mean, in the table's columns.
+fn wait_of(
+    t: &Table,
+    cols: &WaitColumns,
+    row: &Row,
+    event: Event,
+    file: &str,
+    rank: u8,
+) -> Result<Option<Wait>> {
     let origin = |what: &str| Origin {
         file: file.to_string(),
         line: row.line,
-        what: format!("{}: {} {what}", t.title, row.cells[0]),
+        what: format!("{} {what}", said(t, row)),
     };
+    let Some(waits) = row.cells.get(cols.waits).and_then(|c| number(c)) else {
+        return Ok(None);
+    };
+    let waits = checked(waits, Measure::Count, &origin("waits"))?;
     // The mean wait: its own column (ms, or units in the cells), else time / waits.
-    let cs = avg_col.is_some_and(|c| lower[c].contains("(cs)"));
-    let mut mean = avg_col
+    let mut mean = cols
+        .avg
         .and_then(|c| row.cells.get(c))
-        .and_then(|c| wait_ms(c, if cs { 10.0 } else { 1.0 }));
+        .and_then(|c| wait_ms(c, if cols.avg_cs { 10.0 } else { 1.0 }));
+    if let Some(m) = mean {
+        checked(m, Measure::Millis, &origin("mean wait"))?;
+    }
     // A whole-millisecond mean ("2") is coarse: the total time gives it finer when known.
-    if let Some(total) = time_col
+    if let Some(total) = cols
+        .time
         .and_then(|c| row.cells.get(c))
         .and_then(|c| number(c))
     {
-        let unit = match lower[time_col.unwrap_or(0)].clone() {
-            h if h.contains("(cs)") => 10.0,
-            h if h.contains("(ms)") => 1.0,
-            _ => 1e3,
-        };
+        let total = checked(total, Measure::Count, &origin("total wait time"))?;
         if waits > 0.0 {
-            let fine = total * unit / waits;
+            let fine = total * cols.time_unit_ms / waits;
             let coarse = mean.is_none_or(|m| m.fract() == 0.0 && m < 100.0);
             if coarse {
                 mean = Some(fine);
             }
         }
     }
-    Some(Wait {
+    Ok(Some(Wait {
         event,
         rank,
         waits: Figure {
@@ -169,12 +216,12 @@ fn wait_of(t: &Table, row: &Row, event: Event, file: &str, rank: u8) -> Option<W
             value: m,
             origin: origin("mean wait"),
         }),
-    })
+    }))
 }
 
 /// The 99th percentile of an event's wait histogram row (percent of waits per bucket): the
 /// upper bound of the bucket the 99th percent falls in.
-fn p99_of(t: &Table, row: &Row) -> Option<f64> {
+fn p99_of(t: &Table, row: &Row, origin: &Origin) -> Result<Option<f64>> {
     let mut total = 0.0;
     let mut last_bound = None;
     for (k, col) in t.columns.iter().enumerate() {
@@ -183,13 +230,18 @@ fn p99_of(t: &Table, row: &Row) -> Option<f64> {
             continue;
         };
         last_bound = Some(bound);
-        total += row.cells.get(k).and_then(|c| number(c)).unwrap_or(0.0);
+        let share = row.cells.get(k).and_then(|c| number(c)).unwrap_or(0.0);
+        let what = Origin {
+            what: format!("{} {} (% of waits)", origin.what, echoed(col)),
+            ..origin.clone()
+        };
+        total += checked(share, Measure::Percent, &what)?;
         if total >= 98.95 {
-            return Some(bound);
+            return Ok(Some(bound));
         }
     }
     // Percentages rounded to a tenth may sum short of 99: the last bucket any wait fell in.
-    (total > 90.0).then_some(last_bound).flatten()
+    Ok((total > 90.0).then_some(last_bound).flatten())
 }
 
 /// The upper bound of a histogram heading: `<1ms` 1, `<=1s` 1024, `<32us`, `>1s` 2048.
@@ -214,62 +266,84 @@ fn bucket_bound_ms(h: &str) -> Option<f64> {
 }
 
 /// Reads an AWR or Statspack report (text or HTML). One line naming what is missing when
-/// the file is not such a report or shows no I/O.
-pub fn read(file: &str, text: &str) -> Result<Capture> {
-    let html = text.contains("<table") || text.contains("<TABLE");
+/// the file is not such a report or shows no I/O, or naming the line of a figure no
+/// database reports; a signal stops it.
+pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
+    let mut scan = Scan::new(file, stop);
+    // What kind of report: told by its start (a report says so in its first lines), so
+    // that no pass over the whole text goes without looking at the stop flag.
+    let mut head_end = text.len().min(HEAD_BYTES);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let head = &text[..head_end];
+    let html = head.contains("<table") || head.contains("<TABLE");
     let kind = if html {
         "AWR (HTML)"
-    } else if text.contains("STATSPACK") || text.contains("Statspack") {
+    } else if head.contains("STATSPACK") || head.contains("Statspack") {
         "Statspack"
     } else {
         "AWR"
     };
     let mut all = if html {
-        tables::html_tables(text)
+        tables::html_tables(text, &mut scan)?
     } else {
-        tables::text_tables(text)
+        tables::text_tables(text, &mut scan)?
     };
     if !html {
-        all.extend(tables::text_profile(text, "load profile"));
+        all.extend(tables::text_profile(text, "load profile", &mut scan)?);
     }
-    let plain = if html {
-        all.iter()
-            .flat_map(|t| t.rows.iter())
-            .map(|r| r.cells.join(" "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else {
-        String::new()
-    };
+    // What the header's figures are read from: the text, or the HTML tables' rows one to a
+    // line (each with the line of the report it came from).
+    let mut plain = String::new();
+    let mut plain_lines = Vec::new();
+    if html {
+        for r in all.iter().flat_map(|t| t.rows.iter()) {
+            scan.tick()?;
+            for (k, c) in r.cells.iter().enumerate() {
+                if k > 0 {
+                    plain.push(' ');
+                }
+                plain.push_str(c);
+            }
+            plain.push('\n');
+            plain_lines.push(r.line);
+        }
+    }
     let flat = if html { &plain } else { text };
+    let line_in_report = |k: usize| -> usize {
+        if html {
+            plain_lines.get(k - 1).copied().unwrap_or(0)
+        } else {
+            k
+        }
+    };
+    scan.tick()?;
     let missing = |what: &str| {
         Error::usage(format!(
             "{file}: not an AWR or Statspack report dbio can read: {what}"
         ))
     };
-    let seconds = elapsed_s(flat).map(|(v, line)| Figure {
+    let seconds = elapsed_s(flat, &mut scan)?.map(|(v, line)| Figure {
         value: v,
         origin: Origin {
             file: file.into(),
-            line: if html { line_in(text, "Elapsed") } else { line },
+            line: line_in_report(line),
             what: "Elapsed".into(),
         },
     });
     let Some(seconds) = seconds else {
         return Err(missing("no \"Elapsed: N (mins)\" (the snapshot interval)"));
     };
-    if seconds.value <= 0.0 {
+    if seconds.value == 0.0 {
         return Err(missing("the snapshot interval is not above 0 minutes"));
     }
-    let block_size = std_block_size(flat).map(|(v, line)| Figure {
+    seconds.check(Measure::Seconds)?;
+    let block_size = std_block_size(flat, &mut scan)?.map(|(v, line)| Figure {
         value: v,
         origin: Origin {
             file: file.into(),
-            line: if html {
-                line_in(text, "Std Block Size")
-            } else {
-                line
-            },
+            line: line_in_report(line),
             what: "Std Block Size".into(),
         },
     });
@@ -278,11 +352,15 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
     let mut waits: Vec<Wait> = Vec::new();
     for t in &all {
         let Some(rank) = rank(&t.title) else { continue };
+        let Some(cols) = WaitColumns::of(t) else {
+            continue;
+        };
         for row in &t.rows {
+            scan.tick()?;
             let Some(event) = row.cells.first().and_then(|n| event_named(n)) else {
                 continue;
             };
-            if let Some(w) = wait_of(t, row, event, file, rank) {
+            if let Some(w) = wait_of(t, &cols, row, event, file, rank)? {
                 match waits.iter_mut().find(|x| x.event == event) {
                     Some(x) if x.rank > w.rank => *x = w,
                     Some(_) => {}
@@ -291,73 +369,96 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
             }
         }
     }
-    let p99 = |event: Event| -> Option<Figure> {
-        all.iter()
+    let p99 = |event: Event| -> Result<Option<Figure>> {
+        let found = all
+            .iter()
             .filter(|t| {
                 let l = t.title.to_ascii_lowercase();
                 l.starts_with("wait event histogram") && !l.contains("detail")
             })
             .flat_map(|t| t.rows.iter().map(move |r| (t, r)))
-            .find(|(_, r)| r.cells.first().and_then(|n| event_named(n)) == Some(event))
-            .and_then(|(t, r)| {
-                Some(Figure {
-                    value: p99_of(t, r)?,
-                    origin: Origin {
-                        file: file.into(),
-                        line: r.line,
-                        what: format!("{}: {}", t.title, r.cells[0]),
-                    },
-                })
-            })
+            .find(|(_, r)| r.cells.first().and_then(|n| event_named(n)) == Some(event));
+        let Some((t, r)) = found else {
+            return Ok(None);
+        };
+        let origin = Origin {
+            file: file.into(),
+            line: r.line,
+            what: said(t, r),
+        };
+        Ok(p99_of(t, r, &origin)?.map(|value| Figure { value, origin }))
     };
 
     // The Load Profile, per second.
     let profile = all
         .iter()
         .find(|t| t.title.to_ascii_lowercase().starts_with("load profile"));
-    let per_s = |labels: &[&str]| -> Option<Figure> {
-        let t = profile?;
-        let row = t.rows.iter().find(|r| {
+    let per_s = |labels: &[&str], measure: Measure| -> Result<Option<Figure>> {
+        let Some(t) = profile else { return Ok(None) };
+        let Some(row) = t.rows.iter().find(|r| {
             let l = r.cells[0].trim_end_matches(':').trim().to_ascii_lowercase();
             labels.iter().any(|x| l == *x)
-        })?;
-        Some(Figure {
-            value: number(row.cells.get(1)?)?,
-            origin: Origin {
-                file: file.into(),
-                line: row.line,
-                what: format!(
-                    "Load Profile: {} per second",
-                    row.cells[0].trim_end_matches(':')
-                ),
-            },
-        })
+        }) else {
+            return Ok(None);
+        };
+        let Some(value) = row.cells.get(1).and_then(|c| number(c)) else {
+            return Ok(None);
+        };
+        let origin = Origin {
+            file: file.into(),
+            line: row.line,
+            what: format!(
+                "Load Profile: {} per second",
+                echoed(row.cells[0].trim_end_matches(':'))
+            ),
+        };
+        let value = checked(value, measure, &origin)?;
+        Ok(Some(Figure { value, origin }))
     };
-    let redo = per_s(&["redo size (bytes)", "redo size"]);
+    let redo = per_s(&["redo size (bytes)", "redo size"], Measure::BytesRate)?;
 
     // IOStat by Function: requests and MB per second of DBWR and LGWR.
-    let function = |name: &str| -> Option<(f64, f64, f64, f64, Origin)> {
-        let t = all.iter().find(|t| {
+    let function = |name: &str| -> Result<Option<Function>> {
+        let Some(t) = all.iter().find(|t| {
             t.title
                 .to_ascii_lowercase()
                 .starts_with("iostat by function")
-        })?;
-        let row = t
+        }) else {
+            return Ok(None);
+        };
+        let Some(row) = t
             .rows
             .iter()
-            .find(|r| r.cells[0].trim().eq_ignore_ascii_case(name))?;
+            .find(|r| r.cells[0].trim().eq_ignore_ascii_case(name))
+        else {
+            return Ok(None);
+        };
+        let origin = Origin {
+            file: file.into(),
+            line: row.line,
+            what: said(t, row),
+        };
         let c = |k: usize| row.cells.get(k).map(String::as_str).unwrap_or("");
-        Some((
-            number(c(2)).unwrap_or(0.0),
-            data_mb(c(3)).unwrap_or(0.0),
-            number(c(5)).unwrap_or(0.0),
-            data_mb(c(6)).unwrap_or(0.0),
-            Origin {
-                file: file.into(),
-                line: row.line,
-                what: format!("{}: {}", t.title, row.cells[0]),
-            },
-        ))
+        let figure = |k: usize, mb: bool, what: &str| -> Result<f64> {
+            let at = |what: &str| Origin {
+                what: format!("{} {what}", origin.what),
+                ..origin.clone()
+            };
+            if mb {
+                // MB a second, checked in bytes: no more than any storage moves.
+                let v = data_mb(c(k)).unwrap_or(0.0);
+                checked(v * 1048576.0, Measure::BytesRate, &at(what)).map(|_| v)
+            } else {
+                checked(number(c(k)).unwrap_or(0.0), Measure::Rate, &at(what))
+            }
+        };
+        Ok(Some((
+            figure(2, false, "read requests per second")?,
+            figure(3, true, "read MB per second (in bytes)")?,
+            figure(5, false, "write requests per second")?,
+            figure(6, true, "write MB per second (in bytes)")?,
+            origin,
+        )))
     };
 
     let mut classes = Vec::new();
@@ -380,14 +481,14 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
             bytes: None,
             batch: None,
             mean_ms: w.mean_ms,
-            p99_ms: p99(event),
+            p99_ms: p99(event)?,
             guessed: false,
         };
         match event {
             Event::DbFileSequentialRead => class.bytes = block_size.clone(),
             Event::DbFileParallelWrite => {
                 // Each wait is one batch: its blocks from DBWR's requests per second.
-                if let Some((_, _, wreq, wmb, origin)) = function("DBWR")
+                if let Some((_, _, wreq, wmb, origin)) = function("DBWR")?
                     && wreq > 0.0
                 {
                     let batch = (wreq / class.per_s.value).max(1.0);
@@ -402,7 +503,7 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
                 }
             }
             Event::LogFileParallelWrite => {
-                if let Some((_, _, wreq, wmb, origin)) = function("LGWR")
+                if let Some((_, _, wreq, wmb, origin)) = function("LGWR")?
                     && wreq > 0.0
                 {
                     class.bytes = Some(derived(
@@ -432,7 +533,7 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
                 // Direct reads have their own line in IOStat by Function; buffer cache reads
                 // mix single-block and multiblock ones (the Load Profile splits them below).
                 if event == Event::DirectPathRead
-                    && let Some((rreq, rmb, _, _, origin)) = function("Direct Reads")
+                    && let Some((rreq, rmb, _, _, origin)) = function("Direct Reads")?
                     && rreq > 0.0
                 {
                     class.bytes = Some(derived(
@@ -443,7 +544,7 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
                 }
             }
             Event::DirectPathWrite => {
-                if let Some((_, _, wreq, wmb, origin)) = function("Direct Writes")
+                if let Some((_, _, wreq, wmb, origin)) = function("Direct Writes")?
                     && wreq > 0.0
                 {
                     class.bytes = Some(derived(
@@ -464,8 +565,11 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
         .find(|c| c.event == Event::DbFileSequentialRead)
         .map_or(0.0, |c| c.per_s.value);
     if let (Some(blocks), Some(reqs), Some(bs)) = (
-        per_s(&["physical read (blocks)", "physical read total blocks"]),
-        per_s(&["read io requests"]),
+        per_s(
+            &["physical read (blocks)", "physical read total blocks"],
+            Measure::Rate,
+        )?,
+        per_s(&["read io requests"], Measure::Rate)?,
         &block_size,
     ) {
         let multi_reqs = reqs.value - seq;
@@ -502,6 +606,13 @@ pub fn read(file: &str, text: &str) -> Result<Capture> {
     })
 }
 
+/// How much of a report's start tells its kind (HTML, Statspack).
+const HEAD_BYTES: usize = 64 << 10;
+
+/// A line of IOStat by Function: read requests and MB a second, write requests and MB a
+/// second, and where.
+type Function = (f64, f64, f64, f64, Origin);
+
 /// A figure worked out from another: `value`, read where `from` was, said how.
 fn derived(value: f64, from: &Origin, how: &str) -> Figure {
     Figure {
@@ -514,14 +625,17 @@ fn derived(value: f64, from: &Origin, how: &str) -> Figure {
 }
 
 /// `Elapsed:   60.02 (mins)` and its line.
-fn elapsed_s(text: &str) -> Option<(f64, usize)> {
+fn elapsed_s(text: &str, scan: &mut Scan) -> Result<Option<(f64, usize)>> {
     for (k, l) in text.lines().enumerate() {
+        scan.tick()?;
         let Some(p) = l.find("Elapsed:") else {
             continue;
         };
         let rest = &l[p + 8..];
         let mut words = rest.split_whitespace();
-        let v = number(words.next()?)?;
+        let Some(v) = words.next().and_then(number) else {
+            return Ok(None);
+        };
         let unit = words.next().unwrap_or("(mins)");
         let s = if unit.starts_with("(min") {
             v * 60.0
@@ -532,26 +646,24 @@ fn elapsed_s(text: &str) -> Option<(f64, usize)> {
         } else {
             continue;
         };
-        return Some((s, k + 1));
+        return Ok(Some((s, k + 1)));
     }
-    None
+    Ok(None)
 }
 
 /// `Std Block Size:   8K` (or `8192`) and its line.
-fn std_block_size(text: &str) -> Option<(f64, usize)> {
+fn std_block_size(text: &str, scan: &mut Scan) -> Result<Option<(f64, usize)>> {
     for (k, l) in text.lines().enumerate() {
+        scan.tick()?;
         if let Some(p) = l.find("Std Block Size:") {
-            let w = l[p + 15..].split_whitespace().next()?;
-            let v = crate::units::parse_size(w).ok()?;
-            return Some((v as f64, k + 1));
+            let size = l[p + 15..]
+                .split_whitespace()
+                .next()
+                .and_then(|w| crate::units::parse_size(w).ok());
+            return Ok(size.map(|v| (v as f64, k + 1)));
         }
     }
-    None
-}
-
-fn line_in(text: &str, needle: &str) -> usize {
-    text.find(needle)
-        .map_or(0, |p| text[..p].matches('\n').count() + 1)
+    Ok(None)
 }
 
 #[cfg(test)]

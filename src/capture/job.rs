@@ -92,10 +92,7 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
                     "average of {} reports ({} s): requests ÷ seconds, from {}",
                     captures.len(),
                     total_s.round(),
-                    seen.iter()
-                        .map(|(_, k)| k.per_s.origin.cite())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    first_of(seen.iter().map(|(_, k)| k.per_s.origin.cite()), seen.len())
                 ),
                 format!("the average of {} reports", captures.len()),
             )
@@ -179,11 +176,26 @@ fn quoted(s: &str) -> String {
     q
 }
 
-/// The comment text of a citation: one line, no control characters.
+/// The comment text of a citation: one line, no control characters, of bounded length
+/// (the middle of a longer one left out, said so).
 fn cite(s: &str) -> String {
-    s.chars()
+    let line: String = s
+        .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+        .collect();
+    units::one_line(&line, &[])
+}
+
+/// How many citations a list names before it says how many more there are.
+const CITED: usize = 3;
+
+/// The first [`CITED`] of `n` citations, joined, and how many more.
+fn first_of(cites: impl Iterator<Item = String>, n: usize) -> String {
+    let mut text = cites.take(CITED).collect::<Vec<_>>().join("; ");
+    if n > CITED {
+        let _ = write!(text, "; and {} more", n - CITED);
+    }
+    text
 }
 
 /// The job file for the captures.

@@ -16,9 +16,10 @@ pub mod pg;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use crate::error::{Error, Result};
-use crate::units::Shown;
+use crate::units::{self, Shown};
 
 /// Where a figure was read: the report and its line.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +54,95 @@ pub struct Figure {
     pub origin: Origin,
 }
 
+/// What a figure of a capture measures, and so the values a database can report of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    /// Waits, requests, transactions: at least 0.
+    Count,
+    /// Requests, waits, commits or blocks per second: 0 to 10^12 (no storage serves more).
+    Rate,
+    /// Bytes per second: 0 to 10^15 (a petabyte a second).
+    BytesRate,
+    /// Bytes of one request: 0 to 1 TiB.
+    RequestBytes,
+    /// Blocks of one batch: 1 to 10^6.
+    Batch,
+    /// A wait in milliseconds: 0 to an hour.
+    Millis,
+    /// A share of the waits: 0 to 100 %.
+    Percent,
+    /// The seconds a capture covers: above 0, at most a year.
+    Seconds,
+}
+
+impl Measure {
+    /// The values accepted (low and high, inclusive) and how to say them.
+    fn accepted(self) -> (f64, f64, &'static str) {
+        match self {
+            Measure::Count => (0.0, 1e18, "a count is from 0 to 10^18"),
+            Measure::Rate => (0.0, 1e12, "a rate is from 0 to 10^12 a second"),
+            Measure::BytesRate => (0.0, 1e15, "bytes a second are from 0 to 10^15"),
+            Measure::RequestBytes => (0.0, 1099511627776.0, "a request is from 0 to 1 TiB"),
+            Measure::Batch => (1.0, 1e6, "a batch is from 1 to 10^6 blocks"),
+            Measure::Millis => (0.0, 3_600_000.0, "a wait is from 0 ms to an hour"),
+            Measure::Percent => (0.0, 100.0, "a share is from 0 to 100 %"),
+            Measure::Seconds => (
+                f64::MIN_POSITIVE,
+                366.0 * 86400.0,
+                "an interval is above 0 s and at most a year",
+            ),
+        }
+    }
+}
+
+/// `value`, read at `origin` as a `measure`: an error naming the line and the figure when
+/// it is NaN, infinite, or beyond what any database reports (a negative count, a rate
+/// beyond any storage, a wait of more than an hour, a share over 100 %). Every figure of a
+/// capture passes here ([`Capture::check`]) before it shapes a job.
+pub fn checked(value: f64, measure: Measure, origin: &Origin) -> Result<f64> {
+    let (lo, hi, accepted) = measure.accepted();
+    if value.is_finite() && (lo..=hi).contains(&value) {
+        return Ok(value);
+    }
+    Err(Error::usage(format!(
+        "{}: {}: {value} is not a figure a database reports ({accepted})",
+        units::echoed(&origin.place()),
+        units::echoed(&origin.what)
+    )))
+}
+
+impl Figure {
+    /// The figure, [`checked`] as a `measure`.
+    pub fn check(&self, measure: Measure) -> Result<()> {
+        checked(self.value, measure, &self.origin).map(|_| ())
+    }
+}
+
+impl Capture {
+    /// Every figure of the capture [`checked`]: the one place a report's figures are
+    /// refused before they shape a job.
+    pub fn check(&self) -> Result<()> {
+        if let Some(s) = &self.seconds {
+            s.check(Measure::Seconds)?;
+        }
+        for c in &self.classes {
+            c.per_s.check(Measure::Rate)?;
+            let per_request = [
+                (&c.bytes, Measure::RequestBytes),
+                (&c.batch, Measure::Batch),
+                (&c.mean_ms, Measure::Millis),
+                (&c.p99_ms, Measure::Millis),
+            ];
+            for (f, m) in per_request {
+                if let Some(f) = f {
+                    f.check(m)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One I/O class the capture shows, per second of its interval: requests (waits) per second,
 /// bytes per request, the mean wait and, where a histogram gives it, the 99th percentile.
 #[derive(Debug, Clone)]
@@ -83,22 +173,19 @@ pub struct Capture {
     pub classes: Vec<Class>,
 }
 
-/// Reads a file the way `from-awr` and `from-iostat` need it: text, at most 64 MiB, a
-/// regular file. One clear line when it cannot be read.
-pub fn read_report(path: &Path) -> Result<String> {
-    let bad = |why: String| Error::usage(format!("{}: {why}", path.shown()));
-    let md = std::fs::metadata(path).map_err(|e| bad(crate::error::io_advice(&e)))?;
-    if !md.is_file() {
-        return Err(bad("not a regular file".into()));
-    }
-    if md.len() > 64 << 20 {
-        return Err(bad(format!(
-            "{} bytes is too large for a report (at most 64 MiB)",
-            md.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| bad(crate::error::io_advice(&e)))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+/// The most a report (or `iostat -x` output) may hold.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// Reads a file the way `from-awr` and `from-iostat` need it: text, a regular file of at
+/// most [`MAX_REPORT_BYTES`] read bounded whatever its size claims (a FIFO, device or
+/// directory is refused before it is opened), given up on a signal. One clear line when
+/// it cannot be read.
+pub fn read_report(path: &Path, stop: &AtomicBool) -> Result<String> {
+    let bytes = crate::safety::input::read_input(path, MAX_REPORT_BYTES, Some(stop))
+        .map_err(|e| e.into_error(&path.shown().to_string(), "a report"))?;
+    // Text as it is (no copy), or with what is not UTF-8 replaced.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The name a file is cited by in the job: as given.
@@ -166,7 +253,7 @@ pub struct Shaping {
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub size: Option<u64>,
     /// The data set directory the job names (else ./dbio-data, marked as assumed).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = parse_target)]
     pub target: Option<String>,
     /// Write the job here (a new file; an existing one is never replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -193,6 +280,12 @@ pub struct FromIostatArgs {
     pub device: Vec<String>,
     #[command(flatten)]
     pub shaping: Shaping,
+}
+
+/// `--target` as `dbio run` takes it (the same parser: an empty path is no directory).
+fn parse_target(s: &str) -> std::result::Result<String, String> {
+    crate::options::parse::path(s, "a directory for the data set, e.g. ./dbio-data")
+        .map(|_| s.to_string())
 }
 
 fn parse_growth(s: &str) -> std::result::Result<f64, String> {
@@ -226,29 +319,31 @@ impl JobArgs {
 }
 
 /// `dbio job from-…`: reads the captures and returns the job file's text.
-pub fn job(
-    args: &JobArgs,
-    command: String,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<String> {
+pub fn job(args: &JobArgs, command: String, stop: &AtomicBool) -> Result<String> {
     let (captures, shaping) = match &args.from {
         From::FromAwr(a) => {
             let mut caps = Vec::new();
             for f in &a.files {
-                let text = read_report(f)?;
-                caps.push(awr::read(&cited(f), &text)?);
+                let text = read_report(f, stop)?;
+                caps.push(awr::read(&cited(f), &text, stop)?);
             }
             (caps, &a.shaping)
         }
         From::FromIostat(a) => {
-            let text = read_report(&a.file)?;
-            (iostat::read(&cited(&a.file), &text, &a.device)?, &a.shaping)
+            let text = read_report(&a.file, stop)?;
+            (
+                iostat::read(&cited(&a.file), &text, &a.device, stop)?,
+                &a.shaping,
+            )
         }
         From::FromPg(a) => (
             pg::read(a.pg.as_deref(), a.interval, a.samples, stop)?,
             &a.shaping,
         ),
     };
+    for c in &captures {
+        c.check()?;
+    }
     let shape = job::Shape {
         peak: shaping.peak,
         growth: shaping.growth,

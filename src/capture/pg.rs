@@ -14,7 +14,47 @@ use crate::pg::observe::{CacheControl, Observer, RunContext};
 use crate::report::result_pg::PgSection;
 use crate::workload::Event;
 
-/// Samples the server `url` names (`None`: the PG* environment alone).
+/// How often a wait for the server looks at the stop flag.
+const LOOK: Duration = Duration::from_millis(50);
+
+/// Runs `step` (which may wait on the server: connecting, a first query) on a thread of
+/// its own, waiting for it while no signal came: a signal ends the wait at once, with the
+/// step left to end with the process. `what` says what was being done.
+fn unless_stopped<T: Send + 'static>(
+    stop: &AtomicBool,
+    what: &str,
+    step: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("dbio-from-pg".into())
+        .spawn(move || {
+            let _ = tx.send(step());
+        })
+        .map_err(|e| Error::other(format!("cannot start a thread: {e}")))?;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(stopped(what));
+        }
+        match rx.recv_timeout(LOOK) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::other(format!("{what}: the thread doing it ended")));
+            }
+        }
+    }
+}
+
+/// The error of a signal: no job is written (exit 130).
+fn stopped(what: &str) -> Error {
+    Error::Interrupted(format!("interrupted {what}; no job written"))
+}
+
+/// Samples the server `url` names (`None`: the PG* environment alone). A signal stops it
+/// within a fraction of a second while it samples (starting and ending each sample
+/// included; the first connection is bounded by the connect timeout), and no job is
+/// written: a sample cut short is not one.
 pub fn read(
     url: Option<&str>,
     interval: Duration,
@@ -24,6 +64,8 @@ pub fn read(
     let mut config = crate::pg::connect::config(url.unwrap_or(""))?;
     let name = crate::pg::connect::describe(&config);
     // An unreachable server or an old one is bad input, refused before anything is sampled.
+    // On this thread: connecting may ask for a password on the terminal (which a signal
+    // must not leave without echo); the server's connect timeout bounds it.
     let mut client = crate::pg::connect::connect(&mut config, "--pg")?;
     let version: i32 = client
         .query_one("SELECT current_setting('server_version_num')::int", &[])
@@ -34,12 +76,15 @@ pub fn read(
             ))
         })?
         .get(0);
+    drop(client);
     if version < crate::pg::connect::MIN_VERSION_NUM {
         return Err(Error::usage(format!(
             "--pg {name}: PostgreSQL {version} is older than 15, whose statistics dbio reads"
         )));
     }
-    drop(client);
+    if stop.load(Ordering::Relaxed) {
+        return Err(stopped("while connecting to the server"));
+    }
     let ctx = RunContext {
         test: "from-pg".into(),
         asynchronous: false,
@@ -52,25 +97,29 @@ pub fn read(
     };
     let mut captures = Vec::new();
     for n in 1..=samples {
-        if stop.load(Ordering::Relaxed) {
-            break;
+        let at = format!("in sample {n} of {samples}");
+        let c = config.clone();
+        let observer = unless_stopped(stop, &at, move || Observer::start(&c, 100))?;
+        let started = Instant::now();
+        let end = started + interval;
+        while Instant::now() < end {
+            if stop.load(Ordering::Relaxed) {
+                // Cut short: not a sample. The observer's connection ends with the process.
+                return Err(stopped(&format!(
+                    "{at} after {:.1} s of {}",
+                    started.elapsed().as_secs_f64(),
+                    crate::units::duration_label(interval)
+                )));
+            }
+            std::thread::sleep(LOOK.min(end.saturating_duration_since(Instant::now())));
         }
-        let observer = Observer::start(&config, 100)?;
-        let end = Instant::now() + interval;
-        while Instant::now() < end && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(
-                Duration::from_millis(50).min(end.saturating_duration_since(Instant::now())),
-            );
-        }
-        let section = observer.finish(&ctx)?;
+        let ctx = ctx.clone();
+        let section = unless_stopped(stop, &at, move || observer.finish(&ctx))?;
         eprintln!(
             "dbio: sample {n} of {samples}: {:.0} s of {name}",
             section.interval_s
         );
         captures.push(capture(&name, n, &section));
-    }
-    if captures.is_empty() {
-        return Err(Error::usage("interrupted before the first sample ended"));
     }
     if captures.iter().all(|c| c.classes.is_empty()) {
         return Err(Error::usage(format!(

@@ -247,7 +247,8 @@ impl Manifest {
     /// returned as [`Rejected`].
     pub fn read(dir: &Dir) -> Result<Option<(Manifest, Vec<Rejected>)>> {
         let path = dir.join(MANIFEST_NAME);
-        let bytes = match dir.read(MANIFEST_NAME) {
+        // Read at most one byte past the limit: a larger file is refused, never read whole.
+        let bytes = match dir.read_head(MANIFEST_NAME, MAX_BYTES + 1) {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(None),
             Err(e)
@@ -262,9 +263,9 @@ impl Manifest {
         };
         if bytes.len() > MAX_BYTES {
             return Err(Error::usage(format!(
-                "{} is {} bytes, too large to be a dbio manifest; dbio will not touch this directory — move the file away or choose another --target",
+                "{} is over {} bytes, too large to be a dbio manifest; dbio will not touch this directory — move the file away or choose another --target",
                 path.shown(),
-                bytes.len()
+                MAX_BYTES
             )));
         }
         let mut m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {

@@ -11,6 +11,20 @@ pub(crate) fn switch(text: &str) -> Result<bool, String> {
     }
 }
 
+/// A path (`--target`, `--out`, `--metrics`): not empty — an empty path names nothing, and
+/// would otherwise be read as the current directory by some calls and as no file by
+/// others — and without a NUL byte (a job file's string may hold one; no path can).
+/// `accepted` says what to give instead.
+pub fn path(text: &str, accepted: &str) -> Result<std::path::PathBuf, String> {
+    if text.is_empty() {
+        return Err(format!("an empty path; give {accepted}"));
+    }
+    if text.contains('\0') {
+        return Err(format!("a path with a NUL byte; give {accepted}"));
+    }
+    Ok(std::path::PathBuf::from(text))
+}
+
 /// A whole number in `lo..=hi`.
 pub(crate) fn count(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
     match text.trim().parse::<u64>() {

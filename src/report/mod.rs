@@ -339,45 +339,53 @@ fn derived(dir: &Dir, r: &RunResult, replace: bool) -> Result<Vec<PathBuf>> {
         ("timeseries.csv", export::timeseries_csv(r)),
         ("histograms.csv", export::histograms_csv(r)),
     ];
-    if replace {
-        // Replaced only when what is there is dbio's own (a user's file of that name in a
-        // directory holding a result.json is left alone).
-        for (name, text) in &files {
-            let Some(old) = dir
-                .read(name)
-                .map_err(|e| Error::io("cannot read", &dir.join(name), &e))?
-            else {
-                continue;
-            };
-            if !written_by_dbio(&old, text) {
-                return Err(Error::usage(format!(
-                    "{} is not a file dbio wrote, and dbio report would replace it; move it away first",
-                    dir.join(name).shown()
-                )));
-            }
-        }
-    }
     let private = holds_connection(r);
     let mut paths = Vec::with_capacity(files.len());
-    for (name, text) in files {
-        written(dir, name, &text, replace, private)?;
+    if !replace {
+        for (name, text) in files {
+            written(dir, name, &text, false, private)?;
+            paths.push(dir.join(name));
+        }
+        return Ok(paths);
+    }
+    // Replaced only when what is there is dbio's own (a user's file of that name in a
+    // directory holding a result.json is left alone): every one is claimed before any is
+    // written, and each is then replaced only while it is the file claimed.
+    let mut claimed = Vec::with_capacity(files.len());
+    for (name, text) in &files {
+        let id = dir
+            .claim(name, DBIO_HEAD, |old| written_by_dbio(old, text))
+            .map_err(|e| Error::io("cannot replace", &dir.join(name), &e))?;
+        claimed.push(id);
+    }
+    for ((name, text), id) in files.iter().zip(&claimed) {
+        let put = if private {
+            dir.put_private(name, text.as_bytes(), id.as_ref())
+        } else {
+            dir.put(name, text.as_bytes(), id.as_ref())
+        };
+        put.map_err(|e| Error::io("cannot write", &dir.join(name), &e))?;
         paths.push(dir.join(name));
     }
     Ok(paths)
 }
 
-/// Whether `old` is an earlier version of the file `new` dbio makes: the same first line
-/// (the CSV header), or for the report the page head dbio writes.
+/// How much of an earlier file [`written_by_dbio`] looks at.
+const DBIO_HEAD: usize = 4096;
+
+/// Whether `old` (the first [`DBIO_HEAD`] bytes of a file) is an earlier version of the
+/// file `new` dbio makes: the same first line (the CSV header), or for the report the page
+/// head dbio writes.
 fn written_by_dbio(old: &[u8], new: &str) -> bool {
     let first = |b: &[u8]| b.split(|&c| c == b'\n').next().map(<[u8]>::to_vec);
     if new.starts_with("<!DOCTYPE html>") {
-        let head = &old[..old.len().min(4096)];
-        return head.starts_with(b"<!DOCTYPE html>")
-            && head
+        return old.starts_with(b"<!DOCTYPE html>")
+            && old
                 .windows(b"content=\"dbio\"".len())
                 .any(|w| w == b"content=\"dbio\"");
     }
-    first(old) == first(new.as_bytes())
+    // A header longer than what was read cannot be told: not dbio's.
+    old.contains(&b'\n') && first(old) == first(new.as_bytes())
 }
 
 /// Reads `<dir>/result.json`, refusing anything that is not a `dbio.result.v1` result with

@@ -102,7 +102,7 @@ pub fn render(live: &Live) -> String {
         escaped(&l.run_id)
     );
     let ev = |name: &str| format!("{base},event=\"{}\"", escaped(name));
-    let mut o = String::new();
+    let mut o = String::from(MARKER);
     let created = num(live.started_unix_s);
     let counter =
         |o: &mut String, name: &str, help: &str, unit: &str, get: &dyn Fn(&EventTotals) -> u64| {
@@ -208,58 +208,89 @@ pub fn render(live: &Live) -> String {
     o
 }
 
-/// The file `--metrics` names: replaced whole every second (written beside it, then renamed
-/// over it, so a reader never sees half a file), removed at the end unless kept.
+/// The first lines of every exposition dbio writes to `--metrics`: with the file's owner
+/// (the user dbio runs as) and its single link, they are what proves that a file already at
+/// that name is an earlier one of dbio's — kept with `--metrics-keep` — which dbio may
+/// replace and remove. Any other file there is refused before the run starts.
+pub const MARKER: &str = "# TYPE dbio_metrics_file gauge\n# HELP dbio_metrics_file Written by dbio run --metrics: replaced every second, removed at the end unless --metrics-keep.\n";
+
+/// The file `--metrics` names: replaced whole every second (written beside it, then swapped
+/// with it, so a reader never sees half a file), removed at the end unless kept — only ever
+/// the file dbio put there itself, by its identity.
 pub struct MetricsFile {
     path: PathBuf,
     dir: crate::safety::fs::Dir,
     name: String,
     keep: bool,
+    /// The file of dbio's at the name: the one claimed (an earlier run's), then the one it
+    /// last wrote; None while the name is free.
+    ours: Option<crate::sys::FileId>,
+    /// Something that is not dbio's took the name: nothing more is written or removed.
+    lost: bool,
 }
 
 impl MetricsFile {
-    /// Checks the place before anything is measured: its directory exists and is writable,
-    /// and the path is not a directory, a symlink or anything but a regular file dbio may
-    /// replace.
-    pub fn open(path: &Path, keep: bool) -> std::io::Result<MetricsFile> {
+    /// Checks the place before anything is created or measured: its directory exists, and
+    /// the name is free or holds an earlier metrics file of dbio's ([`MARKER`], a regular
+    /// file of the user's with one link). A directory, symlink, FIFO, device, hard link, or
+    /// a file dbio did not write is refused, and left as it was.
+    pub fn claim(path: &Path, keep: bool) -> std::io::Result<MetricsFile> {
         let (dir, name) = crate::safety::fs::split(path)?;
-        if let Ok(md) = std::fs::symlink_metadata(path)
-            && !md.file_type().is_file()
-        {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "exists and is not a regular file",
-            ));
-        }
         let dir = crate::safety::fs::Dir::open(&dir)?;
-        let f = MetricsFile {
+        let ours = dir.claim(&name, MARKER.len(), |head| {
+            head.starts_with(MARKER.as_bytes())
+        })?;
+        Ok(MetricsFile {
             path: path.to_path_buf(),
             dir,
             name,
             keep,
-        };
-        f.write("# EOF\n")?;
-        Ok(f)
+            ours,
+            lost: false,
+        })
+    }
+
+    /// Writes the first exposition (no figures yet): the file is there from now on.
+    pub fn start(&mut self) -> std::io::Result<()> {
+        self.write(&format!("{MARKER}# EOF\n"))
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Replaces the file with `text`.
-    pub fn write(&self, text: &str) -> std::io::Result<()> {
-        self.dir.replace(&self.name, text.as_bytes())
+    /// Replaces the file with `text` — only while the file at the name is the one dbio put
+    /// there (a file put in its place is left alone, and nothing more is written).
+    pub fn write(&mut self, text: &str) -> std::io::Result<()> {
+        if self.lost {
+            return Ok(());
+        }
+        match self
+            .dir
+            .put(&self.name, text.as_bytes(), self.ours.as_ref())
+        {
+            Ok(id) => {
+                self.ours = Some(id);
+                Ok(())
+            }
+            Err(e) => {
+                // A refusal: the name holds what is not dbio's.
+                if e.raw_os_error().is_none() && e.kind() == std::io::ErrorKind::PermissionDenied {
+                    self.lost = true;
+                }
+                Err(e)
+            }
+        }
     }
 
-    /// The end of the run: the file goes unless kept — only while it is still the plain
-    /// file dbio wrote (replace refuses anything else, so what is there now is dbio's
-    /// unless it was swapped since the last second).
+    /// The end of the run: the file goes unless kept — only while it is still the file dbio
+    /// wrote last.
     pub fn finish(self) {
-        if self.keep {
+        if self.keep || self.lost {
             return;
         }
-        if let Ok(Some(e)) = self.dir.entry(&self.name) {
-            let _ = self.dir.remove_file(&self.name, &e.id);
+        if let Some(id) = &self.ours {
+            let _ = self.dir.remove_file(&self.name, id);
         }
     }
 }

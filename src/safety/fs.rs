@@ -19,6 +19,13 @@
 //!   user dbio runs as, and — for files dbio recorded — has the identity (device, inode,
 //!   birth time) dbio recorded when it created it.
 //!
+//! - A file the user names that dbio replaces or removes later (`--metrics FILE`, the files
+//!   `dbio report` draws again) is claimed first ([`Dir::claim`]): the name is free, or holds
+//!   a plain file of the user's with one link whose first bytes are what dbio writes there.
+//!   Each later write ([`Dir::put`]) replaces only the file dbio put there last, by its
+//!   identity; anything else found at the name is moved back untouched and refused.
+//! - Files the user names as input are read bounded, by [`super::input`].
+//!
 //! The directory itself is the one the user named (or the default in the current
 //! directory): its path is resolved as any program resolves a path.
 
@@ -339,31 +346,227 @@ impl Dir {
         })
     }
 
-    /// Reads the whole file `name` (not through a symlink; a FIFO is refused, not waited
-    /// on). None when nothing is there.
-    pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+    /// Reads at most `limit` bytes from the start of the file `name` (not through a
+    /// symlink; a FIFO, device or directory is refused before it is opened, and never
+    /// waited on). None when nothing is there.
+    pub fn read_head(&self, name: &str, limit: usize) -> io::Result<Option<Vec<u8>>> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(None);
+        };
+        self.read_entry(name, &entry, limit).map(Some)
+    }
+
+    /// Reads at most `limit` bytes of `name`, which must still be the regular file `entry`.
+    fn read_entry(&self, name: &str, entry: &Entry, limit: usize) -> io::Result<Vec<u8>> {
+        match entry.kind {
+            Kind::File => {}
+            Kind::Symlink => return Err(refused(&self.path, name, "it is a symbolic link")),
+            Kind::Dir => return Err(refused(&self.path, name, "it is a directory")),
+            Kind::Other => return Err(refused(&self.path, name, "it is not a regular file")),
+        }
         let c = component(name)?;
-        let fd = match open_beneath(
+        let fd = open_beneath(
             self.fd.as_raw_fd(),
             &c,
-            libc::O_RDONLY | libc::O_NONBLOCK,
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY,
             0,
-        ) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Err(refused(&self.path, name, "it is a symbolic link"));
-            }
-            Err(e) => return Err(e),
-        };
+        )
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused(&self.path, name, "it is a symbolic link"),
+            _ => e,
+        })?;
         let file = File::from(fd);
-        if entry_of(&file)?.kind != Kind::File {
-            return Err(refused(&self.path, name, "it is not a regular file"));
+        let now = entry_of(&file)?;
+        if now.kind != Kind::File || !now.id.same_file(&entry.id) {
+            return Err(refused(
+                &self.path,
+                name,
+                "it was replaced while dbio looked at it",
+            ));
         }
         let mut buf = Vec::new();
         use std::io::Read;
-        (&file).read_to_end(&mut buf)?;
-        Ok(Some(buf))
+        (&file).take(limit as u64).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Checks, before anything is written, that dbio may put the file `name` here and later
+    /// replace or remove it ([`Dir::put`], [`Dir::remove_file`]): nothing is at the name, or
+    /// a file dbio made is — a regular file (not a symlink, FIFO, device or directory) with
+    /// one link, owned by the user dbio runs as, whose first `head` bytes `is_dbios`
+    /// recognises as what dbio writes there. Anything else is refused and left as it was.
+    /// Returns that file's identity (None when the name is free).
+    pub fn claim(
+        &self,
+        name: &str,
+        head: usize,
+        is_dbios: impl Fn(&[u8]) -> bool,
+    ) -> io::Result<Option<FileId>> {
+        let Some(entry) = self.entry(name)? else {
+            return Ok(None);
+        };
+        let not_dbios = |why: &str| {
+            refused(
+                &self.path,
+                name,
+                &format!("{why} (remove it yourself or choose another name)"),
+            )
+        };
+        if let Some(why) = entry.not_plain() {
+            return Err(not_dbios(why));
+        }
+        let bytes = self.read_entry(name, &entry, head)?;
+        if !is_dbios(&bytes) {
+            return Err(not_dbios("it exists and is not a file dbio wrote"));
+        }
+        Ok(Some(entry.id))
+    }
+
+    /// Writes the file `name` whole (as [`Dir::replace`] does) where `expected` says what is
+    /// at the name: nothing (None: the name must still be free), or the file of dbio's with
+    /// that identity ([`Dir::claim`] found it, or the last `put` made it). Whatever else is
+    /// at the name by then is left as it was — moved aside and back in one step each, its
+    /// bytes untouched — and refused. Returns the identity of the file now at the name.
+    pub fn put(&self, name: &str, bytes: &[u8], expected: Option<&FileId>) -> io::Result<FileId> {
+        self.put_with(name, expected, |f| f.write_all(bytes))
+    }
+
+    /// [`Dir::put`] for a file only its owner may read (mode 0600): it holds connection
+    /// details.
+    pub fn put_private(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        expected: Option<&FileId>,
+    ) -> io::Result<FileId> {
+        self.put_with(name, expected, |f| private_write(f, bytes))
+    }
+
+    fn put_with(
+        &self,
+        name: &str,
+        expected: Option<&FileId>,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<FileId> {
+        component(name)?;
+        let (tmp, id) = self.stage(name, write)?;
+        self.place(&tmp, name, expected)?;
+        self.fsync()?;
+        Ok(id)
+    }
+
+    /// Writes a whole file under a free temporary name beside `name` (unnamed until then
+    /// where the file system can), synced. Returns the temporary name and the identity.
+    fn stage(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<(String, FileId)> {
+        match self.create_unnamed(0) {
+            Ok(mut f) => {
+                write(&mut f)?;
+                f.sync_all()?;
+                let id = entry_of(&f)?.id;
+                let tmp = self.free_temp_name(name, |t| self.link(&f, t))?;
+                Ok((tmp, id))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                let mut made = None;
+                let tmp = self.free_temp_name(name, |t| {
+                    made = Some(self.create_file(t, 0)?);
+                    Ok(())
+                })?;
+                let mut f = made.expect("created");
+                let done = write(&mut f)
+                    .and_then(|()| f.sync_all())
+                    .and_then(|()| entry_of(&f).map(|e| e.id));
+                match done {
+                    Ok(id) => Ok((tmp, id)),
+                    Err(e) => {
+                        let _ = self.unlink(&tmp);
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Puts the staged file `tmp` at `name` where `expected` is there (see [`Dir::put`]).
+    /// On an error `tmp` is gone and whatever was at `name` is there as it was.
+    fn place(&self, tmp: &str, name: &str, expected: Option<&FileId>) -> io::Result<()> {
+        let Some(id) = expected else {
+            return match self.rename_no_replace(tmp, name) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = self.unlink(tmp);
+                    if e.raw_os_error() == Some(libc::EEXIST) {
+                        Err(refused(
+                            &self.path,
+                            name,
+                            "something was put at the name after dbio checked it",
+                        ))
+                    } else {
+                        Err(e)
+                    }
+                }
+            };
+        };
+        let (a, b) = (component(tmp)?, component(name)?);
+        let fd = self.fd.as_raw_fd();
+        match crate::sys::renameat2(fd, &a, fd, &b, libc::RENAME_EXCHANGE) {
+            Ok(()) => {
+                // `tmp` now names what was at `name`: removed if it is dbio's file, else
+                // put back at once.
+                let why = match self.entry(tmp) {
+                    Ok(Some(e)) => e.why_not_ours(id),
+                    Ok(None) => None,
+                    Err(_) => Some("it could not be checked"),
+                };
+                let Some(why) = why else {
+                    let _ = self.unlink(tmp);
+                    return Ok(());
+                };
+                match crate::sys::renameat2(fd, &a, fd, &b, libc::RENAME_EXCHANGE) {
+                    Ok(()) => {
+                        let _ = self.unlink(tmp);
+                        Err(refused(&self.path, name, why))
+                    }
+                    Err(e) => Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{}: {why}; dbio moved it aside to {} and could not put it back ({e}): move it back yourself",
+                            self.join(name).shown(),
+                            self.join(tmp).shown()
+                        ),
+                    )),
+                }
+            }
+            // The name went since: the new file takes it, if it is still free.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => self.place(tmp, name, None),
+            // No RENAME_EXCHANGE here (EINVAL: this file system; ENOSYS: before 3.15):
+            // checked, then renamed over.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                match self.entry(name) {
+                    Ok(None) => self.place(tmp, name, None),
+                    Ok(Some(e)) => match e.why_not_ours(id) {
+                        None => self.rename_over(tmp, name),
+                        Some(why) => {
+                            let _ = self.unlink(tmp);
+                            Err(refused(&self.path, name, why))
+                        }
+                    },
+                    Err(e) => {
+                        let _ = self.unlink(tmp);
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = self.unlink(tmp);
+                Err(e)
+            }
+        }
     }
 
     /// Creates the file `name` exclusively (nothing may be at the name) with `flags`
@@ -745,6 +948,20 @@ pub fn write_new_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Dir::open(&dir)?.write_new_private(&name, bytes)
 }
 
+/// Checks that the user's `path` names a place [`write_new_file`] can write, before any
+/// work is done: its directory opens and nothing at all (not even a dangling symlink) is at
+/// the name. `AlreadyExists` when something is.
+pub fn check_new_file(path: &Path) -> io::Result<()> {
+    let (dir, name) = split(path)?;
+    match Dir::open(&dir)?.entry(&name)? {
+        None => Ok(()),
+        Some(_) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} exists already", path.shown()),
+        )),
+    }
+}
+
 /// A path's directory and file name.
 pub fn split(path: &Path) -> io::Result<(PathBuf, String)> {
     let name = path
@@ -765,97 +982,4 @@ pub fn split(path: &Path) -> io::Result<(PathBuf, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::symlink;
-
-    fn dir() -> (tempfile::TempDir, Dir) {
-        let t = tempfile::tempdir().unwrap();
-        let d = Dir::open(t.path()).unwrap();
-        (t, d)
-    }
-
-    #[test]
-    fn names_must_be_one_plain_component() {
-        let (_t, d) = dir();
-        for bad in ["", ".", "..", "a/b", "../x", "/etc/passwd"] {
-            assert!(d.write_new(bad, b"x").is_err(), "{bad:?}");
-            assert!(d.create_file(bad, 0).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn whole_files_are_new_or_replaced_never_written_through_links() {
-        let (t, d) = dir();
-        let victim = t.path().join("victim");
-        std::fs::write(&victim, b"foreign").unwrap();
-        symlink(&victim, t.path().join("link")).unwrap();
-        std::fs::hard_link(&victim, t.path().join("hard")).unwrap();
-        for name in ["link", "hard", "victim"] {
-            assert!(d.write_new(name, b"dbio").is_err(), "{name}");
-        }
-        assert!(d.replace("link", b"dbio").is_err());
-        assert!(d.replace("hard", b"dbio").is_err());
-        assert_eq!(std::fs::read(&victim).unwrap(), b"foreign");
-        d.write_new("result.json", b"one").unwrap();
-        d.replace("result.json", b"two").unwrap();
-        assert_eq!(std::fs::read(t.path().join("result.json")).unwrap(), b"two");
-        // No temporary file is left beside it.
-        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().flatten().collect();
-        assert_eq!(names.len(), 4, "{names:?}");
-    }
-
-    #[test]
-    fn exclusive_creation_refuses_planted_names_and_fifos_are_not_waited_on() {
-        let (t, d) = dir();
-        let victim = t.path().join("victim");
-        std::fs::write(&victim, b"foreign").unwrap();
-        symlink(&victim, t.path().join("dbio-data-001.dbf")).unwrap();
-        assert!(d.create_file("dbio-data-001.dbf", 0).is_err());
-        let fifo = CString::new(t.path().join("fifo").as_os_str().as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-        assert!(d.read("fifo").is_err());
-        assert!(d.open_file("fifo", libc::O_RDONLY, None).is_err());
-        assert!(
-            d.open_file("dbio-data-001.dbf", libc::O_RDONLY, None)
-                .is_err()
-        );
-        assert_eq!(std::fs::read(&victim).unwrap(), b"foreign");
-    }
-
-    #[test]
-    fn files_are_written_and_removed_only_with_their_identity() {
-        let (t, d) = dir();
-        let f = d.create_file("mine", 0).unwrap();
-        let id = entry_of(&f).unwrap().id;
-        drop(f);
-        assert!(d.open_file("mine", libc::O_RDWR, Some(&id)).is_ok());
-        assert!(d.open_file("mine", libc::O_RDWR, None).is_err());
-        // Replaced behind dbio's back: another file at the same name (made first, so it
-        // cannot reuse the inode within the same clock tick).
-        std::fs::write(t.path().join("other"), b"foreign").unwrap();
-        std::fs::rename(t.path().join("other"), t.path().join("mine")).unwrap();
-        assert!(d.open_file("mine", libc::O_RDWR, Some(&id)).is_err());
-        assert!(d.remove_file("mine", &id).is_err());
-        assert_eq!(std::fs::read(t.path().join("mine")).unwrap(), b"foreign");
-        let g = d.create_file("ours", 0).unwrap();
-        let gid = entry_of(&g).unwrap().id;
-        assert!(d.remove_file("ours", &gid).unwrap());
-        assert!(!d.remove_file("ours", &gid).unwrap());
-    }
-
-    #[test]
-    fn unnamed_files_appear_only_when_linked() {
-        let (t, d) = dir();
-        match d.create_unnamed(0) {
-            Ok(mut f) => {
-                f.write_all(b"data").unwrap();
-                assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
-                d.link(&f, "named").unwrap();
-                assert!(d.link(&f, "named").is_err());
-                assert_eq!(std::fs::read(t.path().join("named")).unwrap(), b"data");
-            }
-            Err(e) => assert_eq!(e.kind(), io::ErrorKind::Unsupported),
-        }
-    }
-}
+mod tests;

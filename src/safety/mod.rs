@@ -3,7 +3,8 @@
 //! - [`fs`]: every file dbio creates, replaces, writes into or removes — relative to its
 //!   directory's descriptor, never through a symlink, created exclusively, published whole
 //!   (synced, then renamed into place), and written or removed only with the identity dbio
-//!   recorded;
+//!   recorded; a file the user names is replaced only when it is new or dbio's own;
+//! - [`input`]: the files a user names as input, read bounded;
 //! - [`lock`]: a data set in use is held by `flock` (shared to read, exclusive to prepare
 //!   or write); who holds it is read from `/proc/locks`, never from a file;
 //! - [`device`] and [`blkid`]: before a write test touches a block device — not mounted,
@@ -32,6 +33,7 @@ pub mod exec;
 pub mod fs;
 mod holders;
 pub mod identity;
+pub mod input;
 pub mod limits;
 pub mod lock;
 pub mod places;

@@ -169,17 +169,9 @@ pub struct Keyed<T> {
 
 /// Reads and checks the plan at `path`.
 pub fn load(path: &Path) -> Result<SizingPlan> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::usage(format!("{}: no such file", path.shown())),
-        std::io::ErrorKind::InvalidData => {
-            Error::usage(format!("{}: not a text (UTF-8) file", path.shown()))
-        }
-        std::io::ErrorKind::IsADirectory => {
-            Error::usage(format!("{}: a directory, not a sizing plan", path.shown()))
-        }
-        _ => Error::io("cannot read the sizing plan", path, &e),
-    })?;
-    parse(&text, &path.shown().to_string())
+    let label = path.shown().to_string();
+    let text = crate::options::job::read_toml_file(path, &label, "a sizing plan")?;
+    parse(&text, &label)
 }
 
 /// A key the plan must have is missing from the table at `at` ("FILE (line N)").
@@ -189,17 +181,13 @@ pub fn missing(at: &str, key: &str, why: &str) -> Error {
 
 /// Reads values of a plan, each error naming its key and line.
 struct Reader<'a> {
-    text: &'a str,
+    lines: crate::options::job::Lines,
     origin: &'a str,
 }
 
 impl Reader<'_> {
     fn at(&self, span: Range<usize>) -> String {
-        format!(
-            "{} (line {})",
-            self.origin,
-            crate::options::job::line_of(self.text, span.start)
-        )
+        format!("{} (line {})", self.origin, self.lines.line_of(span.start))
     }
 
     fn bad(&self, key: &str, span: Range<usize>, why: impl std::fmt::Display) -> Error {
@@ -302,7 +290,10 @@ impl Reader<'_> {
 pub fn parse(text: &str, origin: &str) -> Result<SizingPlan> {
     let file: PlanFile =
         toml::from_str(text).map_err(|e| crate::options::job::toml_error(text, origin, &e))?;
-    let r = Reader { text, origin };
+    let r = Reader {
+        lines: crate::options::job::Lines::new(text),
+        origin,
+    };
     let table =
         |name: &str, what: &str| Error::usage(format!("{origin}: no [{name}] table: {what}"));
     let req = file.requirements.as_ref().ok_or_else(|| {

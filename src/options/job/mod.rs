@@ -197,23 +197,53 @@ fn starts_program(v: &JobValue) -> Option<String> {
     }
 }
 
+/// The most a job file may hold: far more than any job needs (a job is a page of TOML),
+/// little enough to read and check at once.
+pub const MAX_JOB_BYTES: u64 = 1 << 20;
+
+/// Reads a job file or sizing plan the user named (`label` names it in messages, `what`
+/// says what it should be): a regular file of at most [`MAX_JOB_BYTES`], read bounded
+/// whatever its size claims ([`crate::safety::input::read_input`]), in UTF-8.
+pub(crate) fn read_toml_file(path: &Path, label: &str, what: &str) -> Result<String> {
+    let bytes = crate::safety::input::read_input(path, MAX_JOB_BYTES, None)
+        .map_err(|e| e.into_error(label, what))?;
+    String::from_utf8(bytes).map_err(|_| Error::usage(format!("{label}: not a text (UTF-8) file")))
+}
+
 /// Reads and checks a job file.
 pub fn load(path: &Path) -> Result<Job> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::usage(format!("--job {}: no such file", path.shown()))
-        }
-        std::io::ErrorKind::InvalidData => {
-            Error::usage(format!("--job {}: not a text (UTF-8) file", path.shown()))
-        }
-        _ => Error::io("cannot read the job file", path, &e),
-    })?;
+    let label = format!("--job {}", path.shown());
+    let text = read_toml_file(path, &label, "a job file")?;
     parse(&text, &path.shown().to_string())
 }
 
 /// The line (from 1) of byte `offset` of a TOML file's `text` (job files, sizing plans).
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+    Lines::new(text).line_of(offset)
+}
+
+/// Where each line of a text starts: the line of any byte offset by a binary search, so
+/// that naming the line of every key of a file costs no rescan of the text before it.
+pub(crate) struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        Lines { starts }
+    }
+
+    /// The line (from 1) of byte `offset`.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset)
+    }
 }
 
 /// A TOML error of job file (or sizing plan) `text` as one line naming the key and its
@@ -302,8 +332,9 @@ fn as_text(v: &Scalar) -> std::result::Result<Option<String>, String> {
 /// Parses job file `text` (`origin` names it in errors).
 pub fn parse(text: &str, origin: &str) -> Result<Job> {
     let file: JobFile = toml::from_str(text).map_err(|e| toml_error(text, origin, &e))?;
+    let lines = Lines::new(text);
     let at =
-        |span: std::ops::Range<usize>| format!("{origin} (line {})", line_of(text, span.start));
+        |span: std::ops::Range<usize>| format!("{origin} (line {})", lines.line_of(span.start));
     let bad = |key: &str, span: std::ops::Range<usize>, why: String| bad_at(&at(span), key, why);
     let mut job = Job {
         json: serde_json::to_value(&file).unwrap_or(serde_json::Value::Null),
@@ -514,6 +545,31 @@ size = "784K"
         .unwrap_err()
         .to_string();
         assert!(e.contains("class.rate") && e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn lines_are_found_without_rescanning_the_text() {
+        let text = "a\nbb\n\nccc";
+        let lines = Lines::new(text);
+        for (offset, line) in [
+            (0, 1),
+            (1, 1),
+            (2, 2),
+            (4, 2),
+            (5, 3),
+            (6, 4),
+            (9, 4),
+            (99, 4),
+        ] {
+            assert_eq!(lines.line_of(offset), line, "offset {offset}");
+            assert_eq!(line_of(text, offset), line, "offset {offset}");
+        }
+        // A job file of thousands of classes (each one's lines named): read at once.
+        let many = "[[class]]\nevent = \"db file sequential read\"\nsize = \"8K\"\n".repeat(10_000);
+        let j = parse(&many, "many.toml").unwrap();
+        assert_eq!(j.classes.len(), 10_000);
+        let last = j.classes[9_999].source.as_ref().unwrap();
+        assert_eq!(last.at, "many.toml (line 29999)");
     }
 
     fn err(text: &str) -> String {

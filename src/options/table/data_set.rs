@@ -5,7 +5,6 @@ use crate::dataset::fill::Content;
 use crate::options::parse::*;
 use crate::options::{Applies, Group, Opt, heading};
 use crate::workload::span::Span;
-use std::path::PathBuf;
 
 pub(super) const DATA_SET: &[Opt] = &[
     Opt {
@@ -22,7 +21,7 @@ pub(super) const DATA_SET: &[Opt] = &[
         conflicts: &[],
         requires: None,
         set: |a, t| {
-            a.target = PathBuf::from(t);
+            a.target = path(t, "a directory, or an existing file or block device")?;
             Ok(())
         },
         get: |a| Some(a.target.display().to_string()),

@@ -2,7 +2,6 @@
 
 use crate::options::parse::*;
 use crate::options::{Applies, Group, Opt, heading};
-use std::path::PathBuf;
 
 pub(super) const OUTPUT: &[Opt] = &[
     Opt {
@@ -19,7 +18,7 @@ pub(super) const OUTPUT: &[Opt] = &[
         conflicts: &[],
         requires: None,
         set: |a, t| {
-            a.out = PathBuf::from(t);
+            a.out = path(t, "a directory (e.g. ./dbio-runs)")?;
             Ok(())
         },
         get: |_| None,
@@ -38,10 +37,7 @@ pub(super) const OUTPUT: &[Opt] = &[
         conflicts: &[],
         requires: None,
         set: |a, t| {
-            if t.is_empty() {
-                return Err("give a file name".into());
-            }
-            a.metrics = Some(std::path::PathBuf::from(t));
+            a.metrics = Some(path(t, "a file name (e.g. dbio.prom)")?);
             Ok(())
         },
         get: |_| None,
