@@ -171,7 +171,8 @@ impl RunAs {
 
 /// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
-/// binary (the dbio that started it). "process 12 (sleep 100)".
+/// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
+/// (sleep 100)".
 fn foreign_process(uid: u32) -> Option<String> {
     /// Its parent, whether any of its user ids (real, effective, saved, file system) is
     /// `uid`, and whether it has ended (a zombie runs nothing), from /proc/PID/status.
@@ -191,6 +192,15 @@ fn foreign_process(uid: u32) -> Option<String> {
         let md = std::fs::metadata(format!("/proc/{pid}/exe")).ok()?;
         Some((md.dev(), md.ino()))
     }
+    /// A dbio (another build or version of it: a test suite's, a second install) run by
+    /// root or by this user: only they can have started processes of `uid`, so what it
+    /// started is a throwaway server too, not another service's.
+    fn another_dbio(pid: u32) -> bool {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let owner = std::fs::metadata(format!("/proc/{pid}")).map(|m| m.uid());
+        comm.trim() == "dbio"
+            && owner.is_ok_and(|o| o == 0 || o == crate::safety::fs::effective_uid())
+    }
     let me = exe("self");
     let procs = std::fs::read_dir("/proc").ok()?;
     for entry in procs.flatten() {
@@ -209,7 +219,7 @@ fn foreign_process(uid: u32) -> Option<String> {
             match status(up, uid) {
                 Some((parent, true, _)) if up > 1 => up = parent,
                 Some((_, false, _)) => {
-                    ours = me.is_some() && exe(&up.to_string()) == me;
+                    ours = (me.is_some() && exe(&up.to_string()) == me) || another_dbio(up);
                     break;
                 }
                 _ => break,
