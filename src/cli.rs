@@ -97,7 +97,7 @@ pub enum Command {
     /// The tests through a real PostgreSQL: `dbio pg run TEST` (a throwaway server with
     /// --pg-bin, or an existing one with --pg), `dbio pg clean`.
     #[command(subcommand)]
-    Pg(crate::pg::PgCommand),
+    Pg(crate::database::pg::PgCommand),
     /// Print the completion script of a shell to stdout (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `dbio man | man -l -`.

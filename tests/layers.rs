@@ -26,7 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "commands",
         &[
-            "sweep", "sizing", "mem", "doctor", "cluster", "capture", "pg",
+            "sweep", "sizing", "mem", "doctor", "cluster", "capture", "database",
         ],
     ),
     ("front", &["cli", "app"]),

@@ -56,8 +56,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let records = matches!(
         cli.command,
         Command::Run(_)
-            | Command::Pg(crate::pg::PgCommand::Run(_))
-            | Command::Pg(crate::pg::PgCommand::Compare(_))
+            | Command::Pg(crate::database::pg::PgCommand::Run(_))
+            | Command::Pg(crate::database::pg::PgCommand::Compare(_))
             | Command::Prepare(_)
             | Command::Matrix(_)
             | Command::Sweep(_)
@@ -73,14 +73,17 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
-        Command::Pg(crate::pg::PgCommand::Run(a)) => {
-            let outcome = crate::pg::run(&a.0, &stop)?;
+        Command::Pg(crate::database::pg::PgCommand::Run(a)) => {
+            let outcome = crate::database::pg::run(&a.0, &stop)?;
             finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
         }
-        Command::Pg(crate::pg::PgCommand::Clean(a)) => crate::pg::clean(&a),
-        Command::Pg(crate::pg::PgCommand::Observe(a)) => crate::pg::observe::observe(&a, &stop),
-        Command::Pg(crate::pg::PgCommand::Compare(a)) => {
-            let c = crate::pg::compare::compare_runs(&a.0, &stop, &crate::pg::run)?;
+        Command::Pg(crate::database::pg::PgCommand::Clean(a)) => crate::database::pg::clean(&a),
+        Command::Pg(crate::database::pg::PgCommand::Observe(a)) => {
+            crate::database::pg::observe::observe(&a, &stop)
+        }
+        Command::Pg(crate::database::pg::PgCommand::Compare(a)) => {
+            let c =
+                crate::database::pg::compare::compare_runs(&a.0, &stop, &crate::database::pg::run)?;
             record(cli.db.as_deref(), &c.database);
             record(cli.db.as_deref(), &c.storage);
             let _ = write!(

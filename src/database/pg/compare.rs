@@ -150,8 +150,8 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
             "the database got {:.2}× the storage's IOPS at {:.2}× its mean latency ({} against {} raw)",
             d.iops / s.iops,
             d.latency_us.mean / s.latency_us.mean,
-            crate::pg::observe::findings::latency_words(d.latency_us.mean),
-            crate::pg::observe::findings::latency_words(s.latency_us.mean)
+            crate::database::pg::observe::findings::latency_words(d.latency_us.mean),
+            crate::database::pg::observe::findings::latency_words(s.latency_us.mean)
         )));
     }
     if let (Some(s), Some(d), Some(w)) = (s, d, read_wait_us(database))
@@ -159,11 +159,11 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
     {
         findings.push(Block::Note(format!(
             "a read waited {} in PostgreSQL against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
-            crate::pg::observe::findings::latency_words(w),
-            crate::pg::observe::findings::latency_words(s.latency_us.mean),
+            crate::database::pg::observe::findings::latency_words(w),
+            crate::database::pg::observe::findings::latency_words(s.latency_us.mean),
             w / s.latency_us.mean,
-            crate::pg::observe::findings::latency_words(d.latency_us.mean),
-            crate::pg::observe::findings::latency_words((d.latency_us.mean - w).max(0.0)),
+            crate::database::pg::observe::findings::latency_words(d.latency_us.mean),
+            crate::database::pg::observe::findings::latency_words((d.latency_us.mean - w).max(0.0)),
         )));
     }
     // Waits measured inside the database include the time a backend waits for a CPU once

@@ -1,0 +1,3 @@
+//! Tests through a real database.
+
+pub mod pg;
