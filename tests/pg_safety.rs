@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::database::pg::{UserServer, env, pg_bin, processes_with};
+use crate::pg::{UserServer, env, pg_bin, processes_with};
 use crate::util::{self, Env, Killed};
 
 /// Waits (up to 60 s) until `cond` holds while `child` runs.

@@ -93,24 +93,30 @@ pub(super) fn requester_thread(
     h: &Harness,
     counters: Arc<SessionCounters>,
 ) -> ThreadEnd {
-    live_in(h, &role.name(), false, || Ok(()), |()| {
-        let rec = Recorder::new(counters, window_of(h));
-        let halt = Halt {
-            halt: &h.halt,
-            stop: h.stop,
-            failed: &h.failed,
-        };
-        let lost = requester.run(&rec, &halt).err().map(|l| (role.name(), l));
-        // The connection closes now, with the session.
-        drop(requester);
-        Finished {
-            end: ThreadEnd {
-                lost,
-                ..Default::default()
-            },
-            io: InFlight::default(),
-        }
-    })
+    live_in(
+        h,
+        &role.name(),
+        false,
+        || Ok(()),
+        |()| {
+            let rec = Recorder::new(counters, window_of(h));
+            let halt = Halt {
+                halt: &h.halt,
+                stop: h.stop,
+                failed: &h.failed,
+            };
+            let lost = requester.run(&rec, &halt).err().map(|l| (role.name(), l));
+            // The connection closes now, with the session.
+            drop(requester);
+            Finished {
+                end: ThreadEnd {
+                    lost,
+                    ..Default::default()
+                },
+                io: InFlight::default(),
+            }
+        },
+    )
 }
 
 /// The seed of thread `id`'s random choices.

@@ -74,6 +74,8 @@ pub struct Measurement {
     pub ash: AshHistory,
     pub lgwr: Option<LgwrStats>,
     pub measured_seconds: f64,
+    /// When the warm-up began (`sys::now_ns`; 0 when the window never started).
+    pub t0_ns: u64,
     pub cpu_user_s: f64,
     pub cpu_system_s: f64,
     pub failures: Vec<IoFailure>,
@@ -219,6 +221,7 @@ pub fn measure(
     let mut ends: Vec<ThreadEnd> = Vec::with_capacity(roles.len());
     let mut interrupted = false;
     let mut measured_ns = 0u64;
+    let mut t0_ns = 0u64;
     let mut cpu = (0.0, 0.0);
     let mut ash_history = AshHistory::default();
     let mut os: Option<OsSampler> = None;
@@ -282,6 +285,7 @@ pub fn measure(
             harness.gate.open(false);
         } else {
             let t0 = now_ns();
+            t0_ns = t0;
             if let Some(f) = &hooks.on_start {
                 f(t0);
             }
@@ -416,6 +420,7 @@ pub fn measure(
         ash: ash_history,
         lgwr: ends.iter_mut().find_map(|e| e.lgwr.take()),
         measured_seconds: measured_ns as f64 / 1e9,
+        t0_ns,
         cpu_user_s: cpu.0,
         cpu_system_s: cpu.1,
         failures: ends.iter().filter_map(|e| e.failure.clone()).collect(),
