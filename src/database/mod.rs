@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::options::RunArgs;
 use crate::report::{RunResult, result as rj};
 use crate::run::RunOutcome;
-use crate::run::assemble::Described;
+use crate::run::assemble::{Counts, Described};
 use crate::run::requester::{Lost, Observer, Requester};
 use crate::run::window::{Crew, Measurement, WindowPlan};
 use crate::units::size_label;
@@ -265,7 +265,7 @@ pub fn run(db: &mut dyn Database, a: &RunArgs, stop: &Arc<AtomicBool>) -> Result
         on_made: None,
     };
     let run_id = run_id(&started_at);
-    let outcome = crate::run::in_run_dir(place, |dir| {
+    let outcome = crate::run::in_run_dir(place, |made| {
         let mut run = Run {
             db: &mut *db,
             a,
@@ -274,7 +274,8 @@ pub fn run(db: &mut dyn Database, a: &RunArgs, stop: &Arc<AtomicBool>) -> Result
             stop,
             started_at: &started_at,
         };
-        let result = run.measure(dir.path(), &run_id);
+        // Absolute: the throwaway server lives under it, and runs from elsewhere.
+        let result = run.measure(made.path(), &run_id);
         // Whatever happened: the private objects and the server go.
         let notes = db.close();
         let (mut result, io_error, interrupted, totals) = result?;
@@ -491,6 +492,13 @@ impl Run<'_> {
                 preconditioned: None,
             },
             events: vec![event],
+            counts: if row.reads {
+                Counts::Reads
+            } else if row.writes {
+                Counts::Writes
+            } else {
+                Counts::Commits
+            },
             warnings: notes.into_iter().map(Warning::Setup).collect(),
         }
     }

@@ -448,7 +448,18 @@ pub struct Described {
     pub config: rj::RunConfigJson,
     pub dataset: rj::DataSetJson,
     pub events: Vec<&'static str>,
+    /// What its requests are: reads and writes count in `read_iops`/`write_iops`, commits
+    /// in `commits_per_s`.
+    pub counts: Counts,
     pub warnings: Vec<Warning>,
+}
+
+/// What the requests of a run of [`Described`] are, for its totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counts {
+    Reads,
+    Writes,
+    Commits,
 }
 
 /// The result of a run of [`super::window::Crew::Requesters`]: the same events, totals,
@@ -459,6 +470,22 @@ pub fn through(d: Described, m: &Measurement, planned: std::time::Duration) -> R
     for e in &events {
         totals.requests += e.requests;
         totals.bytes += e.bytes;
+        match d.counts {
+            Counts::Reads => {
+                totals.read_iops += e.iops;
+                totals.read_mib_per_s += e.mib_per_s;
+            }
+            Counts::Writes => {
+                totals.write_iops += e.iops;
+                totals.write_mib_per_s += e.mib_per_s;
+            }
+            Counts::Commits => {}
+        }
+    }
+    if d.counts == Counts::Commits {
+        let secs = m.measured_seconds;
+        totals.commits_per_s = Some(per_s(m.db.commits as f64, secs));
+        totals.transactions_per_s = Some(per_s(m.db.transactions as f64, secs));
     }
     let mut warnings = d.warnings;
     let window = window_warnings(m, planned, totals.requests);

@@ -291,7 +291,7 @@ pub fn run(
     crate::clock::calibrate();
     if pre.hooks.no_run_dir {
         let ds = open_for_run(cfg, pre, stop, on_data_set)?;
-        return run_in(cfg, stop, ds, None, pre, started_at);
+        return run_in(cfg, stop, ds, pre, started_at).map(|o| written(o, None));
     }
     let place = Place {
         out: &cfg.out,
@@ -301,9 +301,9 @@ pub fn run(
         kind: cfg.test.name(),
         on_made: pre.hooks.on_run_dir.as_deref(),
     };
-    in_run_dir(place, |dir| {
+    in_run_dir(place, |_| {
         open_for_run(cfg, pre, stop, on_data_set)
-            .and_then(|ds| run_in(cfg, stop, ds, Some(dir), pre, started_at.clone()))
+            .and_then(|ds| run_in(cfg, stop, ds, pre, started_at.clone()))
     })
 }
 
@@ -329,7 +329,7 @@ pub struct Place<'a> {
 /// into it ([`written`]).
 pub fn in_run_dir(
     place: Place,
-    body: impl FnOnce(&crate::safety::fs::Dir) -> Result<RunOutcome>,
+    body: impl FnOnce(&report::RunPlace) -> Result<RunOutcome>,
 ) -> Result<RunOutcome> {
     let made = report::RunPlace::make(
         place.out,
@@ -341,8 +341,8 @@ pub fn in_run_dir(
     if let Some(f) = place.on_made {
         f(made.dir.path());
     }
-    match body(&made.dir) {
-        Ok(outcome) => Ok(outcome),
+    match body(&made) {
+        Ok(outcome) => Ok(written(outcome, Some(&made.dir))),
         Err(e) => {
             // Nothing was written: the run directory goes, and what was made for it.
             made.remove();
@@ -383,7 +383,6 @@ fn run_in(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
     mut ds: DataSet,
-    run_dir: Option<&crate::safety::fs::Dir>,
     pre: &Preflight,
     started_at: String,
 ) -> Result<RunOutcome> {
@@ -423,7 +422,7 @@ fn run_in(
                 error: e.to_string(),
             });
     }
-    Ok(written(outcome, run_dir))
+    Ok(outcome)
 }
 
 /// The outcome with its result written into `run_dir` (result.json, summary, report,
