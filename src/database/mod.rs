@@ -9,6 +9,7 @@
 //! its adapter, one folder each, implementing [`Database`]: [`pg`] (PostgreSQL) is the
 //! first. ARCHITECTURE.md ("Add a database") is the how-to.
 
+pub mod compare;
 pub mod pg;
 pub mod shape;
 
@@ -217,7 +218,14 @@ const MIN_PAGES: u64 = 1024;
 /// `<db> run TEST`: a test through database `db`: checked before anything is created,
 /// then run in a new run directory with the same window, result and exit status as any
 /// run; the outcome is printed and recorded by the caller like a `dbio run`'s.
-pub fn run(db: &mut dyn Database, a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+///
+/// `held`: the directory its run directory goes in (a compare's), else `--out`.
+pub fn run(
+    db: &mut dyn Database,
+    a: &RunArgs,
+    held: Option<Arc<crate::safety::fs::Dir>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunOutcome> {
     let test = a
         .test
         .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
@@ -258,7 +266,7 @@ pub fn run(db: &mut dyn Database, a: &RunArgs, stop: &Arc<AtomicBool>) -> Result
     let kind = format!("{} {}", db.command(), test.name());
     let place = crate::run::Place {
         out: &a.out,
-        held: None,
+        held,
         started_at: &started_at,
         tail: &tail,
         kind: &kind,

@@ -44,6 +44,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 6,
         sql: V6_LEFTOVERS,
     },
+    Migration {
+        version: 7,
+        sql: V7_COMPARES,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -228,6 +232,26 @@ CREATE TABLE leftovers (
     pid_start   TEXT    NOT NULL,
     created_at  TEXT    NOT NULL
 );
+";
+
+/// Compares of a test through a database with the matching plain test (`dbio pg
+/// compare`): the compare whole, with its two runs' ids (their rows in `runs` may be
+/// deleted on their own).
+const V7_COMPARES: &str = "
+CREATE TABLE compares (
+    id               INTEGER PRIMARY KEY,
+    recorded_at      TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    started_at       TEXT    NOT NULL,
+    command          TEXT    NOT NULL,
+    test             TEXT    NOT NULL,
+    submission       TEXT    NOT NULL,
+    storage_run_id   INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    database_run_id  INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    dir              TEXT    NOT NULL,
+    result_schema    TEXT    NOT NULL,
+    result_json      TEXT    NOT NULL
+);
+CREATE INDEX compares_by_time ON compares (started_at);
 ";
 
 /// Why a database cannot be brought up to date.

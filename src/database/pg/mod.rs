@@ -8,7 +8,6 @@
 //! - [`load`]: the tables, and keeping the page cache out; [`workloads`]: the sessions;
 //! - [`observe`]: the waits sampled and the statistics read at the window's edges.
 
-pub mod compare;
 pub mod connect;
 pub mod leftovers;
 pub mod load;
@@ -169,6 +168,15 @@ pub fn clean(a: &PgClean) -> Result<ExitCode> {
 /// `dbio pg run`: the shared driver with PostgreSQL; the outcome is printed and recorded
 /// by the caller like a `dbio run`.
 pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+    run_in(a, None, stop)
+}
+
+/// [`run`], its run directory made in `held` (a compare's directory) when given.
+pub fn run_in(
+    a: &RunArgs,
+    held: Option<Arc<crate::safety::fs::Dir>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunOutcome> {
     if a.pg.is_none()
         && a.pg_bin.is_none()
         && std::env::var_os("PGHOST").is_none()
@@ -178,7 +186,7 @@ pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
             "--pg or --pg-bin: say which server to run through (an existing one, or a throwaway one started from these binaries)",
         ));
     }
-    crate::database::run(&mut Pg::default(), a, stop)
+    crate::database::run(&mut Pg::default(), a, held, stop)
 }
 
 /// PostgreSQL as a [`Database`]: what a run made, in the order it was made (dropped in
