@@ -242,7 +242,9 @@ pub enum Shown {
 }
 
 fn parse_shown(s: &str) -> Result<Shown, String> {
-    let bad = || format!("'{s}'; accepted: a run's id (3) or a compare's (c3), as `dbio runs` lists them");
+    let bad = || {
+        format!("'{s}'; accepted: a run's id (3) or a compare's (c3), as `dbio runs` lists them")
+    };
     match s.strip_prefix('c') {
         Some(n) => n.parse().map(Shown::Compare).map_err(|_| bad()),
         None => s.parse().map(Shown::Run).map_err(|_| bad()),

@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod database;
 mod metrics;
 pub mod precondition;
 pub mod shell;
@@ -82,7 +83,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
             crate::database::pg::observe::observe(&a, &stop)
         }
         Command::Pg(crate::database::pg::PgCommand::Compare(a)) => {
-            db_compare(&a.0, &stop, cli.db.as_deref())
+            database::compare(&a.0, &stop, cli.db.as_deref())
         }
         Command::Clean(a) if a.stale => {
             let known = known(cli.db.as_deref());
@@ -351,62 +352,6 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
     Ok(s.exit)
 }
 
-/// `dbio pg compare`: both runs recorded like runs, then the compare with their ids
-/// (`dbio show c<ID>`), written into its directory; the one report (or `--json`, the
-/// compare itself) printed.
-fn db_compare(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    use crate::database::compare;
-    let page = crate::database::pg::load::PAGE;
-    let mut done = compare::compare_runs(a, page, stop, &|a, held| {
-        crate::database::pg::run_in(a, held, stop)
-    })?;
-    done.compared.database.run_id = record_id(db, &done.database).0;
-    done.compared.storage.run_id = record_id(db, &done.storage).0;
-    let c = &mut done.compared;
-    let json = |c: &compare::Compared| {
-        serde_json::to_string_pretty(c).map_err(|e| Error::other(e.to_string()))
-    };
-    let record = crate::store::CompareRecord {
-        started_at: c.started_at.clone(),
-        command: c.command.clone(),
-        test: c.test.clone(),
-        submission: c.submission.clone(),
-        storage_run_id: c.storage.run_id,
-        database_run_id: c.database.run_id,
-        dir: done.dir.display().to_string(),
-        schema: c.schema.clone(),
-        json: json(c)?,
-    };
-    c.id = recorded_in_store(db, "compare c{id}", &done.dir, |store| {
-        let id = store.record_compare(&record, &done.dir)?;
-        let mut with_id = c.clone();
-        with_id.id = Some(id);
-        store.update_compare_json(id, &json(&with_id)?)?;
-        Ok(id)
-    })
-    .0;
-    if let Err(e) = compare::write(&done.dir, c) {
-        eprintln!("dbio: warning: {e}");
-    }
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let _ = writeln!(out, "{}", json(c)?);
-    } else {
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&compare::report(c), a.format)
-        );
-    }
-    eprintln!("dbio: compare in {}", done.dir.shown());
-    // The worse of the two: the database's, unless it was fine.
-    Ok(if done.database.exit == ExitCode::Ok {
-        done.storage.exit
-    } else {
-        done.database.exit
-    })
-}
-
 /// `dbio matrix`: every point is recorded like a run; the table (or matrix.json) at the end.
 fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     let m = crate::sweep::matrix::run(a, stop, &|ds| register(db, ds, "matrix"), &mut |o| {
@@ -666,7 +611,7 @@ fn record(db: Option<&Path>, outcome: &RunOutcome) -> bool {
 }
 
 /// [`record`], with the run's id in the store (None: not recorded).
-fn record_id(db: Option<&Path>, outcome: &RunOutcome) -> (Option<i64>, bool) {
+pub(crate) fn record_id(db: Option<&Path>, outcome: &RunOutcome) -> (Option<i64>, bool) {
     recorded_in_store(db, "run", &outcome.run_dir, |store| {
         let id = store.record(&outcome.result, &outcome.run_dir)?;
         if outcome.result.dataset.kind == "directory" && outcome.result.hosts.is_empty() {
@@ -694,7 +639,7 @@ fn record_in_store(
 
 /// [`record_in_store`], with the id (None: not recorded) and false when a signal ended
 /// the wait for a locked store.
-fn recorded_in_store(
+pub(crate) fn recorded_in_store(
     db: Option<&Path>,
     what: &str,
     run_dir: &Path,
@@ -757,11 +702,7 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         None if !a.options.0.json => store.mem_runs(a.last.map(|n| n as usize))?,
         _ => Vec::new(),
     };
-    // Compares through a database too (`dbio show c<ID>`).
-    let compares = match a.test {
-        None if !a.options.0.json => store.compares(a.last.map(|n| n as usize))?,
-        _ => Vec::new(),
-    };
+    let compares = database::compares(&store, a)?;
     let mut out = std::io::stdout().lock();
     if a.options.0.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
@@ -785,13 +726,7 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
                 crate::report::summary::text(&crate::mem::report::runs(&mem_runs))
             );
         }
-        if !compares.is_empty() {
-            let _ = write!(
-                out,
-                "\n{}",
-                crate::report::summary::text(&crate::database::compare::listing(&compares))
-            );
-        }
+        database::list_compares(&mut out, &compares);
     }
     Ok(ExitCode::Ok)
 }
@@ -800,7 +735,7 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
     let store = Store::open_existing(&store_path(db)?)?;
     let id = match a.id {
         crate::cli::Shown::Run(id) => id,
-        crate::cli::Shown::Compare(id) => return show_compare(&store, id, a),
+        crate::cli::Shown::Compare(id) => return database::show_compare(&store, id, a),
     };
     let run = store.run_or_usage_error(id)?;
     let mut out = std::io::stdout().lock();
@@ -815,31 +750,6 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
             crate::report::render(&report, a.options.0.format)
         );
     }
-    Ok(ExitCode::Ok)
-}
-
-/// `dbio show c<ID>`: a compare through a database, as recorded (`--json`: its
-/// compare.json).
-fn show_compare(store: &Store, id: i64, a: &ShowArgs) -> Result<ExitCode> {
-    let text = store.compare_json(id)?.ok_or_else(|| {
-        Error::usage(format!(
-            "ID c{id}: no such compare in {} (`dbio runs` lists them)",
-            store.path().shown()
-        ))
-    })?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let _ = writeln!(out, "{text}");
-        return Ok(ExitCode::Ok);
-    }
-    let c: crate::database::compare::Compared = serde_json::from_str(&text)
-        .map_err(|e| Error::other(format!("compare c{id} in the store cannot be read: {e}")))?;
-    let report = crate::database::compare::report(&c);
-    let _ = write!(
-        out,
-        "{}",
-        crate::report::render(&report, a.options.0.format)
-    );
     Ok(ExitCode::Ok)
 }
 

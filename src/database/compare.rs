@@ -149,7 +149,10 @@ fn read_wait_us(database: &RunResult) -> Option<f64> {
 fn side(r: &RunResult, run_dir: &Path) -> Side {
     Side {
         run_id: None,
-        run_dir: run_dir.display().to_string(),
+        run_dir: std::fs::canonicalize(run_dir)
+            .unwrap_or_else(|_| run_dir.to_path_buf())
+            .display()
+            .to_string(),
         event: main_event(r).map(|e| e.name.clone()),
         result: r.clone(),
     }

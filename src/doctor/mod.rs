@@ -55,11 +55,9 @@ impl DirKind {
                 false,
             ),
             "mem" => (crate::mem::MEM_DIR_FILES, None, true),
-            crate::database::compare::DIR_KIND => (
-                crate::database::compare::COMPARE_DIR_FILES,
-                Some(""),
-                false,
-            ),
+            crate::database::compare::DIR_KIND => {
+                (crate::database::compare::COMPARE_DIR_FILES, Some(""), false)
+            }
             _ => (crate::run::RUN_DIR_FILES, None, true),
         };
         DirKind {
