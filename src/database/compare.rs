@@ -388,6 +388,10 @@ pub fn storage_args(db_run: &RunArgs, dir: &Path, page: u64) -> Result<RunArgs> 
     Ok(super::shape::plain_args(row, db_run, dir, page))
 }
 
+/// `dbio <db> run` as a function, given the directory its run directory goes in.
+pub type RunDb<'a> =
+    &'a dyn Fn(&RunArgs, Option<Arc<crate::safety::fs::Dir>>) -> Result<RunOutcome>;
+
 /// Both runs of a compare, and the compare.
 pub struct Done {
     pub database: RunOutcome,
@@ -402,12 +406,7 @@ pub struct Done {
 /// directory, both in one compare directory, and compares them. The plain test's
 /// arguments are checked before the database test starts, so a refusal comes before
 /// anything is created.
-pub fn compare_runs(
-    a: &RunArgs,
-    page: u64,
-    stop: &Arc<AtomicBool>,
-    run_db: &dyn Fn(&RunArgs, Option<Arc<crate::safety::fs::Dir>>) -> Result<RunOutcome>,
-) -> Result<Done> {
+pub fn compare_runs(a: &RunArgs, page: u64, stop: &Arc<AtomicBool>, run_db: RunDb) -> Result<Done> {
     let plain = storage_args(a, &a.out.join(STORAGE_DIR), page)?;
     let cfg = crate::options::check::run_config(&plain)?;
     let test = a.test.map_or("", |t| t.name());
@@ -431,7 +430,7 @@ fn both(
     a: &RunArgs,
     cfg: &crate::options::RunConfig,
     stop: &Arc<AtomicBool>,
-    run_db: &dyn Fn(&RunArgs, Option<Arc<crate::safety::fs::Dir>>) -> Result<RunOutcome>,
+    run_db: RunDb,
     place: &crate::report::RunPlace,
 ) -> Result<Done> {
     let database = run_db(a, Some(place.dir.clone()))?;

@@ -114,6 +114,10 @@ impl Spec {
     }
 }
 
+/// Work that goes on beside the sessions until the window is over, given the flag that
+/// ends it.
+pub type Alongside = Box<dyn FnOnce(&AtomicBool) + Send>;
+
 /// What loading found: how the page cache is kept out, and what the result should say of
 /// the preparation.
 pub struct Loaded {
@@ -122,8 +126,7 @@ pub struct Loaded {
     pub notes: Vec<String>,
     /// Work that goes on beside the sessions until the window is over (dropping the
     /// table's pages from the page cache): given the flag that ends it.
-    #[allow(clippy::type_complexity)]
-    pub alongside: Option<Box<dyn FnOnce(&AtomicBool) + Send>>,
+    pub alongside: Option<Alongside>,
 }
 
 /// The facts of a run through a database that its result shows (result.json's `config`
@@ -383,7 +386,7 @@ impl Run<'_> {
         event: &'static str,
         sessions: Vec<Box<dyn Requester>>,
         observer: &mut dyn DbObserver,
-        alongside: Option<Box<dyn FnOnce(&AtomicBool) + Send>>,
+        alongside: Option<Alongside>,
     ) -> Measurement {
         let a = self.a;
         let plan = WindowPlan {

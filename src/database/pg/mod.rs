@@ -380,7 +380,7 @@ impl Database for Pg {
             notes,
             alongside: files.map(|files| {
                 Box::new(move |over: &AtomicBool| load::drop_pages_until(&files, DROP_EVERY, over))
-                    as Box<dyn FnOnce(&AtomicBool) + Send>
+                    as crate::database::Alongside
             }),
         })
     }
