@@ -540,13 +540,24 @@ impl Run<'_> {
             .into_iter()
             .map(Warning::Setup)
             .collect();
-        // The database may have gone away: what was measured is kept without its statistics.
-        match observer.finish(&asked, result) {
-            Ok(()) => {}
-            Err(e) if !lost.is_empty() => notes.push(Warning::Setup(format!(
-                "no statistics of the database for this run: the observer's connection failed too ({e})"
-            ))),
-            Err(e) => return Err(e),
+        // The database may have gone away, or the run stopped before its window: what was
+        // measured is kept without the database's statistics.
+        if m.t0_ns == 0 {
+            notes.push(Warning::Setup(
+                "no statistics of the database for this run: its measured window never started"
+                    .into(),
+            ));
+        } else {
+            match observer.finish(&asked, result) {
+                Ok(()) => {}
+                Err(e) if !lost.is_empty() => notes.push(Warning::Setup(format!(
+                    "no statistics of the database for this run: the observer's connection failed too ({e})"
+                ))),
+                Err(e) if m.interrupted => notes.push(Warning::Setup(format!(
+                    "no statistics of the database for this run: it was interrupted ({e})"
+                ))),
+                Err(e) => return Err(e),
+            }
         }
         result.warnings.splice(0..0, notes);
         Ok(())
