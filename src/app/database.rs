@@ -20,7 +20,7 @@ use super::{record_id, recorded_in_store};
 pub(super) fn compare(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
     use crate::database::compare;
     let page = crate::database::pg::load::PAGE;
-    let mut done = compare::compare_runs(a, page, stop, &|a, held| {
+    let mut done = compare::compare_runs(a, ("pg", page), stop, &|a, held| {
         crate::database::pg::run_in(a, held, stop)
     })?;
     done.compared.database.run_id = record_id(db, &done.database).0;

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::options::RunArgs;
 use crate::report::result::{EventResult, RunResult};
 use crate::report::sections::format::{number, ratio};
-use crate::report::sections::{Block, Column, Level, Report, Section, Table, pg_sections};
+use crate::report::sections::{Block, Column, Level, Report, Section, Table};
 use crate::run::RunOutcome;
 use crate::units::human_bytes;
 
@@ -52,6 +52,8 @@ const FIGURES: [(&str, Figure); 5] = [
 
 /// The label of the read wait by the database's own timing.
 const READ_WAIT: &str = "Read wait, PG's timing (µs)";
+// (PostgreSQL's label, kept as compare.json has it; the next database's adapter names its own
+// through `Seen::name` when the table learns a second one.)
 
 /// One side of a compare: its run, where it is, and its whole result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -134,16 +136,30 @@ fn cpu_busy_pct(r: &RunResult) -> Option<f64> {
     (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
 }
 
-/// The mean wait of the client backends' data file reads by PostgreSQL's own timing (µs),
-/// when it timed them.
+/// What the database itself saw, as its adapter reads it from the database side's result
+/// (PostgreSQL: its `pg` section): the one place the compare meets a database's own
+/// section.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// The database's name in the report ("PostgreSQL").
+    pub name: &'static str,
+    /// The mean wait of the sessions' data file reads by the database's own timing (µs).
+    pub read_wait_us: Option<f64>,
+    pub cautions: Vec<String>,
+    pub findings: Vec<String>,
+    /// Its data directory, when it showed it.
+    pub data_directory: Option<String>,
+    /// The report sections of what it saw.
+    pub sections: Vec<Section>,
+}
+
+/// What the database saw, from whichever database's section the result carries.
+fn seen(database: &RunResult) -> Option<Seen> {
+    crate::database::pg::seen(database)
+}
+
 fn read_wait_us(database: &RunResult) -> Option<f64> {
-    let pg = database.pg.as_ref()?;
-    pg.io
-        .iter()
-        .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "read")
-        .and_then(|i| i.mean_wait_ms)
-        .filter(|ms| *ms > 0.0)
-        .map(|ms| ms * 1000.0)
+    seen(database)?.read_wait_us
 }
 
 fn side(r: &RunResult, run_dir: &Path) -> Side {
@@ -223,10 +239,10 @@ fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
             "the CPUs were {busy:.0}% busy during the database's run: its backends, dbio's sessions and the sampler shared them, and every wait measured there includes waiting to be scheduled; fewer --sessions (or more CPUs) separate the storage from the CPU"
         )));
     }
-    match &database.pg {
-        Some(pg) => {
-            out.extend(pg.cautions.iter().cloned().map(Finding::caution));
-            out.extend(pg.findings.iter().cloned().map(Finding::note));
+    match seen(database) {
+        Some(seen) => {
+            out.extend(seen.cautions.into_iter().map(Finding::caution));
+            out.extend(seen.findings.into_iter().map(Finding::note));
         }
         None => out.push(Finding::note(
             "The database run recorded no PostgreSQL section: no findings of its own.".into(),
@@ -345,8 +361,8 @@ pub fn report(c: &Compared) -> Report {
         });
     }
     sections.push(found);
-    if let Some(pg) = &database.pg {
-        sections.extend(pg_sections(pg));
+    if let Some(seen) = seen(database) {
+        sections.extend(seen.sections);
     }
     Report {
         title: format!(
@@ -406,17 +422,22 @@ pub struct Done {
 /// directory, both in one compare directory, and compares them. The plain test's
 /// arguments are checked before the database test starts, so a refusal comes before
 /// anything is created.
-pub fn compare_runs(a: &RunArgs, page: u64, stop: &Arc<AtomicBool>, run_db: RunDb) -> Result<Done> {
+pub fn compare_runs(
+    a: &RunArgs,
+    (command, page): (&str, u64),
+    stop: &Arc<AtomicBool>,
+    run_db: RunDb,
+) -> Result<Done> {
     let plain = storage_args(a, &a.out.join(STORAGE_DIR), page)?;
     let cfg = crate::options::check::run_config(&plain)?;
     let test = a.test.map_or("", |t| t.name());
     let started_at = crate::sys::utc_now_rfc3339();
     let tail = format!(
-        "pg-compare_{test}_{}",
+        "{command}-compare_{test}_{}",
         if a.sync { "sync" } else { "async" }
     );
     let place = crate::report::RunPlace::make(&a.out, None, &started_at, &tail, DIR_KIND)?;
-    let done = both(a, &cfg, stop, run_db, &place);
+    let done = both(a, (&cfg, command), stop, run_db, &place);
     match &done {
         Ok(_) => place.finish(),
         Err(_) => {
@@ -428,7 +449,7 @@ pub fn compare_runs(a: &RunArgs, page: u64, stop: &Arc<AtomicBool>, run_db: RunD
 
 fn both(
     a: &RunArgs,
-    cfg: &crate::options::RunConfig,
+    (cfg, command): (&crate::options::RunConfig, &str),
     stop: &Arc<AtomicBool>,
     run_db: RunDb,
     place: &crate::report::RunPlace,
@@ -443,12 +464,12 @@ fn both(
     pre.out = Some(place.dir.clone());
     let storage = crate::run::run(cfg, &pre, stop, &|_| {})?;
     let mut compared = compared(
-        "pg compare",
+        &format!("{command} compare"),
         (&storage.result, &storage.run_dir),
         (&database.result, &database.run_dir),
     );
-    let data_dir = (database.result.pg.as_ref())
-        .and_then(|p| p.server.data_directory.clone())
+    let data_dir = seen(&database.result)
+        .and_then(|s| s.data_directory)
         .map(std::path::PathBuf::from);
     if let Some(caution) = elsewhere(&cfg.dataset.target, data_dir.as_deref()) {
         compared.table_cautions.push(caution);

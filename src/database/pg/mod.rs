@@ -439,6 +439,24 @@ impl Database for Pg {
     }
 }
 
+/// What PostgreSQL saw, for a compare: read from the database side's `pg` section.
+pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::compare::Seen> {
+    let pg = r.pg.as_ref()?;
+    let read_wait_us = (pg.io.iter())
+        .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "read")
+        .and_then(|i| i.mean_wait_ms)
+        .filter(|ms| *ms > 0.0)
+        .map(|ms| ms * 1000.0);
+    Some(crate::database::compare::Seen {
+        name: "PostgreSQL",
+        read_wait_us,
+        cautions: pg.cautions.clone(),
+        findings: pg.findings.clone(),
+        data_directory: pg.server.data_directory.clone(),
+        sections: crate::report::sections::pg_sections(pg),
+    })
+}
+
 /// The wait event a shape's statements are named after, on major version `major` with
 /// `io_method` (18+).
 fn event_name(shape: Shape, major: u32, io_method: Option<&str>) -> &'static str {
