@@ -136,26 +136,9 @@ fn cpu_busy_pct(r: &RunResult) -> Option<f64> {
     (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
 }
 
-/// What the database itself saw, as its adapter reads it from the database side's result
-/// (PostgreSQL: its `pg` section): the one place the compare meets a database's own
-/// section.
-#[derive(Debug, Clone, Default)]
-pub struct Seen {
-    /// The database's name in the report ("PostgreSQL").
-    pub name: &'static str,
-    /// The mean wait of the sessions' data file reads by the database's own timing (µs).
-    pub read_wait_us: Option<f64>,
-    pub cautions: Vec<String>,
-    pub findings: Vec<String>,
-    /// Its data directory, when it showed it.
-    pub data_directory: Option<String>,
-    /// The report sections of what it saw.
-    pub sections: Vec<Section>,
-}
-
 /// What the database saw, from whichever database's section the result carries.
-fn seen(database: &RunResult) -> Option<Seen> {
-    crate::database::pg::seen(database)
+fn seen(database: &RunResult) -> Option<super::Seen> {
+    super::seen(database)
 }
 
 fn read_wait_us(database: &RunResult) -> Option<f64> {

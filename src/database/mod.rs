@@ -213,6 +213,29 @@ pub trait DbObserver: Observer + Send {
     fn finish(self: Box<Self>, asked: &Asked, result: &mut RunResult) -> Result<()>;
 }
 
+/// What the database itself saw, as its adapter reads it from the database side's result
+/// (PostgreSQL: its `pg` section): the one place the compare meets a database's own
+/// section.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// The database's name in the report ("PostgreSQL").
+    pub name: &'static str,
+    /// The mean wait of the sessions' data file reads by the database's own timing (µs).
+    pub read_wait_us: Option<f64>,
+    pub cautions: Vec<String>,
+    pub findings: Vec<String>,
+    /// Its data directory, when it showed it.
+    pub data_directory: Option<String>,
+    /// The report sections of what it saw.
+    pub sections: Vec<crate::report::sections::Section>,
+}
+
+/// What the database saw in a run's result (for a compare), read by the adapter whose
+/// section the result carries.
+pub fn seen(r: &RunResult) -> Option<Seen> {
+    pg::seen(r)
+}
+
 /// The table size when `--size` is not given.
 const DEFAULT_SIZE: u64 = 1 << 30;
 /// The smallest table, in pages.

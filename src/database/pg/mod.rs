@@ -440,14 +440,14 @@ impl Database for Pg {
 }
 
 /// What PostgreSQL saw, for a compare: read from the database side's `pg` section.
-pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::compare::Seen> {
+pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
     let pg = r.pg.as_ref()?;
     let read_wait_us = (pg.io.iter())
         .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "read")
         .and_then(|i| i.mean_wait_ms)
         .filter(|ms| *ms > 0.0)
         .map(|ms| ms * 1000.0);
-    Some(crate::database::compare::Seen {
+    Some(crate::database::Seen {
         name: "PostgreSQL",
         read_wait_us,
         cautions: pg.cautions.clone(),
