@@ -97,7 +97,7 @@ pub enum Command {
     /// The tests through a real PostgreSQL: `dbio pg run TEST` (a throwaway server with
     /// --pg-bin, or an existing one with --pg), `dbio pg clean`.
     #[command(subcommand)]
-    Pg(crate::pg::PgCommand),
+    Pg(crate::database::pg::PgCommand),
     /// Print the completion script of a shell to stdout (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `dbio man | man -l -`.
@@ -213,8 +213,9 @@ pub struct RunsArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
-    /// The run's id, as `dbio runs` lists it.
-    pub id: i64,
+    /// The run's id, as `dbio runs` lists it (`c<ID>`: a compare through a database).
+    #[arg(value_parser = parse_shown)]
+    pub id: Shown,
     /// The options of the table it takes: `--json` (the run's result.json, as written).
     #[command(flatten)]
     pub options: ShowOptions,
@@ -231,6 +232,23 @@ pub struct CompareArgs {
     /// The options of the table it takes: `--format`.
     #[command(flatten)]
     pub options: CompareOptions,
+}
+
+/// What `dbio show` shows: a run, or a compare through a database (`c3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Run(i64),
+    Compare(i64),
+}
+
+fn parse_shown(s: &str) -> Result<Shown, String> {
+    let bad = || {
+        format!("'{s}'; accepted: a run's id (3) or a compare's (c3), as `dbio runs` lists them")
+    };
+    match s.strip_prefix('c') {
+        Some(n) => n.parse().map(Shown::Compare).map_err(|_| bad()),
+        None => s.parse().map(Shown::Run).map_err(|_| bad()),
+    }
 }
 
 /// A test's name (`dbio runs --test`).

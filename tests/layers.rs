@@ -26,7 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "commands",
         &[
-            "sweep", "sizing", "mem", "doctor", "cluster", "capture", "pg",
+            "sweep", "sizing", "mem", "doctor", "cluster", "capture", "database",
         ],
     ),
     ("front", &["cli", "app"]),
@@ -709,4 +709,91 @@ fn no_source_file_is_over_a_thousand_lines() {
         })
         .collect();
     assert!(long.is_empty(), "over 1,000 lines: {long:?}");
+}
+
+/// Every function of `code` (its `fn` lines to the closing brace at the same indent):
+/// (name, first line, lines).
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let indent = l.len() - t.len();
+        let after_fn = [
+            "pub fn ",
+            "fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "const fn ",
+        ]
+        .iter()
+        .find_map(|p| t.strip_prefix(p));
+        let Some(rest) = after_fn else { continue };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // A declaration without a body (a trait's) ends with `;` before any `{`.
+        let closing = " ".repeat(indent) + "}";
+        let end = lines[i..]
+            .iter()
+            .position(|m| m.trim_end() == closing)
+            .map(|k| i + k);
+        let body_starts = lines[i..]
+            .iter()
+            .position(|m| m.trim_end().ends_with('{') || m.trim_end().ends_with(';'))
+            .map(|k| i + k);
+        if let (Some(end), Some(b)) = (end, body_starts)
+            && lines[b].trim_end().ends_with('{')
+        {
+            out.push((name, i + 1, end - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_of_the_database_code_is_over_150_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/database");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 5, "{files:?}");
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (name, line, n) in functions(&text) {
+            seen += 1;
+            if n > 150 {
+                long.push(format!("{}:{line} {name}: {n} lines", f.display()));
+            }
+        }
+    }
+    assert!(seen > 50, "only {seen} functions found: the scan is broken");
+    assert!(long.is_empty(), "over 150 lines: {long:#?}");
+}
+
+#[test]
+fn the_function_scan_measures_what_it_finds() {
+    let code = "fn a() {\n    x();\n}\n\nimpl T {\n    pub fn b(\n        y: u8,\n    ) -> u8 {\n        y\n    }\n    fn c();\n}\n";
+    let f = functions(code);
+    assert_eq!(f, vec![("a".into(), 1, 3), ("b".into(), 6, 5)], "{f:?}");
+}
+
+#[test]
+fn one_measured_window_loop() {
+    // The per-second history of a measured window (measure::Sampler) is kept by one loop:
+    // run/window.rs, for `dbio run` and a test through a database alike.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut users = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        if !rel.starts_with("measure/") && code.contains("Sampler::new(") {
+            users.push(rel);
+        }
+    }
+    assert_eq!(users, vec!["run/window.rs".to_string()]);
 }

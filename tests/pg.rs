@@ -869,3 +869,99 @@ fn settings_that_open_the_server_or_run_programs_are_refused_before_anything() {
     }
     assert!(!Path::new(&mark).exists());
 }
+
+#[test]
+fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let c = e.json(&[
+        "pg",
+        "compare",
+        "read-iops",
+        "--sync",
+        "--sessions",
+        "2",
+        "--size",
+        "16M",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+        "--pg-bin",
+        &bin,
+    ]);
+    assert_eq!(c["schema"], "dbio.db-compare.v1", "{c}");
+    assert_eq!(c["command"], "pg compare");
+    assert_eq!(c["test"], "read-iops");
+    // Both sides, whole: the plain test of the shape table, and the test through PostgreSQL.
+    let storage = &c["storage"]["result"];
+    let database = &c["database"]["result"];
+    assert_eq!(storage["test"], "read-iops");
+    assert_eq!(storage["config"]["submission"], "sync");
+    assert_eq!(database["test"], "pg read-iops");
+    assert_eq!(c["database"]["event"], "DataFileRead");
+    assert_eq!(c["storage"]["event"], "db file sequential read");
+    assert_eq!(
+        storage["config"]["sessions"],
+        database["config"]["sessions"]
+    );
+    // The ratios are the database's figure over the storage's.
+    let figures = c["figures"].as_array().unwrap();
+    let iops = figures.iter().find(|f| f["figure"] == "IOPS").unwrap();
+    let (s, d) = (util::f(&iops["storage"]), util::f(&iops["database"]));
+    assert!(s > 0.0 && d > 0.0, "{iops}");
+    assert!((util::f(&iops["ratio"]) - d / s).abs() < 1e-9, "{iops}");
+    assert_eq!(
+        util::f(&iops["storage"]),
+        util::f(&storage["events"][0]["iops"])
+    );
+    assert!(
+        c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["text"].as_str().unwrap().starts_with("the database got")),
+        "{}",
+        c["findings"]
+    );
+    // Recorded: its runs by their ids, itself as c<ID>, found again by `dbio show`.
+    let id = util::u(&c["id"]);
+    for side in ["storage", "database"] {
+        let run = util::u(&c[side]["run_id"]);
+        let shown = e.json(&["show", &run.to_string(), "--json"]);
+        assert_eq!(shown["test"], c[side]["result"]["test"], "{side}");
+    }
+    let again = e.json(&["show", &format!("c{id}"), "--json"]);
+    assert_eq!(again["figures"], c["figures"]);
+    assert_eq!(again["id"], c["id"]);
+    let text = e.output(&["show", &format!("c{id}")]);
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("The storage gives, the database gets") && text.contains("DataFileRead"),
+        "{text}"
+    );
+    let runs = String::from_utf8_lossy(&e.output(&["runs"]).stdout).to_string();
+    assert!(runs.contains(&format!("c{id} ")), "{runs}");
+    // Its directory holds both runs and compare.json.
+    let dir = std::path::PathBuf::from(c["storage"]["run_dir"].as_str().unwrap());
+    let holder = dir.parent().unwrap();
+    assert!(
+        holder.join("compare.json").is_file(),
+        "{:?}",
+        util::tree(holder)
+    );
+    assert!(
+        Path::new(c["database"]["run_dir"].as_str().unwrap()).starts_with(holder),
+        "{c}"
+    );
+    let unknown = e.output(&["show", "c999"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(processes_with(&e.path().display().to_string()).is_empty());
+    assert!(
+        server_dirs(e.path()).is_empty(),
+        "{:?}",
+        server_dirs(e.path())
+    );
+}

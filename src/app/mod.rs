@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod database;
 mod files;
 mod metrics;
 pub mod precondition;
@@ -58,8 +59,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let records = matches!(
         cli.command,
         Command::Run(_)
-            | Command::Pg(crate::pg::PgCommand::Run(_))
-            | Command::Pg(crate::pg::PgCommand::Compare(_))
+            | Command::Pg(crate::database::pg::PgCommand::Run(_))
+            | Command::Pg(crate::database::pg::PgCommand::Compare(_))
             | Command::Prepare(_)
             | Command::Matrix(_)
             | Command::Sweep(_)
@@ -75,22 +76,16 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
-        Command::Pg(crate::pg::PgCommand::Run(a)) => {
-            let outcome = crate::pg::run(&a.0, &stop)?;
+        Command::Pg(crate::database::pg::PgCommand::Run(a)) => {
+            let outcome = crate::database::pg::run(&a.0, &stop)?;
             finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
         }
-        Command::Pg(crate::pg::PgCommand::Clean(a)) => crate::pg::clean(&a),
-        Command::Pg(crate::pg::PgCommand::Observe(a)) => crate::pg::observe::observe(&a, &stop),
-        Command::Pg(crate::pg::PgCommand::Compare(a)) => {
-            let c = crate::pg::compare::compare_runs(&a.0, &stop, &crate::pg::run)?;
-            record(cli.db.as_deref(), &c.database);
-            record(cli.db.as_deref(), &c.storage);
-            let _ = write!(
-                std::io::stdout().lock(),
-                "{}",
-                crate::report::render(&c.report, a.0.format)
-            );
-            Ok(c.database.exit)
+        Command::Pg(crate::database::pg::PgCommand::Clean(a)) => crate::database::pg::clean(&a),
+        Command::Pg(crate::database::pg::PgCommand::Observe(a)) => {
+            crate::database::pg::observe::observe(&a, &stop)
+        }
+        Command::Pg(crate::database::pg::PgCommand::Compare(a)) => {
+            database::compare(&a.0, &stop, cli.db.as_deref())
         }
         Command::Clean(a) if a.stale => {
             let known = known(cli.db.as_deref());
@@ -602,7 +597,12 @@ fn forget_run_dir(db: Option<&Path>, path: &str) {
 /// store that cannot be written costs one warning line, never the run. Returns false when
 /// a signal ended the wait for a locked store (the run was not recorded).
 fn record(db: Option<&Path>, outcome: &RunOutcome) -> bool {
-    record_in_store(db, "run", &outcome.run_dir, |store| {
+    record_id(db, outcome).1
+}
+
+/// [`record`], with the run's id in the store (None: not recorded).
+pub(crate) fn record_id(db: Option<&Path>, outcome: &RunOutcome) -> (Option<i64>, bool) {
+    recorded_in_store(db, "run", &outcome.run_dir, |store| {
         let id = store.record(&outcome.result, &outcome.run_dir)?;
         if outcome.result.dataset.kind == "directory" && outcome.result.hosts.is_empty() {
             let ds = std::fs::canonicalize(&outcome.result.dataset.path)
@@ -624,20 +624,37 @@ fn record_in_store(
     run_dir: &Path,
     insert: impl FnOnce(&mut Store) -> Result<i64>,
 ) -> bool {
+    recorded_in_store(db, what, run_dir, insert).1
+}
+
+/// [`record_in_store`], with the id (None: not recorded) and false when a signal ended
+/// the wait for a locked store.
+pub(crate) fn recorded_in_store(
+    db: Option<&Path>,
+    what: &str,
+    run_dir: &Path,
+    insert: impl FnOnce(&mut Store) -> Result<i64>,
+) -> (Option<i64>, bool) {
     let recorded = store_path(db).and_then(|path| {
         let id = insert(&mut Store::open(&path)?)?;
         Ok((id, path))
     });
     let unregistered = UNREGISTERED.swap(false, Ordering::Relaxed);
-    match recorded {
-        Ok((id, path)) => {
-            eprintln!("dbio: recorded as {what} {id} in {}", path.shown());
-            if unregistered {
-                eprintln!(
-                    "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
-                );
-            }
+    if let Ok((id, path)) = &recorded {
+        // `what` may place the id itself ("compare c{id}").
+        let what = if what.contains("{id}") {
+            what.replace("{id}", &id.to_string())
+        } else {
+            format!("{what} {id}")
+        };
+        eprintln!("dbio: recorded as {what} in {}", path.shown());
+        if unregistered {
+            eprintln!(
+                "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
+            );
         }
+    }
+    match recorded {
         Err(e) => {
             eprintln!(
                 "dbio: warning: the run was not recorded ({e}){}; its results are in {}",
@@ -648,10 +665,10 @@ fn record_in_store(
                 },
                 run_dir.shown()
             );
-            return !matches!(e, Error::Interrupted(_));
+            (None, !matches!(e, Error::Interrupted(_)))
         }
+        Ok((id, _)) => (Some(id), true),
     }
-    true
 }
 
 /// `--db`/`DBIO_DB`, else the default place of the results store.
@@ -675,11 +692,12 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         None if !a.options.0.json => store.mem_runs(a.last.map(|n| n as usize))?,
         _ => Vec::new(),
     };
+    let compares = database::compares(&store, a)?;
     let mut out = std::io::stdout().lock();
     if a.options.0.json {
         let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
         let _ = writeln!(out, "{json}");
-    } else if runs.is_empty() && mem_runs.is_empty() {
+    } else if runs.is_empty() && mem_runs.is_empty() && compares.is_empty() {
         let _ = writeln!(out, "no runs recorded in {}", path.shown());
     } else {
         if !runs.is_empty() {
@@ -698,13 +716,18 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
                 crate::report::summary::text(&crate::mem::report::runs(&mem_runs))
             );
         }
+        database::list_compares(&mut out, &compares);
     }
     Ok(ExitCode::Ok)
 }
 
 fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
     let store = Store::open_existing(&store_path(db)?)?;
-    let run = store.run_or_usage_error(a.id)?;
+    let id = match a.id {
+        crate::cli::Shown::Run(id) => id,
+        crate::cli::Shown::Compare(id) => return database::show_compare(&store, id, a),
+    };
+    let run = store.run_or_usage_error(id)?;
     let mut out = std::io::stdout().lock();
     if a.options.0.json {
         let _ = write!(out, "{}", run.result_json);

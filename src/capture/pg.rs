@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Capture, Class, Figure, Origin};
+use crate::database::pg::observe::{CacheControl, Observer, RunContext};
 use crate::error::{Error, Result};
-use crate::pg::observe::{CacheControl, Observer, RunContext};
 use crate::report::result_pg::PgSection;
 use crate::workload::Event;
 
@@ -61,23 +61,23 @@ pub fn read(
     samples: u32,
     stop: &AtomicBool,
 ) -> Result<Vec<Capture>> {
-    let mut config = crate::pg::connect::config(url.unwrap_or(""))?;
-    let name = crate::pg::connect::describe(&config);
+    let mut config = crate::database::pg::connect::config(url.unwrap_or(""))?;
+    let name = crate::database::pg::connect::describe(&config);
     // An unreachable server or an old one is bad input, refused before anything is sampled.
     // On this thread: connecting may ask for a password on the terminal (which a signal
     // must not leave without echo); the server's connect timeout bounds it.
-    let mut client = crate::pg::connect::connect(&mut config, "--pg")?;
+    let mut client = crate::database::pg::connect::connect(&mut config, "--pg")?;
     let version: i32 = client
         .query_one("SELECT current_setting('server_version_num')::int", &[])
         .map_err(|e| {
             Error::usage(format!(
                 "--pg {name}: {}",
-                crate::pg::connect::error_text(&e)
+                crate::database::pg::connect::error_text(&e)
             ))
         })?
         .get(0);
     drop(client);
-    if version < crate::pg::connect::MIN_VERSION_NUM {
+    if version < crate::database::pg::connect::MIN_VERSION_NUM {
         return Err(Error::usage(format!(
             "--pg {name}: PostgreSQL {version} is older than 15, whose statistics dbio reads"
         )));

@@ -29,7 +29,7 @@ fn words(kind: &str) -> &'static str {
 fn undo(r: &LeftoverRecord) -> Result<String, String> {
     match r.kind.as_str() {
         SCHEDULER => crate::sweep::scheduler::undo_leftover(&r.detail),
-        kind => crate::pg::leftovers::undo(kind, &r.detail),
+        kind => crate::database::pg::leftovers::undo(kind, &r.detail),
     }
 }
 

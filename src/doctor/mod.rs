@@ -55,6 +55,9 @@ impl DirKind {
                 false,
             ),
             "mem" => (crate::mem::MEM_DIR_FILES, None, true),
+            crate::database::compare::DIR_KIND => {
+                (crate::database::compare::COMPARE_DIR_FILES, Some(""), false)
+            }
             _ => (crate::run::RUN_DIR_FILES, None, true),
         };
         DirKind {
@@ -188,6 +191,7 @@ enum RunDirState {
 fn what(kind: &str) -> String {
     match kind {
         "sweep" | "matrix" | "calibrate" => format!("a {kind}"),
+        crate::database::compare::DIR_KIND => "a compare through a database".to_string(),
         "mem" => "a dbio mem run".to_string(),
         test => format!("a run of {}", crate::units::shown(test)),
     }

@@ -348,16 +348,195 @@ fn oltp_json(i: &Inputs) -> rj::OltpJson {
     }
 }
 
+/// Every event's result over the measured window, in slot order (`names`).
+fn events_of(names: &[&'static str], m: &Measurement) -> Vec<rj::EventResult> {
+    (names.iter())
+        .zip(&m.totals)
+        .map(|(name, t)| rj::event_result(name, t, m.measured_seconds))
+        .collect()
+}
+
+/// The per-second history, each second marked with the time dbio did not run in it.
+fn timeseries(names: &[&'static str], m: &Measurement) -> Vec<rj::SecondJson> {
+    (m.history.iter())
+        .map(|p| rj::SecondJson {
+            t: p.t,
+            event: names[p.event].into(),
+            requests: p.requests,
+            bytes: p.bytes,
+            mean_us: p.mean_us,
+            p99_us: p.p99_us,
+            not_running_s: not_running(&m.stalls, p.t),
+        })
+        .collect()
+}
+
+/// The CPU dbio's process used over the measured window.
+fn cpu_json(m: &Measurement, requests: u64) -> rj::CpuJson {
+    let total = m.cpu_user_s + m.cpu_system_s;
+    rj::CpuJson {
+        user_s: m.cpu_user_s,
+        system_s: m.cpu_system_s,
+        cpu_s_per_1k_requests: (requests > 0).then(|| total / (requests as f64 / 1000.0)),
+    }
+}
+
+/// What the window itself warns of: at its start, an interruption and an empty window;
+/// at its end, the stretches in which dbio did not run.
+struct WindowWarnings {
+    start: Vec<Warning>,
+    stalls: Vec<Warning>,
+}
+
+fn window_warnings(m: &Measurement, planned: std::time::Duration, requests: u64) -> WindowWarnings {
+    let mut start = Vec::new();
+    if m.interrupted {
+        start.push(Warning::Interrupted {
+            measured_s: m.measured_seconds,
+            planned_s: planned.as_secs_f64(),
+        });
+    }
+    let activity = requests + m.db.transactions;
+    let failed = !m.failures.is_empty() || !m.lost.is_empty() || !m.setup_errors.is_empty();
+    if activity == 0 && !failed {
+        start.push(Warning::NothingMeasured);
+    }
+    let stalls = (m.stalls.iter())
+        .map(|s| {
+            let (first, last) = s.seconds();
+            Warning::NotRunning {
+                seconds: s.ns as f64 / 1e9,
+                first,
+                last,
+                suspended: s.suspended,
+                warmup_s: s.warmup_ns as f64 / 1e9,
+            }
+        })
+        .collect();
+    WindowWarnings { start, stalls }
+}
+
+/// The run's errors: threads that could not be set up, failed requests (`describe`d), and
+/// sessions that ended early.
+fn errors_of(m: &Measurement, describe: impl Fn(&IoFailure) -> String) -> Vec<String> {
+    let mut errors: Vec<String> = m.setup_errors.clone();
+    errors.extend(m.failures.iter().map(describe));
+    errors.extend(m.lost.iter().map(|(who, l)| format!("{who}: {}", l.text)));
+    errors.dedup();
+    errors
+}
+
+/// Whether the result is partial, and why the window ended.
+fn ending(errors: &[String], m: &Measurement) -> (bool, &'static str) {
+    if !errors.is_empty() {
+        (true, "error")
+    } else if m.interrupted {
+        (true, "interrupted")
+    } else if m.ended_steady {
+        (false, "steady_state")
+    } else {
+        (false, "completed")
+    }
+}
+
+/// What a run whose requests another issues (a database's sessions) says of itself: its
+/// test, configuration and data set, its slots' names, and the warnings it had before
+/// the window.
+pub struct Described {
+    pub test: String,
+    pub started_at: String,
+    pub config: rj::RunConfigJson,
+    pub dataset: rj::DataSetJson,
+    pub events: Vec<&'static str>,
+    /// What its requests are: reads and writes count in `read_iops`/`write_iops`, commits
+    /// in `commits_per_s`.
+    pub counts: Counts,
+    pub warnings: Vec<Warning>,
+}
+
+/// What the requests of a run of [`Described`] are, for its totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counts {
+    Reads,
+    Writes,
+    Commits,
+}
+
+/// The result of a run of [`super::window::Crew::Requesters`]: the same events, totals,
+/// history, warnings, errors and ending as any run's; no engine, plan or ASH of dbio's.
+pub fn through(d: Described, m: &Measurement, planned: std::time::Duration) -> RunResult {
+    let events = events_of(&d.events, m);
+    let mut totals = rj::Totals::default();
+    for e in &events {
+        totals.requests += e.requests;
+        totals.bytes += e.bytes;
+        match d.counts {
+            Counts::Reads => {
+                totals.read_iops += e.iops;
+                totals.read_mib_per_s += e.mib_per_s;
+            }
+            Counts::Writes => {
+                totals.write_iops += e.iops;
+                totals.write_mib_per_s += e.mib_per_s;
+            }
+            Counts::Commits => {}
+        }
+    }
+    if d.counts == Counts::Commits {
+        let secs = m.measured_seconds;
+        totals.commits_per_s = Some(per_s(m.db.commits as f64, secs));
+        totals.transactions_per_s = Some(per_s(m.db.transactions as f64, secs));
+    }
+    let mut warnings = d.warnings;
+    let window = window_warnings(m, planned, totals.requests);
+    warnings.extend(window.start);
+    warnings.extend(window.stalls);
+    let errors = errors_of(m, |f| format!("{f:?}"));
+    let (partial, stop_reason) = ending(&errors, m);
+    let mut result = RunResult {
+        schema: rj::SCHEMA.into(),
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        dbio_build: Some(rj::DbioBuildJson::this()),
+        test: d.test,
+        started_at: d.started_at,
+        measured_seconds: m.measured_seconds,
+        partial,
+        stop_reason: stop_reason.into(),
+        config: d.config,
+        dataset: d.dataset,
+        host: rj::HostJson::current(),
+        cpu: cpu_json(m, totals.requests),
+        timeseries: timeseries(&d.events, m),
+        events,
+        totals,
+        warnings,
+        errors,
+        ash: None,
+        redo: None,
+        oltp: None,
+        temp: None,
+        job: None,
+        classes: Vec::new(),
+        verdict: None,
+        steady_state: m.steady.clone(),
+        os: None,
+        storage: None,
+        lint: Vec::new(),
+        verify: None,
+        hosts: Vec::new(),
+        pg: None,
+    };
+    // Judged like every run (docs/measurement.md, "Stability").
+    result.judge_stability();
+    result
+}
+
 /// The result of a run.
 pub fn assemble(i: &Inputs) -> RunResult {
     let (cfg, ds, selection, plan, m) = (i.cfg, i.ds, i.selection, i.plan, i.m);
     let secs = m.measured_seconds;
-    let events: Vec<rj::EventResult> = plan
-        .events
-        .iter()
-        .zip(&m.totals)
-        .map(|(ev, t)| rj::event_result(ev.name(), t, secs))
-        .collect();
+    let names: Vec<&'static str> = plan.events.iter().map(|e| e.name()).collect();
+    let events = events_of(&names, m);
     let pairs: Vec<_> = plan.events.iter().copied().zip(events.iter()).collect();
     let mut totals = rj::Totals::from_events(&pairs, secs);
     let redo_writer = (plan.classes.iter()).any(|c| c.spec.event == Event::LogFileParallelWrite);
@@ -407,16 +586,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
             }
         }
     }
-    if m.interrupted {
-        warnings.push(Warning::Interrupted {
-            measured_s: secs,
-            planned_s: cfg.duration.as_secs_f64(),
-        });
-    }
-    let activity = totals.requests + m.db.transactions;
-    if activity == 0 && m.failures.is_empty() && m.setup_errors.is_empty() {
-        warnings.push(Warning::NothingMeasured);
-    }
+    let window = window_warnings(m, cfg.duration, totals.requests);
+    warnings.extend(window.start);
     if m.abandoned > 0 {
         warnings.push(Warning::AbandonedRequests {
             sessions: m.abandoned,
@@ -429,30 +600,9 @@ pub fn assemble(i: &Inputs) -> RunResult {
         });
     }
     warnings.extend(m.pinning_notes.iter().cloned().map(Warning::Setup));
-    warnings.extend(m.stalls.iter().map(|s| {
-        let (first, last) = s.seconds();
-        Warning::NotRunning {
-            seconds: s.ns as f64 / 1e9,
-            first,
-            last,
-            suspended: s.suspended,
-            warmup_s: s.warmup_ns as f64 / 1e9,
-        }
-    }));
-    let mut errors: Vec<String> = m.setup_errors.clone();
-    errors.extend(m.failures.iter().map(|f| describe_failure(f, ds)));
-    errors.dedup();
-
-    let (partial, stop_reason) = if !errors.is_empty() {
-        (true, "error")
-    } else if m.interrupted {
-        (true, "interrupted")
-    } else if m.ended_steady {
-        (false, "steady_state")
-    } else {
-        (false, "completed")
-    };
-    let cpu_total = m.cpu_user_s + m.cpu_system_s;
+    warnings.extend(window.stalls);
+    let errors = errors_of(m, |f| describe_failure(f, ds));
+    let (partial, stop_reason) = ending(&errors, m);
     let mut open_flags = i.data_flags.names();
     if plan.lgwr && cfg.redo.durability == crate::workload::spec::RedoDurability::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
@@ -531,28 +681,8 @@ pub fn assemble(i: &Inputs) -> RunResult {
             preconditioned: ds.preconditioned().cloned(),
         },
         host: rj::HostJson::current(),
-        cpu: rj::CpuJson {
-            user_s: m.cpu_user_s,
-            system_s: m.cpu_system_s,
-            cpu_s_per_1k_requests: if totals.requests > 0 {
-                Some(cpu_total / (totals.requests as f64 / 1000.0))
-            } else {
-                None
-            },
-        },
-        timeseries: m
-            .history
-            .iter()
-            .map(|p| rj::SecondJson {
-                t: p.t,
-                event: plan.events[p.event].name().into(),
-                requests: p.requests,
-                bytes: p.bytes,
-                mean_us: p.mean_us,
-                p99_us: p.p99_us,
-                not_running_s: not_running(&m.stalls, p.t),
-            })
-            .collect(),
+        cpu: cpu_json(m, totals.requests),
+        timeseries: timeseries(&names, m),
         ash: (m.ash.samples > 0).then(|| ash_json(plan, &m.ash)),
         redo: redo_json(i, &events),
         oltp: (cfg.test == Test::Oltp).then(|| oltp_json(i)),

@@ -11,12 +11,13 @@
 //! - [`roles`]: what each thread does (sessions, LGWR, DBWR, redo writers, noise);
 //! - [`assemble`]: the [`RunResult`] made of what was measured.
 
-mod assemble;
+pub mod assemble;
 pub mod memory;
+pub mod requester;
 mod roles;
 mod steady;
 mod threads;
-mod window;
+pub mod window;
 
 use crate::units::Shown;
 use std::fs::File;
@@ -227,14 +228,31 @@ pub struct Preflight {
 /// run across hosts, `<N>hosts_`, then `<N>sessions_<size>_<duration>`. A run on one host and
 /// one across hosts are named alike.
 pub fn run_dir_name(cfg: &RunConfig, hosts: Option<usize>, size_bytes: u64) -> String {
-    let hosts = hosts.map_or(String::new(), |n| format!("{n}hosts_"));
-    format!(
-        "{}_{}_{hosts}{}sessions_{}_{}",
+    dir_name(
         cfg.test.name(),
         cfg.submission_label(),
+        hosts,
         cfg.sessions,
+        size_bytes,
+        cfg.duration,
+    )
+}
+
+/// [`run_dir_name`] of any run: `<test>_<submission>_[<N>hosts_]<N>sessions_<size>_<duration>`
+/// (a test through a database names its test `pg-read-iops`, ...).
+pub fn dir_name(
+    test: &str,
+    submission: &str,
+    hosts: Option<usize>,
+    sessions: usize,
+    size_bytes: u64,
+    duration: std::time::Duration,
+) -> String {
+    let hosts = hosts.map_or(String::new(), |n| format!("{n}hosts_"));
+    format!(
+        "{test}_{submission}_{hosts}{sessions}sessions_{}_{}",
         size_label(size_bytes),
-        duration_label(cfg.duration)
+        duration_label(duration)
     )
 }
 
@@ -273,28 +291,64 @@ pub fn run(
     crate::clock::calibrate();
     if pre.hooks.no_run_dir {
         let ds = open_for_run(cfg, pre, stop, on_data_set)?;
-        return run_in(cfg, stop, ds, None, pre, started_at);
+        return run_in(cfg, stop, ds, pre, started_at).map(|o| written(o, None));
     }
-    let tail = run_dir_name(cfg, None, pre.size_bytes);
-    // Made, proved writable, registered and locked (while the run goes) before anything is
-    // prepared or measured.
-    let place = report::RunPlace::make(
-        &cfg.out,
-        pre.out.clone(),
-        &started_at,
-        &tail,
-        cfg.test.name(),
+    let place = Place {
+        out: &cfg.out,
+        held: pre.out.clone(),
+        started_at: &started_at,
+        tail: &run_dir_name(cfg, None, pre.size_bytes),
+        kind: cfg.test.name(),
+        on_made: pre.hooks.on_run_dir.as_deref(),
+    };
+    in_run_dir(place, |_| {
+        open_for_run(cfg, pre, stop, on_data_set)
+            .and_then(|ds| run_in(cfg, stop, ds, pre, started_at.clone()))
+    })
+}
+
+/// Where a run's directory is made, and what it is called.
+pub struct Place<'a> {
+    /// `--out`, or the directory a command made of runs holds (`held`).
+    pub out: &'a std::path::Path,
+    pub held: Option<Arc<crate::safety::fs::Dir>>,
+    pub started_at: &'a str,
+    /// The name after the start instant ([`dir_name`]).
+    pub tail: &'a str,
+    /// What the registry records it as (the test's name).
+    pub kind: &'a str,
+    /// Who hears of it once it is made.
+    #[allow(clippy::type_complexity)]
+    pub on_made: Option<&'a (dyn Fn(&std::path::Path) + Send + Sync)>,
+}
+
+/// One run in a run directory of its own, whoever issues its requests: the directory is
+/// made, proved writable, registered and locked before `body` prepares or measures
+/// anything; `body` (which writes nothing there) runs; a failed body removes the directory
+/// again, and the `--out` directories made for it; a finished one's result is written
+/// into it ([`written`]).
+pub fn in_run_dir(
+    place: Place,
+    body: impl FnOnce(&report::RunPlace) -> Result<RunOutcome>,
+) -> Result<RunOutcome> {
+    let made = report::RunPlace::make(
+        place.out,
+        place.held,
+        place.started_at,
+        place.tail,
+        place.kind,
     )?;
-    if let Some(f) = &pre.hooks.on_run_dir {
-        f(place.dir.path());
+    if let Some(f) = place.on_made {
+        f(made.dir.path());
     }
-    let result = open_for_run(cfg, pre, stop, on_data_set)
-        .and_then(|ds| run_in(cfg, stop, ds, Some(&*place.dir), pre, started_at));
-    if result.is_err() {
-        // Nothing was written: the run directory goes, and what was made for it.
-        place.remove();
+    match body(&made) {
+        Ok(outcome) => Ok(written(outcome, Some(&made.dir))),
+        Err(e) => {
+            // Nothing was written: the run directory goes, and what was made for it.
+            made.remove();
+            Err(e)
+        }
     }
-    result
 }
 
 pub use crate::report::{RunDirEvent, RunDirHook, on_run_dir};
@@ -329,7 +383,6 @@ fn run_in(
     cfg: &RunConfig,
     stop: &Arc<AtomicBool>,
     mut ds: DataSet,
-    run_dir: Option<&crate::safety::fs::Dir>,
     pre: &Preflight,
     started_at: String,
 ) -> Result<RunOutcome> {
@@ -369,9 +422,16 @@ fn run_in(
                 error: e.to_string(),
             });
     }
+    Ok(outcome)
+}
+
+/// The outcome with its result written into `run_dir` (result.json, summary, report,
+/// exports): a result that could not all be written is still printed and recorded, and
+/// the run exits 4. Without a run directory, only its summary.
+pub fn written(outcome: RunOutcome, run_dir: Option<&crate::safety::fs::Dir>) -> RunOutcome {
     let Some(run_dir) = run_dir else {
         let summary = crate::report::summary::render(&outcome.result);
-        return Ok(RunOutcome { summary, ..outcome });
+        return RunOutcome { summary, ..outcome };
     };
     let (summary, write_error) = match report::write_run(run_dir, &outcome.result) {
         Ok(s) => (s, None),
@@ -388,13 +448,13 @@ fn run_in(
     } else {
         outcome.exit
     };
-    Ok(RunOutcome {
+    RunOutcome {
         run_dir: run_dir.path().to_path_buf(),
         summary,
         write_error,
         exit,
         ..outcome
-    })
+    }
 }
 
 /// The size of each temp file: one per session of the temp test, or per session of each
@@ -548,13 +608,18 @@ fn run_on(
         .map(|n| (n.name.clone(), n.layer.clone()))
         .collect();
     let display = Progress::line(progress::wanted(cfg.quiet));
-    let mut m = window::measure(
+    let crew = window::Crew::Engine {
         cfg,
-        &plan,
-        &inst,
-        &fds,
-        selection.kind,
+        plan: &plan,
+        inst: &inst,
+        fds: &fds,
+        kind: selection.kind,
         buffer_align,
+    };
+    let mut m = window::measure(
+        &window::WindowPlan::of(cfg, &plan),
+        crew,
+        None,
         stop,
         &display,
         os_devices,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::threads::{Finished, InFlight, Role, Shared, ThreadEnd, live};
+use super::requester::{Halt, Requester};
+use super::threads::{Finished, Harness, InFlight, Role, Shared, ThreadEnd, live, live_in};
 use crate::engine::{self, Engine};
 use crate::measure::{Recorder, SessionCounters, Window};
 use crate::sys::{self, AlignedBuf, now_ns};
@@ -25,10 +26,14 @@ pub(super) fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters
             _ => session_thread(role, id, sh, counters),
         },
         Role::Dbwr(k) => session_thread(role, sh.cfg.sessions + 1 + k, sh, counters),
+        Role::Requester(_) => ThreadEnd::setup_failed(format!(
+            "{}: an engine run has no requester (a bug in dbio: please report it)",
+            role.name()
+        )),
         Role::Noise(cpu) => {
             let prepare = || Ok(pin(cpu, "the noise thread"));
-            live(sh, &role.name(), prepare, |warning| {
-                noise(&sh.over);
+            live(sh.h, &role.name(), prepare, |warning| {
+                noise(&sh.h.over);
                 let end = ThreadEnd {
                     warning,
                     ..Default::default()
@@ -68,10 +73,50 @@ fn noise(over: &AtomicBool) {
 }
 
 fn window(sh: &Shared) -> Window {
+    window_of(sh.h)
+}
+
+fn window_of(h: &Harness) -> Window {
     Window {
-        start_ns: sh.window_start.load(Ordering::Relaxed),
-        end_ns: sh.window_end.load(Ordering::Relaxed),
+        start_ns: h.window_start.load(Ordering::Relaxed),
+        end_ns: h.window_end.load(Ordering::Relaxed),
     }
+}
+
+/// A session whose requests `requester` issues: the same life as an engine session (start
+/// gate, a failure stops the run), its requests timed into slot 0 of `counters`. It keeps
+/// the process's descriptor table: its connection was opened before, and must close for
+/// everyone when the session ends.
+pub(super) fn requester_thread(
+    role: Role,
+    mut requester: Box<dyn Requester + '_>,
+    h: &Harness,
+    counters: Arc<SessionCounters>,
+) -> ThreadEnd {
+    live_in(
+        h,
+        &role.name(),
+        false,
+        || Ok(()),
+        |()| {
+            let rec = Recorder::new(counters, window_of(h));
+            let halt = Halt {
+                halt: &h.halt,
+                stop: h.stop,
+                failed: &h.failed,
+            };
+            let lost = requester.run(&rec, &halt).err().map(|l| (role.name(), l));
+            // The connection closes now, with the session.
+            drop(requester);
+            Finished {
+                end: ThreadEnd {
+                    lost,
+                    ..Default::default()
+                },
+                io: InFlight::default(),
+            }
+        },
+    )
 }
 
 /// The seed of thread `id`'s random choices.
@@ -123,7 +168,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
         let (engine, note) = engine::open(sh.kind, fds, capacity, Some(region))?;
         Ok((buffers, engine, note))
     };
-    live(sh, &who, prepare, |(buffers, engine, note)| {
+    live(sh.h, &who, prepare, |(buffers, engine, note)| {
         let ash = match role {
             Role::Dbwr(k) => sh.inst.dbwr_ash(k),
             _ => sh.inst.session_ash(id),
@@ -153,7 +198,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
             rec: Recorder::new(counters, window(sh)),
             ash,
             inst: sh.inst,
-            stop: &sh.halt,
+            stop: &sh.h.halt,
             rng: fastrand::Rng::with_seed(rng_seed(cfg, id)),
             engine,
             buffers,
@@ -262,7 +307,7 @@ fn redo_writer_thread(
         Ok((log, redo, engine, note, warning))
     };
     live(
-        sh,
+        sh.h,
         &who,
         prepare,
         |(log, mut redo, engine, note, warning)| {
@@ -279,7 +324,7 @@ fn redo_writer_thread(
                 c.slot,
                 &running,
             );
-            writer.stop = Some(&sh.halt);
+            writer.stop = Some(&sh.h.halt);
             let mut rng = fastrand::Rng::with_seed(rng_seed(cfg, id));
             ash.on_cpu();
             let outcome = writer.paced_writes(
@@ -326,7 +371,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
         let (engine, note) = log_writer_engine(sh, log)?;
         Ok((engine, note, warning))
     };
-    live(sh, &who, prepare, |(engine, note, warning)| {
+    live(sh.h, &who, prepare, |(engine, note, warning)| {
         // Multi-piece writes go out together through the engine; synchronous modes write the
         // pieces one after another.
         let mut lgwr = Lgwr::new(
@@ -340,7 +385,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             sh.plan.slot(Event::LogFileParallelWrite),
             &sh.inst.sessions_running,
         );
-        lgwr.stop = Some(&sh.halt);
+        lgwr.stop = Some(&sh.h.halt);
         let outcome = lgwr.run();
         Finished {
             end: ThreadEnd {

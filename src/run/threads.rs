@@ -27,6 +27,9 @@ pub struct Fds {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Role {
     Session(usize),
+    /// A session whose requests a [`super::requester::Requester`] issues (a database
+    /// session running SQL).
+    Requester(usize),
     Lgwr,
     Dbwr(usize),
     /// The noise thread of the log-writer starvation experiment, on this CPU.
@@ -36,7 +39,7 @@ pub(super) enum Role {
 impl Role {
     pub(super) fn name(self) -> String {
         match self {
-            Role::Session(i) => format!("session {i}"),
+            Role::Session(i) | Role::Requester(i) => format!("session {i}"),
             Role::Lgwr => "LGWR".into(),
             Role::Dbwr(k) => format!("DBWR {k}"),
             Role::Noise(_) => "noise thread".into(),
@@ -115,6 +118,9 @@ pub(super) struct ThreadEnd {
     pub(super) warning: Option<String>,
     pub(super) abandoned: bool,
     pub(super) lgwr: Option<LgwrStats>,
+    /// A session that issues its own requests ([`super::requester::Requester`]) ended
+    /// early: why, and when.
+    pub(super) lost: Option<(String, super::requester::Lost)>,
 }
 
 impl ThreadEnd {
@@ -127,14 +133,8 @@ impl ThreadEnd {
     }
 }
 
-/// What every thread shares.
-pub(super) struct Shared<'a> {
-    pub(super) cfg: &'a RunConfig,
-    pub(super) plan: &'a Workload,
-    pub(super) inst: &'a Instance,
-    pub(super) fds: &'a Fds,
-    pub(super) kind: EngineKind,
-    pub(super) buffer_align: usize,
+/// What every thread of a measured window shares, whoever issues its requests.
+pub(super) struct Harness<'a> {
     pub(super) gate: StartGate,
     pub(super) window_start: AtomicU64,
     pub(super) window_end: AtomicU64,
@@ -145,6 +145,40 @@ pub(super) struct Shared<'a> {
     /// The measured window is over (or never started): threads that do not end by
     /// themselves (noise) end now.
     pub(super) over: AtomicBool,
+    /// A thread failed and set `stop` for the run (set before `stop`): a stop that is not
+    /// the user's.
+    pub(super) failed: AtomicBool,
+}
+
+impl<'a> Harness<'a> {
+    pub(super) fn new(stop: &'a AtomicBool) -> Harness<'a> {
+        Harness {
+            gate: StartGate::new(),
+            window_start: AtomicU64::new(0),
+            window_end: AtomicU64::new(0),
+            stop,
+            halt: AtomicBool::new(false),
+            over: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// A thread's failure stops the run for all.
+    pub(super) fn fail(&self) {
+        self.failed.store(true, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// What the threads of dbio's own engines share besides the harness.
+pub(super) struct Shared<'a> {
+    pub(super) h: &'a Harness<'a>,
+    pub(super) cfg: &'a RunConfig,
+    pub(super) plan: &'a Workload,
+    pub(super) inst: &'a Instance,
+    pub(super) fds: &'a Fds,
+    pub(super) kind: EngineKind,
+    pub(super) buffer_align: usize,
 }
 
 /// Sleeps until `deadline_ns` or until `stop` or `done()` — checking every 20 ms, and
@@ -212,14 +246,27 @@ pub(super) struct Finished {
 /// all; a thread that gave up on outstanding requests leaks its engine and buffers, since
 /// the kernel may still write into them.
 pub(super) fn live<R>(
-    sh: &Shared,
+    sh: &Harness,
     who: &str,
+    prepare: impl FnOnce() -> std::io::Result<R>,
+    run: impl FnOnce(R) -> Finished,
+) -> ThreadEnd {
+    live_in(sh, who, true, prepare, run)
+}
+
+/// [`live`], with a descriptor table of its own (`own_fds`) or the process's.
+pub(super) fn live_in<R>(
+    sh: &Harness,
+    who: &str,
+    own_fds: bool,
     prepare: impl FnOnce() -> std::io::Result<R>,
     run: impl FnOnce(R) -> Finished,
 ) -> ThreadEnd {
     // Every descriptor the run uses is open by now. Without a table of its own (a
     // seccomp policy may refuse it) the thread works the same, a little slower.
-    let _ = sys::private_fd_table();
+    if own_fds {
+        let _ = sys::private_fd_table();
+    }
     // A panic (a bug) must not hang the run: one in preparation still arrives at the gate
     // (failed), one in the run stops the run for all, as an I/O failure does.
     let ready = catch_unwind(AssertUnwindSafe(prepare)).unwrap_or_else(|_| {
@@ -243,15 +290,15 @@ pub(super) fn live<R>(
     let Finished { end, io } = match catch_unwind(AssertUnwindSafe(|| run(ready))) {
         Ok(f) => f,
         Err(_) => {
-            sh.stop.store(true, Ordering::Relaxed);
+            sh.fail();
             // What it had in flight unwound with it; the run ends with this error.
             return ThreadEnd::setup_failed(format!(
                 "{who} panicked (a bug in dbio: please report it); the run was stopped"
             ));
         }
     };
-    if end.failure.is_some() {
-        sh.stop.store(true, Ordering::Relaxed);
+    if end.failure.is_some() || end.lost.is_some() {
+        sh.fail();
     }
     if end.abandoned {
         std::mem::forget(io);

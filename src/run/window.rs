@@ -5,10 +5,12 @@
 //! what the threads measured.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
-use super::roles::role_thread;
-use super::threads::{Fds, Role, Shared, StartGate, ThreadEnd, sleep_until, spawn};
+use super::requester::{Lost, Observer, Requester};
+use super::roles::{requester_thread, role_thread};
+use super::threads::{Fds, Harness, Role, Shared, ThreadEnd, sleep_until, spawn};
 use crate::engine::EngineKind;
 use crate::measure::ash::{self, AshHistory};
 use crate::measure::os::OsSampler;
@@ -17,8 +19,52 @@ use crate::measure::{DbTotals, EventTotals, Sampler, SecondPoint, SessionCounter
 use crate::progress::Progress;
 use crate::sys::{self, now_ns};
 use crate::workload::redo::LgwrStats;
-use crate::workload::spec::RunConfig;
+use crate::workload::spec::{RunConfig, SteadySpec};
 use crate::workload::{Instance, IoFailure, Workload};
+
+/// Who issues the requests of a measured window.
+pub enum Crew<'a> {
+    /// dbio's own engines: a thread per session of the plan, LGWR and DBWR when the test
+    /// has them, the noise thread, and the ASH sampler over the instance's sessions.
+    Engine {
+        cfg: &'a RunConfig,
+        plan: &'a Workload,
+        inst: &'a Instance,
+        fds: &'a Fds,
+        kind: EngineKind,
+        buffer_align: usize,
+    },
+    /// Sessions that issue their own requests (a database's sessions running SQL), one
+    /// thread each, recording into slot 0.
+    Requesters(Vec<Box<dyn Requester + 'a>>),
+}
+
+/// What a measured window is, whoever issues its requests.
+pub struct WindowPlan {
+    pub warmup: Duration,
+    pub duration: Duration,
+    /// `--steady-state`: end the window once the last rounds hold steady.
+    pub steady: Option<SteadySpec>,
+    /// The name of each slot the threads record into (the progress line's).
+    pub events: Vec<&'static str>,
+    /// Per slot: each request is a wait of its own (the wait histograms are the requests').
+    pub waits_are_requests: Vec<bool>,
+}
+
+impl WindowPlan {
+    /// The window of a run of `cfg` with `plan`'s events.
+    pub fn of(cfg: &RunConfig, plan: &Workload) -> WindowPlan {
+        WindowPlan {
+            warmup: cfg.warmup,
+            duration: cfg.duration,
+            steady: cfg.steady,
+            events: plan.events.iter().map(|e| e.name()).collect(),
+            waits_are_requests: (plan.events.iter())
+                .map(|e| Workload::waits_are_requests(*e))
+                .collect(),
+        }
+    }
+}
 
 /// What the threads measured.
 pub struct Measurement {
@@ -28,9 +74,13 @@ pub struct Measurement {
     pub ash: AshHistory,
     pub lgwr: Option<LgwrStats>,
     pub measured_seconds: f64,
+    /// When the warm-up began (`sys::now_ns`; 0 when the window never started).
+    pub t0_ns: u64,
     pub cpu_user_s: f64,
     pub cpu_system_s: f64,
     pub failures: Vec<IoFailure>,
+    /// Sessions of a [`Crew::Requesters`] that ended early ("session 2"), and why.
+    pub lost: Vec<(String, Lost)>,
     /// Sessions that went on after failed requests (`--continue-on-error`): the first each.
     pub continued: Vec<IoFailure>,
     pub setup_errors: Vec<String>,
@@ -57,7 +107,7 @@ fn progress_line(
     phase: &str,
     elapsed_s: f64,
     total_s: f64,
-    plan: &Workload,
+    events: &[&'static str],
     last: &[SecondPoint],
 ) -> String {
     let mut line = format!(
@@ -67,10 +117,9 @@ fn progress_line(
         (total_s - elapsed_s).max(0.0).ceil()
     );
     for p in last.iter().filter(|p| p.requests > 0).take(3) {
-        let ev = plan.events[p.event];
         line.push_str(&format!(
             " | {}: {} IOPS",
-            ev.name(),
+            events[p.event],
             crate::report::summary::thousands(p.requests)
         ));
         if p.bytes > 0 {
@@ -109,75 +158,98 @@ fn wait_drawing(
     }
 }
 
-/// Runs the plan's threads through warm-up and the measured window. `os_devices` are the
-/// block devices under the data set, (kernel name, layer), sampled once a second.
+/// The threads of `crew` through warm-up and the measured window: the one measured-window
+/// loop of dbio. `observer` hears of the window's two edges. `os_devices` are the block
+/// devices under the data set, (kernel name, layer), sampled once a second.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
-    cfg: &RunConfig,
-    plan: &Workload,
-    inst: &Instance,
-    fds: &Fds,
-    kind: EngineKind,
-    buffer_align: usize,
+    w: &WindowPlan,
+    crew: Crew,
+    mut observer: Option<&mut dyn Observer>,
     stop: &Arc<AtomicBool>,
     progress: &Progress,
     os_devices: Vec<(String, String)>,
     hooks: &super::RunHooks,
 ) -> Measurement {
-    let n = cfg.sessions;
-    let mut roles: Vec<Role> = (0..n).map(Role::Session).collect();
-    if plan.lgwr {
-        roles.push(Role::Lgwr);
-    }
-    roles.extend((0..plan.dbwr).map(Role::Dbwr));
-    roles.extend(cfg.redo.noise_cpu.map(Role::Noise));
-    let counters = SessionCounters::many(roles.len(), plan.events.len());
-    let shared = Shared {
-        cfg,
-        plan,
-        inst,
-        fds,
-        kind,
-        buffer_align,
-        gate: StartGate::new(),
-        window_start: AtomicU64::new(0),
-        window_end: AtomicU64::new(0),
-        stop,
-        halt: AtomicBool::new(false),
-        over: AtomicBool::new(false),
+    let harness = Harness::new(stop);
+    let (roles, mut requesters, engine) = match crew {
+        Crew::Engine {
+            cfg,
+            plan,
+            inst,
+            fds,
+            kind,
+            buffer_align,
+        } => {
+            let mut roles: Vec<Role> = (0..cfg.sessions).map(Role::Session).collect();
+            if plan.lgwr {
+                roles.push(Role::Lgwr);
+            }
+            roles.extend((0..plan.dbwr).map(Role::Dbwr));
+            roles.extend(cfg.redo.noise_cpu.map(Role::Noise));
+            let shared = Shared {
+                h: &harness,
+                cfg,
+                plan,
+                inst,
+                fds,
+                kind,
+                buffer_align,
+            };
+            (roles, Vec::new(), Some(shared))
+        }
+        Crew::Requesters(r) => (
+            (0..r.len()).map(Role::Requester).collect(),
+            r.into_iter().map(Some).collect::<Vec<_>>(),
+            None,
+        ),
     };
+    let counters = SessionCounters::many(roles.len(), w.events.len());
     let finished = AtomicUsize::new(0);
-    let mut sampler = Sampler::new(counters.clone(), plan.events.len());
+    let mut sampler = Sampler::new(counters.clone(), w.events.len());
     sampler.keep_intervals = hooks.on_second.is_some();
     let on_second = |t: u32, sampler: &Sampler| {
         if let Some(f) = &hooks.on_second {
             f(t, sampler.intervals());
         }
     };
-    let warmup_ns = cfg.warmup.as_nanos() as u64;
-    let duration_ns = cfg.duration.as_nanos() as u64;
+    let warmup_ns = w.warmup.as_nanos() as u64;
+    let duration_ns = w.duration.as_nanos() as u64;
     let ash_done = AtomicBool::new(false);
     let mut pinning_notes = Vec::new();
 
     let mut ends: Vec<ThreadEnd> = Vec::with_capacity(roles.len());
     let mut interrupted = false;
     let mut measured_ns = 0u64;
+    let mut t0_ns = 0u64;
     let mut cpu = (0.0, 0.0);
     let mut ash_history = AshHistory::default();
     let mut os: Option<OsSampler> = None;
     let mut stalls = Vec::new();
-    let mut steady = cfg.steady.map(super::steady::Steady::new);
+    let mut steady = w.steady.map(super::steady::Steady::new);
     let mut ended_steady = false;
+    let (shared, harness) = (engine.as_ref(), &harness);
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(roles.len());
         for (i, &role) in roles.iter().enumerate() {
             let counters = counters[i].clone();
-            let (shared, finished) = (&shared, &finished);
+            let finished = &finished;
+            let requester = match role {
+                Role::Requester(k) => requesters[k].take(),
+                _ => None,
+            };
             let spawned = spawn(scope, role, move || {
-                let end = role_thread(role, shared, counters);
-                if let Role::Session(_) = role {
-                    shared.inst.sessions_running.fetch_sub(1, Ordering::SeqCst);
-                }
+                let end = match (requester, shared) {
+                    (Some(r), _) => requester_thread(role, r, harness, counters),
+                    (None, Some(shared)) => {
+                        let end = role_thread(role, shared, counters);
+                        if let Role::Session(_) = role {
+                            shared.inst.sessions_running.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        end
+                    }
+                    (None, None) => unreachable!("a requester role has its requester"),
+                };
                 if role.ends_by_itself() {
                     finished.fetch_add(1, Ordering::Relaxed);
                 }
@@ -199,7 +271,7 @@ pub fn measure(
             }
         }
         let ending = roles.iter().filter(|r| r.ends_by_itself()).count();
-        let failed = shared.gate.wait_ready(handles.len());
+        let failed = harness.gate.wait_ready(handles.len());
         let set_up = failed == 0 && !ends.iter().any(|e| e.setup_error.is_some());
         // The caller may hold the start (every host of a cluster starts at one instant).
         let start_at = match (&hooks.wait_for_start, set_up) {
@@ -209,30 +281,31 @@ pub fn measure(
         };
         if start_at.is_none() || stop.load(Ordering::Relaxed) {
             interrupted = set_up;
-            shared.halt.store(true, Ordering::Relaxed);
-            shared.gate.open(false);
+            harness.halt.store(true, Ordering::Relaxed);
+            harness.gate.open(false);
         } else {
             let t0 = now_ns();
+            t0_ns = t0;
             if let Some(f) = &hooks.on_start {
                 f(t0);
             }
             let start = t0 + warmup_ns;
             let end = start + duration_ns;
-            shared.window_start.store(start, Ordering::Relaxed);
-            shared.window_end.store(end, Ordering::Relaxed);
-            shared.gate.open(true);
-            let ash_thread = {
-                let (board, ash_done) = (&inst.ash, &ash_done);
-                let states = 2 + plan.events.len();
+            harness.window_start.store(start, Ordering::Relaxed);
+            harness.window_end.store(end, Ordering::Relaxed);
+            harness.gate.open(true);
+            let ash_thread = shared.and_then(|sh| {
+                let (board, ash_done) = (&sh.inst.ash, &ash_done);
+                let (states, hz) = (2 + sh.plan.events.len(), sh.cfg.ash_hz);
                 std::thread::Builder::new()
                     .name("dbio-ash".into())
                     .spawn_scoped(scope, move || {
-                        ash::sample(board, states, cfg.ash_hz, start, end, ash_done)
+                        ash::sample(board, states, hz, start, end, ash_done)
                     })
                     .ok()
-            };
+            });
             let all_done = || finished.load(Ordering::Relaxed) == ending;
-            let (warmup_s, duration_s) = (cfg.warmup.as_secs_f64(), cfg.duration.as_secs_f64());
+            let (warmup_s, duration_s) = (w.warmup.as_secs_f64(), w.duration.as_secs_f64());
             // Watched from the start of the warm-up: a stretch in which dbio did not run
             // that begins in the warm-up and lasts into the window is seen when the thread
             // wakes up, and the part of it inside the window is reported.
@@ -244,10 +317,13 @@ pub fn measure(
                 progress,
                 || {
                     let elapsed = now_ns().saturating_sub(t0) as f64 / 1e9;
-                    progress_line("warm-up", elapsed, warmup_s, plan, &[])
+                    progress_line("warm-up", elapsed, warmup_s, &w.events, &[])
                 },
                 Some(&watch),
             );
+            if let Some(o) = observer.as_mut() {
+                o.window_started();
+            }
             let cpu0 = sys::process_cpu_seconds();
             let os = os.insert(OsSampler::start(os_devices));
             let mut t = 1u32;
@@ -261,7 +337,7 @@ pub fn measure(
                     progress,
                     || {
                         let elapsed = now_ns().saturating_sub(start) as f64 / 1e9;
-                        progress_line("measuring", elapsed, duration_s, plan, &last)
+                        progress_line("measuring", elapsed, duration_s, &w.events, &last)
                     },
                     Some(&watch),
                 );
@@ -285,7 +361,10 @@ pub fn measure(
                 }
             }
             // However the window ended, the threads stop now.
-            shared.halt.store(true, Ordering::Relaxed);
+            harness.halt.store(true, Ordering::Relaxed);
+            if let Some(o) = observer.as_mut() {
+                o.window_ended();
+            }
             if progress.is_drawn() {
                 progress.set_message("stopping: waiting for the last requests".into());
             }
@@ -293,7 +372,7 @@ pub fn measure(
             let cpu1 = sys::process_cpu_seconds();
             cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
             ash_done.store(true, Ordering::Relaxed);
-            shared.over.store(true, Ordering::Relaxed);
+            harness.over.store(true, Ordering::Relaxed);
             for h in handles.drain(..) {
                 ends.push(h.join().unwrap_or_else(|_| ThreadEnd {
                     setup_error: Some("a dbio thread panicked".into()),
@@ -318,7 +397,7 @@ pub fn measure(
                 ash_history = h.join().unwrap_or_default();
             }
         }
-        shared.over.store(true, Ordering::Relaxed);
+        harness.over.store(true, Ordering::Relaxed);
         for h in handles {
             ends.push(h.join().unwrap_or_default());
         }
@@ -329,8 +408,8 @@ pub fn measure(
     engine_notes.sort();
     engine_notes.dedup();
     let mut totals = sampler.totals();
-    for (t, ev) in totals.iter_mut().zip(&plan.events) {
-        if Workload::waits_are_requests(*ev) {
+    for (t, &each) in totals.iter_mut().zip(&w.waits_are_requests) {
+        if each {
             t.waits_are_requests();
         }
     }
@@ -341,9 +420,11 @@ pub fn measure(
         ash: ash_history,
         lgwr: ends.iter_mut().find_map(|e| e.lgwr.take()),
         measured_seconds: measured_ns as f64 / 1e9,
+        t0_ns,
         cpu_user_s: cpu.0,
         cpu_system_s: cpu.1,
         failures: ends.iter().filter_map(|e| e.failure.clone()).collect(),
+        lost: ends.iter().filter_map(|e| e.lost.clone()).collect(),
         continued: ends.iter().filter_map(|e| e.continued.clone()).collect(),
         setup_errors: ends.iter().filter_map(|e| e.setup_error.clone()).collect(),
         engine_notes,

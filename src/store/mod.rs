@@ -6,6 +6,7 @@
 //! Several dbio processes may finish at once: the database is in WAL mode, waits for a busy
 //! lock instead of failing, and every write is one short immediate transaction.
 
+mod compare;
 mod guard;
 mod mem;
 mod query;
@@ -24,6 +25,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use crate::error::{Error, Result};
 use crate::report::RunResult;
 use crate::units::Shown;
+pub use compare::{CompareListing, CompareRecord};
 pub use mem::{MemFigures, MemRecord, MemRunListing};
 pub use query::{RunFilter, RunListing, StoredRun};
 pub use registry::{DataSetRecord, LeftoverRecord, RunDirRecord};

@@ -48,6 +48,10 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 7,
         sql: V7_STABILITY,
     },
+    Migration {
+        version: 8,
+        sql: V8_COMPARES,
+    },
 ];
 
 /// The schema version this dbio writes.
@@ -262,6 +266,26 @@ CREATE TABLE run_cross_checks (
     ratio_of      TEXT    NOT NULL,
     not_dbio_pct  REAL    NOT NULL
 );
+";
+
+/// Compares of a test through a database with the matching plain test (`dbio pg
+/// compare`): the compare whole, with its two runs' ids (their rows in `runs` may be
+/// deleted on their own).
+const V8_COMPARES: &str = "
+CREATE TABLE compares (
+    id               INTEGER PRIMARY KEY,
+    recorded_at      TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    started_at       TEXT    NOT NULL,
+    command          TEXT    NOT NULL,
+    test             TEXT    NOT NULL,
+    submission       TEXT    NOT NULL,
+    storage_run_id   INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    database_run_id  INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+    dir              TEXT    NOT NULL,
+    result_schema    TEXT    NOT NULL,
+    result_json      TEXT    NOT NULL
+);
+CREATE INDEX compares_by_time ON compares (started_at);
 ";
 
 /// Why a database cannot be brought up to date.

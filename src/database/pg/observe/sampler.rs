@@ -183,7 +183,7 @@ pub fn sample(
         let rows = match client.query(&statement, &[]) {
             Ok(rows) => rows,
             Err(e) => {
-                failure = Some(crate::pg::connect::error_text(&e));
+                failure = Some(crate::database::pg::connect::error_text(&e));
                 break;
             }
         };

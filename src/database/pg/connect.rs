@@ -62,7 +62,7 @@ fn config_with(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Confi
         c.port(port);
     }
     if c.get_user().is_none() {
-        let user = env("PGUSER").or_else(crate::pg::server::login_name);
+        let user = env("PGUSER").or_else(crate::database::pg::server::login_name);
         match user {
             Some(u) => {
                 c.user(&u);

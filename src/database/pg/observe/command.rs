@@ -44,7 +44,7 @@ pub fn config(text: &str) -> Result<postgres::Config> {
 /// Watches the server for `--seconds` (or until a signal), then prints what it saw.
 pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
     let mut config = config(&a.pg)?;
-    crate::pg::connect::fill_password(&mut config);
+    crate::database::pg::connect::fill_password(&mut config);
     // An unreachable server is bad input, refused before anything is watched.
     config.connect(postgres::NoTls).map_err(|e| {
         Error::usage(format!(

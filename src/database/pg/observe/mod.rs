@@ -29,48 +29,9 @@ pub const MAX_HZ: u32 = 1000;
 /// flush when idle, at most once a second, and when they exit).
 const FLUSH_PAUSE: Duration = Duration::from_millis(1100);
 
-/// What the run asked for, so the findings can tell what was asked from what was done.
-#[derive(Debug, Clone)]
-pub struct RunContext {
-    /// The test (`read-iops`, `redo`, ...).
-    pub test: String,
-    pub asynchronous: bool,
-    pub depth: u32,
-    pub sessions: u32,
-    /// The SET commands each session ran: (name, value).
-    pub session_set: Vec<(String, String)>,
-    /// How the page cache was kept out.
-    pub cache: CacheControl,
-    /// The sessions' own mean read latency (µs), when the test reads.
-    pub mean_read_us: Option<f64>,
-    /// The load goes on after sampling stops (a server dbio only watches): the statistics
-    /// are then rates over the time between the two snapshots, the flush pause included.
-    /// Otherwise the load ended with the sampling, and the pause only lets its counters in.
-    pub load_continues: bool,
-}
-
-/// How the operating system's page cache was kept out of the reads.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CacheControl {
-    /// The server reads with direct I/O (`debug_io_direct=data`).
-    DirectIo,
-    /// dbio dropped the table's pages with posix_fadvise(DONTNEED).
-    Fadvise,
-    /// Not kept out, and why.
-    NotControlled(String),
-}
-
-impl CacheControl {
-    pub fn describe(&self) -> String {
-        match self {
-            CacheControl::DirectIo => "direct I/O (debug_io_direct=data)".into(),
-            CacheControl::Fadvise => {
-                "the table's pages dropped from the page cache with posix_fadvise(DONTNEED)".into()
-            }
-            CacheControl::NotControlled(why) => format!("not controlled: {why}"),
-        }
-    }
-}
+/// What the run asked for (the same for every database).
+pub type RunContext = crate::database::Asked;
+pub use crate::database::CacheControl;
 
 /// A PostgreSQL error as one line.
 pub(crate) fn pg_error(what: &str, e: &postgres::Error) -> Error {
@@ -92,21 +53,30 @@ pub fn server_facts(client: &mut postgres::Client) -> Result<ServerFacts> {
 
 type Sampled = (postgres::Client, sampler::Tally, f64, Option<String>);
 
-/// Watches a server while a test runs.
+/// Watches a server while a test runs: connected first ([`Observer::connect`]), then from
+/// [`Observer::begin`] (the first statistics snapshot, the sampler started) to
+/// [`Observer::end`] (the sampler stopped), then [`Observer::finish`] (the last snapshot
+/// and the section). A run's observer begins and ends at the measured window's edges
+/// ([`crate::run::requester::Observer`]).
 pub struct Observer {
     hz: u32,
     server: ServerFacts,
     columns: stats::Columns,
-    first: stats::Snapshot,
+    /// The connection, until the sampler takes it.
+    client: Option<postgres::Client>,
+    first: Option<stats::Snapshot>,
     stop: Arc<AtomicBool>,
-    sampler: JoinHandle<Sampled>,
+    sampler: Option<JoinHandle<Sampled>>,
+    /// When sampling stopped.
+    stopped: Option<Instant>,
+    /// What failed at an edge, kept for `finish`.
+    failed: Option<Error>,
 }
 
 impl Observer {
-    /// Connects on its own connection (application_name 'dbio observer'), reads the server
-    /// facts, takes the first statistics snapshot, and starts sampling `pg_stat_activity`
-    /// at `hz` (held to 100..=1000) in a thread.
-    pub fn start(config: &postgres::Config, hz: u32) -> Result<Observer> {
+    /// Connects on its own connection (application_name 'dbio observer') and reads the
+    /// server facts; samples at `hz` (held to 100..=1000) once begun.
+    pub fn connect(config: &postgres::Config, hz: u32) -> Result<Observer> {
         let hz = hz.clamp(MIN_HZ, MAX_HZ);
         let mut config = config.clone();
         config.application_name("dbio observer");
@@ -116,32 +86,74 @@ impl Observer {
         let server = server_facts(&mut client)?;
         let columns = stats::columns(&mut client, server.version_num)
             .map_err(|e| pg_error("reading the statistics views' columns", &e))?;
-        let first = stats::snapshot(&mut client, &columns)
-            .map_err(|e| pg_error("reading the statistics", &e))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let sampler = std::thread::Builder::new()
-            .name("dbio-pg-sampler".into())
-            .spawn(move || sampler::sample(client, hz, flag))
-            .map_err(|e| Error::other(format!("starting the wait sampler: {e}")))?;
         Ok(Observer {
             hz,
             server,
             columns,
-            first,
-            stop,
-            sampler,
+            client: Some(client),
+            first: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            sampler: None,
+            stopped: None,
+            failed: None,
         })
+    }
+
+    /// [`Observer::connect`], then [`Observer::begin`] at once (`dbio pg observe`,
+    /// `dbio job from-pg`).
+    pub fn start(config: &postgres::Config, hz: u32) -> Result<Observer> {
+        let mut o = Observer::connect(config, hz)?;
+        o.try_begin()?;
+        Ok(o)
+    }
+
+    /// Takes the first statistics snapshot and starts sampling `pg_stat_activity` in a
+    /// thread.
+    fn try_begin(&mut self) -> Result<()> {
+        let mut client = self
+            .client
+            .take()
+            .ok_or_else(|| Error::other("the observer began twice"))?;
+        let first = stats::snapshot(&mut client, &self.columns)
+            .map_err(|e| pg_error("reading the statistics", &e))?;
+        self.first = Some(first);
+        let (hz, flag) = (self.hz, Arc::clone(&self.stop));
+        let sampler = std::thread::Builder::new()
+            .name("dbio-pg-sampler".into())
+            .spawn(move || sampler::sample(client, hz, flag))
+            .map_err(|e| Error::other(format!("starting the wait sampler: {e}")))?;
+        self.sampler = Some(sampler);
+        Ok(())
+    }
+
+    /// Begins (at the measured window's start); a failure is kept for `finish`.
+    pub fn begin(&mut self) {
+        if let Err(e) = self.try_begin() {
+            self.failed = Some(e);
+        }
+    }
+
+    /// Stops sampling (at the measured window's end).
+    pub fn end(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.stopped.get_or_insert_with(Instant::now);
     }
 
     /// Stops sampling, takes the last snapshot (after a pause that lets the backends flush
     /// their statistics: close the sessions' connections first, a backend flushes when it
     /// exits), and returns everything as the result's pg section.
-    pub fn finish(self, ctx: &RunContext) -> Result<PgSection> {
-        self.stop.store(true, Ordering::Relaxed);
-        let stopped = Instant::now();
-        let (mut client, tally, seconds, failure) = self
-            .sampler
+    pub fn finish(mut self, ctx: &RunContext) -> Result<PgSection> {
+        self.end();
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let stopped = self.stopped.unwrap_or_else(Instant::now);
+        let (Some(handle), Some(first)) = (self.sampler.take(), self.first.take()) else {
+            return Err(Error::other(
+                "PostgreSQL: the observer never began (the measured window never started)",
+            ));
+        };
+        let (mut client, tally, seconds, failure) = handle
             .join()
             .map_err(|_| Error::other("the wait sampler panicked"))?;
         if let Some(f) = failure {
@@ -157,13 +169,13 @@ impl Observer {
         let last = stats::snapshot(&mut client, &self.columns)
             .map_err(|e| pg_error("reading the statistics", &e))?;
         let (waits, ash, sampler) = tally.finish(self.hz, seconds);
-        let deltas = stats::scalar_deltas(&self.first, &last);
+        let deltas = stats::scalar_deltas(&first, &last);
         let interval_s = if ctx.load_continues {
-            (last.at - self.first.at).as_secs_f64()
+            (last.at - first.at).as_secs_f64()
         } else {
-            (stopped - self.first.at).as_secs_f64()
+            (stopped - first.at).as_secs_f64()
         };
-        let io = stats::io_figures(&self.columns, &self.first, &last, interval_s);
+        let io = stats::io_figures(&self.columns, &first, &last, interval_s);
         let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
         // Each sample was a transaction of the observer's own (and so was the flush call):
         // they are not the load's commits.
@@ -189,5 +201,28 @@ impl Observer {
         section.findings = found;
         section.cautions = cautions;
         Ok(section)
+    }
+}
+
+/// A run's observer: begins and ends at the measured window's edges.
+impl crate::run::requester::Observer for Observer {
+    fn window_started(&mut self) {
+        self.begin();
+    }
+
+    fn window_ended(&mut self) {
+        self.end();
+    }
+}
+
+/// What a run through PostgreSQL saw goes into its result's `pg` section.
+impl crate::database::DbObserver for Observer {
+    fn finish(
+        self: Box<Self>,
+        asked: &crate::database::Asked,
+        result: &mut crate::report::RunResult,
+    ) -> Result<()> {
+        result.pg = Some(Observer::finish(*self, asked)?);
+        Ok(())
     }
 }

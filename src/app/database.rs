@@ -1,0 +1,115 @@
+//! The commands of a test through a database that are more than a run: `dbio pg compare`
+//! (both runs and their compare, recorded) and `dbio show c<ID>` (a recorded compare).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::ShowArgs;
+use crate::error::{Error, ExitCode, Result};
+use crate::options::RunArgs;
+use crate::store::Store;
+use crate::units::Shown;
+
+use super::{record_id, recorded_in_store};
+
+/// `dbio pg compare`: both runs recorded like runs, then the compare with their ids
+/// (`dbio show c<ID>`), written into its directory; the one report (or `--json`, the
+/// compare itself) printed.
+pub(super) fn compare(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+    use crate::database::compare;
+    let page = crate::database::pg::load::PAGE;
+    let mut done = compare::compare_runs(a, ("pg", page), stop, &|a, held| {
+        crate::database::pg::run_in(a, held, stop)
+    })?;
+    done.compared.database.run_id = record_id(db, &done.database).0;
+    done.compared.storage.run_id = record_id(db, &done.storage).0;
+    let c = &mut done.compared;
+    let json = |c: &compare::Compared| {
+        serde_json::to_string_pretty(c).map_err(|e| Error::other(e.to_string()))
+    };
+    let record = crate::store::CompareRecord {
+        started_at: c.started_at.clone(),
+        command: c.command.clone(),
+        test: c.test.clone(),
+        submission: c.submission.clone(),
+        storage_run_id: c.storage.run_id,
+        database_run_id: c.database.run_id,
+        dir: done.dir.display().to_string(),
+        schema: c.schema.clone(),
+        json: json(c)?,
+    };
+    c.id = recorded_in_store(db, "compare c{id}", &done.dir, |store| {
+        let id = store.record_compare(&record, &done.dir)?;
+        let mut with_id = c.clone();
+        with_id.id = Some(id);
+        store.update_compare_json(id, &json(&with_id)?)?;
+        Ok(id)
+    })
+    .0;
+    if let Err(e) = compare::write(&done.dir, c) {
+        eprintln!("dbio: warning: {e}");
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let _ = writeln!(out, "{}", json(c)?);
+    } else {
+        let _ = write!(
+            out,
+            "{}",
+            crate::report::render(&compare::report(c), a.format)
+        );
+    }
+    eprintln!("dbio: compare in {}", done.dir.shown());
+    // The worse of the two: the database's, unless it was fine.
+    Ok(if done.database.exit == ExitCode::Ok {
+        done.storage.exit
+    } else {
+        done.database.exit
+    })
+}
+
+/// `dbio show c<ID>`: a compare through a database, as recorded (`--json`: its
+/// compare.json).
+pub(super) fn show_compare(store: &Store, id: i64, a: &ShowArgs) -> Result<ExitCode> {
+    let text = store.compare_json(id)?.ok_or_else(|| {
+        Error::usage(format!(
+            "ID c{id}: no such compare in {} (`dbio runs` lists them)",
+            store.path().shown()
+        ))
+    })?;
+    let mut out = std::io::stdout().lock();
+    if a.options.0.json {
+        let _ = writeln!(out, "{text}");
+        return Ok(ExitCode::Ok);
+    }
+    let c: crate::database::compare::Compared = serde_json::from_str(&text)
+        .map_err(|e| Error::other(format!("compare c{id} in the store cannot be read: {e}")))?;
+    let report = crate::database::compare::report(&c);
+    let _ = write!(
+        out,
+        "{}",
+        crate::report::render(&report, a.options.0.format)
+    );
+    Ok(ExitCode::Ok)
+}
+
+/// The compares `dbio runs` lists after the runs (all of them, as for memory runs, when no
+/// test is asked for).
+pub(super) fn compares(
+    store: &Store,
+    a: &crate::cli::RunsArgs,
+) -> Result<Vec<crate::store::CompareListing>> {
+    match a.test {
+        None if !a.options.0.json => store.compares(a.last.map(|n| n as usize)),
+        _ => Ok(Vec::new()),
+    }
+}
+
+pub(super) fn list_compares(out: &mut impl Write, compares: &[crate::store::CompareListing]) {
+    if !compares.is_empty() {
+        let report = crate::database::compare::listing(compares);
+        let _ = write!(out, "\n{}", crate::report::summary::text(&report));
+    }
+}

@@ -1,0 +1,629 @@
+//! `dbio <db> compare TEST` (`dbio pg compare`): the same test twice, once through the
+//! database and once as the matching plain dbio test ([`super::shape`]) on the file system
+//! of the data directory, in one report — what the storage gives, what the database gets,
+//! their ratio — with the database's findings in words and what it saw.
+//!
+//! The comparison is a model ([`Compared`], `compare.json`: both sides, the ratios, the
+//! findings), built once; its text, Markdown and HTML come from one [`Report`] made of it
+//! ([`report`]), its `--json` is the model itself. It is recorded in the results store
+//! (`dbio runs` lists it, `dbio show c<ID>` shows it again) beside its two runs.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::options::RunArgs;
+use crate::report::result::{EventResult, RunResult};
+use crate::report::sections::format::{number, ratio};
+use crate::report::sections::{Block, Column, Level, Report, Section, Table};
+use crate::run::RunOutcome;
+use crate::units::human_bytes;
+
+/// `compare.json`'s `schema`.
+pub const SCHEMA: &str = "dbio.db-compare.v1";
+
+/// The files a compare writes into its directory (its two runs' directories are in it).
+pub const COMPARE_DIR_FILES: &[&str] = &["compare.json", "summary.txt"];
+
+/// What the results store registers a compare's directory as.
+pub const DIR_KIND: &str = "db compare";
+
+/// The event a side is judged by: the one its sessions waited on longest (the first of Top
+/// Timed Events), among those with requests.
+pub fn main_event(r: &RunResult) -> Option<&EventResult> {
+    r.events_by_wait_time().into_iter().find(|e| e.requests > 0)
+}
+
+/// The figures compared, each read from an event (None where it has no meaning).
+type Figure = fn(&EventResult) -> Option<f64>;
+
+const FIGURES: [(&str, Figure); 5] = [
+    ("IOPS", |e| Some(e.iops)),
+    ("MiB/s", |e| (e.bytes > 0).then_some(e.mib_per_s)),
+    ("Mean latency (µs)", |e| Some(e.latency_us.mean)),
+    ("p99 latency (µs)", |e| Some(e.latency_us.p99)),
+    ("Request size", |e| {
+        (e.bytes > 0 && e.requests > 0).then(|| e.bytes as f64 / e.requests as f64)
+    }),
+];
+
+/// The label of the read wait by the database's own timing.
+const READ_WAIT: &str = "Read wait, PG's timing (µs)";
+// (PostgreSQL's label, kept as compare.json has it; the next database's adapter names its own
+// through `Seen::name` when the table learns a second one.)
+
+/// One side of a compare: its run, where it is, and its whole result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Side {
+    /// Its id in the results store (`dbio show ID`), once recorded.
+    #[serde(default)]
+    pub run_id: Option<i64>,
+    pub run_dir: String,
+    /// The event it is judged by ([`main_event`]).
+    pub event: Option<String>,
+    pub result: RunResult,
+}
+
+/// One row of the side-by-side table: a figure of each side and their ratio (database /
+/// storage).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FigureRow {
+    pub figure: String,
+    pub storage: Option<f64>,
+    pub database: Option<f64>,
+    pub ratio: Option<f64>,
+}
+
+/// One finding, in words: a note, or a caution that puts the figures in doubt.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// `note` or `caution`.
+    pub level: String,
+    pub text: String,
+}
+
+impl Finding {
+    fn note(text: String) -> Finding {
+        Finding {
+            level: "note".into(),
+            text,
+        }
+    }
+
+    fn caution(text: String) -> Finding {
+        Finding {
+            level: "caution".into(),
+            text,
+        }
+    }
+}
+
+/// A compare: both sides, the ratios, the findings (`compare.json`, `--json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Compared {
+    pub schema: String,
+    pub dbio_version: String,
+    /// The command (`pg compare`).
+    pub command: String,
+    /// The test (`read-iops`) and its submission (`sync`, `async`).
+    pub test: String,
+    pub submission: String,
+    pub started_at: String,
+    /// Its id in the results store (`dbio show c<ID>`), once recorded.
+    #[serde(default)]
+    pub id: Option<i64>,
+    pub storage: Side,
+    pub database: Side,
+    /// The side-by-side table, ratio = database / storage.
+    pub figures: Vec<FigureRow>,
+    /// What the table cannot show by itself (no event to compare, another file system).
+    pub table_cautions: Vec<String>,
+    pub findings: Vec<Finding>,
+}
+
+/// How busy the CPUs were over the run (all CPUs, mean of the seconds), if recorded.
+fn cpu_busy_pct(r: &RunResult) -> Option<f64> {
+    let all: Vec<f64> =
+        r.os.as_ref()?
+            .cpu
+            .iter()
+            .filter(|c| c.cpu == "all")
+            .map(|c| 100.0 - c.idle_pct - c.iowait_pct)
+            .collect();
+    (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+}
+
+/// What the database saw, from whichever database's section the result carries.
+fn seen(database: &RunResult) -> Option<super::Seen> {
+    super::seen(database)
+}
+
+fn read_wait_us(database: &RunResult) -> Option<f64> {
+    seen(database)?.read_wait_us
+}
+
+fn side(r: &RunResult, run_dir: &Path) -> Side {
+    Side {
+        run_id: None,
+        run_dir: std::fs::canonicalize(run_dir)
+            .unwrap_or_else(|_| run_dir.to_path_buf())
+            .display()
+            .to_string(),
+        event: main_event(r).map(|e| e.name.clone()),
+        result: r.clone(),
+    }
+}
+
+/// The side-by-side figures (ratio = database / storage).
+fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
+    let (s, d) = (main_event(storage), main_event(database));
+    let row = |figure: &str, sv: Option<f64>, dv: Option<f64>| FigureRow {
+        figure: figure.into(),
+        storage: sv,
+        database: dv,
+        ratio: match (sv, dv) {
+            (Some(sv), Some(dv)) if sv != 0.0 => Some(dv / sv),
+            _ => None,
+        },
+    };
+    let mut rows = Vec::new();
+    for (figure, of) in FIGURES {
+        rows.push(row(figure, s.and_then(of), d.and_then(of)));
+        // A request through the database is more than its read: PostgreSQL's own timing of
+        // the reads (track_io_timing) beside the storage's latency.
+        if figure == "Mean latency (µs)"
+            && let Some(w) = read_wait_us(database)
+        {
+            rows.push(row(READ_WAIT, s.map(|e| e.latency_us.mean), Some(w)));
+        }
+    }
+    rows
+}
+
+/// The findings, in words: the ratios, the time outside the read, busy CPUs, then the
+/// database's own cautions and findings.
+fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
+    use crate::database::pg::observe::findings::latency_words;
+    let (s, d) = (main_event(storage), main_event(database));
+    let mut out = Vec::new();
+    if let (Some(s), Some(d)) = (s, d)
+        && s.iops > 0.0
+        && s.latency_us.mean > 0.0
+    {
+        out.push(Finding::note(format!(
+            "the database got {:.2}× the storage's IOPS at {:.2}× its mean latency ({} against {} raw)",
+            d.iops / s.iops,
+            d.latency_us.mean / s.latency_us.mean,
+            latency_words(d.latency_us.mean),
+            latency_words(s.latency_us.mean)
+        )));
+    }
+    if let (Some(s), Some(d), Some(w)) = (s, d, read_wait_us(database))
+        && s.latency_us.mean > 0.0
+    {
+        out.push(Finding::note(format!(
+            "a read waited {} in PostgreSQL against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
+            latency_words(w),
+            latency_words(s.latency_us.mean),
+            w / s.latency_us.mean,
+            latency_words(d.latency_us.mean),
+            latency_words((d.latency_us.mean - w).max(0.0)),
+        )));
+    }
+    // Waits measured inside the database include the time a backend waits for a CPU once
+    // its read is done: on busy CPUs the database's figures say so.
+    if let Some(busy) = cpu_busy_pct(database)
+        && busy >= 80.0
+    {
+        out.push(Finding::caution(format!(
+            "the CPUs were {busy:.0}% busy during the database's run: its backends, dbio's sessions and the sampler shared them, and every wait measured there includes waiting to be scheduled; fewer --sessions (or more CPUs) separate the storage from the CPU"
+        )));
+    }
+    match seen(database) {
+        Some(seen) => {
+            out.extend(seen.cautions.into_iter().map(Finding::caution));
+            out.extend(seen.findings.into_iter().map(Finding::note));
+        }
+        None => out.push(Finding::note(
+            "The database run recorded no PostgreSQL section: no findings of its own.".into(),
+        )),
+    }
+    out
+}
+
+/// The compare of two finished runs, in their directories.
+pub fn compared(
+    command: &str,
+    (storage, storage_dir): (&RunResult, &Path),
+    (database, database_dir): (&RunResult, &Path),
+) -> Compared {
+    let (s, d) = (main_event(storage), main_event(database));
+    let mut table_cautions = Vec::new();
+    if s.is_none() || d.is_none() {
+        table_cautions.push(format!(
+            "The {} run has no event with requests: nothing to compare.",
+            if s.is_none() { "storage" } else { "database" }
+        ));
+    }
+    Compared {
+        schema: SCHEMA.into(),
+        dbio_version: env!("CARGO_PKG_VERSION").into(),
+        command: command.into(),
+        test: storage.test.clone(),
+        submission: storage.submission_label().into(),
+        started_at: database.started_at.clone(),
+        id: None,
+        storage: side(storage, storage_dir),
+        database: side(database, database_dir),
+        figures: figures(storage, database),
+        table_cautions,
+        findings: findings(storage, database),
+    }
+}
+
+fn cell(figure: &str, v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if figure == "Request size" => human_bytes(v.round() as u64),
+        Some(v) => number(v),
+    }
+}
+
+/// The one report of a compare: the runs, the side-by-side table, the findings, then what
+/// the database saw. Text, Markdown and HTML render it.
+pub fn report(c: &Compared) -> Report {
+    let (storage, database) = (&c.storage.result, &c.database.result);
+    let mut runs = Table::new(vec![
+        Column::left("Side", 9),
+        Column::right("Run", 5),
+        Column::left("Test", 22),
+        Column::right("Sessions", 8),
+        Column::left("Event", 24),
+        Column::right("Measured (s)", 12),
+        Column::left("Started", 20).detail(),
+    ]);
+    for (name, side) in [("storage", &c.storage), ("database", &c.database)] {
+        let r = &side.result;
+        runs.row(vec![
+            name.into(),
+            side.run_id.map_or("-".into(), |id| id.to_string()).into(),
+            format!("{} ({})", r.test, r.submission_label()).into(),
+            r.config.sessions.to_string().into(),
+            side.event.as_deref().unwrap_or("-").into(),
+            format!(
+                "{:.1}{}",
+                r.measured_seconds,
+                if r.partial { " PARTIAL" } else { "" }
+            )
+            .into(),
+            r.started_at.as_str().into(),
+        ]);
+    }
+    let mut sections = vec![
+        Section::new("runs", "Runs")
+            .level(Level::Lead)
+            .with(Block::Table(runs)),
+    ];
+    let mut t = Table::new(vec![
+        Column::left("Figure", 20),
+        Column::right("Storage gives", 14),
+        Column::right("Database gets", 14),
+        Column::right("Ratio", 9),
+    ]);
+    for f in &c.figures {
+        let unit = if f.figure == READ_WAIT {
+            "Mean latency (µs)"
+        } else {
+            &f.figure
+        };
+        t.row(vec![
+            f.figure.as_str().into(),
+            cell(unit, f.storage).into(),
+            cell(unit, f.database).into(),
+            ratio(f.database, f.storage).into(),
+        ]);
+    }
+    let mut side = Section::new("side-by-side", "The storage gives, the database gets")
+        .with(Block::Table(t))
+        .with(Block::Note(
+            "Ratio: the database's figure over the storage's (same sessions, size class and depth, same file system).".into(),
+        ));
+    for caution in &c.table_cautions {
+        side.push(Block::Caution(caution.clone()));
+    }
+    sections.push(side);
+    let mut found = Section::new("findings", "Findings");
+    for f in &c.findings {
+        found.push(if f.level == "caution" {
+            Block::Caution(f.text.clone())
+        } else {
+            Block::Note(f.text.clone())
+        });
+    }
+    sections.push(found);
+    if let Some(seen) = seen(database) {
+        sections.extend(seen.sections);
+    }
+    Report {
+        title: format!(
+            "dbio {} — {} {} ({}): the storage beside the database",
+            database.dbio_version,
+            c.command,
+            storage.test,
+            storage.submission_label()
+        ),
+        sections,
+    }
+}
+
+/// The report of two runs (what [`report`] makes of their [`compared`]).
+pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
+    report(&compared(
+        "pg compare",
+        (storage, Path::new("")),
+        (database, Path::new("")),
+    ))
+}
+
+/// Where the plain test keeps its data set: under `--out`, the file system the throwaway
+/// server's data directory lives on (it is made in the run directory).
+pub const STORAGE_DIR: &str = "dbio-compare-data";
+
+/// The plain dbio test matching a database test (the shape table's row), on `dir` (a
+/// directory on the data directory's file system).
+pub fn storage_args(db_run: &RunArgs, dir: &Path, page: u64) -> Result<RunArgs> {
+    let test = db_run
+        .test
+        .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
+    let row = super::shape::row(test, db_run.sync).ok_or_else(|| {
+        Error::usage(format!(
+            "TEST {}: not a test through a database",
+            test.name()
+        ))
+    })?;
+    Ok(super::shape::plain_args(row, db_run, dir, page))
+}
+
+/// `dbio <db> run` as a function, given the directory its run directory goes in.
+pub type RunDb<'a> =
+    &'a dyn Fn(&RunArgs, Option<Arc<crate::safety::fs::Dir>>) -> Result<RunOutcome>;
+
+/// Both runs of a compare, and the compare.
+pub struct Done {
+    pub database: RunOutcome,
+    pub storage: RunOutcome,
+    pub compared: Compared,
+    /// The compare's directory (its runs' directories are in it).
+    pub dir: std::path::PathBuf,
+}
+
+/// Runs the database test (`run_db`: `dbio <db> run` as a function, given the directory to
+/// make its run directory in), then the plain test on the file system of its data
+/// directory, both in one compare directory, and compares them. The plain test's
+/// arguments are checked before the database test starts, so a refusal comes before
+/// anything is created.
+pub fn compare_runs(
+    a: &RunArgs,
+    (command, page): (&str, u64),
+    stop: &Arc<AtomicBool>,
+    run_db: RunDb,
+) -> Result<Done> {
+    let plain = storage_args(a, &a.out.join(STORAGE_DIR), page)?;
+    let cfg = crate::options::check::run_config(&plain)?;
+    let test = a.test.map_or("", |t| t.name());
+    let started_at = crate::sys::utc_now_rfc3339();
+    let tail = format!(
+        "{command}-compare_{test}_{}",
+        if a.sync { "sync" } else { "async" }
+    );
+    let place = crate::report::RunPlace::make(&a.out, None, &started_at, &tail, DIR_KIND)?;
+    let done = both(a, (&cfg, command), stop, run_db, &place);
+    match &done {
+        Ok(_) => place.finish(),
+        Err(_) => {
+            place.close();
+        }
+    }
+    done
+}
+
+fn both(
+    a: &RunArgs,
+    (cfg, command): (&crate::options::RunConfig, &str),
+    stop: &Arc<AtomicBool>,
+    run_db: RunDb,
+    place: &crate::report::RunPlace,
+) -> Result<Done> {
+    let database = run_db(a, Some(place.dir.clone()))?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Error::Interrupted(
+            "interrupted after the database's run; the storage's test was not run".into(),
+        ));
+    }
+    let mut pre = crate::options::environment::check(cfg)?;
+    pre.out = Some(place.dir.clone());
+    let storage = crate::run::run(cfg, &pre, stop, &|_| {})?;
+    let mut compared = compared(
+        &format!("{command} compare"),
+        (&storage.result, &storage.run_dir),
+        (&database.result, &database.run_dir),
+    );
+    let data_dir = seen(&database.result)
+        .and_then(|s| s.data_directory)
+        .map(std::path::PathBuf::from);
+    if let Some(caution) = elsewhere(&cfg.dataset.target, data_dir.as_deref()) {
+        compared.table_cautions.push(caution);
+    }
+    Ok(Done {
+        database,
+        storage,
+        compared,
+        dir: place.path().to_path_buf(),
+    })
+}
+
+/// Writes `compare.json` and `summary.txt` into the compare's directory `dir` (again, once
+/// the store gave the ids).
+pub fn write(dir: &Path, c: &Compared) -> Result<()> {
+    let d = crate::safety::fs::Dir::open(dir)
+        .map_err(|e| Error::io("cannot open the compare's directory", dir, &e))?;
+    let json = serde_json::to_string_pretty(c)
+        .map_err(|e| Error::other(format!("cannot serialize the compare: {e}")))?;
+    let text = crate::report::summary::text(&report(c));
+    for (name, body) in COMPARE_DIR_FILES.iter().zip([json + "\n", text]) {
+        crate::report::write_file(&d, name, &body, true)?;
+    }
+    Ok(())
+}
+
+/// The compares recorded in the store, as `dbio runs` lists them after the runs.
+pub fn listing(compares: &[crate::store::CompareListing]) -> Report {
+    let mut t = Table::new(vec![
+        Column::right("ID", 5),
+        Column::left("Started", 20),
+        Column::left("Compare", 28),
+        Column::right("Storage run", 11),
+        Column::right("Database run", 12),
+    ]);
+    let id = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    for c in compares {
+        let r = &c.record;
+        t.row(vec![
+            format!("c{}", c.id).into(),
+            r.started_at.as_str().into(),
+            format!("{} {} ({})", r.command, r.test, r.submission).into(),
+            id(r.storage_run_id).into(),
+            id(r.database_run_id).into(),
+        ]);
+    }
+    Report {
+        title: "Compares through a database (dbio show c<ID>)".into(),
+        sections: vec![Section::new("compares", "Compares").with(Block::Table(t))],
+    }
+}
+
+/// The device of `path`, or of its nearest ancestor that exists (a throwaway server's data
+/// directory is gone after its run; its run directory stays).
+fn device_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors()
+        .find_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.dev())
+}
+
+/// A caution when the plain test's data set was not on the data directory's file system
+/// (or that could not be told).
+pub fn elsewhere(target: &Path, data_dir: Option<&Path>) -> Option<String> {
+    let Some(data_dir) = data_dir else {
+        return Some(format!(
+            "The server did not show its data directory: the storage's test ran on {}'s file system, which may not be the database's.",
+            target.display()
+        ));
+    };
+    if !data_dir.is_absolute() || device_of(data_dir) != device_of(target) {
+        return Some(format!(
+            "The storage's test ran on {}'s file system, not on that of the data directory {} (another file system, or another host).",
+            target.display(),
+            data_dir.display()
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::run_result;
+    use crate::report::result_pg::PgSection;
+
+    fn pair() -> (RunResult, RunResult) {
+        let storage = run_result(3, &["db file sequential read"], false);
+        let mut database = run_result(3, &["DataFileRead"], false);
+        database.test = "pg read-iops".into();
+        let e = &mut database.events[0];
+        e.iops = storage.events[0].iops / 2.0;
+        e.mib_per_s = storage.events[0].mib_per_s / 2.0;
+        e.latency_us.mean = storage.events[0].latency_us.mean * 2.0;
+        database.pg = Some(PgSection {
+            findings: vec!["index lookups are always synchronous in PostgreSQL".into()],
+            cautions: vec!["Reads averaged 8.3 µs, under 50 µs".into()],
+            ..PgSection::default()
+        });
+        (storage, database)
+    }
+
+    #[test]
+    fn side_by_side_with_ratios_and_findings() {
+        let (storage, database) = pair();
+        let report = compare_report(&storage, &database);
+        let text = crate::report::summary::text(&report);
+        let row = |label: &str| {
+            (text.lines())
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("no {label} in {text}"))
+                .to_string()
+        };
+        assert!(row("IOPS").ends_with("0.500×"), "{text}");
+        assert!(row("MiB/s").ends_with("0.500×"), "{text}");
+        assert!(row("Mean latency (µs)").ends_with("2.000×"), "{text}");
+        // Both sides read 8 KiB per request.
+        assert!(row("Request size").contains("8.0 KiB"), "{text}");
+        assert!(row("Request size").ends_with("1.000×"), "{text}");
+        assert!(
+            text.contains("the database got 0.50× the storage's IOPS at 2.00× its mean latency"),
+            "{text}"
+        );
+        assert!(text.contains("index lookups are always synchronous in PostgreSQL"));
+        assert!(text.contains("Reads averaged 8.3 µs"));
+        assert!(text.contains("db file sequential read") && text.contains("DataFileRead"));
+        // The HTML of the same report carries the same table.
+        let html = crate::report::html::page(&report);
+        assert!(html.contains("Database gets") && html.contains("0.500×"));
+    }
+
+    #[test]
+    fn a_side_without_requests_is_said_not_divided() {
+        let (storage, mut database) = pair();
+        database.events[0].requests = 0;
+        database.pg = None;
+        let text = crate::report::summary::text(&compare_report(&storage, &database));
+        assert!(
+            text.contains("The database run has no event with requests"),
+            "{text}"
+        );
+        assert!(text.contains("recorded no PostgreSQL section"), "{text}");
+        assert!(!text.contains("the database got"), "{text}");
+    }
+
+    #[test]
+    fn the_plain_test_on_another_file_system_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join(STORAGE_DIR);
+        // A data directory already removed, under the same directory: the same file system.
+        assert_eq!(
+            elsewhere(&target, Some(&dir.path().join("run/pgdata"))),
+            None
+        );
+        if let Some(other) = ["/proc", "/sys"].iter().map(Path::new).find(|p| p.exists()) {
+            let c = elsewhere(&target, Some(other)).unwrap();
+            assert!(c.contains("not on that of the data directory"), "{c}");
+        }
+        assert!(
+            elsewhere(&target, None)
+                .unwrap()
+                .contains("did not show its data directory")
+        );
+    }
+
+    #[test]
+    fn the_plain_test_runs_where_the_data_directory_is() {
+        let mut a = RunArgs::defaults(Some(crate::workload::Test::ReadIops));
+        a.sessions = 4;
+        let s = storage_args(&a, Path::new("/srv/pg/dbio-compare"), 8192).unwrap();
+        assert_eq!(s.target, Path::new("/srv/pg/dbio-compare"));
+        assert_eq!(s.sessions, 4);
+    }
+}

@@ -1,0 +1,700 @@
+//! Tests through a real database (`dbio pg …`, and the next database's command): the same
+//! tests as `dbio run`, issued as SQL by the database's own sessions, measured by the same
+//! window ([`crate::run::window`]), assembled into the same result, written into the same
+//! run directory and recorded in the same store.
+//!
+//! What is shared by every database lives here: the driver ([`run`]), the shapes and the
+//! table that maps them to plain dbio tests ([`shape`]), what the run asked for
+//! ([`Asked`]), how the page cache was kept out ([`CacheControl`]). What a database adds is
+//! its adapter, one folder each, implementing [`Database`]: [`pg`] (PostgreSQL) is the
+//! first. ARCHITECTURE.md ("Add a database") is the how-to.
+
+pub mod compare;
+pub mod pg;
+pub mod shape;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+use crate::options::RunArgs;
+use crate::report::{RunResult, result as rj};
+use crate::run::RunOutcome;
+use crate::run::assemble::{Counts, Described};
+use crate::run::requester::{Lost, Observer, Requester};
+use crate::run::window::{Crew, Measurement, WindowPlan};
+use crate::units::size_label;
+use crate::warnings::Warning;
+
+pub use shape::{Shape, ShapeRow};
+
+/// How the operating system's page cache was kept out of the reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CacheControl {
+    /// The server reads with direct I/O (PostgreSQL's `debug_io_direct=data`).
+    DirectIo,
+    /// dbio dropped the table's pages with posix_fadvise(DONTNEED) while the test ran.
+    Fadvise,
+    /// Not kept out, and why.
+    NotControlled(String),
+}
+
+impl CacheControl {
+    pub fn describe(&self) -> String {
+        match self {
+            CacheControl::DirectIo => "direct I/O (debug_io_direct=data)".into(),
+            CacheControl::Fadvise => {
+                "the table's pages dropped from the page cache with posix_fadvise(DONTNEED)".into()
+            }
+            CacheControl::NotControlled(why) => format!("not controlled: {why}"),
+        }
+    }
+
+    /// result.json's `config.io_mode`.
+    pub fn io_mode(&self) -> String {
+        match self {
+            CacheControl::DirectIo => "direct (debug_io_direct=data)".into(),
+            CacheControl::Fadvise => "buffered, page cache dropped (posix_fadvise)".into(),
+            CacheControl::NotControlled(why) => format!("buffered ({why})"),
+        }
+    }
+}
+
+/// What the run asked for, so the findings can tell what was asked from what was done.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The test (`read-iops`, `redo`, ...).
+    pub test: String,
+    pub asynchronous: bool,
+    pub depth: u32,
+    pub sessions: u32,
+    /// The session settings each session made: (name, value).
+    pub session_set: Vec<(String, String)>,
+    /// How the page cache was kept out.
+    pub cache: CacheControl,
+    /// The sessions' own mean statement latency (µs), when the test reads.
+    pub mean_read_us: Option<f64>,
+    /// The load goes on after sampling stops (a server dbio only watches): the statistics
+    /// are then rates over the time between the two snapshots, the flush pause included.
+    /// Otherwise the load ended with the sampling, and the pause only lets its counters in.
+    pub load_continues: bool,
+}
+
+/// One test's plan through a database, shared by its sessions: the shape and its sizes.
+/// The database's private objects (schema, database) are the adapter's.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub shape: Shape,
+    /// Rows (= pages) of the table the reading and updating shapes work on.
+    pub rows: u64,
+    pub sessions: u32,
+    /// How far ahead a batch reads (`--depth`).
+    pub depth: u32,
+    /// Ids per batch.
+    pub batch: u32,
+    /// Pages a session's bulk table may grow to before it is emptied.
+    pub bulk_rows: u64,
+    /// The database's page size.
+    pub page: u64,
+    pub seed: u64,
+}
+
+/// Pages per scan chunk and per bulk-load chunk (1 MiB of 8 KiB pages).
+pub const CHUNK_PAGES: u64 = 128;
+
+impl Spec {
+    /// Bytes one timed statement stands for.
+    pub fn request_bytes(&self) -> u64 {
+        match self.shape {
+            Shape::Lookup | Shape::Update => self.page,
+            Shape::Batch => u64::from(self.batch) * self.page,
+            Shape::Scan | Shape::Copy => CHUNK_PAGES * self.page,
+            Shape::Commit => 0,
+        }
+    }
+}
+
+/// Work that goes on beside the sessions until the window is over, given the flag that
+/// ends it.
+pub type Alongside = Box<dyn FnOnce(&AtomicBool) + Send>;
+
+/// What loading found: how the page cache is kept out, and what the result should say of
+/// the preparation.
+pub struct Loaded {
+    pub cache: CacheControl,
+    /// Notes for the result's warnings (a checkpoint not made on a user's server, ...).
+    pub notes: Vec<String>,
+    /// Work that goes on beside the sessions until the window is over (dropping the
+    /// table's pages from the page cache): given the flag that ends it.
+    pub alongside: Option<Alongside>,
+}
+
+/// The facts of a run through a database that its result shows (result.json's `config`
+/// and `dataset`), as the adapter knows them after loading.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// Where the data is (a throwaway server's data directory, or the server's address).
+    pub target: String,
+    /// "server: PostgreSQL 15.8", then the session settings and the settings that matter,
+    /// one line each (result.json's `config.open_flags`).
+    pub settings: Vec<String>,
+    /// The table the reading shapes read (`dbio_<run id>.blocks`).
+    pub table: String,
+    /// How it was filled (`INSERT ... generate_series`).
+    pub fill_method: String,
+}
+
+/// A database: what it adds to a test. The driver ([`run`]) calls its methods in this
+/// order, each once, and undoes what it made on every way out by dropping it:
+///
+/// 1. [`Database::check`] — everything the input and the server decide, *before anything
+///    is created*: which server (a throwaway one started from binaries, or an existing one
+///    by URL), reachable, the version supported, the privileges the run needs. Bad input is
+///    `Error::usage` (exit 2), naming the option.
+/// 2. [`Database::open`] — start the throwaway server under the run directory (as an
+///    unprivileged user, listening on a private socket only), or connect to the user's;
+///    then make the run's private objects (PostgreSQL: schema `dbio_<run id>`; MariaDB:
+///    database `dbio_<run id>`), marked as dbio's and held by the run's lock, noted as
+///    leftovers before they are made (`safety::cleanup`).
+/// 3. [`Database::load`] — load the data the shape needs, make it cold (restart a
+///    throwaway server; never a server-wide act on a user's server — say so instead), and
+///    keep the operating system's cache out (direct I/O, or pages dropped while the test
+///    runs), saying how ([`CacheControl`]).
+/// 4. [`Database::observer`] — the connection that watches the server: it samples the
+///    waits (`pg_stat_activity`; `performance_schema`) and reads the statistics
+///    (`pg_stat_*`; `SHOW GLOBAL STATUS`) at the measured window's two edges
+///    ([`Observer`]), then puts its section into the result ([`DbObserver::finish`]). It
+///    only reads: no setting changed, no statistics reset. Keep the database's own
+///    counters apart from the sessions' timed statements.
+/// 5. [`Database::session`] — one session's connection, settings and prepared statement
+///    loop for the shape ([`Requester`]): it times each statement into dbio's recorder.
+/// 6. [`Database::close`] — drop the private objects, then stop the throwaway server; a
+///    failure is a note (what is left, and the command that removes it), never a lost
+///    result.
+///
+/// It supplies names and facts ([`Database::event`], [`Database::facts`],
+/// [`Database::session_settings`]); the command line, the window, the result, the compare
+/// table and the report sections are shared.
+pub trait Database {
+    /// The command (`pg`): the run directory is `<stamp>_<command>-<test>_...`, the result's
+    /// test `<command> <test>`.
+    fn command(&self) -> &'static str;
+    /// result.json's `config.engine` and `dataset.kind` (`postgresql`).
+    fn engine(&self) -> &'static str;
+    /// The database's page size, in bytes (PostgreSQL 8 KiB, InnoDB 16 KiB).
+    fn page(&self) -> u64;
+    /// Step 1: checks, before anything is created.
+    fn check(&mut self, a: &RunArgs) -> Result<()>;
+    /// Step 2: the server started or connected, the private objects made. `run_dir` is the
+    /// run's directory (a throwaway server lives under it); `run_id` names the objects.
+    fn open(&mut self, a: &RunArgs, run_dir: &std::path::Path, run_id: &str) -> Result<()>;
+    /// Step 3: the data loaded and cold, the cache kept out.
+    fn load(&mut self, spec: &Spec, stop: &AtomicBool) -> Result<Loaded>;
+    /// Step 4: the observer, connected (it starts at the window's start).
+    fn observer(&mut self) -> Result<Box<dyn DbObserver>>;
+    /// Step 5: session `id` of `spec`, connected and prepared.
+    fn session(&mut self, spec: &Spec, id: u32) -> Result<Box<dyn Requester>>;
+    /// The wait event the shape's statements are named after (PostgreSQL 15's
+    /// `DataFileRead`; on 18 with io workers `AioIoCompletion`).
+    fn event(&self, shape: Shape) -> &'static str;
+    /// The session settings each session makes for `spec` (never a server setting).
+    fn session_settings(&self, spec: &Spec) -> Vec<(String, String)>;
+    /// What the result shows of the server and the data.
+    fn facts(&self) -> Facts;
+    /// Step 6: private objects dropped, the server stopped. Returns notes for what could
+    /// not be undone.
+    fn close(&mut self) -> Vec<String>;
+}
+
+/// What watches a database over the measured window.
+pub trait DbObserver: Observer + Send {
+    /// After the window and the sessions' end: the last statistics, the findings, and the
+    /// database's section put into `result` (PostgreSQL: `result.pg`).
+    fn finish(self: Box<Self>, asked: &Asked, result: &mut RunResult) -> Result<()>;
+}
+
+/// What the database itself saw, as its adapter reads it from the database side's result
+/// (PostgreSQL: its `pg` section): the one place the compare meets a database's own
+/// section.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// The database's name in the report ("PostgreSQL").
+    pub name: &'static str,
+    /// The mean wait of the sessions' data file reads by the database's own timing (µs).
+    pub read_wait_us: Option<f64>,
+    pub cautions: Vec<String>,
+    pub findings: Vec<String>,
+    /// Its data directory, when it showed it.
+    pub data_directory: Option<String>,
+    /// The report sections of what it saw.
+    pub sections: Vec<crate::report::sections::Section>,
+}
+
+/// What the database saw in a run's result (for a compare), read by the adapter whose
+/// section the result carries.
+pub fn seen(r: &RunResult) -> Option<Seen> {
+    pg::seen(r)
+}
+
+/// The table size when `--size` is not given.
+const DEFAULT_SIZE: u64 = 1 << 30;
+/// The smallest table, in pages.
+const MIN_PAGES: u64 = 1024;
+
+/// `<db> run TEST`: a test through database `db`: checked before anything is created,
+/// then run in a new run directory with the same window, result and exit status as any
+/// run; the outcome is printed and recorded by the caller like a `dbio run`'s.
+///
+/// `held`: the directory its run directory goes in (a compare's), else `--out`.
+pub fn run(
+    db: &mut dyn Database,
+    a: &RunArgs,
+    held: Option<Arc<crate::safety::fs::Dir>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunOutcome> {
+    let test = a
+        .test
+        .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
+    let row = shape::row(test, a.sync).ok_or_else(|| {
+        Error::usage(format!(
+            "TEST {}: not a test through a database",
+            test.name()
+        ))
+    })?;
+    let size = a.size.unwrap_or(DEFAULT_SIZE);
+    let min = MIN_PAGES * db.page();
+    if size < min {
+        return Err(Error::usage(format!(
+            "--size {}: the table must be at least {} ({MIN_PAGES} pages)",
+            size_label(size),
+            size_label(min)
+        )));
+    }
+    db.check(a)?;
+    crate::clock::calibrate();
+    let started_at = crate::sys::utc_now_rfc3339();
+    let test_dir = format!("{}-{}", db.command(), test.name());
+    // The directory says sync or async as asked; a lookup is always sync, a batch async.
+    let submission = match row.sync {
+        Some(true) => "sync",
+        Some(false) => "async",
+        None if a.sync => "sync",
+        None => "async",
+    };
+    let tail = crate::run::dir_name(
+        &test_dir,
+        submission,
+        None,
+        a.sessions as usize,
+        size,
+        a.duration,
+    );
+    let kind = format!("{} {}", db.command(), test.name());
+    let place = crate::run::Place {
+        out: &a.out,
+        held,
+        started_at: &started_at,
+        tail: &tail,
+        kind: &kind,
+        on_made: None,
+    };
+    let run_id = run_id(&started_at);
+    let outcome = crate::run::in_run_dir(place, |made| {
+        let mut run = Run {
+            db: &mut *db,
+            a,
+            row,
+            size,
+            stop,
+            started_at: &started_at,
+        };
+        // Absolute: the throwaway server lives under it, and runs from elsewhere.
+        let result = run.measure(made.path(), &run_id);
+        // Whatever happened: the private objects and the server go.
+        let notes = db.close();
+        let (mut result, io_error, interrupted, totals) = result?;
+        result
+            .warnings
+            .extend(notes.into_iter().map(Warning::Setup));
+        let exit = crate::run::exit_code(io_error, interrupted, &result);
+        Ok(RunOutcome {
+            result,
+            run_dir: std::path::PathBuf::new(),
+            summary: String::new(),
+            exit,
+            write_error: None,
+            totals,
+        })
+    })?;
+    Ok(outcome)
+}
+
+/// `<yyyymmddThhmmss>_<4 hex digits>`: the run's id, in its private objects' names.
+pub fn run_id(started_at: &str) -> String {
+    let stamp: String = started_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect();
+    format!("{stamp}_{:04x}", fastrand::u16(..))
+}
+
+/// One run through a database, between its run directory and its result.
+struct Run<'a> {
+    db: &'a mut dyn Database,
+    a: &'a RunArgs,
+    row: &'static ShapeRow,
+    size: u64,
+    stop: &'a Arc<AtomicBool>,
+    started_at: &'a str,
+}
+
+impl Run<'_> {
+    /// Server, objects, data, sessions, observer, the window, the result: returns the
+    /// result, whether an I/O error (a session lost) happened, whether interrupted, and
+    /// the events' totals.
+    #[allow(clippy::type_complexity)]
+    fn measure(
+        &mut self,
+        run_dir: &std::path::Path,
+        run_id: &str,
+    ) -> Result<(RunResult, bool, bool, Vec<crate::measure::EventTotals>)> {
+        let (a, stop) = (self.a, self.stop);
+        let load_started = std::time::Instant::now();
+        self.db.open(a, run_dir, run_id)?;
+        let spec = self.spec();
+        let loaded = self.db.load(&spec, stop)?;
+        let prepare_seconds = load_started.elapsed().as_secs_f64();
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted(
+                "interrupted before the run started; nothing measured".into(),
+            ));
+        }
+        let mut observer = self.db.observer()?;
+        let sessions = (0..a.sessions)
+            .map(|id| self.db.session(&spec, id))
+            .collect::<Result<Vec<_>>>()?;
+        let event = self.db.event(spec.shape);
+        let m = self.window(event, sessions, &mut *observer, loaded.alongside);
+        let mut result = crate::run::assemble::through(
+            self.described(&spec, &loaded.cache, event, loaded.notes, prepare_seconds),
+            &m,
+            a.duration,
+        );
+        let mean_read_us = (self.row.reads).then(|| result.events[0].latency_us.mean);
+        page_cache_answered(&mut result, mean_read_us);
+        self.observed(observer, &spec, &loaded.cache, &m, &mut result)?;
+        let io_error = !m.lost.is_empty() || !m.setup_errors.is_empty();
+        Ok((result, io_error, m.interrupted, m.totals))
+    }
+
+    fn spec(&self) -> Spec {
+        let (a, page) = (self.a, self.db.page());
+        let rows = self.size / page;
+        Spec {
+            shape: self.row.shape,
+            rows,
+            sessions: a.sessions,
+            depth: a.depth,
+            batch: 32.max(a.depth * 4).min(1024),
+            bulk_rows: (rows / u64::from(a.sessions)).max(CHUNK_PAGES),
+            page,
+            seed: fastrand::u64(..),
+        }
+    }
+
+    /// The measured window, with the work that goes on beside it.
+    fn window(
+        &self,
+        event: &'static str,
+        sessions: Vec<Box<dyn Requester>>,
+        observer: &mut dyn DbObserver,
+        alongside: Option<Alongside>,
+    ) -> Measurement {
+        let a = self.a;
+        let plan = WindowPlan {
+            warmup: a.warmup,
+            duration: a.duration,
+            steady: None,
+            events: vec![event],
+            // Each statement is a wait of the session's.
+            waits_are_requests: vec![true],
+        };
+        let over = AtomicBool::new(false);
+        let display = crate::progress::Progress::line(crate::progress::wanted(a.quiet));
+        let m = std::thread::scope(|scope| {
+            if let Some(work) = alongside {
+                let over = &over;
+                scope.spawn(move || work(over));
+            }
+            let m = crate::run::window::measure(
+                &plan,
+                Crew::Requesters(sessions),
+                Some(observer as &mut dyn Observer),
+                self.stop,
+                &display,
+                Vec::new(),
+                &crate::run::RunHooks::default(),
+            );
+            over.store(true, Ordering::Relaxed);
+            m
+        });
+        display.clear();
+        m
+    }
+
+    /// What the result says of the run's configuration and data.
+    fn described(
+        &self,
+        spec: &Spec,
+        cache: &CacheControl,
+        event: &'static str,
+        notes: Vec<String>,
+        prepare_seconds: f64,
+    ) -> Described {
+        let (a, row, size, db) = (self.a, self.row, self.size, &*self.db);
+        let facts = db.facts();
+        let mut settings = facts.settings.clone();
+        let set = db.session_settings(spec);
+        let at = settings.len().min(1);
+        settings.splice(at..at, set.iter().map(|(n, v)| format!("SET {n} = {v}")));
+        Described {
+            test: format!("{} {}", db.command(), row.test.name()),
+            started_at: self.started_at.to_string(),
+            config: rj::RunConfigJson {
+                target: facts.target.clone(),
+                size_bytes: if row.reads || row.shape == Shape::Update {
+                    size
+                } else {
+                    0
+                },
+                block_size: spec.page,
+                files: 1,
+                sessions: a.sessions as usize,
+                submission: if row.shape == Shape::Batch {
+                    "async"
+                } else {
+                    "sync"
+                }
+                .into(),
+                io_mode: cache.io_mode(),
+                engine_requested: db.engine().into(),
+                engine: db.engine().into(),
+                engine_reason: format!("{} sessions through SQL", a.sessions),
+                engine_notes: Vec::new(),
+                open_flags: settings,
+                duration_s: a.duration.as_secs_f64(),
+                warmup_s: a.warmup.as_secs_f64(),
+                batch: if row.shape == Shape::Batch {
+                    spec.batch as usize
+                } else {
+                    1
+                },
+                keep_inflight: false,
+                depth: a.depth as usize,
+                mbrc: if row.shape == Shape::Scan {
+                    CHUNK_PAGES as usize
+                } else {
+                    1
+                },
+                request_bytes: spec.request_bytes(),
+                seed: spec.seed,
+                dio_mem_align: 0,
+                dio_offset_align: 0,
+                dio_align_source: "default".into(),
+                buffer_align: 0,
+                clock: crate::clock::describe(),
+                out: a.out.display().to_string(),
+                continue_on_error: false,
+                destructive: false,
+                fill: db.engine().into(),
+                verify: false,
+                span: 1.0,
+            },
+            dataset: rj::DataSetJson {
+                path: facts.table.clone(),
+                kind: db.engine().into(),
+                size_bytes: size,
+                files: 1,
+                block_size: spec.page,
+                reused: false,
+                prepare_seconds,
+                fill_method: Some(facts.fill_method.clone()),
+                fill: None,
+                disk_bytes: size,
+                region: None,
+                preconditioned: None,
+            },
+            events: vec![event],
+            counts: if row.reads {
+                Counts::Reads
+            } else if row.writes {
+                Counts::Writes
+            } else {
+                Counts::Commits
+            },
+            warnings: notes.into_iter().map(Warning::Setup).collect(),
+        }
+    }
+
+    /// What the database saw, into the result; sessions the server cut off said in words.
+    fn observed(
+        &self,
+        observer: Box<dyn DbObserver>,
+        spec: &Spec,
+        cache: &CacheControl,
+        m: &Measurement,
+        result: &mut RunResult,
+    ) -> Result<()> {
+        let a = self.a;
+        let asked = Asked {
+            test: self.row.test.name().into(),
+            asynchronous: spec.shape == Shape::Batch,
+            depth: a.depth,
+            sessions: a.sessions,
+            session_set: self.db.session_settings(spec),
+            cache: cache.clone(),
+            mean_read_us: self.row.reads.then(|| result.events[0].latency_us.mean),
+            load_continues: false,
+        };
+        let lost: Vec<&Lost> = m.lost.iter().map(|(_, l)| l).collect();
+        let start = m.t0_ns;
+        let mut notes: Vec<Warning> = lost_sessions(&lost, start)
+            .into_iter()
+            .map(Warning::Setup)
+            .collect();
+        // The database may have gone away, or the run stopped before its window: what was
+        // measured is kept without the database's statistics.
+        if m.t0_ns == 0 {
+            notes.push(Warning::Setup(
+                "no statistics of the database for this run: its measured window never started"
+                    .into(),
+            ));
+        } else {
+            match observer.finish(&asked, result) {
+                Ok(()) => {}
+                Err(e) if !lost.is_empty() => notes.push(Warning::Setup(format!(
+                    "no statistics of the database for this run: the observer's connection failed too ({e})"
+                ))),
+                Err(e) if m.interrupted => notes.push(Warning::Setup(format!(
+                    "no statistics of the database for this run: it was interrupted ({e})"
+                ))),
+                Err(e) => return Err(e),
+            }
+        }
+        result.warnings.splice(0..0, notes);
+        Ok(())
+    }
+}
+
+/// A read test whose statements averaged under 50 µs was answered by the page cache.
+fn page_cache_answered(result: &mut RunResult, mean_read_us: Option<f64>) {
+    if let Some(mean) = mean_read_us
+        && result.events[0].requests > 0
+        && mean < 50.0
+    {
+        result.warnings.push(Warning::Setup(format!(
+            "reads averaged {mean:.1} µs: the page cache answered, not the storage"
+        )));
+    }
+}
+
+/// What the server did to the sessions it cut off: one line for the connections it closed
+/// ("the server closed 4 sessions' connections at 12.3 s: terminating connection due to
+/// administrator command" — the server's own words when any session heard them, the time
+/// from the start of the run to the first), one per reason for sessions that failed
+/// otherwise.
+fn lost_sessions(lost: &[&Lost], t0: u64) -> Vec<String> {
+    let at = |fs: &[&Lost]| {
+        let first = fs.iter().map(|f| f.at_ns).min().unwrap_or(t0);
+        first.saturating_sub(t0) as f64 / 1e9
+    };
+    let sessions = |n: usize, what: &str| {
+        if n == 1 {
+            format!("1 session's {what}")
+        } else {
+            format!("{n} sessions' {what}s")
+        }
+    };
+    let mut lines = Vec::new();
+    let closed: Vec<&Lost> = lost.iter().copied().filter(|f| f.closed).collect();
+    if !closed.is_empty() {
+        let said: Vec<&Lost> = closed.iter().copied().filter(|f| f.server_said).collect();
+        let mut reasons: Vec<&str> = Vec::new();
+        for f in if said.is_empty() { &closed } else { &said } {
+            if !reasons.contains(&f.text.as_str()) {
+                reasons.push(&f.text);
+            }
+        }
+        lines.push(format!(
+            "the server closed {} at {:.1} s: {}; what was measured until then is kept (partial)",
+            sessions(closed.len(), "connection"),
+            at(&closed),
+            reasons.join("; ")
+        ));
+    }
+    let mut others: Vec<(&str, Vec<&Lost>)> = Vec::new();
+    for f in lost.iter().copied().filter(|f| !f.closed) {
+        match others.iter_mut().find(|(t, _)| *t == f.text) {
+            Some((_, v)) => v.push(f),
+            None => others.push((&f.text, vec![f])),
+        }
+    }
+    for (text, fs) in others {
+        lines.push(format!(
+            "{} ended at {:.1} s: {text}; what was measured until then is kept (partial)",
+            if fs.len() == 1 {
+                "1 session".to_string()
+            } else {
+                format!("{} sessions", fs.len())
+            },
+            at(&fs)
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_cut_off_are_said_once_per_reason_from_the_first() {
+        let f = |at_ns: u64, text: &str, closed: bool, server_said: bool| Lost {
+            at_ns,
+            text: text.into(),
+            closed,
+            server_said,
+        };
+        let admin = "terminating connection due to administrator command";
+        let all = [
+            f(3_500_000_000, admin, true, true),
+            // Another session read the end of its connection before the message.
+            f(3_400_000_000, "connection closed", true, false),
+            f(9_000_000_000, "deadlock detected", false, true),
+        ];
+        let lines = lost_sessions(&all.iter().collect::<Vec<_>>(), 1_000_000_000);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "the server closed 2 sessions' connections at 2.4 s: {admin};"
+            )),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("1 session ended at 8.0 s: deadlock detected"),
+            "{}",
+            lines[1]
+        );
+        let one = f(1_500_000_000, "connection closed", true, false);
+        let lines = lost_sessions(&[&one], 0);
+        assert!(
+            lines[0].starts_with(
+                "the server closed 1 session's connection at 1.5 s: connection closed"
+            ),
+            "{}",
+            lines[0]
+        );
+    }
+}

@@ -1,0 +1,494 @@
+//! `dbio pg run|compare|clean`: PostgreSQL, the first [`Database`] adapter — a throwaway
+//! server (`--pg-bin`) or an existing one (`--pg`) — run by the shared driver
+//! ([`crate::database::run`]): each session's statements timed into dbio's own histograms
+//! by the same measured window as `dbio run`, and the result a normal run result.
+//!
+//! - [`connect`]: where the server is, and what is checked before anything is created;
+//! - [`server`]: the throwaway server; [`schema`]: the run's one schema;
+//! - [`load`]: the tables, and keeping the page cache out; [`workloads`]: the sessions;
+//! - [`observe`]: the waits sampled and the statistics read at the window's edges.
+
+pub mod connect;
+pub mod leftovers;
+pub mod load;
+pub mod observe;
+pub mod schema;
+pub mod server;
+pub mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgMatches, Args, Command, Subcommand};
+
+use crate::database::{CacheControl, Database, DbObserver, Facts, Loaded, Shape, Spec};
+use crate::error::{Error, ExitCode, Result};
+use crate::options::RunArgs;
+use crate::run::RunOutcome;
+use crate::run::requester::Requester;
+use crate::units::Shown;
+use crate::workload::Test;
+
+use self::observe::Observer;
+use self::workloads::Session;
+
+/// `dbio pg ...`.
+#[derive(Debug, Subcommand)]
+pub enum PgCommand {
+    /// Run one test through PostgreSQL: a throwaway server (--pg-bin) or an existing one
+    /// (--pg), every object in one schema dbio_<run id> dropped at the end.
+    Run(Box<PgRun>),
+    /// Run the test through PostgreSQL, then the same plain test on the file system of the
+    /// data directory: one table of what the storage gives and what the database gets.
+    Compare(Box<PgRun>),
+    #[command(hide = true)]
+    Observe(observe::ObserveArgs),
+    /// Drop the dbio_* schemas a killed run left (only those carrying dbio's mark).
+    Clean(PgClean),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct PgClean {
+    /// The server (a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest).
+    #[arg(long, value_name = "URL")]
+    pub pg: Option<String>,
+}
+
+/// `dbio pg run TEST [options]`.
+#[derive(Debug, Clone)]
+pub struct PgRun(pub RunArgs);
+
+impl Args for PgRun {
+    fn augment_args(cmd: Command) -> Command {
+        let tests: Vec<&'static str> = (crate::database::shape::tests().iter())
+            .map(|t| t.name())
+            .collect();
+        let cmd = cmd.arg(
+            Arg::new("test")
+                .value_name("TEST")
+                .help("The test to run through the database.")
+                .value_parser(PossibleValuesParser::new(tests))
+                .required(true),
+        );
+        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::PgRun);
+        // The same options, said of a run through the database.
+        for (name, help) in [
+            (
+                "size",
+                "The table's size: one row per 8 KiB page (K, M, G, T are binary; at least 8M) [default: 1G].",
+            ),
+            (
+                "sessions",
+                "Concurrent sessions, each a connection of its own (1 to 65536).",
+            ),
+            (
+                "sync",
+                "read-iops: index lookups, one block each (DataFileRead).",
+            ),
+            (
+                "async",
+                "read-iops (the default): prefetched bitmap heap scans over random ids at effective_io_concurrency = --depth.",
+            ),
+            (
+                "depth",
+                "read-iops --async: effective_io_concurrency of each session (SET, session-level).",
+            ),
+        ] {
+            cmd = cmd.mut_arg(name, |a| a.help(help));
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for PgRun {
+    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let test = m
+            .get_one::<String>("test")
+            .map(|t| Test::from_name(t).expect("a possible value"));
+        let mut a = RunArgs::defaults(test);
+        crate::options::cli::read(m, crate::options::Command::PgRun, &mut a)?;
+        Ok(PgRun(a))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// How often the table's pages are dropped from the page cache when the server reads
+/// through it.
+const DROP_EVERY: Duration = Duration::from_millis(50);
+
+/// Which server a run goes through, as checked before anything was created.
+enum Where {
+    Throwaway {
+        bins: server::Binaries,
+        major: u32,
+        who: server::RunAs,
+    },
+    Existing {
+        config: Box<postgres::Config>,
+    },
+}
+
+/// `dbio pg clean`: drops the marked schemas no running run holds, one line each, and
+/// names each one it left and why (exit 1 when it left any).
+pub fn clean(a: &PgClean) -> Result<ExitCode> {
+    let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+    let mut c = connect::connect(&mut config, "--pg")?;
+    let done = schema::clean(&mut c)?;
+    for name in &done.dropped {
+        crate::safety::cleanup::undone_elsewhere(
+            crate::safety::cleanup::PG_SCHEMA,
+            &schema::what(name, &config),
+        );
+        println!("dropped schema {name}");
+    }
+    for (name, why) in &done.left {
+        println!("left schema {name}: {}", crate::units::shown(why));
+    }
+    if done.dropped.is_empty() && done.left.is_empty() {
+        println!("no dbio schema at {}", connect::describe(&config));
+    }
+    Ok(if done.left.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failure
+    })
+}
+
+/// `dbio pg run`: the shared driver with PostgreSQL; the outcome is printed and recorded
+/// by the caller like a `dbio run`.
+pub fn run(a: &RunArgs, stop: &Arc<AtomicBool>) -> Result<RunOutcome> {
+    run_in(a, None, stop)
+}
+
+/// [`run`], its run directory made in `held` (a compare's directory) when given.
+pub fn run_in(
+    a: &RunArgs,
+    held: Option<Arc<crate::safety::fs::Dir>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunOutcome> {
+    if a.pg.is_none()
+        && a.pg_bin.is_none()
+        && std::env::var_os("PGHOST").is_none()
+        && std::env::var_os("PGDATABASE").is_none()
+    {
+        return Err(Error::usage(
+            "--pg or --pg-bin: say which server to run through (an existing one, or a throwaway one started from these binaries)",
+        ));
+    }
+    crate::database::run(&mut Pg::default(), a, held, stop)
+}
+
+/// PostgreSQL as a [`Database`]: what a run made, in the order it was made (dropped in
+/// reverse: the schema before the server).
+#[derive(Default)]
+pub struct Pg {
+    place: Option<Where>,
+    server: Option<server::Server>,
+    config: Option<postgres::Config>,
+    client: Option<postgres::Client>,
+    major: u32,
+    version: String,
+    io_method: Option<String>,
+    schema: Option<schema::Schema>,
+    data_dir: Option<PathBuf>,
+    /// Whether the --pg-bin option named the server (the target is its data directory).
+    throwaway: bool,
+}
+
+impl Pg {
+    fn config(&mut self) -> &mut postgres::Config {
+        self.config.as_mut().expect("opened before")
+    }
+
+    fn client(&mut self) -> &mut postgres::Client {
+        self.client.as_mut().expect("opened before")
+    }
+
+    fn schema_name(&self) -> String {
+        self.schema
+            .as_ref()
+            .map_or(String::new(), |s| s.name.clone())
+    }
+
+    /// The loaded table must not be in shared_buffers at the start: a throwaway server is
+    /// restarted; a user's is not (a note says so for a read test).
+    fn make_cold(&mut self, reads: bool, notes: &mut Vec<String>) -> Result<()> {
+        if let Some(s) = self.server.as_mut() {
+            self.client = None;
+            s.stop();
+            s.start()?;
+            let c = connect::connect(self.config.as_mut().expect("opened"), "--pg-bin")?;
+            self.client = Some(c);
+        } else if reads {
+            notes.push(
+                "the server is not restarted (not dbio's): part of the table may be in shared_buffers at the start".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// How the page cache is kept out of the reads, and the files whose pages are dropped.
+    fn cache_control(&mut self, reads: bool) -> (CacheControl, Option<Vec<std::fs::File>>) {
+        let direct: bool = self
+            .client()
+            .query_one(
+                "SELECT coalesce(current_setting('debug_io_direct', true), '')",
+                &[],
+            )
+            .ok()
+            .map(|r| r.get::<_, String>(0))
+            .is_some_and(|v| v.split(',').any(|x| x.trim() == "data"));
+        self.data_dir = match &self.server {
+            Some(s) => Some(s.data_directory()),
+            None => load::data_directory(self.client()),
+        };
+        if direct {
+            return (CacheControl::DirectIo, None);
+        }
+        if !reads {
+            return (
+                CacheControl::NotControlled(
+                    "a write test: writes go through the page cache".into(),
+                ),
+                None,
+            );
+        }
+        let (schema, dir) = (self.schema_name(), self.data_dir.clone());
+        match dir.and_then(|d| load::relation_files(self.client(), &schema, &d)) {
+            Some(files) => {
+                load::drop_pages(&files);
+                (CacheControl::Fadvise, Some(files))
+            }
+            None => (
+                CacheControl::NotControlled(
+                    "no direct I/O, and the table's files are not readable here".into(),
+                ),
+                None,
+            ),
+        }
+    }
+}
+
+impl Database for Pg {
+    fn command(&self) -> &'static str {
+        "pg"
+    }
+
+    fn engine(&self) -> &'static str {
+        "postgresql"
+    }
+
+    fn page(&self) -> u64 {
+        load::PAGE
+    }
+
+    fn check(&mut self, a: &RunArgs) -> Result<()> {
+        self.throwaway = a.pg_bin.is_some();
+        self.place = Some(if let Some(bin) = &a.pg_bin {
+            let bins = server::Binaries::of(bin)?;
+            let who = server::run_as(&bins)?;
+            let major = server::check_version(&bins, &who)?;
+            let out = std::path::absolute(&a.out).unwrap_or_else(|_| a.out.clone());
+            if let Err(at) = server::reachable_by(&who, &out) {
+                return Err(Error::usage(format!(
+                    "--out {}: user {} (who runs the throwaway server) cannot enter {}; choose an --out under directories others may enter, e.g. /var/tmp/dbio-runs",
+                    a.out.shown(),
+                    who.name,
+                    at.shown()
+                )));
+            }
+            Where::Throwaway { bins, major, who }
+        } else {
+            let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+            let mut c = connect::connect(&mut config, "--pg")?;
+            connect::check_server(&mut c, &config, "--pg")?;
+            Where::Existing {
+                config: Box::new(config),
+            }
+        });
+        Ok(())
+    }
+
+    fn open(&mut self, a: &RunArgs, run_dir: &Path, run_id: &str) -> Result<()> {
+        let (mut config, major) = match self.place.take().expect("checked before") {
+            Where::Throwaway { bins, major, who } => {
+                let mut s = server::Server::create(
+                    &bins,
+                    major,
+                    who,
+                    &run_dir.join("pg"),
+                    a.sessions,
+                    &a.pg_set,
+                )?;
+                s.start()?;
+                let c = s.config();
+                self.server = Some(s);
+                (c, major)
+            }
+            Where::Existing { config } => (*config, 0),
+        };
+        let mut client = connect::connect(&mut config, "--pg")?;
+        let checked = connect::check_server(&mut client, &config, "--pg")?;
+        self.major = if major > 0 {
+            major
+        } else {
+            (checked.version_num / 10_000) as u32
+        };
+        self.version = checked.version;
+        self.io_method = client
+            .query_one("SELECT current_setting('io_method', true)", &[])
+            .ok()
+            .and_then(|r| r.get(0));
+        self.schema = Some(schema::Schema::create(&config, run_id)?);
+        self.config = Some(config);
+        self.client = Some(client);
+        Ok(())
+    }
+
+    fn load(&mut self, spec: &Spec, stop: &AtomicBool) -> Result<Loaded> {
+        let row = spec.shape.row();
+        let schema = self.schema_name();
+        let owned = self.server.is_some();
+        let mut notes = Vec::new();
+        if matches!(spec.shape, Shape::Commit | Shape::Copy) {
+            let copy = spec.shape == Shape::Copy;
+            load::write_tables(self.client(), &schema, spec.sessions, copy)?;
+        } else {
+            load::blocks(self.client(), &schema, spec.rows, stop)?;
+            // A checkpoint is a server-wide act: only on a server dbio owns.
+            if owned {
+                load::checkpoint(self.client());
+            } else {
+                notes.push(load::NO_CHECKPOINT.into());
+            }
+        }
+        self.make_cold(row.reads, &mut notes)?;
+        let (cache, files) = self.cache_control(row.reads);
+        Ok(Loaded {
+            cache,
+            notes,
+            alongside: files.map(|files| {
+                Box::new(move |over: &AtomicBool| load::drop_pages_until(&files, DROP_EVERY, over))
+                    as crate::database::Alongside
+            }),
+        })
+    }
+
+    fn observer(&mut self) -> Result<Box<dyn DbObserver>> {
+        let config = self.config.as_ref().expect("opened before");
+        Ok(Box::new(Observer::connect(config, 100)?))
+    }
+
+    fn session(&mut self, spec: &Spec, id: u32) -> Result<Box<dyn Requester>> {
+        let schema = self.schema_name();
+        let c = connect::connect(self.config(), "--pg")?;
+        Ok(Box::new(Session::new(c, spec, &schema, id)?))
+    }
+
+    fn event(&self, shape: Shape) -> &'static str {
+        event_name(shape, self.major, self.io_method.as_deref())
+    }
+
+    fn session_settings(&self, spec: &Spec) -> Vec<(String, String)> {
+        workloads::session_set(spec)
+    }
+
+    fn facts(&self) -> Facts {
+        let config = self.config.as_ref();
+        let target = match &self.data_dir {
+            Some(d) if self.throwaway => d.display().to_string(),
+            _ => config.map(connect::describe).unwrap_or_default(),
+        };
+        let mut settings = vec![format!("server: PostgreSQL {}", self.version)];
+        if let Some(m) = &self.io_method {
+            settings.push(format!("io_method = {m}"));
+        }
+        Facts {
+            target,
+            settings,
+            table: format!("{}.blocks", self.schema_name()),
+            fill_method: "INSERT ... generate_series".into(),
+        }
+    }
+
+    fn close(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        self.client = None;
+        // The schema goes before the server.
+        if let Some(mut schema) = self.schema.take()
+            && let Err(e) = schema.drop_now()
+        {
+            notes.push(format!(
+                "schema {} could not be dropped ({e}); it is noted as left behind: `dbio doctor` names it, `dbio clean --stale` or `dbio pg clean` drops it",
+                schema.name
+            ));
+        }
+        self.server = None;
+        notes
+    }
+}
+
+/// What PostgreSQL saw, for a compare: read from the database side's `pg` section.
+pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
+    let pg = r.pg.as_ref()?;
+    let read_wait_us = (pg.io.iter())
+        .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "read")
+        .and_then(|i| i.mean_wait_ms)
+        .filter(|ms| *ms > 0.0)
+        .map(|ms| ms * 1000.0);
+    Some(crate::database::Seen {
+        name: "PostgreSQL",
+        read_wait_us,
+        cautions: pg.cautions.clone(),
+        findings: pg.findings.clone(),
+        data_directory: pg.server.data_directory.clone(),
+        sections: crate::report::sections::pg_sections(pg),
+    })
+}
+
+/// The wait event a shape's statements are named after, on major version `major` with
+/// `io_method` (18+).
+fn event_name(shape: Shape, major: u32, io_method: Option<&str>) -> &'static str {
+    match shape {
+        Shape::Lookup | Shape::Scan => "DataFileRead",
+        Shape::Batch if major >= 18 && io_method.is_some_and(|m| m != "sync") => "AioIoCompletion",
+        Shape::Batch if major >= 18 => "DataFileRead",
+        Shape::Batch => "DataFilePrefetch",
+        Shape::Update => "DataFileWrite",
+        Shape::Copy => "DataFileExtend",
+        Shape::Commit if major >= 18 => "WalSync",
+        Shape::Commit => "WALSync",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_named_after_the_wait_events_of_the_version() {
+        assert_eq!(event_name(Shape::Lookup, 15, None), "DataFileRead");
+        assert_eq!(event_name(Shape::Batch, 15, None), "DataFilePrefetch");
+        assert_eq!(
+            event_name(Shape::Batch, 18, Some("worker")),
+            "AioIoCompletion"
+        );
+        assert_eq!(event_name(Shape::Batch, 18, Some("sync")), "DataFileRead");
+        assert_eq!(event_name(Shape::Commit, 15, None), "WALSync");
+        assert_eq!(event_name(Shape::Commit, 18, None), "WalSync");
+        let shape = |t, sync| crate::database::shape::row(t, sync).unwrap().shape;
+        assert_eq!(shape(Test::ReadIops, true), Shape::Lookup);
+        assert_eq!(shape(Test::ReadIops, false), Shape::Batch);
+    }
+}
