@@ -1,4 +1,4 @@
-//! dbio: what storage delivers to a database, measured without a database.
+//! dbio: what storage delivers to a database, measured without one and through a real one.
 //!
 //! Where things are:
 //! - what I/O a test issues: [`workload`] (tests, events, session patterns);
@@ -12,11 +12,12 @@
 //! - from requirements to devices and arrays: [`sizing`] (`dbio size`);
 //! - what memory gives a database (latency curve, NUMA matrix, shared memory): [`mem`];
 //! - run options, job files and their checks: [`options`] (one table of options);
-//! - the tests through a real PostgreSQL: [`pg`] (`dbio pg run|clean`);
+//! - the tests through a real database: [`database`] (the adapter a database plugs into;
+//!   PostgreSQL in `database::pg`, `dbio pg run|compare|clean`);
 //! - the command line: [`cli`] (as typed) → [`app`] (the commands; `app::wizard`, `dbio
 //!   wizard`: the same run, asked for; `app::shell`, completions and the man page).
 //!
-//! Lower layers never import higher ones (README, Layout; `tests/layers.rs` checks it).
+//! Lower layers never import higher ones (ARCHITECTURE.md; `tests/layers.rs` checks it).
 
 pub mod app;
 pub mod capture;
