@@ -402,3 +402,74 @@ fn result_json_doc_names_every_field_of_a_real_result() {
     assert_eq!(r["schema"], "dbio.result.v1");
     assert!(read("docs/result-json.md").contains("dbio.result.v1"));
 }
+
+/// What the command table of docs/commands.md covers: each row's first cell names a command
+/// (`dbio pg run`) and may go on with its siblings (`` `compare`, `clean` ``); placeholders
+/// (`TEST`, `[PATH]`) and options (`--job FILE`) are not commands. Gives paths like "pg run",
+/// with every prefix ("pg").
+fn commands_in_the_table() -> BTreeSet<String> {
+    let mut covered = BTreeSet::new();
+    for line in read("docs/commands.md").lines() {
+        let Some(first) = line
+            .strip_prefix("| `dbio ")
+            .map(|_| line.split('|').nth(1).unwrap())
+        else {
+            continue;
+        };
+        let mut base: Vec<&str> = Vec::new();
+        for item in first.replace('`', "").split([',', '/']) {
+            let words: Vec<&str> = item.split_whitespace().collect();
+            let is_command = |w: &&str| {
+                w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !w.starts_with('-')
+            };
+            let path: Vec<&str> = match words.first() {
+                Some(&"dbio") => words[1..].iter().copied().take_while(is_command).collect(),
+                Some(w) if is_command(w) => {
+                    let mut p = base.clone();
+                    p.push(w);
+                    p
+                }
+                _ => continue,
+            };
+            for n in 1..=path.len() {
+                covered.insert(path[..n].join(" "));
+            }
+            base = path[..path.len().saturating_sub(1)].to_vec();
+        }
+    }
+    covered
+}
+
+#[test]
+fn the_command_table_lists_every_command_the_program_has() {
+    use clap::CommandFactory;
+    // Each command with whether it is hidden (`agent`, started over ssh; `pg observe`, for
+    // tests): a hidden one may be listed, the others must be. `help` is clap's.
+    fn walk(cmd: &clap::Command, at: &str, out: &mut Vec<(String, bool)>) {
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let path = format!("{at}{}", sub.get_name());
+            walk(sub, &format!("{path} "), out);
+            out.push((path, sub.is_hide_set()));
+        }
+    }
+    let mut all = Vec::new();
+    walk(&dbio::cli::Cli::command(), "", &mut all);
+    let commands: Vec<String> = all.iter().filter(|c| !c.1).map(|c| c.0.clone()).collect();
+    assert!(commands.iter().any(|c| c == "pg run"), "{commands:?}");
+    let covered = commands_in_the_table();
+    let missing: Vec<&String> = commands.iter().filter(|c| !covered.contains(*c)).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/commands.md's table leaves out: {missing:?} (it lists {covered:?})"
+    );
+    let unknown: Vec<&String> = covered
+        .iter()
+        .filter(|c| !all.iter().any(|(name, _)| name == *c))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/commands.md's table names commands the program does not have: {unknown:?}"
+    );
+}
