@@ -473,3 +473,94 @@ fn the_command_table_lists_every_command_the_program_has() {
         "docs/commands.md's table names commands the program does not have: {unknown:?}"
     );
 }
+
+/// Names ARCHITECTURE.md gives in backquotes that are not dbio's: other programs' names.
+const FOREIGN: &[&str] = &["FIO_SYNCIO"];
+
+/// Whether the sources define `name` (a type, trait, function, constant, field or variant):
+/// `struct Name`, `fn name`, `name:`, `Name(`, `Name,`, ... as whole words.
+fn defined(sources: &str, name: &str) -> bool {
+    let word_end = |rest: &str| !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let before = [
+        "struct ", "enum ", "trait ", "type ", "fn ", "const ", "static ", "mod ", "    ", "pub ",
+    ];
+    sources.match_indices(name).any(|(i, _)| {
+        let rest = &sources[i + name.len()..];
+        word_end(rest)
+            && before.iter().any(|b| sources[..i].ends_with(b))
+            && (!sources[..i].ends_with("    ") || rest.starts_with([':', '(', ',', ' ']))
+    })
+}
+
+#[test]
+fn every_file_type_and_function_architecture_names_exists() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("tests"), &mut files);
+    let sources: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let rel: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let arch = read("ARCHITECTURE.md");
+    let mut bad = Vec::new();
+    for name in arch.split('`').skip(1).step_by(2) {
+        // `f()` and `f(&x)` name the function f.
+        let name = name.split('(').next().unwrap();
+        if name.contains(['<', ' ', '*', '|', '='])
+            || name.starts_with('-')
+            || FOREIGN.contains(&name)
+        {
+            continue; // a placeholder, a command, an option or another program's name
+        }
+        let ok = if [
+            "src/",
+            "tests/",
+            ".ci/",
+            "bench/",
+            "dist/",
+            "docs/",
+            "examples/",
+        ]
+        .iter()
+        .any(|d| name.starts_with(d))
+        {
+            root().join(name).exists()
+        } else if name.ends_with(".rs") || (name.ends_with('/') && !name.contains('.')) {
+            // A file or folder named inside its module's paragraph: somewhere in src/.
+            let tail = format!("/{name}");
+            rel.iter().any(|r| r.ends_with(&tail) || r.contains(&tail))
+        } else if name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_:./".contains(c))
+        {
+            // `Type`, `Type::function`, `Type.field`, `CONSTANT`, `Enum::Variant`.
+            name.split([':', '.', '/'])
+                .filter(|p| !p.is_empty())
+                .all(|p| defined(&sources, p))
+        } else if name.contains("::") {
+            // `module::path::Item`: its last part is defined.
+            defined(&sources, name.rsplit("::").next().unwrap())
+        } else {
+            continue;
+        };
+        if !ok {
+            bad.push(name.to_string());
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE.md names what the code does not have: {bad:?}"
+    );
+}
