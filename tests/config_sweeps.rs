@@ -382,5 +382,18 @@ fn a_killed_scheduler_sweep_leaves_a_scheduler_doctor_names_and_clean_restores()
     assert_eq!(schedulers(&name).1, original, "restored: {out}");
     let (code, out) = doctor(&["doctor"]);
     assert!(!out.contains(&format!("  {name}:")), "{out}");
-    assert_eq!(code, Some(0), "{out}");
+    // doctor looks at the whole machine: another test running beside this one (a killed
+    // preparation, a run across hosts) may need attention too, but nothing a gone command
+    // changed (the scheduler, restored) may.
+    let attention = out
+        .lines()
+        .filter(|l| l.starts_with("Needs attention"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        code == Some(0)
+            || (code == Some(1)
+                && !attention.contains("made or changed by commands that are gone")),
+        "{out}"
+    );
 }
