@@ -3,7 +3,8 @@
 //! a DBA reads, [`summary`]), its Markdown ([`markdown`], `--format md`), `report.html`
 //! (the same with charts, [`html`]), the CSV exports ([`export`]) and comparisons of runs
 //! ([`compare`]) — and the run directory that holds them. [`render`] writes any
-//! [`Report`] (a run's, a sweep's, `dbio runs`'...) in a [`Format`].
+//! [`Report`] (a run's, a sweep's, `dbio runs`'...) in a [`Format`]; [`Output::emit`] is
+//! the one way a command's result (its report or its JSON) reaches stdout.
 
 pub mod compare;
 pub mod export;
@@ -12,6 +13,7 @@ pub(crate) mod fixture;
 pub mod html;
 pub mod markdown;
 pub mod openmetrics;
+pub mod output;
 pub mod result;
 pub mod result_pg;
 pub mod sections;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::safety::fs::Dir;
 use crate::units::Shown;
+pub use output::Output;
 pub use result::RunResult;
 pub use sections::Report;
 
