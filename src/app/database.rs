@@ -106,10 +106,3 @@ pub(super) fn compares(
         _ => Ok(Vec::new()),
     }
 }
-
-pub(super) fn list_compares(out: &mut impl Write, compares: &[crate::store::CompareListing]) {
-    if !compares.is_empty() {
-        let report = crate::database::compare::listing(compares);
-        let _ = write!(out, "\n{}", crate::report::summary::text(&report));
-    }
-}

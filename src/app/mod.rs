@@ -22,6 +22,7 @@ use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, RunConfig};
+use crate::report::Output;
 use crate::run::RunOutcome;
 use crate::store::{RunFilter, Store};
 use crate::sweep::SweepArgs;
@@ -125,30 +126,15 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
 
 /// `dbio mem`: the summary (or result.json), recorded in the store like a run.
 fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<ExitCode> {
+    let out = Output::new(a.options.0.json, a.options.0.format);
     let outcome = match crate::mem::run(a, stop)? {
-        crate::mem::Output::Topology { text, json } => {
-            let _ = write!(
-                std::io::stdout().lock(),
-                "{}",
-                if a.options.0.json { json } else { text }
-            );
+        crate::mem::Output::Topology { report, json } => {
+            out.emit(&report, &json)?;
             return Ok(ExitCode::Ok);
         }
         crate::mem::Output::Run(o) => o,
     };
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let _ = write!(out, "{}", crate::mem::json_text(&outcome.result)?);
-    } else if a.options.0.format == crate::report::Format::Text {
-        let _ = write!(out, "{}", outcome.summary);
-    } else {
-        let report = crate::mem::report::report(&outcome.result);
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&report, a.options.0.format)
-        );
-    }
+    out.emit(&crate::mem::report::report(&outcome.result), &outcome.result)?;
     eprintln!("dbio: results in {}", outcome.run_dir.shown());
     let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {
         store.record_mem(&outcome.result.record()?, &outcome.run_dir)
@@ -313,17 +299,10 @@ fn finish_run(
     format: crate::report::Format,
     db: Option<&Path>,
 ) -> Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    if json {
-        let json = serde_json::to_string_pretty(&outcome.result)
-            .map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else if format == crate::report::Format::Text {
-        let _ = write!(out, "{}", outcome.summary);
-    } else {
-        let report = crate::report::sections::run(&outcome.result);
-        let _ = write!(out, "{}", crate::report::render(&report, format));
-    }
+    Output::new(json, format).emit(
+        &crate::report::sections::run(&outcome.result),
+        &outcome.result,
+    )?;
     let recorded = record(db, outcome);
     if let Some(e) = &outcome.write_error {
         eprintln!("error: {}", crate::units::one_line(&e.to_string(), &[]));
@@ -355,14 +334,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
     let s = crate::sweep::run(a, stop, &|ds| register(db, ds, test), &forget, &mut |o| {
         record(db, o);
     })?;
-    let mut out = std::io::stdout().lock();
-    if a.run.0.json {
-        let json =
-            serde_json::to_string_pretty(&s.result).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else {
-        let _ = write!(out, "{}", crate::report::render(&s.report, a.run.0.format));
-    }
+    Output::new(a.run.0.json, a.run.0.format).emit(&s.report, &s.result)?;
     eprintln!(
         "dbio: sweep.json, sweep.csv and sweep.html in {}",
         s.dir.shown()
@@ -375,18 +347,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
     let m = crate::sweep::matrix::run(a, stop, &|ds| register(db, ds, "matrix"), &mut |o| {
         record(db, o);
     })?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let json =
-            serde_json::to_string_pretty(&m.result).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else {
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&m.report, a.options.0.format)
-        );
-    }
+    Output::new(a.options.0.json, a.options.0.format).emit(&m.report, &m.result)?;
     eprintln!("dbio: matrix in {}", m.dir.shown());
     Ok(m.exit)
 }
@@ -396,21 +357,8 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     let c = crate::sweep::calibrate::run(a, stop, &|ds| register(db, ds, "calibrate"), &mut |o| {
         record(db, o);
     })?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let json =
-            serde_json::to_string_pretty(&c.result).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else {
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(
-                &crate::sweep::report::calibrate(&c.result),
-                a.options.0.format
-            )
-        );
-    }
+    Output::new(a.options.0.json, a.options.0.format)
+        .emit(&crate::sweep::report::calibrate(&c.result), &c.result)?;
     eprintln!("dbio: calibrate.json in {}", c.dir.shown());
     Ok(c.exit)
 }
@@ -693,31 +641,28 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         _ => Vec::new(),
     };
     let compares = database::compares(&store, a)?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else if runs.is_empty() && mem_runs.is_empty() && compares.is_empty() {
-        let _ = writeln!(out, "no runs recorded in {}", path.shown());
-    } else {
-        if !runs.is_empty() {
-            let report = crate::store::report::runs(&runs);
-            let _ = write!(
-                out,
-                "{}",
-                crate::report::render(&report, a.options.0.format)
-            );
+    let mut report = match (runs.is_empty(), mem_runs.is_empty()) {
+        (true, true) => crate::report::Report::default(),
+        (true, false) => crate::mem::report::runs(&mem_runs),
+        (false, true) => crate::store::report::runs(&runs),
+        (false, false) => {
+            let mut r = crate::store::report::runs(&runs);
+            r.sections.push(crate::mem::report::runs_section(&mem_runs));
+            r
         }
-        if !mem_runs.is_empty() {
-            let _ = write!(
-                out,
-                "{}{}",
-                if runs.is_empty() { "" } else { "\n" },
-                crate::report::summary::text(&crate::mem::report::runs(&mem_runs))
-            );
+    };
+    if !compares.is_empty() {
+        if report.sections.is_empty() {
+            report = crate::database::compare::listing(&compares);
+        } else {
+            (report.sections).push(crate::database::compare::listing_section(&compares));
         }
-        database::list_compares(&mut out, &compares);
     }
+    if report.sections.is_empty() {
+        report = crate::report::Report::lines([format!("no runs recorded in {}", path.shown())]);
+    }
+    // The JSON lists the I/O runs (its shape since the first version: an array).
+    Output::new(a.options.0.json, a.options.0.format).emit(&report, &runs)?;
     Ok(ExitCode::Ok)
 }
 
@@ -728,18 +673,12 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
         crate::cli::Shown::Compare(id) => return database::show_compare(&store, id, a),
     };
     let run = store.run_or_usage_error(id)?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let _ = write!(out, "{}", run.result_json);
-    } else {
-        // Made from the stored result, not summary.txt: the directory may be gone.
-        let report = crate::report::sections::run(&run.result);
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&report, a.options.0.format)
-        );
-    }
+    // Made from the stored result, not summary.txt: the directory may be gone. Its JSON is
+    // the result.json stored, as written.
+    let stored: Box<serde_json::value::RawValue> = serde_json::from_str(&run.result_json)
+        .map_err(|e| Error::other(format!("run {id}: {e}")))?;
+    Output::new(a.options.0.json, a.options.0.format)
+        .emit(&crate::report::sections::run(&run.result), &stored)?;
     Ok(ExitCode::Ok)
 }
 

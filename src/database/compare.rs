@@ -481,6 +481,17 @@ pub fn write(dir: &Path, c: &Compared) -> Result<()> {
 
 /// The compares recorded in the store, as `dbio runs` lists them after the runs.
 pub fn listing(compares: &[crate::store::CompareListing]) -> Report {
+    Report {
+        title: COMPARES.into(),
+        sections: vec![listing_section(compares).level(Level::Lead)],
+    }
+}
+
+/// The title of the compares' listing.
+const COMPARES: &str = "Compares through a database (dbio show c<ID>)";
+
+/// The compares as a section of their own, after the runs of `dbio runs`.
+pub fn listing_section(compares: &[crate::store::CompareListing]) -> Section {
     let mut t = Table::new(vec![
         Column::right("ID", 5),
         Column::left("Started", 20),
@@ -499,10 +510,7 @@ pub fn listing(compares: &[crate::store::CompareListing]) -> Report {
             id(r.database_run_id).into(),
         ]);
     }
-    Report {
-        title: "Compares through a database (dbio show c<ID>)".into(),
-        sections: vec![Section::new("compares", "Compares").with(Block::Table(t))],
-    }
+    Section::new("compares", COMPARES).with(Block::Table(t))
 }
 
 /// The device of `path`, or of its nearest ancestor that exists (a throwaway server's data

@@ -64,7 +64,10 @@ pub struct MemOutcome {
 /// What `dbio mem` produced: a run, or (`--topology`) a description of the machine.
 pub enum Output {
     Run(Box<MemOutcome>),
-    Topology { text: String, json: String },
+    Topology {
+        report: crate::report::Report,
+        json: serde_json::Value,
+    },
 }
 
 pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
@@ -96,16 +99,13 @@ pub fn run(a: &MemArgs, stop: &AtomicBool) -> Result<Output> {
     };
     if a.topology {
         return Ok(Output::Topology {
-            text: crate::report::render(
-                &report::topology(&machine.topology, &machine.meminfo, machine.thp.as_deref()),
-                a.options.0.format,
-            ),
-            json: json_text(&serde_json::json!({
+            report: report::topology(&machine.topology, &machine.meminfo, machine.thp.as_deref()),
+            json: serde_json::json!({
                 "topology": machine.topology,
                 "meminfo": machine.meminfo,
                 "thp": machine.thp,
                 "allowed_cpus": machine.allowed_cpus,
-            }))?,
+            }),
         });
     }
     let started_at = crate::sys::utc_now_rfc3339();

@@ -551,6 +551,14 @@ pub fn topology(t: &Topology, m: &MemInfo, thp: Option<&str>) -> Report {
 
 /// `dbio runs`: the memory runs, one a row.
 pub fn runs(runs: &[crate::store::MemRunListing]) -> Report {
+    Report {
+        title: MEM_RUNS.to_string(),
+        sections: vec![runs_section(runs).level(Level::Lead)],
+    }
+}
+
+/// The memory runs as a section of its own, after the I/O runs of `dbio runs`.
+pub fn runs_section(runs: &[crate::store::MemRunListing]) -> Section {
     let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_string(), f);
     let mut t = Table::new(vec![
         Column::right("ID", 0),
@@ -589,15 +597,11 @@ pub fn runs(runs: &[crate::store::MemRunListing]) -> Report {
             },
         ]);
     }
-    Report {
-        title: "Memory runs (dbio mem)".to_string(),
-        sections: vec![
-            Section::new("runs", "Memory runs")
-                .level(Level::Lead)
-                .with(Block::Table(t)),
-        ],
-    }
+    Section::new("mem-runs", MEM_RUNS).with(Block::Table(t))
 }
+
+/// The title of the memory runs' listing.
+const MEM_RUNS: &str = "Memory runs (dbio mem)";
 
 #[cfg(test)]
 pub(crate) mod tests;

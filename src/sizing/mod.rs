@@ -19,7 +19,6 @@ pub mod plan;
 pub mod report;
 
 use crate::units::Shown;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -120,18 +119,8 @@ pub struct SizeReport {
 pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
     let plan = plan::load(&a.plan)?;
     let report = report(&plan, &a.runs, db)?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let json =
-            serde_json::to_string_pretty(&report).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{json}");
-    } else {
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&report::report(&report), a.options.0.format)
-        );
-    }
+    crate::report::Output::new(a.options.0.json, a.options.0.format)
+        .emit(&report::report(&report), &report)?;
     Ok(ExitCode::Ok)
 }
 

@@ -9,6 +9,19 @@ pub struct Report {
     pub sections: Vec<Section>,
 }
 
+impl Report {
+    /// A report of a few plain lines under no title, one note each (what a short command
+    /// prints: `removed 3 file(s) ...`, `wrote ...`).
+    pub fn lines(lines: impl IntoIterator<Item = String>) -> Report {
+        let mut lead = Section::new("lines", "").level(Level::Lead);
+        lead.blocks.extend(lines.into_iter().map(Block::Note));
+        Report {
+            title: String::new(),
+            sections: vec![lead],
+        }
+    }
+}
+
 /// How prominent a section's heading is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
