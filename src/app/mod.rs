@@ -134,7 +134,10 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
         }
         crate::mem::Output::Run(o) => o,
     };
-    out.emit(&crate::mem::report::report(&outcome.result), &outcome.result)?;
+    out.emit(
+        &crate::mem::report::report(&outcome.result),
+        &outcome.result,
+    )?;
     eprintln!("dbio: results in {}", outcome.run_dir.shown());
     let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {
         store.record_mem(&outcome.result.record()?, &outcome.run_dir)
@@ -659,7 +662,7 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
         }
     }
     if report.sections.is_empty() {
-        report = crate::report::Report::lines([format!("no runs recorded in {}", path.shown())]);
+        report = crate::report::Report::lines([format!("no runs recorded in {}", path.display())]);
     }
     // The JSON lists the I/O runs (its shape since the first version: an array).
     Output::new(a.options.0.json, a.options.0.format).emit(&report, &runs)?;
@@ -895,31 +898,18 @@ fn map(a: &MapArgs) -> Result<ExitCode> {
         }
     })?;
     let (map, findings) = crate::storage::survey(&a.path, Some(a.options.0.block_size));
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        #[derive(serde::Serialize)]
-        struct MapOutput<'a> {
-            map: &'a crate::storage::StorageMap,
-            lint: &'a [crate::storage::lint::Finding],
-        }
-        let json = MapOutput {
-            map: &map,
-            lint: &findings,
-        };
-        let text = serde_json::to_string_pretty(&json).map_err(|e| Error::other(e.to_string()))?;
-        let _ = writeln!(out, "{text}");
-    } else {
-        let _ = write!(out, "{}", crate::storage::map::render(&map));
-        if !findings.is_empty() {
-            let _ = writeln!(out, "\nFindings");
-            for l in &findings {
-                let _ = writeln!(
-                    out,
-                    "- {} [{}] {}: {}",
-                    l.severity, l.rule, l.subject, l.message
-                );
-            }
-        }
+    #[derive(serde::Serialize)]
+    struct MapOutput<'a> {
+        map: &'a crate::storage::StorageMap,
+        lint: &'a [crate::storage::lint::Finding],
     }
+    let json = MapOutput {
+        map: &map,
+        lint: &findings,
+    };
+    Output::new(a.options.0.json, a.options.0.format).emit(
+        &crate::report::sections::storage::map(&map, &findings),
+        &json,
+    )?;
     Ok(ExitCode::Ok)
 }

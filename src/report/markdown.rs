@@ -1,6 +1,7 @@
 //! Any report ([`crate::report::sections::Report`]) as Markdown (`--format md`): the title
 //! and sections as headings, fields as a two-column table, tables as pipe tables aligned as
-//! their columns are, notes as paragraphs, cautions as quoted warnings, lists as bullets,
+//! their columns are, notes as paragraphs, cautions as quoted warnings, lists as bullets
+//! (an outline's details as bullets under their item),
 //! the storage tree in a code block and the options as fenced JSON. Charts are left out:
 //! the tables beside them hold their figures. Only syntax lives here, as in the text
 //! renderer ([`crate::report::summary`]): the same sections, the same figures.
@@ -25,6 +26,8 @@ pub fn markdown(report: &Report) -> String {
         }
         match s.level {
             Level::Lead => {}
+            // A section without a title is a paragraph of its own.
+            _ if s.title.is_empty() => {}
             Level::Main => {
                 let _ = write!(o, "\n## {}\n", inline(&s.title));
             }
@@ -60,6 +63,14 @@ fn block(o: &mut String, b: &Block) {
         Block::List { items, .. } => {
             for i in items {
                 let _ = writeln!(o, "- {}", inline(i));
+            }
+        }
+        Block::Outline(items) => {
+            for i in items {
+                let _ = writeln!(o, "- {}", inline(&i.text));
+                for d in &i.details {
+                    let _ = writeln!(o, "  - {}", inline(d));
+                }
             }
         }
         Block::Tree(t) => fenced(o, "", t),
@@ -146,7 +157,7 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sections::{Cell, Column, Section, cells};
+    use crate::report::sections::{Cell, Column, Item, Section, cells};
 
     #[test]
     fn every_block_has_its_syntax() {
@@ -184,6 +195,28 @@ mod tests {
                     a\\_b \\*c\\*\n\n> **Warning:** slow\n\n- one\n\n````\na\n└─ ```b\n````\n\n\
                     ### Part\n\n```json\n{\n  \"sessions\": 4\n}\n```\n";
         assert_eq!(md, want, "\n{md}");
+    }
+
+    #[test]
+    fn an_outline_and_a_section_without_a_title() {
+        let r = Report {
+            title: String::new(),
+            sections: vec![
+                Section::new("a", "Data sets").with(Block::Outline(vec![Item {
+                    text: "/d: ready".into(),
+                    details: vec!["STALE: x_y".into()],
+                }])),
+                Section::new("v", "").with(Block::Note("Nothing needs attention.".into())),
+            ],
+        };
+        assert_eq!(
+            crate::report::summary::text(&r),
+            "\nData sets\n  /d: ready\n    STALE: x_y\n\nNothing needs attention.\n"
+        );
+        assert_eq!(
+            markdown(&r),
+            "\n## Data sets\n\n- /d: ready\n  - STALE: x\\_y\n\nNothing needs attention.\n"
+        );
     }
 
     /// The figures of a text: every run of digits (with `,` and `.` inside), in order.

@@ -17,8 +17,9 @@ pub fn render(r: &RunResult) -> String {
 
 /// A report as text; every text in it is [`shown`] (names, paths and messages from files
 /// print their control characters escaped). The first section ([`Level::Lead`]) follows the title directly; every
-/// other one starts after a blank line with its title — or, when its first table has an
-/// empty top-left cell, with the title in that cell. Charts and the folded list of options
+/// other one starts after a blank line with its title (if it has one) — or, when its first
+/// table has an empty top-left cell, with the title in that cell. An outline's items are
+/// indented by two spaces, their details by four. Charts and the folded list of options
 /// are left out: text cannot draw them.
 pub fn text(report: &Report) -> String {
     let mut o = String::with_capacity(8192);
@@ -33,10 +34,10 @@ pub fn text(report: &Report) -> String {
         if blocks.is_empty() {
             continue;
         }
-        let mut title = (s.level != Level::Lead).then_some(s.title.as_str());
-        if title.is_some() {
+        if s.level != Level::Lead {
             o.push('\n');
         }
+        let mut title = (s.level != Level::Lead && !s.title.is_empty()).then_some(s.title.as_str());
         let mut after_table = false;
         for b in blocks {
             if after_table {
@@ -68,6 +69,14 @@ pub fn text(report: &Report) -> String {
                 Block::List { items, .. } => {
                     for i in items {
                         let _ = writeln!(o, "- {}", shown(i));
+                    }
+                }
+                Block::Outline(items) => {
+                    for i in items {
+                        let _ = writeln!(o, "  {}", shown(&i.text));
+                        for d in &i.details {
+                            let _ = writeln!(o, "    {}", shown(d));
+                        }
                     }
                 }
                 Block::Tree(t) => {

@@ -76,8 +76,8 @@ impl Page {
         let o = &mut self.body;
         for s in sections {
             // A part of a section gets a smaller heading, without an anchor of its own;
-            // a lead without a title (a sweep's) follows the page's title directly.
-            if s.level == Level::Lead && s.title.is_empty() {
+            // a section without a title (a sweep's lead) follows what is before it directly.
+            if s.title.is_empty() {
             } else if s.level == Level::Sub {
                 let _ = write!(o, "<h3>{}</h3>", escape(&s.title));
             } else {
@@ -115,6 +115,21 @@ fn block(o: &mut String, b: &Block) {
             o.push_str("<ul class=\"warn\">");
             for i in items {
                 let _ = write!(o, "<li>{}</li>", escape(i));
+            }
+            o.push_str("</ul>");
+        }
+        Block::Outline(items) => {
+            o.push_str("<ul>");
+            for i in items {
+                let _ = write!(o, "<li>{}", escape(&i.text));
+                if !i.details.is_empty() {
+                    o.push_str("<ul>");
+                    for d in &i.details {
+                        let _ = write!(o, "<li>{}</li>", escape(d));
+                    }
+                    o.push_str("</ul>");
+                }
+                o.push_str("</li>");
             }
             o.push_str("</ul>");
         }

@@ -7,7 +7,8 @@
 //! - `report.html`: [`crate::report::html`] (tables, plus the charts text cannot draw);
 //! - `timeseries.csv`, `histograms.csv`: [`crate::report::export`], from [`second_rows`]
 //!   and [`bucket_rows`];
-//! - `dbio compare` (text and `--html`): [`compare`].
+//! - `dbio compare` (text and `--html`): [`compare`];
+//! - `dbio map` and the storage tree of every run: [`storage`].
 //! - `--format md` of every command that prints a report: [`crate::report::markdown`];
 //!   [`crate::report::render`] picks the renderer of a [`crate::report::Format`].
 //!
@@ -23,6 +24,7 @@ mod pg;
 mod run;
 mod stability;
 mod steady;
+pub mod storage;
 mod system;
 mod workload;
 

@@ -37,6 +37,8 @@ pub enum Level {
 pub struct Section {
     /// A stable anchor (`events`, `load`, ...).
     pub id: String,
+    /// Its heading; a section without one (not a lead) is set apart by a blank line only
+    /// (the closing verdict of `dbio doctor`).
     pub title: String,
     pub level: Level,
     pub blocks: Vec<Block>,
@@ -81,12 +83,31 @@ pub enum Block {
         items: Vec<String>,
         alert: bool,
     },
+    /// Items, one a line, each with its details under it (what `dbio doctor` found: a data
+    /// set, then what is stale in it).
+    Outline(Vec<Item>),
     /// Preformatted text drawn as a tree (the storage map).
     Tree(String),
     /// Every option as used, for formats that can fold it away.
     Options(serde_json::Value),
     /// A picture, for formats that draw.
     Chart(Chart),
+}
+
+/// An item of an [`Block::Outline`]: its line, and the lines that belong to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Item {
+    pub text: String,
+    pub details: Vec<String>,
+}
+
+impl Item {
+    pub fn new(text: impl Into<String>) -> Item {
+        Item {
+            text: text.into(),
+            details: Vec::new(),
+        }
+    }
 }
 
 /// The charts a drawing format adds. Every chart carries its data: a renderer draws it from

@@ -146,7 +146,7 @@ pub fn block_devices(r: &RunResult) -> Option<Section> {
 /// The storage stack under the data set, drawn as `dbio map` draws it.
 pub fn storage(r: &RunResult) -> Option<Section> {
     let tree = match r.storage.as_ref()? {
-        StorageJson::Map(map) => crate::storage::map::render(map),
+        StorageJson::Map(map) => super::storage::tree(map),
         // A map this dbio cannot read back: as it was written.
         StorageJson::Other(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
     };

@@ -151,7 +151,7 @@ fn the_verdict_marks_each_limit() {
 #[test]
 fn storage_is_the_tree_dbio_map_draws() {
     let mut r = run_result(5, &EVENTS, true);
-    let tree = crate::storage::map::render(&storage_map());
+    let tree = crate::report::sections::storage::tree(&storage_map());
     let report = run(&r);
     let blocks = &section(&report, "storage").unwrap().blocks;
     assert!(matches!(&blocks[..], [Block::Tree(t)] if *t == tree));
