@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::options::cli::{
-    CompareOptions, MapOptions, PrepareOptions, RunCommand, RunsOptions, ShowOptions,
+    CleanOptions, CompareOptions, DoctorOptions, MapOptions, PreconditionOptions, PrepareOptions,
+    ReportOptions, RunCommand, RunsOptions, ShowOptions, VerifyOptions,
 };
 use crate::workload::Test;
 
@@ -127,6 +128,9 @@ pub struct VerifyArgs {
     /// The data set directory.
     #[arg(default_value = "./dbio-data")]
     pub path: PathBuf,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: VerifyOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -154,9 +158,9 @@ pub struct PreconditionArgs {
     /// With --destructive: do not ask on the terminal before writing over the device.
     #[arg(long)]
     pub yes: bool,
-    /// Print what was done as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: PreconditionOptions,
     /// No progress bar (it is only drawn when stdout and stderr are terminals).
     #[arg(long, short)]
     pub quiet: bool,
@@ -171,6 +175,9 @@ pub struct CleanArgs {
     /// left and remove its temporary files. Data files stay.
     #[arg(long)]
     pub stale: bool,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: CleanOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -189,6 +196,9 @@ pub struct DoctorArgs {
     /// Data sets, run directories, or directories holding them (default ./dbio-data and
     /// ./dbio-runs).
     pub paths: Vec<PathBuf>,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: DoctorOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -196,6 +206,9 @@ pub struct ReportArgs {
     /// The run directory (the one holding result.json).
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: ReportOptions,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -2,6 +2,7 @@
 //! `dbio wizard` ([`wizard`]) asks for a run and runs it through the same path as `dbio run`;
 //! [`shell`] makes the completion scripts and the man page.
 
+mod data_set;
 mod database;
 mod files;
 mod metrics;
@@ -13,12 +14,10 @@ use crate::units::Shown;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::cli::{
-    CleanArgs, Cli, Command, CompareArgs, MapArgs, PrepareArgs, ReportArgs, RunsArgs, ShowArgs,
-};
-use crate::dataset::{self, FillOptions};
+use crate::cli::{Cli, Command, CompareArgs, MapArgs, ReportArgs, RunsArgs, ShowArgs};
+use crate::dataset;
 use crate::error::{Error, ExitCode, Result};
 use crate::options::cli::RunCommand;
 use crate::options::{RunArgs, RunConfig};
@@ -28,8 +27,7 @@ use crate::store::{RunFilter, Store};
 use crate::sweep::SweepArgs;
 use crate::sweep::calibrate::CalibrateArgs;
 use crate::sweep::matrix::MatrixArgs;
-use crate::units::human_bytes;
-use crate::workload::spec::rand_seed;
+pub(crate) use data_set::clean;
 pub(crate) use files::{check_user_file, write_private_user_file, write_user_file};
 
 /// Runs the command line. Returns the exit status.
@@ -76,7 +74,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     }
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
-        Command::Prepare(a) => prepare(&a, &stop, cli.db.as_deref()),
+        Command::Prepare(a) => data_set::prepare(&a, &stop, cli.db.as_deref()),
         Command::Pg(crate::database::pg::PgCommand::Run(a)) => {
             let outcome = crate::database::pg::run(&a.0, &stop)?;
             finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
@@ -96,7 +94,12 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
                 );
             }
             let db = cli.db.as_deref();
-            crate::doctor::clean_stale(&a.paths, &known, &|path| forget_run_dir(db, path))
+            crate::doctor::clean_stale(
+                &a.paths,
+                &known,
+                &|path| forget_run_dir(db, path),
+                Output::new(a.options.0.json, a.options.0.format),
+            )
         }
         Command::Clean(a) => clean(&a, cli.db.as_deref()),
         Command::Precondition(a) => precondition::precondition(&a, &stop),
@@ -106,10 +109,14 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Compare(a) => compare(&a, cli.db.as_deref()),
         Command::Map(a) => map(&a),
         Command::Matrix(a) => matrix(&a, &stop, cli.db.as_deref()),
-        Command::Doctor(a) => crate::doctor::doctor(&a.paths, &known(cli.db.as_deref())),
+        Command::Doctor(a) => crate::doctor::doctor(
+            &a.paths,
+            &known(cli.db.as_deref()),
+            Output::new(a.options.0.json, a.options.0.format),
+        ),
         Command::Sweep(a) => sweep(&a, &stop, cli.db.as_deref()),
         Command::Calibrate(a) => calibrate(&a, &stop, cli.db.as_deref()),
-        Command::Verify(a) => verify(&a.path, &stop),
+        Command::Verify(a) => data_set::verify(&a, &stop),
         Command::Size(a) => crate::sizing::size(&a, cli.db.as_deref()),
         Command::Job(a) => job(&a, &stop),
         Command::Mem(a) => mem(&a, &stop, cli.db.as_deref()),
@@ -713,175 +720,25 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
-fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
-    let spec = crate::options::check::data_set(&a.options.0)?;
-    crate::safety::places::check_target(&spec.target)?;
-    let written = AtomicU64::new(0);
-    let seed = a.options.0.seed.unwrap_or_else(rand_seed);
-    let fill = FillOptions {
-        seed,
-        buffered: a.buffered,
-        written: &written,
-        stop,
-    };
-    let ds = crate::progress::follow_bytes(
-        crate::progress::wanted(a.options.0.quiet),
-        spec.size,
-        "preparing the data set",
-        &written,
-        || {
-            dataset::prepare(&dataset::Prepare {
-                target: &spec.target,
-                data: Some(&spec),
-                redo: None,
-                fresh: spec.fresh,
-                writes: true,
-                region_writer: false,
-                space: Default::default(),
-                fill: &fill,
-            })
-        },
-    )?;
-    register(db, &ds, "prepare");
-    if !ds.reused && ds.prepare_seconds > 0.0 {
-        println!(
-            "prepared {} in {:.1} s ({:.0} MiB/s, {})",
-            human_bytes(ds.size_bytes()),
-            ds.prepare_seconds,
-            ds.size_bytes() as f64 / (1u64 << 20) as f64 / ds.prepare_seconds,
-            ds.fill_method.as_deref().unwrap_or("")
-        );
-    }
-    println!("{}", ds.describe());
-    Ok(ExitCode::Ok)
-}
-
-/// `dbio verify PATH`: every bad block on a line of its own, then one summary line.
-fn verify(path: &Path, stop: &AtomicBool) -> Result<ExitCode> {
-    let r = crate::dataset::scan::scan(path, stop)?;
-    let mut out = std::io::stdout().lock();
-    for line in &r.bad {
-        let _ = writeln!(out, "{line}");
-    }
-    for line in &r.io_errors {
-        let _ = writeln!(out, "{line}");
-    }
-    match &r.seq {
-        crate::dataset::scan::SeqCheck::Exact => {}
-        crate::dataset::scan::SeqCheck::LowerBound => eprintln!(
-            "dbio: note: the last run on this data set did not end (killed?): a block older than recorded is still found, a lost write of that run is not"
-        ),
-        crate::dataset::scan::SeqCheck::None(why) => {
-            eprintln!("dbio: note: {why}: checksums and places are checked, lost writes cannot be")
-        }
-    }
-    let _ = writeln!(out, "{}", crate::dataset::scan::summary_line(path, &r));
-    Ok(if !r.io_errors.is_empty() {
-        ExitCode::IoError
-    } else if !r.bad.is_empty() {
-        ExitCode::Failure
-    } else if r.interrupted {
-        ExitCode::Interrupted
-    } else {
-        ExitCode::Ok
-    })
-}
-
-pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
-    let path = match a.paths.as_slice() {
-        [] => std::path::PathBuf::from("./dbio-data"),
-        [p] => p.clone(),
-        _ => {
-            return Err(Error::usage(
-                "dbio clean takes one data set directory (or several with --stale)",
-            ));
-        }
-    };
-    let registered = std::fs::canonicalize(&path).unwrap_or_else(|_| {
-        std::env::current_dir()
-            .map(|d| d.join(&path))
-            .unwrap_or_else(|_| path.clone())
-    });
-    let forget = || -> bool {
-        in_present_store(db, |s| s.forget_data_set(&registered.display().to_string()))
-            .is_ok_and(|forgot| forgot == Some(true))
-    };
-    // Registered, but its manifest is gone (deleted by hand): forgotten, nothing removed.
-    if dataset::holds_no_data_set(&path) && forget() {
-        println!(
-            "{} holds no dbio data set any more (its {} is gone); forgotten by the results store, nothing removed",
-            path.shown(),
-            dataset::manifest::MANIFEST_NAME
-        );
-        return Ok(ExitCode::Ok);
-    }
-    if !path.exists() && forget() {
-        println!(
-            "{} is gone (moved or deleted by hand); forgotten by the results store",
-            path.shown()
-        );
-        return Ok(ExitCode::Ok);
-    }
-    let r = dataset::clean(&path)?;
-    if r.unfinished {
-        println!(
-            "removed the lock file a killed first preparation left in {}{}",
-            path.shown(),
-            if r.removed_dir {
-                ", and the directory it had created"
-            } else {
-                " (the directory was there before: it stays)"
-            }
-        );
-    } else {
-        println!(
-            "removed {} file(s), {} from {}{}",
-            r.files,
-            human_bytes(r.bytes),
-            path.shown(),
-            if r.removed_dir {
-                " and the directory"
-            } else {
-                ""
-            }
-        );
-    }
-    for why in &r.ignored {
-        eprintln!(
-            "dbio: note: the manifest was changed: {why} (ignored; nothing of it was touched)"
-        );
-    }
-    for (p, why) in &r.left_alone {
-        eprintln!("dbio: left {} alone: {why}", p.shown());
-    }
-    for (p, why) in &r.remaining {
-        eprintln!("dbio: could not remove {}: {why}", p.shown());
-    }
-    if r.remaining.is_empty() {
-        forget();
-    }
-    Ok(if !r.remaining.is_empty() {
-        eprintln!(
-            "dbio: the data set in {} is not removed: {} of its files remain; run `dbio clean {}` as a user allowed to remove them",
-            path.shown(),
-            r.remaining.len(),
-            crate::units::shell_word(&path.display().to_string())
-        );
-        ExitCode::IoError
-    } else if !r.left_alone.is_empty() {
-        ExitCode::Failure
-    } else {
-        ExitCode::Ok
-    })
-}
-
 fn report(a: &ReportArgs) -> Result<ExitCode> {
     let r = crate::report::read_run(&a.run_dir)?;
     let dir = crate::safety::fs::Dir::open(&a.run_dir)
         .map_err(|e| Error::io("cannot open", &a.run_dir, &e))?;
-    for p in crate::report::write_derived(&dir, &r)? {
-        println!("wrote {}", p.shown());
+    let written = crate::report::write_derived(&dir, &r)?;
+    #[derive(serde::Serialize)]
+    struct Redrawn {
+        schema: &'static str,
+        run_dir: String,
+        written: Vec<String>,
     }
+    let json = Redrawn {
+        schema: "dbio.report.v1",
+        run_dir: a.run_dir.display().to_string(),
+        written: written.iter().map(|p| p.display().to_string()).collect(),
+    };
+    let lines = json.written.iter().map(|p| format!("wrote {p}"));
+    Output::new(a.options.0.json, a.options.0.format)
+        .emit(&crate::report::Report::lines(lines), &json)?;
     Ok(ExitCode::Ok)
 }
 

@@ -1,8 +1,7 @@
 //! `dbio precondition`: a data set (or, with `--destructive`, a block device) written over
 //! in sequential 128 KiB writes before it is measured, with a progress bar, a line per pass
-//! and, with `--json`, what was done as JSON on stdout.
+//! and what was done as a line of text (or Markdown), or with `--json` as JSON on stdout.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use serde_json::json;
@@ -78,12 +77,9 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
     };
     // The bytes of one pass: the whole target.
     let size = counters.total.load(Relaxed) / u64::from(a.passes.max(1));
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let _ = writeln!(out, "{}", json_text(path, kind_name, size, &done));
-    } else {
-        let _ = writeln!(out, "{}: {}", path.shown(), done.describe());
-    }
+    let report = crate::report::Report::lines([format!("{}: {}", path.display(), done.describe())]);
+    crate::report::Output::new(a.options.0.json, a.options.0.format)
+        .emit(&report, &json_value(path, kind_name, size, &done))?;
     if !done.complete() {
         eprintln!(
             "dbio: stopped by a signal: {} of {} pass(es) complete{}",
@@ -101,7 +97,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
 }
 
 /// The JSON `--json` prints.
-fn json_text(
+fn json_value(
     path: &std::path::Path,
     kind: &str,
     size: u64,

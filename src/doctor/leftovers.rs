@@ -5,13 +5,12 @@
 //! with the command that undoes it by hand; `clean --stale` undoes the stale ones, each
 //! only after its own checks that it is still what dbio made.
 
-use std::io::Write;
 use std::path::Path;
 
+use super::report::{Action, LeftoverJson};
 use super::{Known, canonical};
 use crate::safety::cleanup::{PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR, SCHEDULER};
 use crate::store::LeftoverRecord;
-use crate::units::Shown;
 
 /// What a leftover of `kind` is, in words.
 fn words(kind: &str) -> &'static str {
@@ -42,40 +41,26 @@ fn stale(known: &Known) -> Vec<&LeftoverRecord> {
         .collect()
 }
 
-/// Lists every leftover the store knows; returns how many are stale.
-pub(super) fn list(o: &mut impl Write, known: &Known) -> usize {
-    if known.leftovers.is_empty() {
-        return 0;
-    }
-    let _ = writeln!(o, "\nMade or changed outside the results directories");
-    for l in &known.leftovers {
-        if l.owner_alive() {
-            let _ = writeln!(
-                o,
-                "  {}: {}, in use by dbio pid {} (running)",
-                l.what.shown(),
-                words(&l.kind),
-                l.pid
-            );
-        } else {
-            let _ = writeln!(
-                o,
-                "  {}: STALE: {} left by dbio pid {} (gone), noted {}; undo by hand: {}",
-                l.what.shown(),
-                words(&l.kind),
-                l.pid,
-                l.created_at.shown(),
-                l.undo.shown()
-            );
-        }
-    }
-    stale(known).len()
+/// Every leftover the store knows, and how many are stale.
+pub(super) fn list(known: &Known) -> (Vec<LeftoverJson>, usize) {
+    let listed = (known.leftovers.iter())
+        .map(|l| LeftoverJson {
+            what: l.what.clone(),
+            kind: l.kind.clone(),
+            description: words(&l.kind),
+            pid: l.pid,
+            running: l.owner_alive(),
+            noted_at: l.created_at.clone(),
+            undo: l.undo.clone(),
+        })
+        .collect();
+    (listed, stale(known).len())
 }
 
-/// Undoes the stale leftovers (with `paths`, only those under one of them), one line
+/// Undoes the stale leftovers (with `paths`, only those under one of them), one action
 /// each; returns how many were undone and how many were left (and why, said).
 pub(super) fn clean(
-    o: &mut impl Write,
+    o: &mut Vec<Action>,
     paths: &[std::path::PathBuf],
     known: &Known,
 ) -> (usize, usize) {
@@ -91,18 +76,23 @@ pub(super) fn clean(
         match undo(l) {
             Ok(done) => {
                 crate::safety::cleanup::undone_record(l.id);
-                let _ = writeln!(o, "{}: {}", l.what.shown(), crate::units::shown(&done));
+                o.push(Action {
+                    path: l.what.clone(),
+                    done,
+                    left: false,
+                });
                 undone += 1;
             }
             Err(why) => {
-                let _ = writeln!(
-                    o,
-                    "{}: LEFT: {}: {}; undo it by hand when it is yours: {}",
-                    l.what.shown(),
-                    words(&l.kind),
-                    crate::units::shown(&why),
-                    l.undo.shown()
-                );
+                o.push(Action {
+                    path: l.what.clone(),
+                    done: format!(
+                        "LEFT: {}: {why}; undo it by hand when it is yours: {}",
+                        words(&l.kind),
+                        l.undo
+                    ),
+                    left: true,
+                });
                 left += 1;
             }
         }

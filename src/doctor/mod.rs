@@ -9,19 +9,21 @@
 //! what to do.
 
 use crate::units::Shown;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::dataset::State;
 use crate::dataset::stale::{self, Health};
 use crate::error::{ExitCode, Result};
-use crate::report::summary::thousands;
 use crate::safety::fs::{Dir, Kind};
 use crate::safety::lock::{self, Holder, Mode};
 use crate::store::{DataSetRecord, LeftoverRecord, RunDirRecord};
-use crate::units::{human_bytes, shell_word};
+use crate::units::shell_word;
 
 mod leftovers;
+pub mod report;
+
+use crate::report::Output;
+use report::{Checkup, Cleaned};
 
 /// The kinds of results directory dbio makes, and what each may hold: the explicit list of
 /// file names dbio writes there (all that `dbio clean --stale` may remove from one whose
@@ -184,17 +186,6 @@ enum RunDirState {
         points: Vec<String>,
         foreign: Vec<(String, &'static str)>,
     },
-}
-
-/// What a registered results directory of `kind` is, as words: "a run of read-iops",
-/// "a sweep", "a dbio mem run".
-fn what(kind: &str) -> String {
-    match kind {
-        "sweep" | "matrix" | "calibrate" => format!("a {kind}"),
-        crate::database::compare::DIR_KIND => "a compare through a database".to_string(),
-        "mem" => "a dbio mem run".to_string(),
-        test => format!("a run of {}", crate::units::shown(test)),
-    }
 }
 
 /// Whether `name` is one of `files`, or one of them under the temporary name it is written
@@ -517,165 +508,68 @@ pub fn survey(paths: &[PathBuf], known: &Known) -> Findings {
     f
 }
 
-/// `dbio doctor [PATH...]`.
-pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
-    let mut o = std::io::stdout().lock();
-    let procs = other_dbio_processes();
-    if procs.is_empty() {
-        let _ = writeln!(o, "Other dbio processes: none");
+/// `dbio doctor [PATH...]`: what was found, as a report or (`--json`) as [`Checkup`]; exit
+/// 1 when something needs attention.
+pub fn doctor(paths: &[PathBuf], known: &Known, out: Output) -> Result<ExitCode> {
+    let c = checkup(paths, known);
+    out.emit(&report::checkup(&c), &c)?;
+    Ok(if c.needs_attention.is_empty() {
+        ExitCode::Ok
     } else {
-        let _ = writeln!(
-            o,
-            "Other dbio processes ({}; they compete for the same storage and CPUs while a test runs):",
-            procs.len()
-        );
-        for p in &procs {
-            let stopped = if p.stopped {
-                format!(
-                    " (STOPPED: it holds its locks, perhaps the results store, until resumed: `fg` in its terminal or `kill -CONT {}`)",
-                    p.pid
-                )
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                o,
-                "  pid {}{stopped}: {}",
-                p.pid,
-                crate::safety::lock::printable(&p.cmdline)
-            );
-        }
-    }
+        ExitCode::Failure
+    })
+}
+
+/// Everything doctor looks at, and the advice on what needs attention.
+fn checkup(paths: &[PathBuf], known: &Known) -> Checkup {
+    let processes = (other_dbio_processes().into_iter())
+        .map(|p| report::ProcessJson {
+            pid: p.pid,
+            stopped: p.stopped,
+            command: crate::safety::lock::printable(&p.cmdline),
+        })
+        .collect();
     let f = survey(paths, known);
-    let _ = writeln!(o, "\nData sets");
-    if f.data_sets.is_empty() && f.gone.is_empty() && f.unfinished.is_empty() {
-        let _ = writeln!(o, "  none found");
-    }
-    for u in &f.unfinished {
-        let _ = writeln!(
-            o,
-            "  {}: STALE: a first preparation was killed here — no data set, only its lock file",
-            u.shown()
-        );
-    }
-    let mut total = 0;
-    for found in &f.data_sets {
-        let h = &found.health;
-        total += h.bytes;
-        let _ = writeln!(o, "  {}", describe(found));
-        if h.unfinished_files() {
-            let _ = writeln!(
-                o,
-                "    STALE: files of a killed preparation ({} on disk)",
-                human_bytes(h.bytes)
-            );
-        }
-        for t in &h.stray_temp_files {
-            let _ = writeln!(
-                o,
-                "    STALE: temporary file of a killed run: {}",
-                t.shown()
-            );
-        }
-        for r in &h.rejected {
-            let _ = writeln!(
-                o,
-                "    CHANGED: the manifest was changed: {r}; dbio does not act on this data set (remove its files yourself)"
-            );
-        }
-        for (p, why) in &h.foreign {
-            let _ = writeln!(o, "    LEFT ALONE: {} is listed, but {why}", p.shown());
-        }
-    }
-    for g in &f.gone {
-        let _ = writeln!(
-            o,
-            "  {}: gone (moved or deleted by hand); it held {} when last used on {} — `dbio clean {}` forgets it",
-            g.path.shown(),
-            human_bytes(g.disk_bytes),
-            g.last_used_at.shown(),
-            shell_word(&g.path)
-        );
-    }
-    if f.data_sets.len() > 1 {
-        let _ = writeln!(o, "  in all: {} on disk", human_bytes(total));
-    }
-    let _ = writeln!(o, "\nRun directories");
-    if f.runs.is_empty() && f.running.is_empty() && f.killed_runs.is_empty() {
-        let _ = writeln!(o, "  none found");
-    }
-    for r in &f.runs {
-        let _ = writeln!(
-            o,
-            "  {}: {} run(s), {}",
-            r.dir.shown(),
-            thousands(r.runs as u64),
-            human_bytes(r.bytes)
-        );
-    }
-    for (r, holders) in &f.running {
-        let who = holders
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(
-            o,
-            "  {}: {} going on now{}",
-            r.path.shown(),
-            what(&r.test),
-            if who.is_empty() {
-                String::new()
-            } else {
-                format!(" ({who})")
+    let text = |p: &Path| p.display().to_string();
+    let holders = |h: &[Holder]| h.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let data_sets = (f.data_sets.iter())
+        .map(|found| {
+            let h = &found.health;
+            report::DataSetJson {
+                path: text(&h.dir),
+                bytes: h.bytes,
+                data_files: h.data_files,
+                redo_files: h.redo_files,
+                state: match h.state {
+                    State::Ready => "ready",
+                    State::Preparing => "preparing",
+                },
+                in_use: if h.busy {
+                    Some("writing")
+                } else if !h.holders.is_empty() {
+                    Some("reading")
+                } else {
+                    None
+                },
+                holders: holders(&h.holders),
+                missing: h.missing,
+                last_used_at: found.record.as_ref().map(|r| r.last_used_at.clone()),
+                last_test: found.record.as_ref().map(|r| r.last_test.clone()),
+                last_run_id: found.record.as_ref().and_then(|r| r.last_run_id),
+                killed_preparation: h.unfinished_files(),
+                stray_temp_files: h.stray_temp_files.iter().map(|t| text(t)).collect(),
+                manifest_changes: h.rejected.iter().map(|r| r.to_string()).collect(),
+                left_alone: (h.foreign.iter())
+                    .map(|(p, why)| report::Why {
+                        path: text(p),
+                        why: why.to_string(),
+                    })
+                    .collect(),
             }
-        );
-    }
-    for k in &f.killed_runs {
-        let (points, before) = if DirKind::of(&k.record.test).points.is_some() {
-            (
-                format!(
-                    "{} point run directory(ies) and ",
-                    thousands(k.point_dirs() as u64)
-                ),
-                "finished",
-            )
-        } else {
-            (String::new(), "wrote its results")
-        };
-        let _ = writeln!(
-            o,
-            "  {}: STALE: {} started {} was killed before it {before} ({points}{} file(s) of dbio's in it)",
-            k.record.path.shown(),
-            what(&k.record.test),
-            k.record.created_at.shown(),
-            k.own.len()
-        );
-        for (name, why) in &k.foreign {
-            let _ = writeln!(
-                o,
-                "    LEFT ALONE: {} is not dbio's ({why}); the directory stays while it is there",
-                Path::new(&k.record.path).join(name).shown()
-            );
-        }
-    }
-    for n in &f.notes {
-        let _ = writeln!(o, "  note: {n}");
-    }
+        })
+        .collect();
     let mounts = crate::sweep::filesystem::left_mounted();
-    if !mounts.is_empty() {
-        let _ = writeln!(o, "\nMounts");
-        for m in &mounts {
-            let _ = writeln!(
-                o,
-                "  {m}: STALE: left mounted by a file system sweep that was killed"
-            );
-        }
-    }
-    let stale_left = leftovers::list(&mut o, known);
-    if let Some(problem) = &known.store_problem {
-        let _ = writeln!(o, "\nResults store\n  it cannot be read: {problem}");
-    }
+    let (leftovers, stale_left) = leftovers::list(known);
     let stale: Vec<&Health> = (f.data_sets.iter())
         .map(|x| &x.health)
         .filter(|h| h.is_stale())
@@ -685,17 +579,6 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
         .iter()
         .filter(|x| x.health.needs_attention() && !x.health.is_stale())
         .count();
-    if stale.is_empty()
-        && changed == 0
-        && f.unfinished.is_empty()
-        && f.killed_runs.is_empty()
-        && mounts.is_empty()
-        && stale_left == 0
-        && known.store_problem.is_none()
-    {
-        let _ = writeln!(o, "\nNothing needs attention.");
-        return Ok(ExitCode::Ok);
-    }
     let mut advice = Vec::new();
     if known.store_locked {
         advice.push(
@@ -749,69 +632,80 @@ pub fn doctor(paths: &[PathBuf], known: &Known) -> Result<ExitCode> {
             "{changed} data set(s) list files that are not dbio's (a changed manifest or replaced files): dbio leaves them alone; look at them and remove them yourself"
         ));
     }
-    let _ = writeln!(o, "\nNeeds attention: {}.", advice.join("; "));
-    Ok(ExitCode::Failure)
-}
-
-fn describe(found: &Found) -> String {
-    let h = &found.health;
-    let mut parts = vec![format!("{} data file(s)", h.data_files)];
-    if h.redo_files > 0 {
-        parts.push(format!("{} redo log(s)", h.redo_files));
+    Checkup {
+        schema: "dbio.doctor.v1",
+        processes,
+        data_sets,
+        gone: (f.gone.iter())
+            .map(|g| report::GoneJson {
+                path: g.path.clone(),
+                disk_bytes: g.disk_bytes,
+                last_used_at: g.last_used_at.clone(),
+            })
+            .collect(),
+        unfinished: f.unfinished.iter().map(|u| text(u)).collect(),
+        data_set_bytes: f.data_sets.iter().map(|x| x.health.bytes).sum(),
+        run_dirs: (f.runs.iter())
+            .map(|r| report::RunsJson {
+                path: text(&r.dir),
+                runs: r.runs,
+                bytes: r.bytes,
+            })
+            .collect(),
+        running: (f.running.iter())
+            .map(|(r, h)| report::RunningJson {
+                path: r.path.clone(),
+                kind: r.test.clone(),
+                holders: holders(h),
+            })
+            .collect(),
+        killed: (f.killed_runs.iter())
+            .map(|k| report::KilledJson {
+                path: k.record.path.clone(),
+                kind: k.record.test.clone(),
+                started_at: k.record.created_at.clone(),
+                point_dirs: (DirKind::of(&k.record.test).points.is_some()).then(|| k.point_dirs()),
+                own_files: k.own.len(),
+                left_alone: (k.foreign.iter())
+                    .map(|(name, why)| report::Why {
+                        path: text(&Path::new(&k.record.path).join(name)),
+                        why: why.to_string(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        notes: f.notes,
+        mounts: mounts.iter().map(|m| m.to_string()).collect(),
+        leftovers,
+        store_problem: known.store_problem.clone(),
+        needs_attention: advice,
     }
-    let holders = || {
-        h.holders
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let state = if h.busy {
-        format!("in use by a run that writes: {}", holders())
-    } else if !h.holders.is_empty() {
-        format!("in use by a run that reads: {}", holders())
-    } else if h.state == State::Preparing {
-        "incomplete (its preparation was interrupted; the next run recreates it)".to_string()
-    } else if h.missing > 0 {
-        format!(
-            "{} listed file(s) missing (the next run recreates them)",
-            h.missing
-        )
-    } else {
-        "ready, not in use".to_string()
-    };
-    let known = match &found.record {
-        Some(r) if r.last_test == "prepare" && h.state == State::Ready => {
-            format!("; prepared {}", r.last_used_at.shown())
-        }
-        Some(r) => format!(
-            "; last used {} by {}{}",
-            r.last_used_at.shown(),
-            r.last_test.shown(),
-            r.last_run_id.map_or_else(
-                || " (that run did not end)".to_string(),
-                |id| format!(" (run {id})")
-            )
-        ),
-        None => String::new(),
-    };
-    format!(
-        "{}: {} on disk in {}, {state}{known}",
-        h.dir.shown(),
-        human_bytes(h.bytes),
-        parts.join(", "),
-    )
 }
 
 /// `dbio clean --stale [PATH...]`: removes what doctor reports as stale. `forget` hears of
 /// each run directory removed (or found gone), for the results store to forget it.
-pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> Result<ExitCode> {
-    let mut o = std::io::stdout().lock();
+pub fn clean_stale(
+    paths: &[PathBuf],
+    known: &Known,
+    forget: &dyn Fn(&str),
+    out: Output,
+) -> Result<ExitCode> {
+    let mut done = Cleaned {
+        schema: "dbio.clean-stale.v1",
+        actions: Vec::new(),
+    };
     let f = survey(paths, known);
     let mut repaired = 0;
     // What commands made outside their results directories first: a throwaway server's
     // directory inside a killed run's must go before that run's directory can.
-    let (undone, left) = leftovers::clean(&mut o, paths, known);
+    let (undone, left) = leftovers::clean(&mut done.actions, paths, known);
+    let mut did = |path: &str, what: String| {
+        done.actions.push(report::Action {
+            path: path.to_string(),
+            done: what,
+            left: false,
+        })
+    };
     repaired += undone;
     if paths.is_empty() {
         for r in &known.unfinished_run_dirs {
@@ -863,22 +757,22 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
         };
         if removed {
             forget(&k.record.path);
-            let _ = writeln!(
-                o,
-                "{}: removed the directory of {} that was killed ({removed_files} file(s) of dbio's{points})",
-                k.record.path.shown(),
-                what(&k.record.test),
+            did(
+                &k.record.path,
+                format!(
+                    "removed the directory of {} that was killed ({removed_files} file(s) of dbio's{points})",
+                    report::what(&k.record.test),
+                ),
             );
         } else {
-            let _ = writeln!(
-                o,
-                "{}: removed {removed_files} file(s) of dbio's{points}; the directory stays: it holds what is not dbio's ({})",
-                k.record.path.shown(),
-                k.foreign
-                    .iter()
-                    .map(|(n, _)| crate::units::shown(n))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            did(
+                &k.record.path,
+                format!(
+                    "removed {removed_files} file(s) of dbio's{points}; the directory stays: it holds what is not dbio's ({})",
+                    (k.foreign.iter().map(|(n, _)| n.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             );
         }
         repaired += 1;
@@ -891,23 +785,22 @@ pub fn clean_stale(paths: &[PathBuf], known: &Known, forget: &dyn Fn(&str)) -> R
     {
         let r = stale::clear_stale(&h.dir)?;
         for p in &r.removed {
-            let _ = writeln!(
-                o,
-                "{}: removed {} {}",
-                h.dir.shown(),
-                if h.unfinished_files() {
-                    "the file of a killed preparation"
-                } else {
-                    "temporary file"
-                },
-                p.shown()
+            did(
+                &h.dir.display().to_string(),
+                format!(
+                    "removed {} {}",
+                    if h.unfinished_files() {
+                        "the file of a killed preparation"
+                    } else {
+                        "temporary file"
+                    },
+                    p.display()
+                ),
             );
         }
         repaired += 1;
     }
-    if repaired == 0 && left == 0 {
-        let _ = writeln!(o, "nothing stale found");
-    }
+    out.emit(&report::cleaned(&done, repaired == 0 && left == 0), &done)?;
     Ok(if left > 0 {
         ExitCode::Failure
     } else {

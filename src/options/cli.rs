@@ -236,3 +236,28 @@ table_options!(
     CompareOptions,
     Cmd::Compare
 );
+table_options!(
+    /// The options of the table `dbio doctor` takes.
+    DoctorOptions,
+    Cmd::Doctor
+);
+table_options!(
+    /// The options of the table `dbio clean` takes.
+    CleanOptions,
+    Cmd::Clean
+);
+table_options!(
+    /// The options of the table `dbio verify` takes.
+    VerifyOptions,
+    Cmd::Verify
+);
+table_options!(
+    /// The options of the table `dbio report` takes.
+    ReportOptions,
+    Cmd::Report
+);
+table_options!(
+    /// The options of the table `dbio precondition` takes.
+    PreconditionOptions,
+    Cmd::Precondition
+);

@@ -376,6 +376,11 @@ pub enum Command {
     Compare,
     Size,
     PgRun,
+    Doctor,
+    Clean,
+    Verify,
+    Report,
+    Precondition,
 }
 
 /// The options of the table one command takes: whole groups, and single options of other

@@ -486,6 +486,9 @@ fn offer_clean(ask: &Ask, target: &Path, db: Option<&Path>) -> Result<()> {
             &crate::cli::CleanArgs {
                 paths: vec![target.to_path_buf()],
                 stale: false,
+                options: crate::options::cli::CleanOptions(RunArgs::defaults_for(
+                    crate::options::Command::Clean,
+                )),
             },
             db,
         )?;

@@ -79,8 +79,8 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Prepare,
-        groups: &[Group::DataSet],
-        also: &[("quiet", None)],
+        groups: &[Group::DataSet, Group::Report],
+        also: &[("quiet", None), ("json", None)],
     },
     Takes {
         command: Command::Calibrate,
@@ -122,7 +122,7 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Map,
-        groups: &[],
+        groups: &[Group::Report],
         also: &[("block-size", None), ("json", None)],
     },
     Takes {
@@ -143,7 +143,33 @@ pub static COMMANDS: &[Takes] = &[
     Takes {
         command: Command::Compare,
         groups: &[Group::Report],
-        also: &[],
+        also: &[("json", None)],
+    },
+    // The commands that only report what they found or did: how it is printed.
+    Takes {
+        command: Command::Doctor,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Clean,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Verify,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Report,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::Precondition,
+        groups: &[Group::Report],
+        also: &[("json", None)],
     },
     // A run through PostgreSQL: the options of a run that mean the same there.
     Takes {
