@@ -11,7 +11,6 @@ pub mod shell;
 pub mod wizard;
 
 use crate::units::Shown;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -373,7 +372,6 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     Ok(c.exit)
 }
 
-/// Prints `bytes` to stdout as they are (a closed pipe ends it quietly).
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
     // The file it will write is checked before any report is read or server sampled.
@@ -397,8 +395,10 @@ fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
     }
 }
 
+/// Prints a document that is the command's result (a job file, the man page, a completion
+/// script) to stdout as it is.
 fn print_bytes(bytes: &[u8]) -> Result<ExitCode> {
-    let _ = std::io::stdout().lock().write_all(bytes);
+    crate::report::output::document(bytes);
     Ok(ExitCode::Ok)
 }
 
@@ -711,12 +711,10 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         )?;
         eprintln!("dbio: comparison written to {}", file.shown());
     }
-    let report = crate::report::sections::compare(&runs);
-    let _ = write!(
-        std::io::stdout().lock(),
-        "{}",
-        crate::report::render(&report, a.options.0.format)
-    );
+    Output::new(a.options.0.json, a.options.0.format).emit(
+        &crate::report::sections::compare(&runs),
+        &crate::report::sections::comparison(&runs),
+    )?;
     Ok(ExitCode::Ok)
 }
 

@@ -17,7 +17,7 @@ pub mod goals;
 mod place;
 
 use crate::units::Shown;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -58,15 +58,8 @@ pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
         Some(test) => a_test(&ask, goal, test)?,
         None => requirements(&ask)?,
     };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "\nThe equivalent job file:\n\n{}\n\nThe equivalent command:\n\n  {}\n",
-        run.job_text.trim_end(),
-        run.command
-    );
-    let _ = out.flush();
-    drop(out);
+    crate::report::Output::Report(crate::report::Format::Text)
+        .emit(&equivalent(&run.job_text, &run.command), &())?;
     let file = job_file_name(&ask, &run.file_stem)?;
     let code = match run.form {
         Form::Test { args, mut cfg, pre } => {
@@ -91,6 +84,20 @@ pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
         offer_clean(&ask, &run.target, db)?;
     }
     Ok(code)
+}
+
+/// What the answers come to, shown before anything is made: the job file and the command.
+fn equivalent(job_text: &str, command: &str) -> crate::report::Report {
+    use crate::report::sections::{Block, Section};
+    crate::report::Report {
+        title: String::new(),
+        sections: vec![
+            Section::new("job", "The equivalent job file:")
+                .with(Block::Tree(job_text.trim_end().to_string())),
+            Section::new("command", "The equivalent command:")
+                .with(Block::Tree(format!("  {command}"))),
+        ],
+    }
 }
 
 /// A run the answers describe, checked, with its job file's text.

@@ -9,6 +9,7 @@ use super::model::{
 };
 use crate::report::result::{EventResult, RunResult, Spread, Stability};
 use crate::units::size_label;
+use serde::Serialize;
 
 /// How a compared figure is read from an event.
 type Figure = fn(&EventResult) -> f64;
@@ -17,17 +18,108 @@ type Figure = fn(&EventResult) -> f64;
 /// IOPS and MiB/s, the p99's for p99; none for p50.
 type Noise = fn(&Stability) -> Option<&Spread>;
 
-/// The figures compared, with how each is read from an event and its per-second spread.
-const FIGURES: [(&str, Figure, Option<Noise>); 4] = [
-    ("IOPS", |e| e.iops, Some(|s| Some(&s.rate))),
-    ("MiB/s", |e| e.mib_per_s, Some(|s| Some(&s.rate))),
-    ("p50 (µs)", |e| e.latency_us.p50, None),
+/// The figures compared — their label, their name in JSON, how each is read from an event
+/// and its per-second spread.
+const FIGURES: [(&str, &str, Figure, Option<Noise>); 4] = [
+    ("IOPS", "iops", |e| e.iops, Some(|s| Some(&s.rate))),
+    (
+        "MiB/s",
+        "mib_per_s",
+        |e| e.mib_per_s,
+        Some(|s| Some(&s.rate)),
+    ),
+    ("p50 (µs)", "p50_us", |e| e.latency_us.p50, None),
     (
         "p99 (µs)",
+        "p99_us",
         |e| e.latency_us.p99,
         Some(|s| s.p99_us.as_ref()),
     ),
 ];
+
+/// The figures of a comparison, computed once: what `dbio compare --json` prints
+/// (`dbio.compare.v1`) and what its report's tables hold.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub schema: &'static str,
+    /// The runs, in order; ratios are to the first.
+    pub runs: Vec<String>,
+    /// Per event, in the order events first appear.
+    pub events: Vec<ComparedEvent>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparedEvent {
+    pub event: String,
+    pub figures: Vec<ComparedFigure>,
+}
+
+/// One figure of an event across the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparedFigure {
+    /// `iops`, `mib_per_s`, `p50_us` or `p99_us`.
+    pub figure: &'static str,
+    /// Each run's; null where the run lacks the event.
+    pub values: Vec<Option<f64>>,
+    /// Each later run's to the first's; null where there is none (no event, a first
+    /// figure of zero).
+    pub ratios: Vec<Option<f64>>,
+    /// Each later run's difference lies within the two runs' own per-second spread.
+    pub within_noise: Vec<bool>,
+}
+
+/// The figures `runs` (a label such as "run 7" and the run's result) are compared by.
+pub fn comparison(runs: &[(String, &RunResult)]) -> Comparison {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, r) in runs {
+        for e in &r.events {
+            if !names.contains(&e.name.as_str()) {
+                names.push(&e.name);
+            }
+        }
+    }
+    let events = (names.iter())
+        .map(|name| {
+            let found: Vec<Option<&EventResult>> = (runs.iter())
+                .map(|(_, r)| r.events.iter().find(|e| e.name == *name))
+                .collect();
+            let figures = (FIGURES.iter())
+                .map(|&(_, figure, of, noise)| {
+                    let base = found[0].map(of);
+                    let ratios: Vec<Option<f64>> = (found[1..].iter())
+                        .map(|e| match (e.map(of), base) {
+                            (Some(v), Some(b)) if b > 0.0 && v.is_finite() => Some(v / b),
+                            _ => None,
+                        })
+                        .collect();
+                    let within_noise = (found[1..].iter().zip(&ratios))
+                        .map(|(e, r)| match (found[0], e, noise) {
+                            (Some(a), Some(b), Some(n)) if r.is_some() => {
+                                within_noise(a, b, of, n).unwrap_or(false)
+                            }
+                            _ => false,
+                        })
+                        .collect();
+                    ComparedFigure {
+                        figure,
+                        values: found.iter().map(|e| e.map(of)).collect(),
+                        ratios,
+                        within_noise,
+                    }
+                })
+                .collect();
+            ComparedEvent {
+                event: name.to_string(),
+                figures,
+            }
+        })
+        .collect();
+    Comparison {
+        schema: "dbio.compare.v1",
+        runs: runs.iter().map(|(l, _)| l.clone()).collect(),
+        events,
+    }
+}
 
 /// Marks a ratio whose difference lies within the two runs' own per-second spread.
 pub const WITHIN_NOISE: &str = "~";
@@ -52,14 +144,7 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
         title: format!("Compared runs (ratios are to {first})"),
         sections: vec![runs_section(runs)],
     };
-    let mut names: Vec<&str> = Vec::new();
-    for (_, r) in runs {
-        for e in &r.events {
-            if !names.contains(&e.name.as_str()) {
-                names.push(&e.name);
-            }
-        }
-    }
+    let figures = comparison(runs);
     let width = |label: &str, least: usize| (label.chars().count() + 2).max(least);
     let value_width = runs.iter().map(|(l, _)| width(l, 12)).max().unwrap_or(12);
     let ratio_labels: Vec<String> = (runs.iter().skip(1))
@@ -70,32 +155,22 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
         .map(|l| width(l, 10))
         .max()
         .unwrap_or(10);
-    for (k, name) in names.iter().enumerate() {
+    for (k, compared) in figures.events.iter().enumerate() {
+        let name = compared.event.as_str();
         let found: Vec<Option<&EventResult>> = runs
             .iter()
-            .map(|(_, r)| r.events.iter().find(|e| e.name == *name))
+            .map(|(_, r)| r.events.iter().find(|e| e.name == name))
             .collect();
         let mut columns = vec![Column::left("", 26)];
         columns.extend(runs.iter().map(|(l, _)| Column::right(l, value_width)));
         columns.extend(ratio_labels.iter().map(|l| Column::right(l, ratio_width)));
         let mut t = Table::new(columns);
         let mut noisy = false;
-        for (figure, of, noise) in FIGURES {
-            let mut row = cells![figure];
-            row.extend(
-                found
-                    .iter()
-                    .map(|e| e.map_or("-".to_string(), |e| number(of(e))).into()),
-            );
-            let base = found[0].map(of);
-            row.extend(found[1..].iter().map(|e| {
-                let text = ratio(e.map(of), base);
-                let within = match (found[0], e, noise) {
-                    (Some(a), Some(b), Some(n)) if text != "-" => {
-                        within_noise(a, b, of, n).unwrap_or(false)
-                    }
-                    _ => false,
-                };
+        for ((label, ..), f) in FIGURES.iter().zip(&compared.figures) {
+            let mut row = cells![*label];
+            row.extend((f.values.iter()).map(|v| v.map_or("-".to_string(), number).into()));
+            row.extend(f.ratios.iter().zip(&f.within_noise).map(|(r, &within)| {
+                let text = ratio(*r, Some(1.0));
                 noisy |= within;
                 if within {
                     format!("{text} {WITHIN_NOISE}").into()
@@ -105,7 +180,7 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
             }));
             t.row(row);
         }
-        let mut s = Section::new(&format!("event-{}", k + 1), *name)
+        let mut s = Section::new(&format!("event-{}", k + 1), name)
             .level(Level::Sub)
             .with(Block::Table(t));
         if noisy {

@@ -28,7 +28,7 @@ pub mod storage;
 mod system;
 mod workload;
 
-pub use compare::compare;
+pub use compare::{Comparison, compare, comparison};
 pub use events::{
     BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
 };
