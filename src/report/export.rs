@@ -2,9 +2,8 @@
 //! `timeseries.csv` (one row per second and event) and `histograms.csv` (the power-of-two
 //! microsecond buckets per event, per request and per wait). Both are made only from a
 //! [`RunResult`], so they always agree with it: the per-second request counts of an event
-//! add up to its `requests`, and its request buckets add up to the same number.
-
-use std::fmt::Write;
+//! add up to its `requests`, and its request buckets add up to the same number. Every CSV
+//! file dbio writes (these, `sweep.csv`, a matrix's grids) is written by [`Csv`].
 
 use super::result::RunResult;
 use super::sections::{bucket_rows, second_rows};
@@ -14,51 +13,93 @@ use super::sections::{bucket_rows, second_rows};
 /// the second's length (shorter only for a last, partial second), latencies are in µs and
 /// empty when nothing completed.
 pub fn timeseries_csv(r: &RunResult) -> String {
-    let mut o = String::with_capacity(64 * r.timeseries.len() + 128);
-    o.push_str("t_s,event,requests,bytes,requests_per_s,mib_per_s,mean_us,p99_us\n");
+    let mut o = Csv::new([
+        "t_s",
+        "event",
+        "requests",
+        "bytes",
+        "requests_per_s",
+        "mib_per_s",
+        "mean_us",
+        "p99_us",
+    ]);
     let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     for p in second_rows(r) {
-        let _ = writeln!(
-            o,
-            "{},{},{},{},{:.3},{:.3},{},{}",
-            p.t,
-            field(p.event),
-            p.requests,
-            p.bytes,
-            p.requests_per_s,
-            p.mib_per_s,
+        o.row([
+            p.t.to_string(),
+            p.event.to_string(),
+            p.requests.to_string(),
+            p.bytes.to_string(),
+            format!("{:.3}", p.requests_per_s),
+            format!("{:.3}", p.mib_per_s),
             opt(p.mean_us),
-            opt(p.p99_us)
-        );
+            opt(p.p99_us),
+        ]);
     }
-    o
+    o.finish()
 }
 
 /// `histograms.csv`: per event and kind (`request`, or `wait` — one period a session was
 /// blocked), the power-of-two buckets as `[lower_us, upper_us)` and their counts. The first
 /// bucket starts at 0; every other one at half its upper bound.
 pub fn histograms_csv(r: &RunResult) -> String {
-    let mut o = String::from("event,kind,lower_us,upper_us,count\n");
+    let mut o = Csv::new(["event", "kind", "lower_us", "upper_us", "count"]);
     for b in bucket_rows(r) {
-        let _ = writeln!(
-            o,
-            "{},{},{},{},{}",
-            field(b.event),
-            b.kind,
-            b.lower_us,
-            b.upper_us,
-            b.count
-        );
+        o.row([
+            b.event.to_string(),
+            b.kind.to_string(),
+            b.lower_us.to_string(),
+            b.upper_us.to_string(),
+            b.count.to_string(),
+        ]);
     }
-    o
+    o.finish()
 }
 
-/// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-fn field(s: &str) -> String {
+/// A CSV file being written: a header line, then one line per row, fields separated by
+/// commas, lines ended by `\n`. A field is quoted as RFC 4180 says — only when it holds
+/// a comma, a double quote or a line break, its quotes doubled — so a name from a job file
+/// or a path can never add a column or a row.
+#[derive(Debug, Clone)]
+pub struct Csv {
+    text: String,
+}
+
+impl Csv {
+    /// A file with the `header` line.
+    pub fn new<S: AsRef<str>>(header: impl IntoIterator<Item = S>) -> Csv {
+        let mut csv = Csv {
+            text: String::with_capacity(4096),
+        };
+        csv.row(header);
+        csv
+    }
+
+    /// Adds one line.
+    pub fn row<S: AsRef<str>>(&mut self, fields: impl IntoIterator<Item = S>) {
+        for (i, f) in fields.into_iter().enumerate() {
+            if i > 0 {
+                self.text.push(',');
+            }
+            field(&mut self.text, f.as_ref());
+        }
+        self.text.push('\n');
+    }
+
+    /// The file's text.
+    pub fn finish(self) -> String {
+        self.text
+    }
+}
+
+/// Writes a CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+fn field(o: &mut String, s: &str) {
     if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+        o.push('"');
+        o.push_str(&s.replace('"', "\"\""));
+        o.push('"');
     } else {
-        s.to_string()
+        o.push_str(s);
     }
 }
 
@@ -72,7 +113,8 @@ mod tests {
         let ts = timeseries_csv(&r);
         let hist = histograms_csv(&r);
         for e in &r.events {
-            let name = field(&e.name);
+            let mut name = String::new();
+            field(&mut name, &e.name);
             let per_second: u64 = ts
                 .lines()
                 .skip(1)
@@ -97,8 +139,13 @@ mod tests {
 
     #[test]
     fn fields_are_quoted_only_when_needed() {
-        assert_eq!(field("db file sequential read"), "db file sequential read");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
+        let mut c = Csv::new(["a", "b"]);
+        c.row(["db file sequential read", "a,b"]);
+        c.row(["say \"x\"", "two\nlines"]);
+        c.row(["\r", ""]);
+        assert_eq!(
+            c.finish(),
+            "a,b\ndb file sequential read,\"a,b\"\n\"say \"\"x\"\"\",\"two\nlines\"\n\"\r\",\n"
+        );
     }
 }

@@ -391,24 +391,21 @@ fn grid_csv(r: &MatrixResult, of_small: bool, value: impl Fn(&Point) -> Option<f
     smalls.dedup();
     larges.sort_unstable();
     larges.dedup();
-    let mut o = String::from("large\\small");
-    for s in &smalls {
-        o.push_str(&format!(",{s}"));
-    }
-    o.push('\n');
+    let mut o = crate::report::export::Csv::new(
+        ["large\\small".to_string()]
+            .into_iter()
+            .chain(smalls.iter().map(|s| s.to_string())),
+    );
     for l in &larges {
-        o.push_str(&l.to_string());
-        for s in &smalls {
-            let cell = r
-                .points
-                .iter()
+        let cells = smalls.iter().map(|s| {
+            (r.points.iter())
                 .find(|p| p.small == *s && p.large == *l)
-                .and_then(&value);
-            o.push_str(&cell.map_or(",".to_string(), |v| format!(",{v:.2}")));
-        }
-        o.push('\n');
+                .and_then(&value)
+                .map_or(String::new(), |v| format!("{v:.2}"))
+        });
+        o.row([l.to_string()].into_iter().chain(cells));
     }
-    o
+    o.finish()
 }
 
 /// The files a matrix writes into its directory (beside `points/`, its points' run

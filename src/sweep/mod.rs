@@ -21,7 +21,6 @@ pub mod report;
 pub mod scheduler;
 
 use crate::units::Shown;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -745,37 +744,50 @@ fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
 
 /// `sweep.csv`: one row per point; latencies of the main event in µs.
 pub fn csv(r: &SweepResult) -> String {
-    let mut o = format!(
-        "{},iops,mib_per_s,mean_us,p50_us,p95_us,p99_us,max_us,commits_per_s,read_iops,write_iops,read_mib_per_s,write_mib_per_s,main_event,partial,run_dir,engine,open_flags\n",
-        r.param.name()
-    );
+    let mut o = crate::report::export::Csv::new([r.param.name()].into_iter().chain([
+        "iops",
+        "mib_per_s",
+        "mean_us",
+        "p50_us",
+        "p95_us",
+        "p99_us",
+        "max_us",
+        "commits_per_s",
+        "read_iops",
+        "write_iops",
+        "read_mib_per_s",
+        "write_mib_per_s",
+        "main_event",
+        "partial",
+        "run_dir",
+        "engine",
+        "open_flags",
+    ]));
     for p in &r.points {
         let l = &p.latency_us;
         let t = &p.totals;
-        let _ = writeln!(
-            o,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},\"{}\",{},{}",
+        o.row([
             r.param.csv_value(&p.value),
-            p.iops,
-            p.mib_per_s,
-            l.mean,
-            l.p50,
-            l.p95,
-            l.p99,
-            l.max,
+            p.iops.to_string(),
+            p.mib_per_s.to_string(),
+            l.mean.to_string(),
+            l.p50.to_string(),
+            l.p95.to_string(),
+            l.p99.to_string(),
+            l.max.to_string(),
             p.commits_per_s.map_or(String::new(), |c| c.to_string()),
-            t.read_iops,
-            t.write_iops,
-            t.read_mib_per_s,
-            t.write_mib_per_s,
-            p.main_event.as_deref().unwrap_or("").replace('"', "\"\""),
-            p.partial,
-            p.run_dir.replace('"', "\"\""),
-            p.engine,
-            p.open_flags.join("|")
-        );
+            t.read_iops.to_string(),
+            t.write_iops.to_string(),
+            t.read_mib_per_s.to_string(),
+            t.write_mib_per_s.to_string(),
+            p.main_event.clone().unwrap_or_default(),
+            p.partial.to_string(),
+            p.run_dir.clone(),
+            p.engine.to_string(),
+            p.open_flags.join("|"),
+        ]);
     }
-    o
+    o.finish()
 }
 
 #[cfg(test)]
