@@ -1,7 +1,10 @@
 //! Reports are written in one place: `src/report/` renders every report (text, Markdown,
-//! HTML) from the report model. Outside it, no source writes HTML or lines up a table by
-//! hand: this reads the string literals of `src/**/*.rs` (comments and test modules left
-//! out), as a reviewer would, and fails on an HTML tag or a width in a format string.
+//! HTML, CSV) from the report model, and `src/report/output.rs` is the one way a command's
+//! result reaches stdout. Outside it, no source prints to stdout, writes HTML, Markdown or
+//! CSV syntax, or lines up a table by hand: this reads `src/**/*.rs` (comments and test
+//! modules left out), as a reviewer would, and fails on a `println!`, `print!` or
+//! `stdout()`, and on a string literal holding an HTML tag, a Markdown table rule or fence,
+//! CSV quoting or a width in a format string.
 
 use std::path::Path;
 
@@ -49,20 +52,42 @@ fn code_of(text: &str) -> String {
 /// The contents of the string literals in `code` ("...", r"...", r#"..."#), with the line
 /// each starts on; comments, char literals and lifetimes are skipped.
 fn literals(code: &str) -> Vec<(usize, String)> {
+    scan(code).0
+}
+
+/// `code` with its comments and the contents of its string and char literals blanked (each
+/// character a space, line breaks kept): what is left is what the code calls.
+fn bare(code: &str) -> String {
+    scan(code).1
+}
+
+/// The string literals of `code` (as [`literals`]) and `code` without comments and literals
+/// (as [`bare`]), in one pass.
+fn scan(code: &str) -> (Vec<(usize, String)>, String) {
     let c: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
+    let mut kept = String::with_capacity(code.len());
     let (mut i, mut line) = (0, 1);
     let at = |i: usize| c.get(i).copied().unwrap_or('\0');
+    // Blanks c[from..to] in `kept`, keeping its line breaks.
+    let blank = |kept: &mut String, from: usize, to: usize| {
+        for &ch in &c[from..to.min(c.len())] {
+            kept.push(if ch == '\n' { '\n' } else { ' ' });
+        }
+    };
     while i < c.len() {
+        let from = i;
         match c[i] {
             '\n' => {
                 line += 1;
                 i += 1;
+                kept.push('\n');
             }
             '/' if at(i + 1) == '/' => {
                 while i < c.len() && c[i] != '\n' {
                     i += 1;
                 }
+                blank(&mut kept, from, i);
             }
             '/' if at(i + 1) == '*' => {
                 i += 2;
@@ -71,6 +96,7 @@ fn literals(code: &str) -> Vec<(usize, String)> {
                     i += 1;
                 }
                 i += 2;
+                blank(&mut kept, from, i);
             }
             '\'' => {
                 // A char literal ('x', '\n', '"') or a lifetime ('a).
@@ -80,10 +106,13 @@ fn literals(code: &str) -> Vec<(usize, String)> {
                         i += 1;
                     }
                     i += 1;
+                    blank(&mut kept, from, i);
                 } else if at(i + 2) == '\'' {
                     i += 3;
+                    blank(&mut kept, from, i);
                 } else {
                     i += 1;
+                    kept.push('\'');
                 }
             }
             'r' if (at(i + 1) == '"' || at(i + 1) == '#')
@@ -97,6 +126,7 @@ fn literals(code: &str) -> Vec<(usize, String)> {
                 }
                 if at(j) != '"' {
                     i += 1;
+                    kept.push('r');
                     continue;
                 }
                 let start = line;
@@ -112,6 +142,7 @@ fn literals(code: &str) -> Vec<(usize, String)> {
                 }
                 out.push((start, s));
                 i = j + 1 + hashes;
+                blank(&mut kept, from, i);
             }
             '"' => {
                 let start = line;
@@ -128,11 +159,15 @@ fn literals(code: &str) -> Vec<(usize, String)> {
                 }
                 out.push((start, s));
                 i += 1;
+                blank(&mut kept, from, i);
             }
-            _ => i += 1,
+            ch => {
+                i += 1;
+                kept.push(ch);
+            }
         }
     }
-    out
+    (out, kept)
 }
 
 /// The HTML a literal writes: a tag's opening (`<table`, `<td>`...) or any closing tag.
@@ -321,5 +356,137 @@ fn no_html_and_no_hand_aligned_table_outside_report() {
     );
     for ((file, lit, _), used) in EXEMPT_WIDTHS.iter().zip(exemptions_used) {
         assert!(used, "the exemption of {lit} in {file} is stale: remove it");
+    }
+}
+
+/// The places outside `src/report/` that may touch stdout, each with its file, the call and
+/// the reason: none prints a command's result. (Warnings and errors go to stderr with
+/// `eprintln!`, which is not looked for; prompts go to the terminal through the prompt
+/// crate.)
+const STDOUT_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "progress.rs",
+        "stdout()",
+        "the live progress line is drawn only when stdout and stderr are terminals: it asks, it does not write",
+    ),
+    (
+        "cluster/agent.rs",
+        "stdout()",
+        "`dbio agent` answers its coordinator in JSON lines on stdout: a protocol between two dbio processes, not a report",
+    ),
+    (
+        "pg/mod.rs",
+        "println!",
+        "`dbio pg clean`'s lines: src/pg is being rebuilt on the adapter branch, which routes them through report::Output",
+    ),
+    (
+        "pg/observe/command.rs",
+        "println!",
+        "`dbio pg observe`: src/pg is being rebuilt on the adapter branch, which routes it through report::Output",
+    ),
+    (
+        "pg/observe/command.rs",
+        "print!",
+        "`dbio pg observe`: src/pg is being rebuilt on the adapter branch, which routes it through report::Output",
+    ),
+];
+
+/// The calls that write to stdout (or take it to write): each must stand alone, not be the
+/// end of a longer name (`eprintln!` is stderr).
+const STDOUT_CALLS: &[&str] = &["println!", "print!", "stdout()", "STDOUT_FILENO"];
+
+/// Where `call` stands alone in `code`.
+fn calls_in<'a>(code: &'a str, call: &'a str) -> impl Iterator<Item = usize> + 'a {
+    code.match_indices(call).filter_map(move |(i, _)| {
+        let before = code[..i].chars().next_back();
+        (!before.is_some_and(|c| c.is_alphanumeric() || c == '_')).then_some(i)
+    })
+}
+
+/// The output syntax a literal writes, if any: a Markdown table rule or code fence, or CSV
+/// quoting (a doubled quote).
+fn syntax_in(s: &str) -> Option<&'static str> {
+    const MARKS: &[(&str, &str)] = &[
+        ("|---", "a Markdown table rule"),
+        ("---|", "a Markdown table rule"),
+        ("|:--", "a Markdown table rule"),
+        ("--:|", "a Markdown table rule"),
+        ("```", "a Markdown code fence"),
+        ("\\\"\\\"", "CSV quoting (a doubled quote)"),
+        ("\"\"", "CSV quoting (a doubled quote)"),
+    ];
+    MARKS
+        .iter()
+        .find(|(m, _)| s.contains(m))
+        .map(|(_, what)| *what)
+}
+
+#[test]
+fn the_scanner_keeps_the_code_and_blanks_the_rest() {
+    let code = "println!(\"x\"); // print!(\"y\")\neprintln!(\"println!\"); let c = '\"';\n/* stdout() */ s.stdout(Stdio::null());";
+    let kept = bare(code);
+    assert_eq!(kept.lines().count(), 3, "{kept}");
+    let found = |call| calls_in(&kept, call).count();
+    assert_eq!(found("println!"), 1, "{kept}");
+    assert_eq!(found("print!"), 0, "{kept}");
+    assert_eq!(found("stdout()"), 0, "a child's stdout is not ours: {kept}");
+    assert_eq!(syntax_in("|:--|--:|"), Some("a Markdown table rule"));
+    assert_eq!(
+        syntax_in("say \\\"\\\"x"),
+        Some("CSV quoting (a doubled quote)")
+    );
+    assert_eq!(syntax_in("--sync|--async, a | b, x--y"), None);
+}
+
+#[test]
+fn nothing_outside_report_prints_to_stdout_or_writes_output_syntax() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    let mut allowed_used = vec![false; STDOUT_ALLOWED.len()];
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        // A `tests.rs` is a test module (`#[cfg(test)] mod tests;`).
+        if rel.starts_with("report/") || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        let (lits, kept) = scan(&code);
+        for call in STDOUT_CALLS {
+            for at in calls_in(&kept, call) {
+                let line = kept[..at].matches('\n').count() + 1;
+                match (STDOUT_ALLOWED.iter())
+                    .position(|(file, c, _)| rel == *file && c == call)
+                {
+                    Some(k) => allowed_used[k] = true,
+                    None => found.push(format!(
+                        "{rel}:{line}: {call}: print a command's result through report::Output (src/report/output.rs)"
+                    )),
+                }
+            }
+        }
+        if EXEMPT_DIRS.iter().any(|(d, _)| rel.starts_with(d)) {
+            continue;
+        }
+        for (line, s) in lits {
+            if let Some(what) = syntax_in(&s) {
+                found.push(format!(
+                    "{rel}:{line}: {what} in {s:?}: write it in src/report"
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "stdout or output syntax outside src/report:\n{}",
+        found.join("\n")
+    );
+    for ((file, call, _), used) in STDOUT_ALLOWED.iter().zip(allowed_used) {
+        assert!(
+            used,
+            "the allowance of {call} in {file} is stale: remove it"
+        );
     }
 }
