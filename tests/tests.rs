@@ -24,6 +24,7 @@ mod fs_sweep;
 mod fs_sweep_hostile;
 mod fuzz;
 mod input;
+mod job_files;
 mod jobs;
 mod layers;
 mod leftovers;

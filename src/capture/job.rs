@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use super::{Capture, Class, Figure};
+use crate::options::job::write::{JobToml, Value};
 use crate::units::{self, size_label};
 use crate::workload::Event;
 
@@ -151,31 +152,6 @@ fn latency(ms: f64) -> String {
     }
 }
 
-/// A TOML line with its comment, the comment aligned for reading.
-fn line(out: &mut String, key_value: &str, comment: &str) {
-    if comment.is_empty() {
-        let _ = writeln!(out, "{key_value}");
-    } else {
-        let _ = writeln!(out, "{key_value}  # {comment}");
-    }
-}
-
-fn quoted(s: &str) -> String {
-    let mut q = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(q, "\\u{:04x}", c as u32);
-            }
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
-}
-
 /// The comment text of a citation: one line, no control characters, of bounded length
 /// (the middle of a longer one left out, said so).
 fn cite(s: &str) -> String {
@@ -198,11 +174,12 @@ fn first_of(cites: impl Iterator<Item = String>, n: usize) -> String {
     text
 }
 
-/// The job file for the captures.
+/// The job file for the captures, written by the one job-file writer ([`JobToml`]): every
+/// text in it (a `--target`, a report's file name in a citation) reads back as it was.
 pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
     let combined = combine(captures, shape);
-    let mut out = String::new();
-    let _ = writeln!(out, "# Made by `{}`.", cite(&shape.command));
+    let mut out = JobToml::new();
+    out.comment(&format!("Made by `{}`.", cite(&shape.command)));
     let mut k = 0;
     while k < captures.len() {
         let c = &captures[k];
@@ -212,18 +189,17 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             .count();
         if same > 1 {
             // One file of many interval reports (iostat).
-            let _ = writeln!(out, "# Read: {} ({} reports)", cite(&c.file), same);
+            out.comment(&format!("Read: {} ({} reports)", cite(&c.file), same));
         } else {
             let secs = c.seconds.as_ref().map_or(String::new(), |s| {
                 format!(", {} s between snapshots", s.value.round())
             });
-            let _ = writeln!(out, "# Read: {} ({}{secs})", cite(&c.file), c.kind);
+            out.comment(&format!("Read: {} ({}{secs})", cite(&c.file), c.kind));
         }
         k += same;
     }
-    let _ = writeln!(
-        out,
-        "# Rates: {}{}. Every figure names the report line it came from; \"assumed\" marks\n# what the reports do not say, with the default used.",
+    out.comment(&format!(
+        "Rates: {}{}. Every figure names the report line it came from; \"assumed\" marks\nwhat the reports do not say, with the default used.",
         if shape.peak || captures.len() == 1 {
             "the busiest report's"
         } else {
@@ -234,11 +210,10 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
         } else {
             String::new()
         }
-    );
+    ));
     if combined.iter().any(|c| c.guessed) {
-        let _ = writeln!(
-            out,
-            "# The classes are guessed from request sizes (the OS cannot tell a database's events\n# apart): single-block up to 16K, multiblock above."
+        out.comment(
+            "The classes are guessed from request sizes (the OS cannot tell a database's events\napart): single-block up to 16K, multiblock above.",
         );
     }
     let block = captures
@@ -255,71 +230,76 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             ),
         ),
     };
-    let _ = writeln!(out, "\n[dataset]");
+    out.blank();
+    out.table("dataset");
     match &shape.target {
-        Some(t) => line(&mut out, &format!("target = {}", quoted(t)), ""),
-        None => line(
-            &mut out,
-            "target = \"./dbio-data\"",
+        Some(t) => out.set("target", Value::Str(t), ""),
+        None => out.set(
+            "target",
+            Value::Str("./dbio-data"),
             "assumed: where the data set goes (--target to change)",
         ),
     }
     match shape.size {
-        Some(s) => line(&mut out, &format!("size = \"{}\"", size_label(s)), ""),
-        None => line(
-            &mut out,
-            &format!("size = \"{}\"", size_label(ASSUMED_SIZE)),
+        Some(s) => out.set("size", Value::Str(&size_label(s)), ""),
+        None => out.set(
+            "size",
+            Value::Str(&size_label(ASSUMED_SIZE)),
             "assumed: the reports do not say how big the data is (--size to change)",
         ),
     }
-    line(
-        &mut out,
-        &format!("block_size = \"{}\"", size_label(block_size)),
+    out.set(
+        "block_size",
+        Value::Str(&size_label(block_size)),
         &cite(&block_from),
     );
-    let _ = writeln!(out, "\n[run]");
-    line(
-        &mut out,
-        "duration = \"60s\"",
+    out.blank();
+    out.table("run");
+    out.set(
+        "duration",
+        Value::Str("60s"),
         "assumed: long enough for a p99",
     );
-    line(&mut out, "warmup = \"5s\"", "");
+    out.set("warmup", Value::Str("5s"), "");
 
     let has_sync = combined.iter().any(|c| c.event == Event::LogFileSync);
     let has_redo = combined.iter().any(|c| c.event.is_redo());
     let has_temp = combined.iter().any(|c| c.event.is_temp());
     if has_redo {
-        let _ = writeln!(out, "\n[redo]");
-        line(
-            &mut out,
-            "block = \"512\"",
+        out.blank();
+        out.table("redo");
+        out.set(
+            "block",
+            Value::Str("512"),
             "assumed: the redo block of most platforms",
         );
     }
     if has_temp {
-        let _ = writeln!(out, "\n[temp]");
-        line(
-            &mut out,
-            "spill_size = \"64M\"",
+        out.blank();
+        out.table("temp");
+        out.set(
+            "spill_size",
+            Value::Str("64M"),
             "assumed: each session's temp file",
         );
     }
-    let mut requirements = String::new();
+    let mut requirements = JobToml::new();
     for c in &combined {
         if c.event == Event::LogFileParallelWrite && has_sync {
-            let _ = writeln!(
-                out,
-                "\n# log file parallel write ({:.0}/s in the report) is not a class here: the commits'\n# log writer issues it (one log writer per job), and the run reports it.",
+            out.blank();
+            out.comment(&format!(
+                "log file parallel write ({:.0}/s in the report) is not a class here: the commits'\nlog writer issues it (one log writer per job), and the run reports it.",
                 c.rate
-            );
+            ));
             continue;
         }
         if c.event == Event::FreeBufferWaits {
             continue;
         }
-        let _ = writeln!(out, "\n[[class]]");
-        line(&mut out, &format!("name = {}", quoted(c.event.name())), "");
-        line(&mut out, &format!("event = {}", quoted(c.event.name())), "");
+        out.blank();
+        out.array_table("class");
+        out.set("name", Value::Str(c.event.name()), "");
+        out.set("event", Value::Str(c.event.name()), "");
         // The request size: whole blocks for data files, bytes for redo.
         let (bytes, size_from) = match &c.bytes {
             Some((b, from)) => (*b, cite(from)),
@@ -348,17 +328,13 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             let blocks = (bytes / block_size as f64).round().max(1.0) as u64;
             blocks * block_size
         };
-        line(
-            &mut out,
-            &format!("size = \"{}\"", size_text(size)),
-            &size_from,
-        );
+        out.set("size", Value::Str(&size_text(size)), &size_from);
         let batch = c
             .batch
             .as_ref()
             .map(|(b, from)| ((b.round() as u64).max(1), from));
         if let Some((b, from)) = &batch {
-            line(&mut out, &format!("batch = {b}"), &cite(from));
+            out.set("batch", Value::Int(*b), &cite(from));
         }
         let rate = c.rate;
         // A batch event's rate counts blocks.
@@ -366,10 +342,11 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             Some((b, _)) => rate * *b as f64,
             None => rate,
         };
-        let rate_text = if rate_value >= 100.0 {
-            format!("{}", rate_value.round())
+        // Whole requests from 100/s, else to the hundredth.
+        let rate_written = if rate_value >= 100.0 {
+            rate_value.round()
         } else {
-            format!("{:.2}", rate_value)
+            (rate_value * 100.0).round() / 100.0
         };
         let rate_comment = match &batch {
             Some((b, _)) => format!(
@@ -401,66 +378,48 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             ),
             (None, _) => "assumed: no mean wait to derive sessions from".into(),
         };
-        line(
-            &mut out,
-            &format!("sessions = {sessions}"),
-            &sessions_comment,
-        );
-        line(&mut out, &format!("rate = {rate_text}"), &rate_comment);
-        line(&mut out, "arrival = \"poisson\"", "");
+        out.set("sessions", Value::Int(sessions), &sessions_comment);
+        out.set("rate", Value::Num(rate_written), &rate_comment);
+        out.set("arrival", Value::Str("poisson"), "");
         let mut limits = Vec::new();
         if let Some((m, from)) = &c.mean_ms {
-            limits.push((format!("mean = \"{}\"", latency(*m)), cite(from)));
+            limits.push(("mean", latency(*m), cite(from)));
         }
         if let Some((p, from)) = &c.p99_ms {
-            limits.push((format!("p99 = \"{}\"", latency(*p)), cite(from)));
+            limits.push(("p99", latency(*p), cite(from)));
         }
         if !limits.is_empty() {
-            let _ = writeln!(out, "[class.limits]");
-            for (kv, from) in limits {
-                line(&mut out, &kv, &from);
+            out.table("class.limits");
+            for (k, v, from) in limits {
+                out.set(k, Value::Str(&v), &from);
             }
         }
-        let _ = writeln!(out, "[class.observed]");
-        line(
-            &mut out,
-            &format!("from = {}", quoted(&cite(&c.observed_from))),
+        out.table("class.observed");
+        out.set(
+            "from",
+            Value::Str(&cite(&c.observed_from)),
             "what the report said, shown beside the verdict",
         );
-        line(
-            &mut out,
-            &format!("rate = {}", (c.observed_rate * 100.0).round() / 100.0),
+        out.set(
+            "rate",
+            Value::Num((c.observed_rate * 100.0).round() / 100.0),
             "waits/s",
         );
         if let Some((m, _)) = &c.mean_ms {
-            line(&mut out, &format!("mean = \"{}\"", latency(*m)), "");
+            out.set("mean", Value::Str(&latency(*m)), "");
         }
         if let Some((p, _)) = &c.p99_ms {
-            line(&mut out, &format!("p99 = \"{}\"", latency(*p)), "");
+            out.set("p99", Value::Str(&latency(*p)), "");
         }
         if shape.requirements && !c.event.is_redo() {
-            let _ = writeln!(requirements, "\n[[requirements.class]]");
-            line(
-                &mut requirements,
-                &format!("name = {}", quoted(c.event.name())),
-                "",
-            );
-            line(
-                &mut requirements,
-                &format!("event = {}", quoted(c.event.name())),
-                "",
-            );
-            line(
-                &mut requirements,
-                &format!("size = \"{}\"", size_text(size)),
-                "",
-            );
-            line(
-                &mut requirements,
-                &format!(
-                    "peak_iops = {}",
-                    (rate_value.max(0.01) * 100.0).round() / 100.0
-                ),
+            requirements.blank();
+            requirements.array_table("requirements.class");
+            requirements.set("name", Value::Str(c.event.name()), "");
+            requirements.set("event", Value::Str(c.event.name()), "");
+            requirements.set("size", Value::Str(&size_text(size)), "");
+            requirements.set(
+                "peak_iops",
+                Value::Num((rate_value.max(0.01) * 100.0).round() / 100.0),
                 if batch.is_some() { "blocks/s" } else { "" },
             );
             let p = c
@@ -476,35 +435,29 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
                     })
                 });
             if let Some((p, why)) = p {
-                line(
-                    &mut requirements,
-                    &format!("p99 = \"{}\"", latency(p)),
-                    &why,
-                );
+                requirements.set("p99", Value::Str(&latency(p)), &why);
             }
         }
     }
     if shape.requirements {
-        let _ = writeln!(
-            out,
-            "\n# For `dbio size`: the same classes as requirements (copy this block with a [device]\n# and [array] into a sizing plan).\n[requirements]"
+        out.blank();
+        out.comment(
+            "For `dbio size`: the same classes as requirements (copy this block with a [device]\nand [array] into a sizing plan).",
         );
-        line(
-            &mut out,
-            &format!(
-                "capacity = \"{}\"",
-                size_label(shape.size.unwrap_or(ASSUMED_SIZE))
-            ),
+        out.table("requirements");
+        out.set(
+            "capacity",
+            Value::Str(&size_label(shape.size.unwrap_or(ASSUMED_SIZE))),
             if shape.size.is_some() {
                 ""
             } else {
                 "assumed: the reports do not say how big the data is"
             },
         );
-        line(&mut out, &format!("growth = {}", shape.growth), "");
-        out.push_str(&requirements);
+        out.set("growth", Value::Num(shape.growth), "");
+        out.append(requirements);
     }
-    out
+    out.finish()
 }
 
 /// A size as a job file writes it: `8K`, `1M`, or bytes (redo sizes of any count).

@@ -2,23 +2,41 @@
 //! classes where classes express it (read-iops, read-mbps, write-iops, write-mbps, redo, and
 //! any test at a `--rate`), else the test with every option that shapes it (oltp, temp,
 //! `--keep-inflight`). Every value is written by its option's own definition
-//! ([`super::Opt::get`]), so `--job` reads back exactly what was run.
+//! ([`super::Opt::get`]) and into the file by the one job-file writer
+//! ([`super::job::write::JobToml`]), so `--job` reads back exactly what was run — a target
+//! with control characters, quotes or line breaks included.
 
+use super::job::write::{JobToml, Value};
 use super::{OPTIONS, Opt, RunArgs, Source};
 use crate::error::{Error, Result};
 use crate::workload::Test;
 use crate::workload::spec::{ClassSpec, RunConfig};
 
-/// A TOML value: numbers and switches bare, the rest quoted.
-fn toml_value(o: &Opt, text: &str) -> String {
-    let bare = o.is_switch()
-        || (!text.is_empty()
-            && text.bytes().all(|b| b.is_ascii_digit())
-            && matches!(o.value, Some("N" | "CPU" | "PCT")));
-    if bare {
-        text.to_string()
-    } else {
-        format!("{text:?}")
+/// An option's value as the job file holds it: switches and counts bare, the rest text.
+fn toml_value<'a>(o: &Opt, text: &'a str) -> Value<'a> {
+    if o.is_switch() {
+        return Value::Bool(text == "true");
+    }
+    match text.parse::<u64>() {
+        Ok(n)
+            if text.bytes().all(|b| b.is_ascii_digit())
+                && matches!(o.value, Some("N" | "CPU" | "PCT")) =>
+        {
+            Value::Int(n)
+        }
+        _ => Value::Str(text),
+    }
+}
+
+/// Writes `[table]` and its `(key, value)` lines, unless it has none.
+fn table(w: &mut JobToml, table: &str, lines: &[(&str, String, &Opt)]) {
+    if lines.is_empty() {
+        return;
+    }
+    w.blank();
+    w.table(table);
+    for (k, text, o) in lines {
+        w.set(k, toml_value(o, text), "");
     }
 }
 
@@ -97,18 +115,20 @@ fn write(cfg: &RunConfig, a: &RunArgs, classic_as_class: bool) -> Result<String>
     let mut a = typed.clone();
     a.seed = Some(cfg.seed);
     a.size = Some(cfg.dataset.size);
-    let mut o = format!("# Equivalent of `dbio run {}`\n", cfg.test.name());
-    for table in ["dataset", "run", "redo", "oltp", "temp"] {
-        let mut lines = String::new();
-        if table == "run" && test_form {
-            lines.push_str(&format!("test = \"{}\"\n", cfg.test.name()));
+    let mut w = JobToml::new();
+    w.comment(&format!("Equivalent of `dbio run {}`", cfg.test.name()));
+    for name in ["dataset", "run", "redo", "oltp", "temp"] {
+        let mut lines: Vec<(&str, String, &Opt)> = Vec::new();
+        let mut first: Vec<(&str, &str)> = Vec::new();
+        if name == "run" && test_form {
+            first.push(("test", cfg.test.name()));
         }
         for opt in OPTIONS.iter().filter(|x| shapes(x, cfg, test_form)) {
             let key = opt.key.expect("options written have a key");
             let Some((t, k)) = key.split_once('.') else {
                 continue;
             };
-            if t != table {
+            if t != name {
                 continue;
             }
             // A span over all of each file is the default: left out.
@@ -116,72 +136,77 @@ fn write(cfg: &RunConfig, a: &RunArgs, classic_as_class: bool) -> Result<String>
                 continue;
             }
             if let Some(text) = (opt.get)(&a) {
-                lines.push_str(&format!("{k} = {}\n", toml_value(opt, &text)));
+                lines.push((k, text, opt));
             }
         }
-        if table == "redo"
+        let mut last: Vec<(&str, &str)> = Vec::new();
+        if name == "redo"
             && !test_form
             && cfg.test == Test::Redo
             && cfg.redo.submission == crate::engine::Submission::Sync
         {
             // The redo test's --sync: LGWR writes the pieces of a write one by one.
-            lines.push_str("submission = \"sync\"\n");
+            last.push(("submission", "sync"));
         }
-        if !lines.is_empty() {
-            o.push_str(&format!("\n[{table}]\n{lines}"));
+        if lines.is_empty() && first.is_empty() && last.is_empty() {
+            continue;
+        }
+        w.blank();
+        w.table(name);
+        for (k, v) in &first {
+            w.set(k, Value::Str(v), "");
+        }
+        for (k, text, o) in &lines {
+            w.set(k, toml_value(o, text), "");
+        }
+        for (k, v) in &last {
+            w.set(k, Value::Str(v), "");
         }
     }
     for c in &classes {
-        o.push('\n');
-        o.push_str(&class_toml(c));
+        w.blank();
+        write_class(&mut w, c);
     }
-    Ok(o)
+    Ok(w.finish())
 }
 
 /// One `[[class]]` as a job file writes it.
-pub fn class_toml(c: &ClassSpec) -> String {
-    let mut o = format!(
-        "[[class]]\nname = {:?}\nevent = \"{}\"\nsize = {}\nsessions = {}\nsubmission = \"{}\"\n",
-        c.name,
-        c.event.name(),
-        c.sizes.toml(),
-        c.sessions,
-        c.submission.name()
-    );
+fn write_class(w: &mut JobToml, c: &ClassSpec) {
+    w.array_table("class");
+    w.set("name", Value::Str(&c.name), "");
+    w.set("event", Value::Str(c.event.name()), "");
+    w.set("size", Value::Toml(c.sizes.toml()), "");
+    w.set("sessions", Value::Int(c.sessions as u64), "");
+    w.set("submission", Value::Str(c.submission.name()), "");
     if let Some(b) = c.batch {
-        o.push_str(&format!("batch = {b}\n"));
+        w.set("batch", Value::Int(b as u64), "");
     }
     if let Some(d) = c.depth {
-        o.push_str(&format!("depth = {d}\n"));
+        w.set("depth", Value::Int(d as u64), "");
     }
     if let Some(s) = c.spill {
-        o.push_str(&format!("spill = \"{}\"\n", crate::units::size_label(s)));
+        w.set("spill", Value::Str(&crate::units::size_label(s)), "");
     }
     if let Some(t) = c.think {
-        o.push_str(&format!("think = \"{}\"\n", t.label()));
+        w.set("think", Value::Str(&t.label()), "");
     }
     if let Some(rate) = c.rate {
-        o.push_str(&format!(
-            "rate = {rate}\narrival = \"{}\"\n",
-            if c.poisson { "poisson" } else { "fixed" }
-        ));
+        w.set("rate", Value::Num(rate), "");
+        let arrival = if c.poisson { "poisson" } else { "fixed" };
+        w.set("arrival", Value::Str(arrival), "");
     }
     if !c.limits.is_empty() {
-        o.push_str("[class.limits]\n");
+        w.table("class.limits");
         for (stat, d) in &c.limits.latency {
-            o.push_str(&format!(
-                "{stat} = \"{}\"\n",
-                crate::units::duration_label(*d)
-            ));
+            w.set(stat, Value::Str(&crate::units::duration_label(*d)), "");
         }
         if let Some(v) = c.limits.min_iops {
-            o.push_str(&format!("min_iops = {v}\n"));
+            w.set("min_iops", Value::Num(v), "");
         }
         if let Some(v) = c.limits.min_mib_per_s {
-            o.push_str(&format!("min_mib_per_s = {v}\n"));
+            w.set("min_mib_per_s", Value::Num(v), "");
         }
     }
-    o
 }
 
 /// The job file of a job of classes (`cfg.job`), with the options as `a` holds them (the
@@ -196,15 +221,16 @@ pub fn classes_job_file(cfg: &RunConfig, a: &RunArgs, title: &str) -> String {
     let mut a = a.clone();
     a.seed = Some(cfg.seed);
     a.size = Some(cfg.dataset.size);
-    let mut o = format!("# {title}\n");
-    for table in ["dataset", "run", "redo", "temp"] {
-        let mut lines = String::new();
+    let mut w = JobToml::new();
+    w.comment(title);
+    for name in ["dataset", "run", "redo", "temp"] {
+        let mut lines: Vec<(&str, String, &Opt)> = Vec::new();
         for opt in OPTIONS.iter().filter(|x| x.with_classes) {
             let Some((t, k)) = opt.key.and_then(|key| key.split_once('.')) else {
                 continue;
             };
             let wanted = match (t, k) {
-                _ if t != table => false,
+                _ if t != name => false,
                 ("redo", "submission") => commits && a.source(opt.name) != Source::Default,
                 ("redo", "noise_cpu") => true,
                 ("redo", _) => uses_redo,
@@ -220,16 +246,78 @@ pub fn classes_job_file(cfg: &RunConfig, a: &RunArgs, title: &str) -> String {
                 continue;
             }
             if let Some(text) = (opt.get)(&a) {
-                lines.push_str(&format!("{k} = {}\n", toml_value(opt, &text)));
+                lines.push((k, text, opt));
             }
         }
-        if !lines.is_empty() {
-            o.push_str(&format!("\n[{table}]\n{lines}"));
-        }
+        table(&mut w, name, &lines);
     }
     for c in &cfg.classes {
-        o.push('\n');
-        o.push_str(&class_toml(c));
+        w.blank();
+        write_class(&mut w, c);
     }
-    o
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Texts no hand-written quoting gets right: control characters, quotes, backslashes,
+    /// line breaks, TOML's own delimiters, comment and table marks, non-ASCII.
+    const HOSTILE: &[&str] = &[
+        "data\u{1b}x",
+        "tab\there \"quoted\" back\\slash",
+        "two\nlines\r\nand '''three'''",
+        "\"\"\" # not = a [comment] [[class]]",
+        "ünïcödé ✓ 日本 \u{202e}bidi\u{7f}",
+    ];
+
+    /// A job of one class named `name` on the data set `target`, read as `dbio run --job`
+    /// reads it.
+    fn job_of(name: &str, target: &str) -> (RunConfig, RunArgs) {
+        let mut w = JobToml::new();
+        w.table("dataset");
+        w.set("target", Value::Str(target), "");
+        w.set("size", Value::Str("64M"), "");
+        w.array_table("class");
+        w.set("name", Value::Str(name), "");
+        w.set("event", Value::Str("db file sequential read"), "");
+        w.set("sessions", Value::Int(2), "");
+        w.set("rate", Value::Num(12.5), "");
+        let job = super::super::job::parse(&w.finish(), "job.toml").unwrap();
+        let mut a = RunArgs::defaults(None);
+        job.apply(&mut a).unwrap();
+        (
+            super::super::check::run_config_with(&a, Some(job)).unwrap(),
+            a,
+        )
+    }
+
+    #[test]
+    fn every_text_of_a_job_reads_back_as_it_was() {
+        for s in HOSTILE {
+            let target = format!("/tmp/{s}");
+            let (cfg, a) = job_of(s, &target);
+            assert_eq!(cfg.classes[0].name, *s);
+            // What the wizard saves and what a run across hosts sends each host.
+            for text in [
+                classes_job_file(&cfg, &a, s),
+                run_job_file(&cfg, &a).unwrap(),
+            ] {
+                let (back, b) = {
+                    let job = super::super::job::parse(&text, "back.toml")
+                        .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"));
+                    let mut b = RunArgs::defaults(None);
+                    job.apply(&mut b).unwrap();
+                    (
+                        super::super::check::run_config_with(&b, Some(job)).unwrap(),
+                        b,
+                    )
+                };
+                assert_eq!(back.classes[0].name, *s, "{text}");
+                assert_eq!(b.target, std::path::Path::new(&target), "{text}");
+                assert_eq!(back.classes[0].rate, Some(12.5), "{text}");
+            }
+        }
+    }
 }

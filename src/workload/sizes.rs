@@ -120,21 +120,26 @@ impl RequestSizes {
         }
     }
 
-    /// As a job file writes it: `16K`, `512..3000`, or `{ "1M" = 80, "256K" = 20 }`.
-    pub fn toml(&self) -> String {
+    /// As a job file holds it: `"16K"`, `"512..3000"`, or `{ 1M = 80, 256K = 20 }`.
+    pub fn toml(&self) -> toml::Value {
         match self {
-            RequestSizes::Fixed(v) => format!("\"{}\"", size_label(*v)),
+            RequestSizes::Fixed(v) => toml::Value::String(size_label(*v)),
             RequestSizes::Uniform { lo, hi } => {
-                format!("\"{}..{}\"", size_label(*lo), size_label(*hi))
+                toml::Value::String(format!("{}..{}", size_label(*lo), size_label(*hi)))
             }
             RequestSizes::Weighted(w) => {
-                let parts: Vec<String> = (0..w.n)
-                    .map(|i| {
-                        let before = if i == 0 { 0.0 } else { w.cum[i - 1] };
-                        format!("\"{}\" = {}", size_label(w.sizes[i]), w.cum[i] - before)
-                    })
-                    .collect();
-                format!("{{ {} }}", parts.join(", "))
+                let mut t = toml::Table::new();
+                for i in 0..w.n {
+                    let before = if i == 0 { 0.0 } else { w.cum[i - 1] };
+                    let share = w.cum[i] - before;
+                    let weight = if share.fract() == 0.0 && share.abs() < 1e15 {
+                        toml::Value::Integer(share as i64)
+                    } else {
+                        toml::Value::Float(share)
+                    };
+                    t.insert(size_label(w.sizes[i]), weight);
+                }
+                toml::Value::Table(t)
             }
         }
     }
@@ -174,7 +179,7 @@ mod tests {
         assert_eq!(sizes.mean(), 0.75 * 8192.0 + 0.25 * 65536.0);
         assert_eq!((sizes.min(), sizes.max()), (8192, 65536));
         assert_eq!(sizes.label(), "8K 75% + 64K 25%");
-        assert_eq!(sizes.toml(), "{ \"8K\" = 3, \"64K\" = 1 }");
+        assert_eq!(sizes.toml().to_string(), "{ 8K = 3, 64K = 1 }");
     }
 
     #[test]
@@ -197,6 +202,6 @@ mod tests {
         }
         assert_eq!(RequestSizes::Fixed(16384).pick(&mut rng), 16384);
         assert!(RequestSizes::Fixed(16384).is_fixed());
-        assert_eq!(u.toml(), "\"512..3000\"");
+        assert_eq!(u.toml().to_string(), "\"512..3000\"");
     }
 }

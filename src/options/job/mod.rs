@@ -41,6 +41,7 @@ use crate::workload::Test;
 use crate::workload::spec::{ClassSource, ClassSpec};
 
 mod class;
+pub mod write;
 
 use class::{check_values, parse_class, second_log_writer};
 
