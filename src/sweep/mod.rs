@@ -16,7 +16,6 @@ pub mod calibrate;
 pub mod filesystem;
 mod fs_spec;
 pub mod matrix;
-mod page;
 pub mod report;
 pub mod scheduler;
 
@@ -733,10 +732,11 @@ pub const SWEEP_DIR_FILES: &[&str] = &["sweep.json", "sweep.csv", "sweep.html"];
 fn write_files(dir: &crate::safety::fs::Dir, r: &SweepResult) -> Result<()> {
     let json = serde_json::to_string_pretty(r)
         .map_err(|e| Error::other(format!("cannot serialize the sweep: {e}")))?;
-    for (name, text) in SWEEP_DIR_FILES
-        .iter()
-        .zip([json + "\n", csv(r), page::render(r)])
-    {
+    for (name, text) in SWEEP_DIR_FILES.iter().zip([
+        json + "\n",
+        csv(r),
+        crate::report::html::page(&report::sweep(r)),
+    ]) {
         crate::report::write_file(dir, name, &text, true)?;
     }
     Ok(())

@@ -1,13 +1,16 @@
-//! What `dbio sweep` and `dbio calibrate` print (and the sweep's page shows):
-//! their results as reports ([`crate::report::sections::Report`]) of formatted figures,
-//! which the shared renderers write as text, Markdown or HTML. Which rows and figures a
-//! table has is decided here, once for every format.
+//! What `dbio sweep` and `dbio calibrate` print (and `sweep.html` shows): their results as
+//! reports ([`crate::report::sections::Report`]) of formatted figures and charts of the
+//! chart model, which the shared renderers write as text, Markdown or HTML. Which rows,
+//! figures and lines there are is decided here, once for every format.
 
 use super::calibrate::{CalibrateResult, RISE};
-use super::{Param, SweepResult};
+use super::{Param, SweepPoint, SweepResult};
 use crate::report::html::chart::duration_label;
 use crate::report::sections::format::us;
-use crate::report::sections::{Block, Cell, Column, Level, Report, Section, Table};
+use crate::report::sections::{
+    Axis, Block, Cell, Chart, Color, Column, Level, Lines, Measure, Point, Report, Section, Series,
+    Table,
+};
 use crate::units::{size_label, thousands};
 
 /// A figure rounded to a whole number, with thousands separators: `12,345`.
@@ -133,8 +136,62 @@ pub fn sweep(r: &SweepResult) -> Report {
             r.points.len(),
             r.values.len()
         ),
-        sections: vec![lead, points],
+        sections: [lead, points].into_iter().chain(charts(r)).collect(),
     }
+}
+
+/// IOPS, MiB/s (and commits/s) and latency against the swept value, as the chart model's
+/// lines over named values: the page draws them, text and Markdown leave them out (the
+/// table holds their figures). None without points.
+fn charts(r: &SweepResult) -> Vec<Section> {
+    if r.points.is_empty() {
+        return Vec::new();
+    }
+    let x = || Axis::Labels {
+        caption: r.param.name().to_string(),
+        labels: r.points.iter().map(|p| p.label.clone()).collect(),
+    };
+    let series = |label: &str, color: usize, dashed: bool, f: &dyn Fn(&SweepPoint) -> f64| Series {
+        label: label.to_string(),
+        color: Color::Palette(color),
+        dashed,
+        points: (r.points.iter().enumerate())
+            .map(|(i, p)| Point::at(i as f64, Some(f(p))))
+            .collect(),
+    };
+    let chart = |measure, lines| Block::Chart(Chart::Lines(Lines::new(x(), measure, lines)));
+    let mut throughput = Section::new("throughput", "Throughput")
+        .with(chart(
+            Measure::Amount("IOPS"),
+            vec![series("IOPS", 0, false, &|p| p.iops)],
+        ))
+        .with(chart(
+            Measure::Amount("MiB/s"),
+            vec![series("MiB/s", 1, false, &|p| p.mib_per_s)],
+        ));
+    if r.points.iter().any(|p| p.commits_per_s.is_some()) {
+        throughput.push(chart(
+            Measure::Amount("commits/s"),
+            vec![series("commits/s", 2, false, &|p| {
+                p.commits_per_s.unwrap_or(0.0)
+            })],
+        ));
+    }
+    let mut latency = Lines::new(
+        x(),
+        Measure::LatencyUs("latency"),
+        vec![
+            series("p99", 1, false, &|p| p.latency_us.p99),
+            series("p95", 2, false, &|p| p.latency_us.p95),
+            series("p50", 0, false, &|p| p.latency_us.p50),
+            series("mean", 3, true, &|p| p.latency_us.mean),
+        ],
+    );
+    latency.legend = true;
+    vec![
+        throughput,
+        Section::new("latency", "Latency").with(Block::Chart(Chart::Lines(latency))),
+    ]
 }
 
 /// A calibration: the curves walked, then the three answers.
