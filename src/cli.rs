@@ -157,9 +157,14 @@ pub struct PreconditionArgs {
     /// Print what was done as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar (it is only drawn when stdout and stderr are terminals).
+    /// No progress bar (--progress never).
     #[arg(long, short)]
     pub quiet: bool,
+    /// The progress bar on stderr: auto (when stderr is a terminal, whatever stdout is),
+    /// always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", conflicts_with = "quiet",
+          value_parser = crate::progress::When::parse)]
+    pub progress: crate::progress::When,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -783,7 +783,7 @@ fn prepare(a: &PrepareArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result
         stop,
     };
     let ds = crate::progress::follow_bytes(
-        crate::progress::wanted(a.options.0.quiet),
+        crate::progress::wanted(a.options.0.progress, a.options.0.quiet),
         spec.size,
         "preparing the data set",
         &written,

@@ -154,6 +154,8 @@ pub struct RunArgs {
     /// `--format`: how the report printed to stdout is written.
     pub format: crate::report::Format,
     pub quiet: bool,
+    /// `--progress`: when the live progress is drawn.
+    pub progress: crate::progress::When,
     pub destructive: bool,
     pub yes: bool,
     pub continue_on_error: bool,
@@ -248,6 +250,7 @@ impl RunArgs {
             json: false,
             format: crate::report::Format::Text,
             quiet: false,
+            progress: crate::progress::When::Auto,
             destructive: false,
             yes: false,
             continue_on_error: false,
