@@ -17,6 +17,7 @@ use crate::workload::Test;
     name = "dbio",
     version = crate::sys::VERSION_LINE,
     about = "What does this storage deliver to a database? Database-shaped I/O tests, reported as wait events.",
+    after_help = crate::error::exit_status_help(),
     propagate_version = true
 )]
 pub struct Cli {
