@@ -95,7 +95,7 @@ pub struct RunArgs {
     pub point_duration: Duration,
     /// `--steady-state METRIC:RANGE%:SLOPE%` as typed (None: the whole window is measured).
     pub steady_state: Option<String>,
-    /// `--metrics FILE` and `--metrics-keep`: live OpenMetrics of `dbio run`.
+    /// `--metrics FILE` and `--metrics-keep`: live Prometheus metrics of `dbio run`.
     pub metrics: Option<PathBuf>,
     pub metrics_keep: bool,
     /// `--round`: the length of one round of `--steady-state`.

@@ -29,7 +29,7 @@ pub(super) const OUTPUT: &[Opt] = &[
         key: None,
         value: Some("FILE"),
         default: None,
-        help: "Write the run's live figures in the OpenMetrics text format to FILE every second (replaced whole; for the node_exporter textfile collector); removed at the end unless --metrics-keep. dbio run only.",
+        help: "Write the run's live figures in the Prometheus text format to FILE every second (replaced whole; for the node_exporter textfile collector, which reads only *.prom files); removed at the end unless --metrics-keep. dbio run only.",
         heading: heading::OUTPUT,
         group: Group::Run,
         applies: Applies::All,
