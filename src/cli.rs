@@ -18,6 +18,7 @@ use crate::workload::Test;
     name = "dbio",
     version = crate::sys::VERSION_LINE,
     about = "What does this storage deliver to a database? Database-shaped I/O tests, reported as wait events.",
+    after_help = crate::error::exit_status_help(),
     propagate_version = true
 )]
 pub struct Cli {
@@ -161,9 +162,14 @@ pub struct PreconditionArgs {
     /// The options of the table it takes: `--json`, `--format`.
     #[command(flatten)]
     pub options: PreconditionOptions,
-    /// No progress bar (it is only drawn when stdout and stderr are terminals).
+    /// No progress bar (--progress never).
     #[arg(long, short)]
     pub quiet: bool,
+    /// The progress bar on stderr: auto (when stderr is a terminal, whatever stdout is),
+    /// always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", conflicts_with = "quiet",
+          value_parser = crate::progress::When::parse)]
+    pub progress: crate::progress::When,
 }
 
 #[derive(Debug, Clone, Args)]

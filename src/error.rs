@@ -1,6 +1,15 @@
-//! Errors the user sees and the exit status each one maps to: 2 for bad input (one line
-//! naming the option or field, before anything is created), 4 for I/O errors (with what to
-//! do), 130 after a signal, 1 for anything else.
+//! Errors the user sees and the exit status each one maps to ([`EXIT_STATUSES`], the one
+//! table every command follows; `--help`'s footer, the man page's EXIT STATUS and
+//! docs/commands.md print it): 2 for bad input (one line naming the option or field, before
+//! anything is created), 4 for I/O errors (with what to do), 130 after a signal, 1 for
+//! anything else.
+//!
+//! The rule between 2 and 4 is who can fix it. A path dbio cannot use as asked — it does not
+//! exist, is not what the option takes, or dbio may not read or write it (permission denied,
+//! a read-only file system) — is bad input (2): the command must change (another path,
+//! another user). The storage failing at what dbio asks of a path it may use (an I/O error,
+//! no space left, a request the file system refuses) is an I/O error (4). [`Error::io`]
+//! decides it by the OS error, in this one place, wherever the path was named.
 //!
 //! Every error is one line that names what went wrong and says what to do. Internals carry
 //! an [`Error`] up to `main`, which prints it and exits with [`Error::exit_code`].
@@ -24,6 +33,42 @@ pub enum ExitCode {
     IoError = 4,
     /// Stopped by SIGINT/SIGTERM/SIGHUP; the partial result was written.
     Interrupted = 130,
+}
+
+/// The exit statuses every command follows, with what each means (the rule between 2 and 4
+/// is in this module's documentation).
+pub const EXIT_STATUSES: &[(ExitCode, &str)] = &[
+    (ExitCode::Ok, "success"),
+    (
+        ExitCode::Failure,
+        "failure: the command could not finish (something went wrong part-way)",
+    ),
+    (
+        ExitCode::Usage,
+        "bad input: an option, a value or a path dbio cannot use as asked (does not exist, not what the option takes, permission denied, read-only file system); said before anything is created or measured",
+    ),
+    (
+        ExitCode::VerdictFailed,
+        "verdict FAIL: the run was made and a requirement of its job was not met",
+    ),
+    (
+        ExitCode::IoError,
+        "I/O error: the storage failed at what dbio asked of it (an I/O error, no space left, a request refused); what was measured is kept",
+    ),
+    (
+        ExitCode::Interrupted,
+        "interrupted by Ctrl-C, SIGTERM or SIGHUP; the partial result is kept",
+    ),
+];
+
+/// [`EXIT_STATUSES`] as `--help`'s footer.
+pub fn exit_status_help() -> String {
+    let mut s = String::from("Exit status:\n");
+    for (code, meaning) in EXIT_STATUSES {
+        s.push_str(&format!("  {:>3}  {meaning}\n", *code as i32));
+    }
+    s.push_str("Bad input (2) is a command to change; an I/O error (4) is storage to look at.");
+    s
 }
 
 /// An error with its class. The message is complete and meant for the user as is.
@@ -56,6 +101,10 @@ impl Error {
     pub fn io(what: &str, path: &Path, err: &io::Error) -> Self {
         if err.raw_os_error().is_none() && err.kind() == io::ErrorKind::PermissionDenied {
             return Error::Usage(err.to_string());
+        }
+        if let Some(libc::EACCES | libc::EPERM | libc::EROFS) = err.raw_os_error() {
+            // A path dbio may not use is bad input (see the rule above), wherever it is met.
+            return Error::Usage(format!("{what} {}: {}", path.shown(), io_advice(err)));
         }
         if err.raw_os_error() == Some(libc::EEXIST) {
             return Error::Usage(format!(
@@ -151,9 +200,19 @@ mod tests {
         let err = Error::io(
             "cannot open",
             Path::new("/x"),
-            &io::Error::from_raw_os_error(libc::EACCES),
+            &io::Error::from_raw_os_error(libc::EIO),
         );
         assert_eq!(err.exit_code(), ExitCode::IoError);
         assert!(err.to_string().starts_with("cannot open /x: "));
+        // A path dbio may not use is bad input, whatever the option.
+        for errno in [libc::EACCES, libc::EPERM, libc::EROFS] {
+            let err = Error::io(
+                "cannot open",
+                Path::new("/x"),
+                &io::Error::from_raw_os_error(errno),
+            );
+            assert_eq!(err.exit_code(), ExitCode::Usage);
+            assert!(err.to_string().starts_with("cannot open /x: "));
+        }
     }
 }

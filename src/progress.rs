@@ -1,20 +1,124 @@
 //! Live progress on a terminal: a bar with bytes and rate while a data
 //! set is filled, and one line refreshed 4 times a second during a run. Drawn on stderr, and
-//! only when both stdout and stderr are terminals and `--quiet` was not given, so nothing of
-//! it reaches a pipe or a file. Workers only bump counters; the display reads them.
+//! (`--progress auto`, the default) only when stderr is a terminal — whatever stdout is, so
+//! `dbio run ... | tee log` still shows it — and `--quiet` was not given; `--progress always`
+//! draws it on whatever stderr is, `--progress never` nowhere. Workers only bump counters;
+//! the display reads them.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 /// How often the display is redrawn.
 pub const TICK: Duration = Duration::from_millis(250);
 
-/// Whether to draw progress at all.
-pub fn wanted(quiet: bool) -> bool {
-    !quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
+/// When progress is drawn (`--progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum When {
+    /// When stderr is a terminal.
+    #[default]
+    Auto,
+    /// On whatever stderr is (a file, a pipe).
+    Always,
+    Never,
+}
+
+impl When {
+    pub fn parse(text: &str) -> Result<When, String> {
+        match text {
+            "auto" => Ok(When::Auto),
+            "always" => Ok(When::Always),
+            "never" => Ok(When::Never),
+            _ => Err(format!("'{text}': auto, always or never")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            When::Auto => "auto",
+            When::Always => "always",
+            When::Never => "never",
+        }
+    }
+}
+
+/// Whether to draw progress at all: `--quiet` never does.
+pub fn wanted(when: When, quiet: bool) -> bool {
+    match when {
+        _ if quiet => false,
+        When::Never => false,
+        When::Always => true,
+        When::Auto => std::io::stderr().is_terminal(),
+    }
+}
+
+/// Where a display is drawn: the terminal on stderr, or (`--progress always`) stderr whatever
+/// it is — indicatif hides what it draws on anything but a terminal, so that is drawn as on
+/// an 80-column terminal.
+fn stderr_target() -> ProgressDrawTarget {
+    if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr_with_hz(8)
+    } else {
+        ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 8)
+    }
+}
+
+/// Stderr drawn on as a terminal: the same escapes indicatif writes to one.
+#[derive(Debug)]
+struct Stderr;
+
+impl Stderr {
+    fn put(&self, s: &str) -> std::io::Result<()> {
+        std::io::stderr().lock().write_all(s.as_bytes())
+    }
+}
+
+impl TermLike for Stderr {
+    fn width(&self) -> u16 {
+        80
+    }
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        if n > 0 {
+            self.put(&format!("\x1b[{n}A"))
+        } else {
+            Ok(())
+        }
+    }
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        if n > 0 {
+            self.put(&format!("\x1b[{n}B"))
+        } else {
+            Ok(())
+        }
+    }
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        if n > 0 {
+            self.put(&format!("\x1b[{n}C"))
+        } else {
+            Ok(())
+        }
+    }
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        if n > 0 {
+            self.put(&format!("\x1b[{n}D"))
+        } else {
+            Ok(())
+        }
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.put(&format!("{s}\n"))
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.put(s)
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// A progress display, or nothing.
@@ -33,7 +137,7 @@ impl Progress {
         if !enabled {
             return Progress::none();
         }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(8));
+        let bar = ProgressBar::with_draw_target(None, stderr_target());
         bar.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         Progress { bar: Some(bar) }
     }
@@ -43,7 +147,7 @@ impl Progress {
         if !enabled {
             return Progress::none();
         }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(8));
+        let bar = ProgressBar::with_draw_target(Some(total), stderr_target());
         bar.set_style(
             ProgressStyle::with_template(
                 "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",

@@ -430,7 +430,7 @@ fn metrics_across_hosts_are_the_merged_seconds() {
         if let Ok(text) = std::fs::read_to_string(&file)
             && text.contains("dbio_requests_total")
         {
-            crate::steady::check_openmetrics(&text);
+            crate::steady::check_metrics(&text);
             seen += 1;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -441,7 +441,7 @@ fn metrics_across_hosts_are_the_merged_seconds() {
     assert!(seen >= 2, "read while the run went: {seen} times");
     let r = stdout_json(&mut child);
     check_merged(&r);
-    let samples = crate::steady::check_openmetrics(&std::fs::read_to_string(&file).unwrap());
+    let samples = crate::steady::check_metrics(&std::fs::read_to_string(&file).unwrap());
     // Both hosts' requests, every second of them: the merged result's.
     assert_eq!(
         crate::steady::requests_total(&samples),

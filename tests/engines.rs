@@ -261,3 +261,26 @@ fn the_result_names_the_clock_that_timed_the_run() {
         assert!(clock.contains("DBIO_CLOCK_MONOTONIC"), "{clock}");
     }
 }
+
+#[test]
+fn io_uring_registers_the_files_of_every_test_on_a_disk_file_system() {
+    // Issue 32: every redo run (on ext4 or anywhere) said "io_uring: files not registered
+    // (Invalid argument)": its foreground sessions, which have no files, asked the kernel
+    // to register an empty table. On the disk's own file system (not tmpfs), every test.
+    let env = Env::new();
+    let dir = env.path();
+    let (_, probe, _) = run(&env, dir, &[], "read-iops", &["--engine", "uring"]);
+    if probe["config"]["engine"] != "uring" {
+        return crate::util::skip("io_uring is not usable here");
+    }
+    for test in ["read-iops", "write-iops", "redo", "oltp", "temp"] {
+        let (code, r, stderr) = run(&env, dir, &[], test, &["--engine", "uring"]);
+        assert_eq!(code, Some(0), "{test}: {stderr}");
+        assert_eq!(r["config"]["engine"], "uring", "{test}");
+        assert_eq!(
+            r["config"]["engine_notes"],
+            serde_json::json!([]),
+            "{test}: {stderr}"
+        );
+    }
+}

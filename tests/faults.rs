@@ -75,17 +75,33 @@ fn too_few_file_descriptors_say_raise_ulimit_and_leave_nothing() {
 /// Runs `dbio run read-iops --target TARGET` as nobody (root bypasses permissions); None
 /// when privileges cannot be dropped here.
 fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::Output> {
+    let target = target.to_str().unwrap();
+    as_nobody(
+        env,
+        &[
+            "run",
+            "read-iops",
+            "--target",
+            target,
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    )
+}
+
+/// Runs `dbio ARGS` as nobody in `env`'s directory; None when privileges cannot be dropped.
+fn as_nobody(env: &Env, args: &[&str]) -> Option<std::process::Output> {
     if !is_root() {
         skip("needs root to drop privileges to nobody");
         return None;
     }
-    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(env.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(assert_cmd::cargo::cargo_bin("dbio"))
-        .args(["run", "read-iops", "--target"])
-        .arg(target)
-        .args(["--duration", "1s", "--warmup", "0s"])
+        .args(args)
         // nobody cannot write the test's store: no store at all, never the user's.
         .env("XDG_DATA_HOME", "/nonexistent")
         .env_remove("DBIO_DB")
@@ -103,6 +119,80 @@ fn read_as_nobody(env: &Env, target: &std::path::Path) -> Option<std::process::O
 }
 
 #[test]
+fn a_permission_error_is_bad_input_on_every_path_option() {
+    // Issue 32: the same fault gave 4 for --target and 2 for --out. A path dbio may not use
+    // is bad input (2) wherever it is named, said before anything is made.
+    let env = Env::new();
+    // A directory nobody may not write in, and a file nobody may not read.
+    let ro = env.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let secret = env.join("secret");
+    std::fs::write(&secret, b"[run]\ntest = \"read-iops\"\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let run = [
+        "run",
+        "read-iops",
+        "--size",
+        "16M",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ];
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("ro/data", [&run[..], &["--target", "ro/data"]].concat()),
+        ("secret", [&run[..], &["--target", "secret"]].concat()),
+        ("ro/runs", [&run[..], &["--out", "ro/runs"]].concat()),
+        (
+            "ro/m.prom",
+            [&run[..], &["--metrics", "ro/m.prom"]].concat(),
+        ),
+        (
+            "ro/j.toml",
+            [&run[..], &["--save-job", "ro/j.toml"]].concat(),
+        ),
+        ("ro/dbio.db", [&run[..], &["--db", "ro/dbio.db"]].concat()),
+        ("secret", vec!["run", "--job", "secret", "--duration", "1s"]),
+        (
+            "ro/data",
+            vec!["prepare", "--size", "16M", "--target", "ro/data"],
+        ),
+        (
+            "ro/data",
+            vec![
+                "sweep",
+                "read-iops",
+                "--param",
+                "sessions=1,2",
+                "--target",
+                "ro/data",
+                "--size",
+                "16M",
+                "--duration",
+                "1s",
+            ],
+        ),
+        ("ro/data", vec!["precondition", "ro/data"]),
+        ("secret", vec!["job", "from-iostat", "secret"]),
+        ("secret", vec!["size", "secret"]),
+    ];
+    for (path, args) in cases {
+        let Some(out) = as_nobody(&env, &args) else {
+            return;
+        };
+        let errors = error_lines(&out);
+        assert_eq!(out.status.code(), Some(2), "dbio {args:?}: {errors:?}");
+        assert_eq!(errors.len(), 1, "dbio {args:?}: {errors:?}");
+        assert!(errors[0].contains(path), "dbio {args:?}: {errors:?}");
+        // Nothing made: the data set, a run directory, a job or metrics file, a store.
+        let mut left = files_under(env.path());
+        left.retain(|f| f != "secret");
+        assert_eq!(left, Vec::<String>::new(), "dbio {args:?}");
+    }
+}
+
+#[test]
 fn a_file_dbio_may_not_read_gets_a_permission_hint() {
     let env = Env::new();
     let secret = env.join("secret.dat");
@@ -112,7 +202,8 @@ fn a_file_dbio_may_not_read_gets_a_permission_hint() {
         return;
     };
     let errors = error_lines(&out);
-    assert_eq!(out.status.code(), Some(4), "{errors:?}");
+    // A path dbio may not use is bad input (crate::error's rule).
+    assert_eq!(out.status.code(), Some(2), "{errors:?}");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].contains("secret.dat")
@@ -133,7 +224,7 @@ fn a_device_node_without_permission_gets_a_permission_hint() {
         return;
     };
     let errors = error_lines(&out);
-    assert_eq!(out.status.code(), Some(4), "{errors:?}");
+    assert_eq!(out.status.code(), Some(2), "{errors:?}");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].contains(dev.path()) && errors[0].contains("Permission denied"),

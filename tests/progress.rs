@@ -85,3 +85,64 @@ fn quiet_or_piped_output_has_no_control_characters() {
         assert!(!text.contains("measuring"), "{name}: {text}");
     }
 }
+
+#[test]
+fn stdout_piped_with_stderr_on_a_terminal_still_shows_progress() {
+    // Issue 32: `dbio run ... | tee log` lost the progress line although stderr was the
+    // terminal. `--progress never` draws none there; the report still goes to the pipe.
+    let env = Env::new();
+    let mut args = RUN.to_vec();
+    args.extend(["|", "cat"]);
+    let Some(tty) = under_pty(&env, &args) else {
+        return;
+    };
+    assert!(
+        tty.contains("measuring "),
+        "progress on the terminal: {tty}"
+    );
+    assert!(tty.contains("\x1b[2K"), "drawn in place: {tty}");
+    assert!(
+        tty.contains("Top Timed Events"),
+        "the report through cat: {tty}"
+    );
+
+    let mut args = RUN.to_vec();
+    args.extend(["--progress", "never", "|", "cat"]);
+    let tty = under_pty(&env, &args).unwrap();
+    assert!(!tty.contains("measuring "), "--progress never: {tty}");
+    assert!(!tty.contains('\x1b'), "--progress never: {tty:?}");
+    assert!(tty.contains("Top Timed Events"), "{tty}");
+}
+
+#[test]
+fn progress_always_draws_on_a_file_and_quiet_conflicts_with_it() {
+    let env = Env::new();
+    let mut args = RUN.to_vec();
+    args.extend(["--progress", "always"]);
+    let out = env.output(&args);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("measuring ") && err.contains("\x1b[2K"),
+        "{err:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains('\x1b'),
+        "only stderr is drawn on: {stdout:?}"
+    );
+    // A value it does not know, or --quiet with it: bad input, one line naming it.
+    let mut args = RUN.to_vec();
+    args.extend(["--progress", "sometimes"]);
+    let out = env.output(&args);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--progress") && err.contains("auto, always or never"),
+        "{err}"
+    );
+    let mut args = RUN.to_vec();
+    args.extend(["--progress", "always", "--quiet"]);
+    let out = env.output(&args);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -193,3 +193,60 @@ fn hints_work_as_printed() {
     ok(&clean);
     assert!(!env.join("dbio-data").exists());
 }
+
+#[test]
+fn one_exit_status_table_in_help_man_page_and_docs() {
+    // `dbio --help`'s footer: "  CODE  meaning" lines after "Exit status:".
+    let env = Env::new();
+    let help = String::from_utf8(env.output(&["--help"]).stdout).unwrap();
+    let footer = help
+        .split("Exit status:\n")
+        .nth(1)
+        .expect("an exit status footer");
+    let from_help: Vec<(String, String)> = footer
+        .lines()
+        .filter_map(|l| {
+            let (code, meaning) = l.trim_start().split_once("  ")?;
+            code.parse::<i32>().ok()?;
+            Some((code.to_string(), meaning.to_string()))
+        })
+        .collect();
+    let codes: Vec<&str> = from_help.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(codes, ["0", "1", "2", "3", "4", "130"], "{footer}");
+    // The man page's EXIT STATUS section lists the same.
+    let man = String::from_utf8(env.output(&["man"]).stdout).unwrap();
+    let section = man
+        .split(".SH \"EXIT STATUS\"")
+        .nth(1)
+        .expect("an EXIT STATUS section");
+    for (code, _) in &from_help {
+        assert!(
+            section.contains(&format!("\\fB{code}\\fR")),
+            "{code}: {section}"
+        );
+    }
+    // docs/commands.md's table says the same, code by code.
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md")).unwrap();
+    let table = docs
+        .split("## Exit status")
+        .nth(1)
+        .expect("docs: ## Exit status");
+    let from_docs: Vec<(String, String)> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| status"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[2].to_string())
+        })
+        .collect();
+    assert_eq!(from_docs.len(), from_help.len(), "{from_docs:?}");
+    for ((c1, m1), (c2, m2)) in from_help.iter().zip(&from_docs) {
+        assert_eq!(c1, c2);
+        // The docs may say more; each starts with what the program says first.
+        let head = m1.split(':').next().unwrap();
+        assert!(m2.starts_with(head), "{c1}: {m1:?} vs {m2:?}");
+    }
+}

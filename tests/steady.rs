@@ -227,96 +227,87 @@ fn bad_steady_state_values_are_refused_before_anything() {
         .refused_leaving_nothing(&["--steady-state", "is a test"]);
 }
 
-/// A strict reading of an OpenMetrics exposition: a family's `# TYPE` before its samples,
-/// a counter's samples end in `_total` or `_created`, a histogram's buckets are cumulative
-/// and end with `le="+Inf"` equal to its `_count`, and the text ends with `# EOF`. Returns
-/// each sample's value by its name and labels.
-pub(crate) fn check_openmetrics(text: &str) -> std::collections::BTreeMap<String, f64> {
+/// The metrics file read by a real Prometheus parser: `promtool check metrics` (Debian's
+/// `prometheus` package; .ci/install-deps installs it) must accept it without a problem —
+/// every family typed and described, counters named `*_total` — and, in the Prometheus text
+/// format node_exporter's textfile collector reads, nothing of OpenMetrics alone (`# EOF`,
+/// `# UNIT`, `_created` series, which it takes for untyped series of their own). Every sample
+/// belongs to a family typed before it, a `*_total` one to a counter. Returns each sample's
+/// value by its name and labels.
+pub(crate) fn check_metrics(text: &str) -> std::collections::BTreeMap<String, f64> {
     use std::collections::BTreeMap;
-    assert!(text.ends_with("# EOF\n"), "does not end in # EOF: {text}");
-    let body = &text[..text.len() - "# EOF\n".len()];
-    assert!(!body.contains("# EOF"), "# EOF before the end");
+    use std::io::Write;
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Err(_) => crate::util::skip("promtool (Debian package prometheus) is not installed"),
+        Ok(mut child) => {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                out.status.success() && said.trim().is_empty(),
+                "promtool check metrics: {said}\n{text}"
+            );
+        }
+    }
+    for gone in ["# EOF", "# UNIT", "_created"] {
+        assert!(!text.contains(gone), "{gone} in the file: {text}");
+    }
     let mut types: BTreeMap<String, String> = BTreeMap::new();
     let mut samples = BTreeMap::new();
-    // Per histogram series (labels without le): the last bucket value and whether +Inf came.
-    let mut buckets: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
-    for line in body.lines() {
-        if let Some(rest) = line.strip_prefix("# ") {
-            let mut w = rest.splitn(3, ' ');
-            let (kind, family) = (w.next().unwrap(), w.next().expect("a family name"));
-            assert!(
-                matches!(kind, "TYPE" | "HELP" | "UNIT"),
-                "unknown comment: {line}"
-            );
-            if kind == "TYPE" {
-                let t = w.next().expect("a type").to_string();
-                assert!(
-                    ["counter", "gauge", "histogram", "summary"].contains(&t.as_str()),
-                    "{line}"
-                );
-                assert!(
-                    types.insert(family.into(), t).is_none(),
-                    "TYPE twice: {line}"
-                );
-            } else {
-                assert!(types.contains_key(family), "{kind} before TYPE: {line}");
-            }
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (family, t) = rest.split_once(' ').expect("# TYPE NAME TYPE");
+            assert!(types.insert(family.into(), t.into()).is_none(), "{line}");
+            continue;
+        }
+        if line.starts_with('#') {
             continue;
         }
         let (series, value) = line.rsplit_once(' ').expect("a sample: NAME{...} VALUE");
         let value: f64 = value.parse().unwrap_or_else(|_| panic!("value in {line}"));
         let name = series.split('{').next().unwrap();
-        assert!(series.ends_with('}') || !series.contains('{'), "{line}");
-        let (family, t) = types
+        let t = ["", "_bucket", "_count", "_sum"]
             .iter()
-            .filter(|(f, _)| name.starts_with(f.as_str()))
-            .max_by_key(|(f, _)| f.len())
-            .unwrap_or_else(|| panic!("sample before its TYPE: {line}"));
-        let suffix = &name[family.len()..];
-        match t.as_str() {
-            "counter" => assert!(
-                ["_total", "_created"].contains(&suffix),
-                "a counter sample must end in _total or _created: {line}"
-            ),
-            "gauge" => assert_eq!(suffix, "", "{line}"),
-            "histogram" => {
-                assert!(
-                    ["_bucket", "_count", "_sum", "_created"].contains(&suffix),
-                    "{line}"
-                );
-                let labels = series[name.len()..].to_string();
-                if suffix == "_bucket" {
-                    let le_at = labels.find(",le=\"").expect("le label");
-                    let key = format!("{family}{}", &labels[..le_at]);
-                    let is_inf = labels.contains("le=\"+Inf\"");
-                    let e = buckets.entry(key).or_insert((0.0, None));
-                    assert!(e.1.is_none(), "a bucket after le=\"+Inf\": {line}");
-                    assert!(value >= e.0, "buckets not cumulative: {line}");
-                    e.0 = value;
-                    if is_inf {
-                        e.1 = Some(value);
-                    }
-                } else if suffix == "_count" {
-                    let key = format!("{family}{}", labels.trim_end_matches('}'));
-                    let e = buckets
-                        .get(&key)
-                        .unwrap_or_else(|| panic!("_count before buckets: {line}"));
-                    assert_eq!(e.1, Some(value), "+Inf bucket and _count differ: {line}");
-                }
-            }
-            _ => assert!(
-                ["", "_count", "_sum", "_created"].contains(&suffix),
-                "{line}"
-            ),
+            .find_map(|suffix| types.get(name.strip_suffix(suffix)?))
+            .unwrap_or_else(|| panic!("an untyped sample: {line}"));
+        if name.ends_with("_total") {
+            assert_eq!(t, "counter", "{line}");
         }
         assert!(
             samples.insert(series.to_string(), value).is_none(),
             "twice: {line}"
         );
     }
-    for (k, (_, inf)) in &buckets {
-        assert!(inf.is_some(), "histogram {k} has no le=\"+Inf\" bucket");
+    for counter in [
+        "dbio_requests_total",
+        "dbio_bytes_total",
+        "dbio_errors_total",
+    ] {
+        assert_eq!(
+            types.get(counter).map(String::as_str),
+            Some("counter"),
+            "{text}"
+        );
     }
+    assert!(
+        text.starts_with("# TYPE dbio_metrics_file gauge\n"),
+        "the marker family first: {text}"
+    );
     samples
 }
 
@@ -360,7 +351,7 @@ fn metrics_are_written_every_second_and_go_at_the_end() {
         if let Ok(text) = std::fs::read_to_string(&file)
             && text.contains("dbio_requests_total")
         {
-            let samples = check_openmetrics(&text);
+            let samples = check_metrics(&text);
             let run_id = samples.keys().find(|k| k.contains("run_id=\"")).unwrap();
             assert!(
                 run_id.contains("read-iops_"),
@@ -397,7 +388,7 @@ fn metrics_are_written_every_second_and_go_at_the_end() {
         .path_opt("--metrics", &file)
         .arg("--metrics-keep")
         .json();
-    let samples = check_openmetrics(&std::fs::read_to_string(&file).unwrap());
+    let samples = check_metrics(&std::fs::read_to_string(&file).unwrap());
     assert_eq!(
         requests_total(&samples),
         f(&r["events"][0]["requests"]),
@@ -564,4 +555,32 @@ fn a_steady_state_write_run_on_a_loop_device_reports_its_rounds() {
         .map(|e| f(&e["requests"]))
         .sum();
     assert!(written > 0.0, "{r}");
+}
+
+#[test]
+fn a_metrics_file_not_named_prom_gets_a_warning() {
+    // node_exporter's textfile collector reads only *.prom: another name is collected by
+    // nothing there, which the user hears of (the run goes on: anything may read it).
+    let env = Env::new();
+    for (name, warned) in [("m.txt", true), ("m.prom", false)] {
+        let out = env
+            .run("read-iops")
+            .engine("null")
+            .size("64M")
+            .sessions(1)
+            .warmup("0s")
+            .duration("1s")
+            .quiet()
+            .path_opt("--metrics", env.join(name))
+            .arg("--metrics-keep")
+            .out();
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let warning = err
+            .lines()
+            .any(|l| l.starts_with("dbio: warning: --metrics") && l.contains("*.prom"));
+        assert_eq!(warning, warned, "{name}: {err}");
+        // Either way, a file a Prometheus parser reads.
+        check_metrics(&std::fs::read_to_string(env.join(name)).unwrap());
+    }
 }

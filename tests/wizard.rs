@@ -97,6 +97,55 @@ fn the_defaults_run_a_job_and_write_its_job_file() {
 }
 
 #[test]
+fn sync_prints_and_runs_the_sync_test() {
+    // Issue 32: "sync: one block at a time" printed and ran the async test.
+    let env = Env::new();
+    let mut p = wizard(&env);
+    answer(&mut p, "What do you want to learn?", "");
+    answer(&mut p, "Where should the data set go?", "");
+    answer(&mut p, "Put the data set there?", "");
+    answer(&mut p, "How big should the data set be?", "16M");
+    p.exp_string("Asynchronous or synchronous I/O?").unwrap();
+    p.exp_string("sync: one block at a time").unwrap();
+    // Down to the second form (sync), then Enter.
+    p.send("\x1b[B").unwrap();
+    p.flush().unwrap();
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    answer(&mut p, "How many sessions?", "2");
+    answer(&mut p, "How long should it measure?", "1s");
+    p.exp_string("The equivalent job file:").unwrap();
+    p.exp_string("The equivalent command:").unwrap();
+    let (_, command) = p.exp_regex(r"dbio run read-iops [^\r\n]*").unwrap();
+    answer(&mut p, "Save the job file as?", "");
+    answer(&mut p, "Remove the data set in ./dbio-data now?", "");
+    assert_eq!(exit_code(&mut p), 0);
+
+    assert!(command.contains(" --sync"), "{command}");
+    let job = std::fs::read_to_string(env.join("dbio-read-iops.toml")).expect("the job file");
+    assert!(
+        job.contains("event = \"db file sequential read\"") && !job.contains("parallel read"),
+        "{job}"
+    );
+    let runs = files_under(&env.join("dbio-runs"));
+    let result = runs
+        .iter()
+        .find(|f| f.ends_with("result.json"))
+        .expect("a run directory with result.json");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.join("dbio-runs").join(result)).unwrap())
+            .unwrap();
+    assert_eq!(r["config"]["submission"], "sync", "{r}");
+    let events: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(events, ["db file sequential read"], "{r}");
+}
+
+#[test]
 fn ctrl_c_at_a_question_leaves_nothing_behind() {
     // At the first question, and at the last one before anything is made (the job file's
     // name: everything is decided and checked by then).

@@ -50,7 +50,7 @@ pub(super) fn prepare(
         stop,
     };
     let ds = crate::progress::follow_bytes(
-        crate::progress::wanted(a.options.0.quiet),
+        crate::progress::wanted(a.options.0.progress, a.options.0.quiet),
         spec.size,
         "preparing the data set",
         &written,

@@ -1,4 +1,4 @@
-//! `dbio run --metrics FILE`: the run's live figures in the OpenMetrics text format,
+//! `dbio run --metrics FILE`: the run's live figures in the Prometheus text format,
 //! replaced every second from the seconds the run closes (running totals per event), and
 //! removed at the end unless `--metrics-keep`.
 
@@ -31,6 +31,13 @@ impl Metrics {
     /// earlier metrics file of dbio's ([`MetricsFile::claim`]). Nothing is written yet.
     pub fn claim(path: &Path, keep: bool, test: &str) -> Result<Metrics> {
         let file = MetricsFile::claim(path, keep).map_err(|e| bad(path, &e))?;
+        if path.extension().is_none_or(|x| x != "prom") {
+            // Said, not refused: anything else may read the file.
+            eprintln!(
+                "dbio: warning: --metrics {}: node_exporter's textfile collector reads only files named *.prom; this one it will not collect",
+                path.shown()
+            );
+        }
         let started_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());

@@ -71,6 +71,11 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     if records && let Ok(path) = store_path(cli.db.as_deref()) {
         crate::store::preflight(&path)?;
     }
+    // A command that makes a run checks the store it was given can take it, first.
+    let makes = records && !matches!(cli.command, Command::Clean(_) | Command::Doctor(_));
+    if makes && let Some(given) = cli.db.as_deref() {
+        crate::store::check_given(given)?;
+    }
     match cli.command {
         Command::Run(a) => run(&a, &stop, cli.db.as_deref()),
         Command::Prepare(a) => data_set::prepare(&a, &stop, cli.db.as_deref()),

@@ -35,7 +35,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
             }
         );
     };
-    let show = progress::wanted(a.quiet);
+    let show = progress::wanted(a.progress, a.quiet);
     let (done, kind_name) = match kind {
         Some(TargetKind::Directory) => {
             let done = follow(show, &counters, || {

@@ -64,6 +64,18 @@ pub fn man_page() -> Result<Vec<u8>> {
         page.extend_from_slice(&demote_sections(&part));
     }
     page.extend_from_slice(FILES.as_bytes());
+    let mut status = Roff::new();
+    status.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in crate::error::EXIT_STATUSES {
+        status.control("TP", []);
+        status.text([bold((*code as i32).to_string())]);
+        status.text([roman(*meaning)]);
+    }
+    status.control("PP", []);
+    status.text([roman(
+        "Every command follows this table. Bad input (2) is a command to change: a path dbio cannot use as asked is bad input wherever it is named. An I/O error (4) is storage to look at.",
+    )]);
+    status.to_writer(&mut page).map_err(fail)?;
     top.render_version_section(&mut page).map_err(fail)?;
     Ok(page)
 }

@@ -429,7 +429,7 @@ impl Cluster<'_> {
 
     /// The measured run: seconds merged as they come, progress drawn, faults handled.
     fn stream(&mut self, p: &ClusterPlan) -> Ending {
-        let display = Progress::line(progress::wanted(p.first.quiet));
+        let display = Progress::line(progress::wanted(p.first.progress, p.first.quiet));
         let total_s = (p.first.warmup + p.first.duration).as_secs_f64();
         let mut stopping: Option<Instant> = None;
         let mut drawn = 0u32;

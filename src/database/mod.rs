@@ -421,7 +421,7 @@ impl Run<'_> {
             waits_are_requests: vec![true],
         };
         let over = AtomicBool::new(false);
-        let display = crate::progress::Progress::line(crate::progress::wanted(a.quiet));
+        let display = crate::progress::Progress::line(crate::progress::wanted(a.progress, a.quiet));
         let m = std::thread::scope(|scope| {
             if let Some(work) = alongside {
                 let over = &over;

@@ -148,7 +148,10 @@ fn measure_into(
     dir: &crate::safety::fs::Dir,
     (started_at, t0, load_at_start): (&str, u64, f64),
 ) -> Result<MemOutcome> {
-    let progress = Progress::line(crate::progress::wanted(a.options.0.quiet));
+    let progress = Progress::line(crate::progress::wanted(
+        a.options.0.progress,
+        a.options.0.quiet,
+    ));
     let figures = measure_all(plan, stop, &progress);
     progress.clear();
     let figures = figures?;

@@ -286,6 +286,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         out: a.out.clone(),
         json: a.json,
         quiet: a.quiet,
+        progress: a.progress,
         seed: a.seed.unwrap_or_else(rand_seed),
         ash_hz: a.ash_hz,
         destructive: a.destructive,

@@ -95,7 +95,7 @@ pub struct RunArgs {
     pub point_duration: Duration,
     /// `--steady-state METRIC:RANGE%:SLOPE%` as typed (None: the whole window is measured).
     pub steady_state: Option<String>,
-    /// `--metrics FILE` and `--metrics-keep`: live OpenMetrics of `dbio run`.
+    /// `--metrics FILE` and `--metrics-keep`: live Prometheus metrics of `dbio run`.
     pub metrics: Option<PathBuf>,
     pub metrics_keep: bool,
     /// `--round`: the length of one round of `--steady-state`.
@@ -154,6 +154,8 @@ pub struct RunArgs {
     /// `--format`: how the report printed to stdout is written.
     pub format: crate::report::Format,
     pub quiet: bool,
+    /// `--progress`: when the live progress is drawn.
+    pub progress: crate::progress::When,
     pub destructive: bool,
     pub yes: bool,
     pub continue_on_error: bool,
@@ -248,6 +250,7 @@ impl RunArgs {
             json: false,
             format: crate::report::Format::Text,
             quiet: false,
+            progress: crate::progress::When::Auto,
             destructive: false,
             yes: false,
             continue_on_error: false,

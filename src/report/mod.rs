@@ -193,8 +193,11 @@ impl RunPlace {
             Ok(d) => d,
             Err(e) => {
                 crate::safety::fs::remove_made(&made_out);
+                // Its class is the error's own (a directory dbio may not write is bad
+                // input, the storage failing an I/O error: crate::error's rule).
                 return Err(match e {
-                    Error::Io(m) => Error::usage(format!(
+                    Error::Io(m) => Error::Io(format!("--out {}: {m}", out.shown())),
+                    Error::Usage(m) => Error::usage(format!(
                         "--out {}: {m}; choose a directory you can write to",
                         out.shown()
                     )),

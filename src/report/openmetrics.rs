@@ -1,8 +1,11 @@
-//! Live metrics without a port: the OpenMetrics text format of a run so far, written every
-//! second by atomic replace into the file `--metrics` names — the node_exporter textfile
-//! collector (or anything that reads a file) picks it up. Per event: requests, bytes and
-//! errors as counters, latency as a histogram of classic buckets and as quantiles; the
-//! requests in flight; the test, host and run id as labels.
+//! Live metrics without a port: the run so far in the Prometheus text exposition format
+//! (version 0.0.4, the format node_exporter's textfile collector reads), written every
+//! second by atomic replace into the file `--metrics` names — the collector (or anything
+//! that reads a file) picks it up; it reads only files named `*.prom`. Per event: requests,
+//! bytes and errors as counters (`*_total`, typed `counter`), latency as a histogram of
+//! classic buckets and as quantiles; the requests in flight; the test, host and run id as
+//! labels. Nothing of OpenMetrics alone (`# UNIT`, `_created`, `# EOF`), which that format
+//! reads as stray series or comments.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -42,7 +45,7 @@ pub struct Live<'a> {
     pub in_flight: u64,
     /// Seconds of the measured window so far.
     pub elapsed_s: f64,
-    /// When the run started (seconds since the epoch), for `_created`.
+    /// When the run started (seconds since the epoch).
     pub started_unix_s: f64,
 }
 
@@ -92,7 +95,7 @@ fn cumulative(counts: &Counts) -> [u64; BOUNDS_US.len()] {
     out
 }
 
-/// The exposition of the run so far, ending in `# EOF`.
+/// The exposition of the run so far.
 pub fn render(live: &Live) -> String {
     let l = live.labels;
     let base = format!(
@@ -103,44 +106,35 @@ pub fn render(live: &Live) -> String {
     );
     let ev = |name: &str| format!("{base},event=\"{}\"", escaped(name));
     let mut o = String::from(MARKER);
-    let created = num(live.started_unix_s);
-    let counter =
-        |o: &mut String, name: &str, help: &str, unit: &str, get: &dyn Fn(&EventTotals) -> u64| {
-            let _ = writeln!(o, "# TYPE {name} counter");
-            if !unit.is_empty() {
-                let _ = writeln!(o, "# UNIT {name} {unit}");
-            }
-            let _ = writeln!(o, "# HELP {name} {help}");
-            for e in &live.events {
-                let _ = writeln!(o, "{name}_total{{{}}} {}", ev(e.name), get(e.totals));
-                let _ = writeln!(o, "{name}_created{{{}}} {created}", ev(e.name));
-            }
-        };
+    // In this format a sample's name is its family's (a counter's ends in _total).
+    let counter = |o: &mut String, name: &str, help: &str, get: &dyn Fn(&EventTotals) -> u64| {
+        let _ = writeln!(o, "# TYPE {name} counter");
+        let _ = writeln!(o, "# HELP {name} {help}");
+        for e in &live.events {
+            let _ = writeln!(o, "{name}{{{}}} {}", ev(e.name), get(e.totals));
+        }
+    };
     counter(
         &mut o,
-        "dbio_requests",
+        "dbio_requests_total",
         "Requests completed, per wait event.",
-        "",
         &|t| t.requests,
     );
     counter(
         &mut o,
-        "dbio_bytes",
+        "dbio_bytes_total",
         "Bytes transferred, per wait event.",
-        "bytes",
         &|t| t.bytes,
     );
     counter(
         &mut o,
-        "dbio_errors",
+        "dbio_errors_total",
         "Requests that failed, per wait event.",
-        "",
         &|t| t.errors,
     );
 
     let h = "dbio_request_latency_seconds";
     let _ = writeln!(o, "# TYPE {h} histogram");
-    let _ = writeln!(o, "# UNIT {h} seconds");
     let _ = writeln!(
         o,
         "# HELP {h} Latency of each request from issue (or its scheduled time) to completion."
@@ -165,12 +159,10 @@ pub fn render(live: &Live) -> String {
             ev(e.name),
             num(e.totals.latency_sum_ns as f64 / 1e9)
         );
-        let _ = writeln!(o, "{h}_created{{{}}} {created}", ev(e.name));
     }
 
     let q = "dbio_request_latency_quantile_seconds";
     let _ = writeln!(o, "# TYPE {q} summary");
-    let _ = writeln!(o, "# UNIT {q} seconds");
     let _ = writeln!(o, "# HELP {q} Latency percentiles of the run so far.");
     for e in &live.events {
         let total = e.totals.latency.total();
@@ -188,7 +180,6 @@ pub fn render(live: &Live) -> String {
             ev(e.name),
             num(e.totals.latency_sum_ns as f64 / 1e9)
         );
-        let _ = writeln!(o, "{q}_created{{{}}} {created}", ev(e.name));
     }
 
     let _ = writeln!(o, "# TYPE dbio_in_flight gauge");
@@ -198,13 +189,11 @@ pub fn render(live: &Live) -> String {
     );
     let _ = writeln!(o, "dbio_in_flight{{{base}}} {}", live.in_flight);
     let _ = writeln!(o, "# TYPE dbio_elapsed_seconds gauge");
-    let _ = writeln!(o, "# UNIT dbio_elapsed_seconds seconds");
     let _ = writeln!(
         o,
         "# HELP dbio_elapsed_seconds Seconds of the measured window so far."
     );
     let _ = writeln!(o, "dbio_elapsed_seconds{{{base}}} {}", num(live.elapsed_s));
-    o.push_str("# EOF\n");
     o
 }
 
@@ -252,7 +241,7 @@ impl MetricsFile {
 
     /// Writes the first exposition (no figures yet): the file is there from now on.
     pub fn start(&mut self) -> std::io::Result<()> {
-        self.write(&format!("{MARKER}# EOF\n"))
+        self.write(MARKER)
     }
 
     pub fn path(&self) -> &Path {
@@ -300,7 +289,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_exposition_has_counters_buckets_quantiles_and_ends_in_eof() {
+    fn the_exposition_has_counters_buckets_and_quantiles() {
         let mut t = EventTotals {
             requests: 3,
             bytes: 3 * 8192,
@@ -325,7 +314,11 @@ mod tests {
             elapsed_s: 1.0,
             started_unix_s: 1.7e9,
         });
-        assert!(text.ends_with("# EOF\n"));
+        assert!(!text.contains("# EOF") && !text.contains("_created") && !text.contains("# UNIT"));
+        assert!(
+            text.contains("# TYPE dbio_requests_total counter\n"),
+            "{text}"
+        );
         assert!(text.contains("host=\"db\\\"1\""), "{text}");
         assert!(text.contains(
             "dbio_requests_total{test=\"read-iops\",host=\"db\\\"1\",run_id=\"r1\",event=\"db file sequential read\"} 3"

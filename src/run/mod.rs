@@ -175,7 +175,7 @@ fn open_data_set_in(
             let total = prepare.data.map_or(0, |d| d.size)
                 + prepare.redo.map_or(0, |(n, size)| u64::from(n) * size);
             progress::follow_bytes(
-                progress::wanted(cfg.quiet),
+                progress::wanted(cfg.progress, cfg.quiet),
                 total,
                 "preparing the data set",
                 &written,
@@ -607,7 +607,7 @@ fn run_on(
         .iter()
         .map(|n| (n.name.clone(), n.layer.clone()))
         .collect();
-    let display = Progress::line(progress::wanted(cfg.quiet));
+    let display = Progress::line(progress::wanted(cfg.progress, cfg.quiet));
     let crew = window::Crew::Engine {
         cfg,
         plan: &plan,

@@ -172,6 +172,37 @@ pub fn preflight(path: &Path) -> Result<()> {
     }
 }
 
+/// Refuses, creating nothing, a store named by `--db` or `DBIO_DB` that this user cannot
+/// write — the file, or the nearest directory of its path that exists (where it would be
+/// made) — as bad input (exit 2), before anything is measured: a run would otherwise be
+/// made and then not recorded. (The default store, nobody's choice, only warns then.)
+pub fn check_given(path: &Path) -> Result<()> {
+    let mut at = path.to_path_buf();
+    while !guard::present(&at) {
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(at.as_os_str()))
+        .map_err(|_| Error::usage(format!("--db {}: the path holds a NUL byte", path.shown())))?;
+    let mode = if at == path {
+        libc::R_OK | libc::W_OK
+    } else {
+        libc::W_OK | libc::X_OK
+    };
+    // SAFETY: a valid C string; faccessat only reads it (AT_EACCESS: as this process's user).
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_EACCESS) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Error::io(
+            &format!("--db {}: cannot write", path.shown()),
+            &at,
+            &e,
+        ));
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens the store at `path`, creating it (and its directory) if needed and bringing
     /// its schema up to date.

@@ -222,6 +222,8 @@ pub struct RunConfig {
     pub json: bool,
     /// No live progress display.
     pub quiet: bool,
+    /// `--progress`: when the live progress is drawn.
+    pub progress: crate::progress::When,
     pub seed: u64,
     pub ash_hz: u32,
     /// `--destructive` and `--yes`: a write test may overwrite a block device (checked).

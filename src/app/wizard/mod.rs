@@ -170,10 +170,25 @@ fn a_test(ask: &Ask, goal: &goals::Goal, test: Test) -> Result<Prepared> {
     answers.push(("duration", duration));
     // The seed is chosen now, so that the command and the job file both repeat this run.
     answers.push(("seed", crate::workload::spec::rand_seed().to_string()));
-    // What equals the option table's default is left out of the command.
+    test_run(test, answers)
+}
+
+/// The run of `test` with the `answers`, as the command and the job file show it.
+fn test_run(test: Test, mut answers: Answers) -> Result<Prepared> {
+    let base = RunArgs::defaults(Some(test));
+    // What equals the option table's default is left out of the command. An option whose
+    // value the table cannot read back (a switch such as --sync, which a job file says as
+    // `submission`) cannot be seen to equal it, and is kept.
     answers.retain(|(name, text)| {
+        let o = crate::options::find(name).expect("a known option");
         let mut d = RunArgs::defaults(Some(test));
-        d.set(name, text, Source::Typed).is_err() || value_of(&d, name) != value_of(&base, name)
+        if d.set(name, text, Source::Typed).is_err() {
+            return true;
+        }
+        match ((o.get)(&d), (o.get)(&base)) {
+            (Some(answer), Some(default)) => answer != default,
+            _ => true,
+        }
     });
     let mut args = base;
     apply(&mut args, &answers)?;
@@ -556,6 +571,66 @@ mod tests {
                 crate::workload::Event::DbFileSequentialRead
             )
         );
+    }
+
+    #[test]
+    fn each_test_runs_in_the_form_chosen() {
+        use crate::engine::Submission;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("dbio-data").display().to_string();
+        for goal in GOALS {
+            let Some(test) = goal.test else { continue };
+            for sync in [false, true] {
+                // The answers the questions give for this form (as `a_test` pushes them).
+                let mut answers: Answers = vec![("target", target.clone())];
+                if test.uses_data_files() {
+                    answers.push(("size", "64M".into()));
+                }
+                if sync {
+                    answers.push(("sync", "true".into()));
+                }
+                answers.push(("sessions", "8".into()));
+                answers.push(("duration", "2s".into()));
+                answers.push(("seed", "7".into()));
+                let run = test_run(test, answers).unwrap();
+                let want = if sync {
+                    Submission::Sync
+                } else {
+                    Submission::Async
+                };
+                let Form::Test { cfg, .. } = &run.form else {
+                    panic!("{test:?}: not a test");
+                };
+                // The run made.
+                assert_eq!(cfg.submission, want, "{test:?} sync={sync}");
+                if test.uses_redo() {
+                    assert_eq!(cfg.redo.submission, want, "{test:?} sync={sync}");
+                }
+                // The command printed, parsed as dbio parses it.
+                let words: Vec<&str> = run.command.split(' ').collect();
+                let cli = crate::cli::Cli::parse_with_sources(words).unwrap();
+                let crate::cli::Command::Run(typed) = cli.command else {
+                    panic!("not a run: {}", run.command);
+                };
+                assert_eq!(typed.0.sync, sync, "{}", run.command);
+                // The job file printed and saved, read back.
+                let job = crate::options::job::parse(&run.job_text, "wizard.toml").unwrap();
+                let mut a = RunArgs::defaults(None);
+                job.apply(&mut a).unwrap();
+                let c = crate::options::check::run_config_with(&a, Some(job)).unwrap();
+                // An event that is sync or async by definition (log file sync) keeps it.
+                for class in c
+                    .classes
+                    .iter()
+                    .filter(|c| c.event.fixed_submission().is_none())
+                {
+                    assert_eq!(class.submission, want, "sync={sync}\n{}", run.job_text);
+                }
+                if test.uses_redo() {
+                    assert_eq!(c.redo.submission, want, "{}", run.job_text);
+                }
+            }
+        }
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub static COMMANDS: &[Takes] = &[
     Takes {
         command: Command::Prepare,
         groups: &[Group::DataSet, Group::Report],
-        also: &[("quiet", None), ("json", None)],
+        also: &[("quiet", None), ("json", None), ("progress", None)],
     },
     Takes {
         command: Command::Calibrate,
@@ -97,6 +97,8 @@ pub static COMMANDS: &[Takes] = &[
             ("engine", None),
             ("out", None),
             ("json", None),
+            ("quiet", None),
+            ("progress", None),
         ],
     },
     Takes {
@@ -118,6 +120,7 @@ pub static COMMANDS: &[Takes] = &[
             ("out", None),
             ("json", None),
             ("quiet", None),
+            ("progress", None),
         ],
     },
     Takes {
@@ -186,6 +189,7 @@ pub static COMMANDS: &[Takes] = &[
             ("out", None),
             ("json", None),
             ("quiet", None),
+            ("progress", None),
         ],
     },
 ];

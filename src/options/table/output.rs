@@ -29,7 +29,7 @@ pub(super) const OUTPUT: &[Opt] = &[
         key: None,
         value: Some("FILE"),
         default: None,
-        help: "Write the run's live figures in the OpenMetrics text format to FILE every second (replaced whole; for the node_exporter textfile collector); removed at the end unless --metrics-keep. dbio run only.",
+        help: "Write the run's live figures in the Prometheus text format to FILE every second (replaced whole; for the node_exporter textfile collector, which reads only *.prom files); removed at the end unless --metrics-keep. dbio run only.",
         heading: heading::OUTPUT,
         group: Group::Run,
         applies: Applies::All,
@@ -86,7 +86,7 @@ pub(super) const OUTPUT: &[Opt] = &[
         key: None,
         value: None,
         default: None,
-        help: "No live progress line or bar (they are only drawn when stdout and stderr are terminals).",
+        help: "No live progress line or bar (--progress never).",
         heading: heading::OUTPUT,
         group: Group::Run,
         applies: Applies::All,
@@ -95,6 +95,25 @@ pub(super) const OUTPUT: &[Opt] = &[
         requires: None,
         set: |a, t| {
             a.quiet = switch(t)?;
+            Ok(())
+        },
+        get: |_| None,
+    },
+    Opt {
+        name: "progress",
+        short: None,
+        key: None,
+        value: Some("WHEN"),
+        default: Some("auto"),
+        help: "Live progress on stderr: auto (when stderr is a terminal, whatever stdout is), always, never.",
+        heading: heading::OUTPUT,
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: true,
+        conflicts: &["quiet"],
+        requires: None,
+        set: |a, t| {
+            a.progress = crate::progress::When::parse(t)?;
             Ok(())
         },
         get: |_| None,
