@@ -165,7 +165,7 @@ fn the_readme_is_a_short_users_document() {
     for first in [
         "cargo run --release -- run read-iops",
         "cargo test ",
-        "cargo install --path .",
+        "cargo install --locked --path .",
     ] {
         assert!(readme.contains(first), "README.md lost `{first}`");
     }
