@@ -637,6 +637,11 @@ pub fn assemble(i: &Inputs) -> RunResult {
             sessions: cfg.sessions,
             submission: cfg.submission.name().into(),
             io_mode: cfg.io_mode.name().into(),
+            like: (cfg.like != crate::workload::event::Like::Oracle)
+                .then(|| cfg.like.name().into()),
+            doublewrite: (plan.classes.iter())
+                .any(|c| c.pattern == crate::workload::Pattern::FlushBatch)
+                .then_some(cfg.doublewrite),
             engine_requested: format!("{:?}", cfg.engine).to_lowercase(),
             engine: selection.kind.name().into(),
             engine_reason: selection.reason.clone(),

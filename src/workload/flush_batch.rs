@@ -8,7 +8,8 @@
 //!
 //! The doublewrite write is the batch's page buffers themselves: they lie one after another
 //! in the session's buffer region, so the write carries exactly the bytes the page writes
-//! carry — twice the pages' bytes in all, as in the database.
+//! carry — twice the pages' bytes in all, as in the database. The whole batch's bytes are
+//! its pages' (what the flush cleaned), outside the totals, which count its writes.
 
 use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
@@ -98,7 +99,10 @@ pub fn flush_batches(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> 
             }
         }
         now = now_ns();
-        s.rec.request_from(whole, sched, t0, now, 0);
+        // The batch carries its pages' bytes (the pages cleaned), once: a wait, it is not
+        // counted again in the totals, which its parts make.
+        s.rec
+            .request_from(whole, sched, t0, now, (n * block) as u64);
     }
     Ok(())
 }
