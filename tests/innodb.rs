@@ -170,6 +170,29 @@ fn innodb_and_oracle_io_modes_are_not_mixed() {
         .arg("innodb")
         .opt("--redo-sync", "dsync")
         .refused(&["--redo-sync", "flush method"]);
+    env.run("redo")
+        .arg("--like")
+        .arg("innodb")
+        .rate(100)
+        .refused(&["--rate", "--like innodb"]);
+}
+
+#[test]
+fn a_saved_job_runs_innodbs_shape_again() {
+    let env = Env::new();
+    innodb(&env, "write-iops")
+        .io_mode("fsync")
+        .opt("--doublewrite", "off")
+        .opt("--save-job", "j.toml")
+        .quiet()
+        .ok();
+    let r = env.run_job("j.toml").json();
+    assert_eq!(r["config"]["like"], "innodb");
+    assert_eq!(r["config"]["doublewrite"], false);
+    assert_eq!(r["config"]["io_mode"], "fsync");
+    assert_eq!(r["config"]["block_size"], PAGE);
+    assert_eq!(r["config"]["batch"], 128);
+    assert_eq!(r["events"][0]["name"], "innodb flush batch");
 }
 
 /// What strace saw of one run: the open flags of each kind of file dbio opened in the data

@@ -382,11 +382,12 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
 /// `--like innodb`: InnoDB's sizes where none were given (a 16 KiB page, MariaDB's default
 /// flush method O_DIRECT, a full doublewrite batch of 128 pages, an extent of 64 pages in
 /// flight, 4 KiB log blocks in one 96 MiB `ib_logfile0`), and the flush method's redo sync.
-fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
+pub(super) fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
     let given = |name: &str| a.sources.contains_key(name);
-    if a.job.is_some() {
+    // A job naming a test (one --save-job wrote) runs like the test; its classes are Oracle's.
+    if test == Test::Job {
         return Err(Error::usage(
-            "--like innodb with --job: a job file's classes are Oracle's events; run InnoDB's shapes as tests (read-iops, read-mbps, write-iops, redo)",
+            "--like innodb with a job of classes: the classes' events are Oracle's; run InnoDB's shapes as tests (read-iops, read-mbps, write-iops, redo)",
         ));
     }
     if !a.io_mode.is_flush_method() && given("io-mode") {
@@ -400,6 +401,11 @@ fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
     if given("redo-sync") {
         return Err(Error::usage(
             "--redo-sync with --like innodb: the flush method (--io-mode) says how redo is made durable (O_DSYNC opens the log O_DSYNC, the others fdatasync it)",
+        ));
+    }
+    if a.rate.is_some() {
+        return Err(Error::usage(
+            "--rate with --like innodb: InnoDB's shapes run closed loop (a session issues its next page read, batch or commit when the last is done)",
         ));
     }
     let mut b = a.clone();

@@ -21,9 +21,10 @@ pub fn classes(cfg: &RunConfig) -> Vec<ClassSpec> {
 }
 
 /// The class a classic test run is, when a job file can say it (`--save-job`, `--rate`):
-/// `None` for a job, the oltp and temp tests and `--keep-inflight`.
+/// `None` for a job, the oltp and temp tests, `--keep-inflight` and InnoDB's shapes (their
+/// events are not a job file's).
 pub fn classic_class(cfg: &RunConfig) -> Option<ClassSpec> {
-    preset(cfg).filter(|c| c.kind == ClassKind::Requests)
+    preset(cfg).filter(|c| c.kind == ClassKind::Requests && cfg.like == Like::Oracle)
 }
 
 /// The one class of a classic test; `None` for a job (its classes are its own).
