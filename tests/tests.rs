@@ -23,6 +23,7 @@ mod formats;
 mod fs_sweep;
 mod fs_sweep_hostile;
 mod fuzz;
+mod innodb;
 mod input;
 mod job_files;
 mod jobs;

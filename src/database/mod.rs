@@ -490,6 +490,8 @@ impl Run<'_> {
                 } else {
                     1
                 },
+                like: None,
+                doublewrite: None,
                 keep_inflight: false,
                 depth: a.depth as usize,
                 mbrc: if row.shape == Shape::Scan {

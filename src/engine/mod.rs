@@ -34,35 +34,72 @@ use std::os::fd::RawFd;
 
 use serde::Serialize;
 
-/// The database's `filesystemio_options` (docs/commands.md, `--io-mode`): open flags and whether asynchronous
-/// submission is allowed.
+/// How the database opens and syncs its files (docs/commands.md, `--io-mode`): Oracle's
+/// `filesystemio_options` (open flags and whether asynchronous submission is allowed), or
+/// InnoDB's `innodb_flush_method` (open flags of data and log files and which of them are
+/// fdatasync'ed; docs/events.md, "Flush methods").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// O_DSYNC, synchronous calls.
+    #[serde(rename = "none")]
     None,
     /// O_DIRECT + O_DSYNC, synchronous calls.
+    #[serde(rename = "directio")]
     Directio,
     /// O_DSYNC (buffered), asynchronous submission.
+    #[serde(rename = "asynch")]
     Asynch,
     /// O_DIRECT + O_DSYNC, asynchronous submission.
+    #[serde(rename = "setall")]
     Setall,
+    /// innodb_flush_method=fsync: buffered data files, fdatasync after writes; redo O_DIRECT.
+    #[serde(rename = "fsync")]
+    Fsync,
+    /// innodb_flush_method=O_DSYNC: data files O_DIRECT and fdatasync'ed; redo O_DIRECT|O_DSYNC
+    /// with no fdatasync.
+    #[serde(rename = "O_DSYNC")]
+    ODsync,
+    /// innodb_flush_method=O_DIRECT (MariaDB's default): data files and redo O_DIRECT, both
+    /// fdatasync'ed.
+    #[serde(rename = "O_DIRECT")]
+    ODirect,
+    /// innodb_flush_method=O_DIRECT_NO_FSYNC: as O_DIRECT, but data files are never
+    /// fdatasync'ed.
+    #[serde(rename = "O_DIRECT_NO_FSYNC")]
+    ODirectNoFsync,
 }
 
 impl IoMode {
-    pub const ALL: [IoMode; 4] = [
+    pub const ALL: [IoMode; 8] = [
         IoMode::None,
         IoMode::Directio,
         IoMode::Asynch,
         IoMode::Setall,
+        IoMode::Fsync,
+        IoMode::ODsync,
+        IoMode::ODirect,
+        IoMode::ODirectNoFsync,
     ];
 
-    /// Parses `none`, `directio`, `asynch` or `setall`.
+    /// The flush methods (`innodb_flush_method`), the io modes of `--like innodb`.
+    pub const FLUSH_METHODS: [IoMode; 4] = [
+        IoMode::Fsync,
+        IoMode::ODsync,
+        IoMode::ODirect,
+        IoMode::ODirectNoFsync,
+    ];
+
+    /// Parses `none`, `directio`, `asynch`, `setall`, or a flush method (`fsync`, `O_DSYNC`,
+    /// `O_DIRECT`, `O_DIRECT_NO_FSYNC`; any case).
     pub fn parse(text: &str) -> Result<IoMode, String> {
         IoMode::ALL
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| format!("'{text}'; accepted: none, directio, asynch, setall"))
+            .ok_or_else(|| {
+                format!(
+                    "'{text}'; accepted: none, directio, asynch, setall (filesystemio_options), or with --like innodb fsync, O_DSYNC, O_DIRECT, O_DIRECT_NO_FSYNC (innodb_flush_method)"
+                )
+            })
     }
 
     pub fn name(self) -> &'static str {
@@ -71,15 +108,57 @@ impl IoMode {
             IoMode::Directio => "directio",
             IoMode::Asynch => "asynch",
             IoMode::Setall => "setall",
+            IoMode::Fsync => "fsync",
+            IoMode::ODsync => "O_DSYNC",
+            IoMode::ODirect => "O_DIRECT",
+            IoMode::ODirectNoFsync => "O_DIRECT_NO_FSYNC",
         }
     }
+
+    /// An InnoDB flush method, not an Oracle io mode.
+    pub fn is_flush_method(self) -> bool {
+        IoMode::FLUSH_METHODS.contains(&self)
+    }
+
     /// Data files are opened with O_DIRECT.
     pub fn direct(self) -> bool {
-        matches!(self, IoMode::Directio | IoMode::Setall)
+        matches!(
+            self,
+            IoMode::Directio
+                | IoMode::Setall
+                | IoMode::ODsync
+                | IoMode::ODirect
+                | IoMode::ODirectNoFsync
+        )
     }
-    /// Asynchronous submission is allowed.
+
+    /// Asynchronous submission is allowed (every flush method: InnoDB's native AIO is the
+    /// engine's choice).
     pub fn asynchronous(self) -> bool {
-        matches!(self, IoMode::Asynch | IoMode::Setall)
+        !matches!(self, IoMode::None | IoMode::Directio)
+    }
+
+    /// Data files are opened with O_DSYNC (Oracle's modes; no flush method does).
+    pub fn data_dsync(self) -> bool {
+        !self.is_flush_method()
+    }
+
+    /// Data files (and the doublewrite file) are fdatasync'ed after a flush batch: every
+    /// flush method but O_DIRECT_NO_FSYNC.
+    pub fn data_fdatasync(self) -> bool {
+        self.is_flush_method() && self != IoMode::ODirectNoFsync
+    }
+
+    /// Redo log files are opened with O_DIRECT: in Oracle's direct modes, and with every
+    /// flush method (MariaDB decides the log apart: `innodb_log_file_buffering=OFF`).
+    pub fn redo_direct(self) -> bool {
+        self.direct() || self.is_flush_method()
+    }
+
+    /// The flush method opens the redo log O_DSYNC instead of fdatasync'ing it (O_DSYNC);
+    /// `None` for Oracle's modes, where `--redo-sync` says.
+    pub fn redo_dsync(self) -> Option<bool> {
+        self.is_flush_method().then_some(self == IoMode::ODsync)
     }
 }
 

@@ -11,6 +11,8 @@ use crate::engine::{EngineChoice, Submission};
 use crate::error::{Error, Result};
 use crate::units::Shown;
 use crate::units::size_label;
+use crate::workload::event::Like;
+use crate::workload::spec::RedoDurability;
 use crate::workload::spec::{
     ClassSpec, OltpOptions, Origins, RedoOptions, RunConfig, TempOptions, rand_seed,
 };
@@ -118,6 +120,14 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         }
     };
     refuse_unused(a, test)?;
+    let innodb;
+    let a = if a.like == Like::Innodb {
+        innodb = like_innodb(a, test)?;
+        &innodb
+    } else {
+        refuse_flush_methods(a)?;
+        a
+    };
     let dataset = data_set(a)?;
     let bs = dataset.block_size;
     let mbrc = match a.mbrc {
@@ -301,6 +311,8 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         span: a.span,
         steady: steady(a)?,
         origins: origins(a),
+        like: a.like,
+        doublewrite: a.doublewrite,
     };
     if job.as_ref().is_some_and(|j| j.test.is_none()) {
         // A job of classes: its sessions are its classes'.
@@ -366,6 +378,83 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
     // Against the planned data set now; against the files themselves when planning.
     cfg.check_span(cfg.dataset.file_size())?;
     Ok(cfg)
+}
+
+/// `--like innodb`: InnoDB's sizes where none were given (a 16 KiB page, MariaDB's default
+/// flush method O_DIRECT, a full doublewrite batch of 128 pages, an extent of 64 pages in
+/// flight, 4 KiB log blocks in one 96 MiB `ib_logfile0`), and the flush method's redo sync.
+pub(super) fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
+    let given = |name: &str| a.sources.contains_key(name);
+    // A job naming a test (one --save-job wrote) runs like the test; its classes are Oracle's.
+    if test == Test::Job {
+        return Err(Error::usage(
+            "--like innodb with a job of classes: the classes' events are Oracle's; run InnoDB's shapes as tests (read-iops, read-mbps, write-iops, redo)",
+        ));
+    }
+    if !a.io_mode.is_flush_method() && given("io-mode") {
+        return Err(invalid(
+            a,
+            "io-mode",
+            a.io_mode.name(),
+            "with --like innodb the io mode is innodb_flush_method's: fsync, O_DSYNC, O_DIRECT, O_DIRECT_NO_FSYNC",
+        ));
+    }
+    if given("redo-sync") {
+        return Err(Error::usage(
+            "--redo-sync with --like innodb: the flush method (--io-mode) says how redo is made durable (O_DSYNC opens the log O_DSYNC, the others fdatasync it)",
+        ));
+    }
+    if a.rate.is_some() {
+        return Err(Error::usage(
+            "--rate with --like innodb: InnoDB's shapes run closed loop (a session issues its next page read, batch or commit when the last is done)",
+        ));
+    }
+    let mut b = a.clone();
+    if !given("io-mode") {
+        b.io_mode = crate::engine::IoMode::ODirect;
+    }
+    if !given("block-size") {
+        b.block_size = 16 << 10;
+    }
+    if test == Test::WriteIops && !given("batch") {
+        b.batch = 128;
+    }
+    if test == Test::ReadMbps && !given("depth") {
+        b.depth = 64;
+    }
+    if !given("redo-block") {
+        b.redo_block = 4 << 10;
+    }
+    if !given("redo-files") {
+        b.redo_files = 1;
+    }
+    if !given("redo-file-size") {
+        b.redo_file_size = 96 << 20;
+    }
+    b.redo_sync = match b.io_mode.redo_dsync() {
+        Some(true) => RedoDurability::Dsync,
+        _ => RedoDurability::Fdatasync,
+    };
+    Ok(b)
+}
+
+/// Without `--like innodb`, InnoDB's flush methods and doublewrite are refused: they would
+/// mean nothing to Oracle's shapes.
+fn refuse_flush_methods(a: &RunArgs) -> Result<()> {
+    if a.io_mode.is_flush_method() {
+        return Err(invalid(
+            a,
+            "io-mode",
+            a.io_mode.name(),
+            "that is innodb_flush_method's: give it with --like innodb (Oracle's io modes: none, directio, asynch, setall)",
+        ));
+    }
+    if a.sources.contains_key("doublewrite") {
+        return Err(Error::usage(
+            "--doublewrite: InnoDB's doublewrite buffer is a shape of --like innodb write-iops; add --like innodb",
+        ));
+    }
+    Ok(())
 }
 
 /// Beside a job file, what its classes set themselves cannot be typed: it would be

@@ -120,19 +120,20 @@ pub fn check(cfg: &RunConfig) -> Result<Preflight> {
 /// block size, redo block, temp request and class sizes are checked against the device
 /// under the target before anything is created (and again on the files themselves).
 fn check_alignment(cfg: &RunConfig, at: &std::path::Path) -> Result<()> {
-    if !cfg.io_mode.direct() {
+    // Redo is direct in more io modes than data (every flush method).
+    if !cfg.io_mode.redo_direct() {
         return Ok(());
     }
     let align = sys::dio_alignment(at);
     let need = u64::from(align.offset_align);
     let mut sizes: Vec<(&str, u64)> = Vec::new();
-    if cfg.uses_data_files() {
+    if cfg.uses_data_files() && cfg.io_mode.direct() {
         sizes.push(("--block-size", cfg.dataset.block_size));
     }
     if cfg.uses_redo() {
         sizes.push(("--redo-block", cfg.redo.block));
     }
-    if cfg.uses_temp() && cfg.classes.is_empty() {
+    if cfg.test == Test::Temp && cfg.classes.is_empty() {
         sizes.push(("--temp-io", cfg.temp.temp_io));
     }
     for (opt, v) in sizes {

@@ -120,6 +120,10 @@ pub struct RunArgs {
     /// `--sync` (else asynchronous, the default).
     pub sync: bool,
     pub io_mode: IoMode,
+    /// `--like`: Oracle's shapes and names, or InnoDB's.
+    pub like: crate::workload::event::Like,
+    /// `--doublewrite` (`--like innodb` write-iops).
+    pub doublewrite: bool,
     pub engine: EngineChoice,
     pub batch: u32,
     pub keep_inflight: bool,
@@ -219,6 +223,8 @@ impl RunArgs {
             write_pct: 0,
             sync: false,
             io_mode: IoMode::Setall,
+            like: crate::workload::event::Like::Oracle,
+            doublewrite: true,
             engine: EngineChoice::Auto,
             batch: 0,
             keep_inflight: false,

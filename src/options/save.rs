@@ -111,8 +111,13 @@ fn write(cfg: &RunConfig, a: &RunArgs, classic_as_class: bool) -> Result<String>
         class.clone().into_iter().collect()
     };
     let test_form = classes.is_empty();
-    // What was run: the values as typed, with what the run resolved (seed, size).
-    let mut a = typed.clone();
+    // What was run: the values as typed, with what the run resolved (seed, size, and
+    // InnoDB's sizes under --like innodb).
+    let mut a = if typed.like == crate::workload::event::Like::Innodb {
+        super::check::like_innodb(typed, cfg.test)?
+    } else {
+        typed.clone()
+    };
     a.seed = Some(cfg.seed);
     a.size = Some(cfg.dataset.size);
     let mut w = JobToml::new();

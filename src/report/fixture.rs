@@ -192,6 +192,8 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             duration_s: secs,
             warmup_s: 5.0,
             batch: 32,
+            like: None,
+            doublewrite: None,
             keep_inflight: false,
             depth: 8,
             mbrc: 128,

@@ -36,7 +36,7 @@ pub struct Inputs<'a> {
 /// One line describing a failed request, with advice.
 fn describe_failure(f: &IoFailure, ds: &DataSet) -> String {
     let files = match f.event {
-        Event::LogFileParallelWrite | Event::LogFileSync => &ds.redo_files,
+        e if e.is_redo() => &ds.redo_files,
         Event::DirectPathWriteTemp | Event::DirectPathReadTemp => &ds.temp_files,
         _ => &ds.files,
     };
@@ -255,12 +255,12 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
     let (cfg, m) = (i.cfg, i.m);
     let stats = m.lgwr.as_ref()?;
     let ev = |e: Event| events.iter().find(|r| r.name == e.name());
-    let lfpw = ev(Event::LogFileParallelWrite)?;
+    let lfpw = ev(i.plan.roles.log_write)?;
     let commits = m.db.commits;
     let writes = lfpw.waits;
     // A job's committing classes carry their own redo per commit (and think).
     let commits_of: Vec<&crate::workload::spec::ClassSpec> = (cfg.classes.iter())
-        .filter(|c| c.event == Event::LogFileSync)
+        .filter(|c| c.event == i.plan.roles.commit)
         .collect();
     let (per_commit, think) = if cfg.classes.is_empty() {
         (
@@ -556,7 +556,12 @@ pub fn assemble(i: &Inputs) -> RunResult {
         } else {
             "compare with --io-mode setall to see what asynchronous I/O gives"
         };
-        for ev in plan.events.iter().filter(|e| e.reads() || e.writes()) {
+        // Events that are synchronous by definition (InnoDB's page read) ran as they are.
+        let asked_async = |e: &&Event| e.fixed_submission() != Some(Submission::Sync);
+        for ev in (plan.events.iter())
+            .filter(|e| e.reads() || e.writes())
+            .filter(asked_async)
+        {
             warnings.push(Warning::RanSynchronously {
                 event: ev.name().into(),
                 why: selection.reason.clone(),
@@ -632,6 +637,11 @@ pub fn assemble(i: &Inputs) -> RunResult {
             sessions: cfg.sessions,
             submission: cfg.submission.name().into(),
             io_mode: cfg.io_mode.name().into(),
+            like: (cfg.like != crate::workload::event::Like::Oracle)
+                .then(|| cfg.like.name().into()),
+            doublewrite: (plan.classes.iter())
+                .any(|c| c.pattern == crate::workload::Pattern::FlushBatch)
+                .then_some(cfg.doublewrite),
             engine_requested: format!("{:?}", cfg.engine).to_lowercase(),
             engine: selection.kind.name().into(),
             engine_reason: selection.reason.clone(),

@@ -395,7 +395,7 @@ fn run_in(
     let data_flags = OpenFlags {
         write: cfg.writes(),
         direct: cfg.io_mode.direct(),
-        dsync: true,
+        dsync: cfg.io_mode.data_dsync(),
     };
     let temp = if cfg.uses_temp() {
         match ds.create_temp_files(&temp_file_sizes(cfg), data_flags) {
@@ -460,6 +460,9 @@ pub fn written(outcome: RunOutcome, run_dir: Option<&crate::safety::fs::Dir>) ->
 /// The size of each temp file: one per session of the temp test, or per session of each
 /// temp class of a job, in class order.
 pub(crate) fn temp_file_sizes(cfg: &RunConfig) -> Vec<u64> {
+    if let Some(bytes) = cfg.doublewrite_bytes() {
+        return vec![bytes; cfg.sessions];
+    }
     if cfg.classes.is_empty() {
         return vec![cfg.temp.spill_bytes(); cfg.sessions];
     }
@@ -525,7 +528,7 @@ fn run_on(
         },
         redo_flags: cfg.uses_redo().then_some(OpenFlags {
             write: true,
-            direct: cfg.io_mode.direct(),
+            direct: cfg.io_mode.redo_direct(),
             dsync: cfg.redo.durability == RedoDurability::Dsync,
         }),
         redo: Vec::new(),
@@ -727,12 +730,7 @@ fn check_alignment(cfg: &RunConfig, ds: &DataSet, files: &RunFiles) -> Result<Di
     };
     let need = u64::from(align.offset_align);
     // Data and temp classes' requests (redo is written in whole redo blocks, checked below).
-    let requests = cfg.classes.iter().filter(|c| {
-        !matches!(
-            c.event,
-            crate::workload::Event::LogFileSync | crate::workload::Event::LogFileParallelWrite
-        )
-    });
+    let requests = cfg.classes.iter().filter(|c| !c.event.is_redo());
     for c in requests {
         for size in c.sizes.sizes() {
             if files.data_flags.direct && size % need != 0 {

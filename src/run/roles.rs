@@ -143,8 +143,16 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
             0,
         ),
     };
+    // A flush batch's session writes its doublewrite file (its temp file) after the data files.
+    let with_doublewrite: Vec<RawFd>;
     let fds: &[RawFd] = match class.pattern {
         workload::Pattern::Temp => &sh.fds.temp,
+        workload::Pattern::FlushBatch if !sh.fds.temp.is_empty() => {
+            with_doublewrite = (sh.fds.data.iter().copied())
+                .chain([sh.fds.temp[class.temp_first_file + local]])
+                .collect();
+            &with_doublewrite
+        }
         _ => &sh.fds.data,
     };
     let (buffer_bytes, capacity) = if is_dbwr {
@@ -251,7 +259,9 @@ fn class_pacer(
     let spec = &c.spec;
     // A batch event's arrival is a whole batch: arrivals/s = requests/s ÷ batch.
     let per_arrival = match spec.event {
-        Event::DbFileParallelRead | Event::DbFileParallelWrite => c.shape.batch as f64,
+        Event::DbFileParallelRead | Event::DbFileParallelWrite | Event::InnodbFlushBatch => {
+            c.shape.batch as f64
+        }
         _ => 1.0,
     };
     spec.rate.map(|rate| {
@@ -382,9 +392,13 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             (engine, sh.plan.lgwr_one_by_one),
             Recorder::new(counters, window(sh)),
             sh.inst.lgwr_ash(),
-            sh.plan.slot(Event::LogFileParallelWrite),
+            sh.plan.slot(sh.plan.roles.log_write),
             &sh.inst.sessions_running,
         );
+        lgwr.event = sh.plan.roles.log_write;
+        lgwr.sync_slot = (sh.plan.roles.log_sync)
+            .map(|e| sh.plan.slot(e))
+            .filter(|&s| s != usize::MAX);
         lgwr.stop = Some(&sh.h.halt);
         let outcome = lgwr.run();
         Finished {

@@ -81,6 +81,8 @@ pub enum Param {
     IoMode,
     /// How asynchronous I/O is submitted (`--engine`).
     Engine,
+    /// InnoDB's doublewrite on or off (`--doublewrite`, with `--like innodb`).
+    Doublewrite,
     /// The block I/O scheduler of the disks under the data set (not a `dbio run` option:
     /// the sweep writes it to sysfs before each point and puts the original back).
     Scheduler,
@@ -99,7 +101,7 @@ pub enum Value {
 }
 
 impl Param {
-    pub const ALL: [Param; 11] = [
+    pub const ALL: [Param; 12] = [
         Param::Sessions,
         Param::BlockSize,
         Param::TempIo,
@@ -109,6 +111,7 @@ impl Param {
         Param::Span,
         Param::IoMode,
         Param::Engine,
+        Param::Doublewrite,
         Param::Scheduler,
         Param::Fs,
     ];
@@ -125,6 +128,7 @@ impl Param {
             Param::Span => "span",
             Param::IoMode => "io-mode",
             Param::Engine => "engine",
+            Param::Doublewrite => "doublewrite",
             Param::Scheduler => "scheduler",
             Param::Fs => "fs",
         }
@@ -157,6 +161,10 @@ impl Param {
                 ),
                 e => Ok(word(e.name().into())),
             }),
+            Param::Doublewrite => match text.trim() {
+                "on" | "off" => Ok(word(text.trim().into())),
+                _ => Err("accepted: on, off".into()),
+            },
             Param::Scheduler => scheduler::valid_name(text).map(word),
             Param::Fs => filesystem::parse(text).map(|_| word(text.to_string())),
         }

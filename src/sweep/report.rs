@@ -41,7 +41,7 @@ pub fn sweep(r: &SweepResult) -> Report {
     }
     // What each point opened and submitted with: the answer of an io-mode or engine sweep,
     // a detail otherwise.
-    let configured = matches!(r.param, Param::IoMode | Param::Engine);
+    let configured = matches!(r.param, Param::IoMode | Param::Engine | Param::Doublewrite);
     let shown = |c: Column| if configured { c } else { c.detail() };
     // With --steady-state: whether each point held steady, and when.
     let steady = r.points.iter().any(|p| p.steady_state.is_some());

@@ -26,6 +26,56 @@ pub enum Event {
     LogFileSync,
     /// Waiting for DBWR to clean a buffer.
     FreeBufferWaits,
+    /// InnoDB (`--like innodb`, docs/events.md): a 16 KiB page read in the session, `pread`.
+    InnodbDataFileRead,
+    /// InnoDB's linear read-ahead: one request per page, an extent of them in flight.
+    InnodbReadAhead,
+    /// InnoDB's page flush batch, timed whole: doublewrite write and sync, the page writes,
+    /// the data files' sync.
+    InnodbFlushBatch,
+    /// The batch written sequentially into the doublewrite file.
+    InnodbDblwrWrite,
+    /// fdatasync of the doublewrite file.
+    InnodbDblwrSync,
+    /// A flush batch's pages written in place, submitted together.
+    InnodbDataFileWrite,
+    /// fdatasync of each data file a flush batch wrote.
+    InnodbDataFileSync,
+    /// A commit waiting until its redo is written and synced.
+    InnodbTrxCommit,
+    /// The log write: the redo since the last one, in whole log blocks.
+    InnodbLogFileWrite,
+    /// The log write's fdatasync.
+    InnodbLogFileSync,
+}
+
+/// Whose I/O shapes and event names a run has (`--like`): Oracle's (the default) or
+/// InnoDB's (MariaDB, MySQL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Like {
+    #[default]
+    Oracle,
+    Innodb,
+}
+
+impl Like {
+    pub const ALL: [Like; 2] = [Like::Oracle, Like::Innodb];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Like::Oracle => "oracle",
+            Like::Innodb => "innodb",
+        }
+    }
+
+    /// Parses `oracle` or `innodb`.
+    pub fn parse(text: &str) -> Result<Like, String> {
+        Like::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| format!("'{text}'; accepted: oracle, innodb"))
+    }
 }
 
 /// Who issues an event's requests (or waits).
@@ -94,10 +144,12 @@ pub struct Facts {
     pub class: bool,
     /// A `min_mib_per_s` limit makes sense (commits carry no bytes of their own).
     pub bandwidth_limit: bool,
+    /// Whose event it is (and so whose runs issue it).
+    pub like: Like,
 }
 
 /// The table: one row per event, in report order.
-pub const FACTS: [Facts; 11] = [
+pub const FACTS: [Facts; 21] = [
     Facts {
         event: Event::DbFileSequentialRead,
         name: "db file sequential read",
@@ -110,6 +162,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DbFileParallelRead,
@@ -123,6 +176,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DbFileScatteredRead,
@@ -136,6 +190,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DirectPathRead,
@@ -149,6 +204,7 @@ pub const FACTS: [Facts; 11] = [
         depth: true,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DbFileParallelWrite,
@@ -162,6 +218,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DirectPathWrite,
@@ -175,6 +232,7 @@ pub const FACTS: [Facts; 11] = [
         depth: true,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DirectPathWriteTemp,
@@ -188,6 +246,7 @@ pub const FACTS: [Facts; 11] = [
         depth: true,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::DirectPathReadTemp,
@@ -201,6 +260,7 @@ pub const FACTS: [Facts; 11] = [
         depth: true,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::LogFileParallelWrite,
@@ -214,6 +274,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: true,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::LogFileSync,
@@ -227,6 +288,7 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: true,
         bandwidth_limit: false,
+        like: Like::Oracle,
     },
     Facts {
         event: Event::FreeBufferWaits,
@@ -240,12 +302,153 @@ pub const FACTS: [Facts; 11] = [
         depth: false,
         class: false,
         bandwidth_limit: false,
+        like: Like::Oracle,
+    },
+    Facts {
+        event: Event::InnodbDataFileRead,
+        name: "innodb_data_file read",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbReadAhead,
+        name: "innodb_data_file read-ahead",
+        issuer: Issuer::Session,
+        submits: Submits::Async,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: false,
+        batch: false,
+        depth: true,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbFlushBatch,
+        name: "innodb flush batch",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Either,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: true,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbDblwrWrite,
+        name: "innodb_dblwr_file write",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Sync,
+        unit: Unit::Multiblock,
+        direction: Direction::Write,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbDblwrSync,
+        name: "innodb_dblwr_file sync",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbDataFileWrite,
+        name: "innodb_data_file write",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Either,
+        unit: Unit::Block,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: true,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbDataFileSync,
+        name: "innodb_data_file sync",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbTrxCommit,
+        name: "innodb trx commit",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Redo,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbLogFileWrite,
+        name: "innodb_log_file write",
+        issuer: Issuer::Lgwr,
+        submits: Submits::Either,
+        unit: Unit::Redo,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Innodb,
+    },
+    Facts {
+        event: Event::InnodbLogFileSync,
+        name: "innodb_log_file sync",
+        issuer: Issuer::Lgwr,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Innodb,
     },
 ];
 
 impl Event {
-    pub const ALL: [Event; 11] = {
-        let mut all = [Event::FreeBufferWaits; 11];
+    pub const ALL: [Event; 21] = {
+        let mut all = [Event::FreeBufferWaits; 21];
         let mut i = 0;
         while i < FACTS.len() {
             all[i] = FACTS[i].event;

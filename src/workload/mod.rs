@@ -30,6 +30,7 @@
 pub mod cache;
 pub mod dbwr;
 pub mod event;
+pub mod flush_batch;
 pub mod instance;
 pub mod log_buffer;
 pub mod multiblock;
@@ -172,6 +173,9 @@ pub enum Pattern {
     /// A "log file parallel write" class: the one log writer, writing redo of the class's
     /// sizes at its rate (or back to back) — no sessions commit.
     RedoWrite,
+    /// InnoDB's page flush batch ([`flush_batch`]): doublewrite write and sync, `--batch`
+    /// random page writes submitted together, the data files' sync.
+    FlushBatch,
 }
 
 /// A run made concrete: classes of sessions, each running one [`Pattern`] into its own
@@ -196,6 +200,35 @@ pub struct Workload {
     pub block_size: u64,
     pub redo: RedoOptions,
     pub oltp: OltpOptions,
+    /// The events of the database's roles: a commit's wait, the log write, and the log
+    /// write's sync when it is an event of its own (InnoDB's).
+    pub roles: RoleEvents,
+}
+
+/// The events the database's threads record into, by role: Oracle's names, or InnoDB's
+/// (`--like innodb`).
+#[derive(Debug, Clone, Copy)]
+pub struct RoleEvents {
+    pub commit: Event,
+    pub log_write: Event,
+    pub log_sync: Option<Event>,
+}
+
+impl RoleEvents {
+    pub fn of(like: event::Like) -> RoleEvents {
+        match like {
+            event::Like::Oracle => RoleEvents {
+                commit: Event::LogFileSync,
+                log_write: Event::LogFileParallelWrite,
+                log_sync: None,
+            },
+            event::Like::Innodb => RoleEvents {
+                commit: Event::InnodbTrxCommit,
+                log_write: Event::InnodbLogFileWrite,
+                log_sync: Some(Event::InnodbLogFileSync),
+            },
+        }
+    }
 }
 
 impl Workload {
@@ -249,7 +282,10 @@ impl Pattern {
             (Requests, Event::DirectPathRead) => Pattern::Stream(Op::Read, Access::Sequential),
             (Requests, Event::DbFileParallelWrite) => Pattern::Batch(Op::Write),
             (Requests, Event::DirectPathWrite) => Pattern::Stream(Op::Write, Access::Sequential),
-            (Requests, Event::LogFileSync) => Pattern::Commit,
+            (Requests, Event::LogFileSync | Event::InnodbTrxCommit) => Pattern::Commit,
+            (Requests, Event::InnodbDataFileRead) => Pattern::SequentialRead,
+            (Requests, Event::InnodbReadAhead) => Pattern::Stream(Op::Read, Access::Sequential),
+            (Requests, Event::InnodbFlushBatch) => Pattern::FlushBatch,
             (Requests, Event::LogFileParallelWrite) => Pattern::RedoWrite,
             (Requests, Event::DirectPathWriteTemp | Event::DirectPathReadTemp) => Pattern::Temp,
             (Requests, e) => unreachable!("no class issues {} (job files refuse it)", e.name()),
@@ -291,13 +327,19 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     for (slot, c) in specs.into_iter().enumerate() {
         let sessions = c.sessions;
         let class = class_plan(cfg, c, data, slot, first_session, temp_first_file)?;
-        if class.pattern == Pattern::Temp {
+        // Temp classes and doublewrite files: one temp file per session.
+        let doublewrite = class.pattern == Pattern::FlushBatch && cfg.doublewrite_bytes().is_some();
+        if class.pattern == Pattern::Temp || doublewrite {
             temp_first_file += sessions;
         }
         first_session += sessions;
         classes.push(class);
     }
+    let roles = RoleEvents::of(cfg.like);
     let mut events: Vec<Event> = classes.iter().map(|c| c.spec.event).collect();
+    if classes.iter().any(|c| c.pattern == Pattern::FlushBatch) {
+        events.extend(flush_batch::parts(cfg));
+    }
     let oltp = classes.iter().any(|c| c.pattern == Pattern::Oltp);
     let spills = classes
         .iter()
@@ -315,7 +357,12 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     let lgwr = !commits.is_empty();
     let mut redo = cfg.redo.clone();
     if lgwr {
-        events.push(Event::LogFileParallelWrite);
+        events.push(roles.log_write);
+        events.extend(
+            roles
+                .log_sync
+                .filter(|_| redo.durability == spec::RedoDurability::Fdatasync),
+        );
         // The log buffer holds the largest commit of any committing class.
         let sizes = |c: &&ClassPlan| match c.pattern {
             Pattern::Commit => (c.spec.sizes.min(), c.spec.sizes.max()),
@@ -338,6 +385,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         block_size,
         redo,
         oltp: cfg.oltp.clone(),
+        roles,
         classes,
     })
 }
@@ -374,7 +422,10 @@ fn class_plan(
     // data set); weighted sizes are whole blocks of the data set.
     let single_block = matches!(
         pattern,
-        Pattern::SequentialRead | Pattern::Batch(_) | Pattern::Stream(_, Access::Random)
+        Pattern::SequentialRead
+            | Pattern::Batch(_)
+            | Pattern::Stream(_, Access::Random)
+            | Pattern::FlushBatch
     ) || (pattern == Pattern::Oltp);
     let block_size = if single_block && weighted.is_none() {
         c.sizes.max()
@@ -447,6 +498,8 @@ impl ClassPlan {
             | Pattern::Batch(_)
             | Pattern::Oltp
             | Pattern::Stream(_, Access::Random) => one,
+            // The doublewrite write carries the whole batch.
+            Pattern::FlushBatch => s.batch as u64 * one,
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 s.mbrc as u64 * s.block_size
             }
@@ -461,7 +514,7 @@ impl ClassPlan {
         match self.pattern {
             Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
             Pattern::RedoWrite => redo::MAX_PIECES + 1,
-            Pattern::Batch(_) => self.shape.batch,
+            Pattern::Batch(_) | Pattern::FlushBatch => self.shape.batch,
             Pattern::Stream(_, _) | Pattern::Temp => self.shape.depth,
             Pattern::Oltp => plan.oltp.work_unit,
         }
@@ -475,7 +528,8 @@ impl ClassPlan {
         let one = s.sizes.map_or(bs, |m| m.max() as usize);
         match self.pattern {
             Pattern::SequentialRead => one,
-            Pattern::Batch(_) => s.batch * one,
+            // The doublewrite write is the batch's pages, contiguous in the buffer.
+            Pattern::Batch(_) | Pattern::FlushBatch => s.batch * one,
             // Every other block buffer is used, so the MBRC buffers are not adjacent in
             // memory — as a buffer cache's are not.
             Pattern::ScatteredRead => 2 * s.mbrc * bs,
@@ -503,9 +557,10 @@ impl ClassPlan {
     /// Bytes per request.
     pub fn request_bytes(&self) -> u64 {
         match self.pattern {
-            Pattern::SequentialRead | Pattern::Batch(_) | Pattern::Stream(_, Access::Random) => {
-                self.shape.block_size
-            }
+            Pattern::SequentialRead
+            | Pattern::Batch(_)
+            | Pattern::Stream(_, Access::Random)
+            | Pattern::FlushBatch => self.shape.block_size,
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 self.shape.mbrc as u64 * self.shape.block_size
             }
@@ -601,6 +656,7 @@ pub fn run_session(
         Pattern::Commit => redo::commit_loop(class, s),
         Pattern::Oltp => oltp::transactions(plan, s),
         Pattern::Temp => temp::spills(plan, class, s),
+        Pattern::FlushBatch => flush_batch::flush_batches(plan, s),
         Pattern::RedoWrite => {
             unreachable!("a log writer class runs as a log writer (run/roles.rs)")
         }

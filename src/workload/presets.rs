@@ -6,6 +6,7 @@
 //! the temp test and the oltp test are kinds of their own.
 
 use crate::engine::Submission;
+use crate::workload::event::Like;
 use crate::workload::sizes::RequestSizes;
 use crate::workload::spec::{ClassKind, ClassSpec, RunConfig};
 use crate::workload::{Event, Test};
@@ -20,9 +21,10 @@ pub fn classes(cfg: &RunConfig) -> Vec<ClassSpec> {
 }
 
 /// The class a classic test run is, when a job file can say it (`--save-job`, `--rate`):
-/// `None` for a job, the oltp and temp tests and `--keep-inflight`.
+/// `None` for a job, the oltp and temp tests, `--keep-inflight` and InnoDB's shapes (their
+/// events are not a job file's).
 pub fn classic_class(cfg: &RunConfig) -> Option<ClassSpec> {
-    preset(cfg).filter(|c| c.kind == ClassKind::Requests)
+    preset(cfg).filter(|c| c.kind == ClassKind::Requests && cfg.like == Like::Oracle)
 }
 
 /// The one class of a classic test; `None` for a job (its classes are its own).
@@ -40,6 +42,9 @@ fn preset(cfg: &RunConfig) -> Option<ClassSpec> {
         depth: Some(cfg.depth),
         ..class(event, multiblock)
     };
+    if cfg.like == Like::Innodb {
+        return innodb(cfg);
+    }
     let mut c = match cfg.test {
         Test::ReadIops if sync => class(Event::DbFileSequentialRead, bs),
         Test::ReadIops => batched(Event::DbFileParallelRead),
@@ -88,5 +93,46 @@ fn preset(cfg: &RunConfig) -> Option<ClassSpec> {
     if cfg.keep_inflight && !sync && c.batch.is_some() && c.kind == ClassKind::Requests {
         c.kind = ClassKind::KeepInflight;
     }
+    Some(c)
+}
+
+/// InnoDB's class of a classic test (`--like innodb`, docs/events.md): the page read, the
+/// read-ahead, the flush batch, or commits. Other tests have none (refused with the options).
+fn innodb(cfg: &RunConfig) -> Option<ClassSpec> {
+    let bs = cfg.dataset.block_size;
+    let class =
+        |event, size| ClassSpec::fixed(cfg.test.name(), event, size, cfg.sessions, cfg.submission);
+    let c = match cfg.test {
+        // A buffer-pool miss is read synchronously by the session, whatever --async says.
+        Test::ReadIops => ClassSpec {
+            submission: Submission::Sync,
+            ..class(Event::InnodbDataFileRead, bs)
+        },
+        // One request per page, an extent in flight.
+        Test::ReadMbps => ClassSpec {
+            depth: Some(cfg.depth),
+            ..class(Event::InnodbReadAhead, bs)
+        },
+        Test::WriteIops => ClassSpec {
+            batch: Some(cfg.batch),
+            ..class(Event::InnodbFlushBatch, bs)
+        },
+        Test::Redo => {
+            let r = cfg.redo.per_commit;
+            let mut c = ClassSpec::fixed(
+                cfg.test.name(),
+                Event::InnodbTrxCommit,
+                r.lo,
+                cfg.sessions,
+                Submission::Sync,
+            );
+            if r.lo != r.hi {
+                c.sizes = RequestSizes::Uniform { lo: r.lo, hi: r.hi };
+            }
+            c.think = cfg.redo.think;
+            c
+        }
+        _ => return None,
+    };
     Some(c)
 }

@@ -101,7 +101,12 @@ pub fn commit(
     if !ok {
         s.rec.error(slot);
         return Err(IoFailure {
-            event: Event::LogFileSync,
+            // A committing session's own event, or (an OLTP transaction's) log file sync.
+            event: if s.event.is_redo() {
+                s.event
+            } else {
+                Event::LogFileSync
+            },
             op: Op::Write,
             file: 0,
             offset: end,
@@ -151,6 +156,11 @@ pub struct Lgwr<'a> {
     pub rec: Recorder,
     pub ash: &'a AshSlot,
     pub slot: EventSlot,
+    /// The event of its writes (its failures are named after it).
+    pub event: Event,
+    /// Where the fdatasync after each write is recorded as a request of its own (InnoDB's
+    /// "innodb_log_file sync"); `None`: it is part of the write's wait only.
+    pub sync_slot: Option<EventSlot>,
     pub sessions_running: &'a AtomicUsize,
     pub stats: LgwrStats,
     /// The run is stopping: a redo write that does not complete within 2 s after this is
@@ -186,6 +196,8 @@ impl<'a> Lgwr<'a> {
             rec,
             ash,
             slot,
+            event: Event::LogFileParallelWrite,
+            sync_slot: None,
             sessions_running,
             stats: LgwrStats::default(),
             stop: None,
@@ -355,6 +367,8 @@ impl<'a> Lgwr<'a> {
             if c.result != 0 {
                 let e = std::io::Error::from_raw_os_error((-c.result) as i32);
                 failure = Some((0, Some(c.result), Some(format!("fdatasync failed: {e}"))));
+            } else if let Some(sync) = self.sync_slot {
+                self.rec.request(sync, c.start_ns, c.done_ns, 0);
             }
         }
         let t1 = now_ns();
@@ -362,7 +376,7 @@ impl<'a> Lgwr<'a> {
         if let Some((offset, result, detail)) = failure {
             self.rec.error(self.slot);
             return Err(IoFailure {
-                event: Event::LogFileParallelWrite,
+                event: self.event,
                 op: Op::Write,
                 file: self.file,
                 offset,

@@ -246,6 +246,11 @@ pub struct RunConfig {
     pub origins: Origins,
     /// `--steady-state`: end the window once the last rounds hold steady (None: run it all).
     pub steady: Option<SteadySpec>,
+    /// `--like`: whose shapes and event names the classic test has (docs/events.md).
+    pub like: crate::workload::event::Like,
+    /// `--doublewrite` (`--like innodb` write-iops): each flush batch goes through the
+    /// doublewrite file first.
+    pub doublewrite: bool,
 }
 
 /// The figure steady state is judged on, per round.
@@ -372,8 +377,19 @@ impl RunConfig {
         self.class_events().any(Event::is_redo)
     }
 
-    /// Whether the run spills to temp files.
+    /// `--like innodb` write-iops with `--doublewrite on`: the bytes of the doublewrite file
+    /// each session writes its batches through (one of the run's temp files).
+    pub fn doublewrite_bytes(&self) -> Option<u64> {
+        let innodb = self.like == crate::workload::event::Like::Innodb;
+        (innodb && self.doublewrite && self.test == Test::WriteIops)
+            .then_some(self.batch as u64 * self.dataset.block_size)
+    }
+
+    /// Whether the run makes temp files: spills, or doublewrite files.
     pub fn uses_temp(&self) -> bool {
+        if self.doublewrite_bytes().is_some() {
+            return true;
+        }
         if self.classes.is_empty() {
             return self.test == Test::Temp;
         }

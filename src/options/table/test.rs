@@ -7,6 +7,7 @@ use crate::options::{Applies, Group, Opt, heading};
 use crate::units;
 use crate::workload::Arrival;
 use crate::workload::Test;
+use crate::workload::event::Like;
 
 pub(super) const TEST: &[Opt] = &[
     Opt {
@@ -182,7 +183,7 @@ pub(super) const TEST: &[Opt] = &[
         key: Some("run.io_mode"),
         value: Some("MODE"),
         default: Some("setall"),
-        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async).",
+        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async). With --like innodb, innodb_flush_method's values: fsync, O_DSYNC, O_DIRECT (its default there), O_DIRECT_NO_FSYNC.",
         heading: heading::TEST,
         group: Group::Run,
         applies: Applies::All,
@@ -194,6 +195,44 @@ pub(super) const TEST: &[Opt] = &[
             Ok(())
         },
         get: |a| Some(a.io_mode.name().into()),
+    },
+    Opt {
+        name: "like",
+        short: None,
+        key: Some("run.like"),
+        value: Some("DATABASE"),
+        default: Some("oracle"),
+        help: "Whose I/O shapes and event names: oracle, or innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs; docs/events.md).",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]),
+        with_classes: false,
+        conflicts: &["keep-inflight"],
+        requires: None,
+        set: |a, t| {
+            a.like = Like::parse(t)?;
+            Ok(())
+        },
+        get: |a| Some(a.like.name().into()),
+    },
+    Opt {
+        name: "doublewrite",
+        short: None,
+        key: Some("run.doublewrite"),
+        value: Some("on|off"),
+        default: Some("on"),
+        help: "--like innodb write-iops: each flush batch is written to a doublewrite file and synced before its pages (innodb_doublewrite); off writes the pages alone.",
+        heading: heading::TEST,
+        group: Group::Run,
+        applies: Applies::Tests(&[Test::WriteIops]),
+        with_classes: false,
+        conflicts: &[],
+        requires: Some("like"),
+        set: |a, t| {
+            a.doublewrite = one_of(t, &[("on", true), ("off", false)])?;
+            Ok(())
+        },
+        get: |a| Some(if a.doublewrite { "on" } else { "off" }.into()),
     },
     Opt {
         name: "engine",

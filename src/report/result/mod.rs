@@ -336,6 +336,12 @@ pub struct RunConfigJson {
     /// What was asked: "sync" or "async" (names the events).
     pub submission: String,
     pub io_mode: String,
+    /// `--like innodb`: the run has InnoDB's shapes and event names (absent: Oracle's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<String>,
+    /// `--like innodb` write-iops: whether each flush batch went through the doublewrite file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doublewrite: Option<bool>,
     pub engine_requested: String,
     /// The engine used: "uring", "aio" or "sync".
     pub engine: String,

@@ -76,6 +76,17 @@ pub fn configuration(r: &RunResult) -> Section {
     }
     let mut field = |k: &str, v: String| f.push((k.to_string(), v));
     field("Sessions", c.sessions.to_string());
+    if let Some(like) = &c.like {
+        let doublewrite = match c.doublewrite {
+            Some(true) => "; doublewrite on",
+            Some(false) => "; doublewrite off",
+            None => "",
+        };
+        field(
+            "Like",
+            format!("{like}: its shapes and event names{doublewrite}"),
+        );
+    }
     field(
         "I/O mode",
         format!("{} ({})", c.io_mode, c.open_flags.join(" ")),
