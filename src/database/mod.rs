@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod pg;
 pub mod shape;
+pub mod throwaway;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
