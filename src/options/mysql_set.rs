@@ -26,6 +26,8 @@ pub const ALLOWED: &[&str] = &[
     "innodb_buffer_pool_chunk_size",
     "innodb_log_buffer_size",
     "innodb_adaptive_hash_index",
+    "innodb_old_blocks_time",
+    "innodb_old_blocks_pct",
     "innodb_change_buffering",
     "innodb_change_buffer_max_size",
     // How files are opened and synced.
