@@ -133,6 +133,9 @@ fn own_settings(sessions: u32) -> Vec<(String, String)> {
         // A page read again is made young at once: the index's inner pages stay in a
         // small buffer pool, and a lookup reads one page (its leaf).
         ("innodb_old_blocks_time", "0".into()),
+        // The page cleaner keeps this many pages free: more than a small pool holds would
+        // make it evict the index's inner pages too.
+        ("innodb_lru_scan_depth", "100".into()),
         ("max_connections", (sessions + 20).to_string()),
         ("character_set_server", "latin1".into()),
         ("skip_name_resolve", "ON".into()),

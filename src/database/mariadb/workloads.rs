@@ -46,7 +46,14 @@ impl Session {
         }
         let (stmt, empty) = match spec.shape {
             Shape::Lookup => (
-                prep(&mut conn, &format!("SELECT LENGTH(pad) FROM {db}.blocks WHERE id = ?"))?,
+                // Not `id = ?`: InnoDB searches inner pages for "less than" the key, so an
+                // equality search for a page's first key reads the page before it too.
+                prep(
+                    &mut conn,
+                    &format!(
+                        "SELECT LENGTH(pad) FROM {db}.blocks WHERE id <= ? ORDER BY id DESC LIMIT 1"
+                    ),
+                )?,
                 None,
             ),
             Shape::Batch => {
@@ -104,7 +111,7 @@ impl Session {
         let rows = (spec.rows * ROWS_PER_PAGE).max(1) as u32;
         match spec.shape {
             Shape::Lookup => {
-                let id = self.rng.u32(0..rows);
+                let id = self.rng.u32(1..=rows);
                 self.conn.exec_first::<Option<u64>, _, _>(&self.stmt, (id,))?;
             }
             Shape::Update => {
