@@ -168,7 +168,7 @@ fn bad_input_is_refused_before_anything_is_made() {
     }
 }
 
-/// A MariaDB server the test starts itself (as user dbio, on its own socket): the user's.
+/// A MariaDB server the test starts itself (as user nobody, on its own socket: not dbio's user): the user's.
 struct UsersServer {
     dir: PathBuf,
     child: Child,
@@ -179,14 +179,14 @@ impl UsersServer {
         let dir = e.join("users-server");
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         let st = Command::new("chown")
-            .args(["-R", "dbio:dbio"])
+            .args(["-R", "nobody:nogroup"])
             .arg(&dir)
             .status()
             .unwrap();
         assert!(st.success());
         let as_dbio = |prog: &str| {
             let mut c = Command::new("setpriv");
-            c.args(["--reuid=dbio", "--regid=dbio", "--clear-groups", prog]);
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", prog]);
             c
         };
         let st = as_dbio("/usr/bin/mariadb-install-db")
