@@ -82,7 +82,7 @@ fn u(v: &Value) -> u64 {
 fn a_random_read_is_one_data_file_read_and_the_server_is_gone_after() {
     let Some(_) = mysql_bin() else { return };
     let e = env();
-    let r = throwaway(&e, "read-iops", &["--sync", "--size", "128M", "--sessions", "4"]);
+    let r = throwaway(&e, "read-iops", &["--sync", "--size", "192M", "--sessions", "4"]);
     let ev = &r["events"][0];
     assert_eq!(ev["name"], "wait/io/file/innodb/innodb_data_file read");
     let requests = u(&ev["requests"]) as f64;
