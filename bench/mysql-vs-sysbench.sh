@@ -31,10 +31,10 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-mkdir -p "$dir/s" "$dir/tmp" && chown nobody:nogroup "$dir/s" "$dir/tmp"
+mkdir -p "$dir/s" "$dir/tmp" "$dir/data" && chown nobody:nogroup "$dir/s" "$dir/tmp" "$dir/data"
 setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/mariadb-install-db --no-defaults \
   --basedir=/usr --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db \
-  --skip-name-resolve >"$dir/install.log" 2>&1 || { chown nobody:nogroup "$dir"; exit 1; }
+  --skip-name-resolve >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
 setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/sbin/mariadbd --no-defaults \
   --datadir="$dir/data" --socket="$sock" --skip-networking --tmpdir="$dir/tmp" \
   --log-error="$dir/s/error.log" --performance-schema=ON \

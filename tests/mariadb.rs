@@ -53,7 +53,15 @@ fn servers_with(needle: &str) -> Vec<String> {
 fn throwaway(e: &Env, test: &str, args: &[&str]) -> Value {
     let out = e
         .dbio()
-        .args(["mysql", "run", test, "--mysql-bin", "/usr/sbin", "--duration", "3s"])
+        .args([
+            "mysql",
+            "run",
+            test,
+            "--mysql-bin",
+            "/usr/sbin",
+            "--duration",
+            "3s",
+        ])
         .args(["--warmup", "1s", "--json", "--out"])
         .arg(e.join("runs"))
         .args(args)
@@ -82,7 +90,11 @@ fn u(v: &Value) -> u64 {
 fn a_random_read_is_one_data_file_read_and_the_server_is_gone_after() {
     let Some(_) = mysql_bin() else { return };
     let e = env();
-    let r = throwaway(&e, "read-iops", &["--sync", "--size", "192M", "--sessions", "4"]);
+    let r = throwaway(
+        &e,
+        "read-iops",
+        &["--sync", "--size", "192M", "--sessions", "4"],
+    );
     let ev = &r["events"][0];
     assert_eq!(ev["name"], "wait/io/file/innodb/innodb_data_file read");
     let requests = u(&ev["requests"]) as f64;
@@ -103,7 +115,11 @@ fn a_random_read_is_one_data_file_read_and_the_server_is_gone_after() {
         "{}",
         m["waits"]
     );
-    assert!(m["cache"].as_str().unwrap().contains("O_DIRECT"), "{}", m["cache"]);
+    assert!(
+        m["cache"].as_str().unwrap().contains("O_DIRECT"),
+        "{}",
+        m["cache"]
+    );
     assert_eq!(r["config"]["block_size"], 16384);
 }
 
@@ -113,7 +129,9 @@ fn redo_at_8_sessions_shares_log_writes() {
     let e = env();
     let r = throwaway(&e, "redo", &["--sessions", "8", "--size", "16M"]);
     let i = &r["mysql"]["innodb"];
-    let per = i["commits_per_log_write"].as_f64().expect("commits per log write");
+    let per = i["commits_per_log_write"]
+        .as_f64()
+        .expect("commits per log write");
     assert!(per > 1.0, "{per} commits per log write: {i}");
     assert!(u(&i["commits"]) > 100, "{i}");
     assert_eq!(i["commits_source"], "INNODB_METRICS trx_rw_commits");
@@ -138,7 +156,10 @@ fn doublewrite_doubles_the_bytes_and_its_pages_match_innodb_metrics() {
     let ratio = u(&i["data_written_bytes"]) as f64 / (pages * 16384) as f64;
     assert!((1.7..=2.3).contains(&ratio), "{ratio}: {i}");
     let found = r["mysql"]["findings"].to_string();
-    assert!(found.contains("doublewrite doubled the bytes written"), "{found}");
+    assert!(
+        found.contains("doublewrite doubled the bytes written"),
+        "{found}"
+    );
 }
 
 #[test]
@@ -146,10 +167,37 @@ fn bad_input_is_refused_before_anything_is_made() {
     let Some(_) = mysql_bin() else { return };
     let e = env();
     for (args, says) in [
-        (vec!["--mysql-bin", "/usr/sbin", "--mysql-set", "bind_address=0.0.0.0"], "bind_address opens the server"),
-        (vec!["--mysql-bin", "/usr/sbin", "--mysql-set", "init_file=/tmp/x.sql"], "init_file"),
-        (vec!["--mysql-bin", "/usr/sbin", "--mysql-set", "innodb_flush_method"], "NAME=VALUE"),
-        (vec!["--mysql", "mysql://root:hunter2@localhost/mysql"], "MYSQL_PWD"),
+        (
+            vec![
+                "--mysql-bin",
+                "/usr/sbin",
+                "--mysql-set",
+                "bind_address=0.0.0.0",
+            ],
+            "bind_address opens the server",
+        ),
+        (
+            vec![
+                "--mysql-bin",
+                "/usr/sbin",
+                "--mysql-set",
+                "init_file=/tmp/x.sql",
+            ],
+            "init_file",
+        ),
+        (
+            vec![
+                "--mysql-bin",
+                "/usr/sbin",
+                "--mysql-set",
+                "innodb_flush_method",
+            ],
+            "NAME=VALUE",
+        ),
+        (
+            vec!["--mysql", "mysql://root:hunter2@localhost/mysql"],
+            "MYSQL_PWD",
+        ),
         (vec!["--mysql-bin", "/nonexistent"], "no mariadbd"),
         (vec![], "--mysql or --mysql-bin"),
     ] {
@@ -190,7 +238,11 @@ impl UsersServer {
             c
         };
         let st = as_dbio("/usr/bin/mariadb-install-db")
-            .args(["--no-defaults", "--basedir=/usr", "--auth-root-authentication-method=normal"])
+            .args([
+                "--no-defaults",
+                "--basedir=/usr",
+                "--auth-root-authentication-method=normal",
+            ])
             .arg(format!("--datadir={}", dir.join("data").display()))
             .args(["--skip-test-db", "--skip-name-resolve"])
             .stdout(Stdio::null())
@@ -220,7 +272,10 @@ impl UsersServer {
     }
 
     fn url(&self) -> String {
-        format!("mysql://root@localhost/mysql?socket={}", self.dir.join("sock").display())
+        format!(
+            "mysql://root@localhost/mysql?socket={}",
+            self.dir.join("sock").display()
+        )
     }
 
     fn conn_opt(&self) -> Option<mysql::Conn> {
@@ -277,14 +332,27 @@ fn a_users_server_is_left_as_it_was_even_after_ctrl_c() {
     let url = s.url();
     let run = |extra: &[&str]| {
         let mut c = e.process();
-        c.args(["mysql", "run", "read-iops", "--sync", "--sessions", "2", "--size", "16M"])
-            .args(["--warmup", "0s", "--json", "--mysql", &url, "--out"])
-            .arg(e.join("runs"))
-            .args(extra);
+        c.args([
+            "mysql",
+            "run",
+            "read-iops",
+            "--sync",
+            "--sessions",
+            "2",
+            "--size",
+            "16M",
+        ])
+        .args(["--warmup", "0s", "--json", "--mysql", &url, "--out"])
+        .arg(e.join("runs"))
+        .args(extra);
         c
     };
     let out = run(&["--duration", "2s"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["mysql"]["server"]["throwaway"], false);
     assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
@@ -316,8 +384,16 @@ fn a_users_server_is_left_as_it_was_even_after_ctrl_c() {
             env!("CARGO_PKG_VERSION")
         ))
         .unwrap();
-    let out = e.dbio().args(["mysql", "clean", "--mysql", &url]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = e
+        .dbio()
+        .args(["mysql", "clean", "--mysql", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("dropped database dbio_left1"));
     assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
     assert_eq!(s.fingerprint(), before);

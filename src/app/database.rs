@@ -19,11 +19,19 @@ use super::{record_id, recorded_in_store};
 pub(super) type DbRun = (
     &'static str,
     u64,
-    fn(&RunArgs, Option<Arc<crate::safety::fs::Dir>>, &Arc<AtomicBool>) -> Result<crate::run::RunOutcome>,
+    fn(
+        &RunArgs,
+        Option<Arc<crate::safety::fs::Dir>>,
+        &Arc<AtomicBool>,
+    ) -> Result<crate::run::RunOutcome>,
 );
 
 /// PostgreSQL's (`dbio pg compare`).
-pub(super) const PG: DbRun = ("pg", crate::database::pg::load::PAGE, crate::database::pg::run_in);
+pub(super) const PG: DbRun = (
+    "pg",
+    crate::database::pg::load::PAGE,
+    crate::database::pg::run_in,
+);
 /// MariaDB/MySQL's (`dbio mysql compare`).
 pub(super) const MYSQL: DbRun = (
     "mysql",
@@ -41,7 +49,8 @@ pub(super) fn compare(
     (command, page, run_in): DbRun,
 ) -> Result<ExitCode> {
     use crate::database::compare;
-    let mut done = compare::compare_runs(a, (command, page), stop, &|a, held| run_in(a, held, stop))?;
+    let mut done =
+        compare::compare_runs(a, (command, page), stop, &|a, held| run_in(a, held, stop))?;
     done.compared.database.run_id = record_id(db, &done.database).0;
     done.compared.storage.run_id = record_id(db, &done.storage).0;
     let c = &mut done.compared;

@@ -180,7 +180,11 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
         if figure == "Mean latency (µs)"
             && let Some((w, short)) = read_wait_us(database)
         {
-            rows.push(row(&read_wait_label(short), s.map(|e| e.latency_us.mean), Some(w)));
+            rows.push(row(
+                &read_wait_label(short),
+                s.map(|e| e.latency_us.mean),
+                Some(w),
+            ));
         }
     }
     rows

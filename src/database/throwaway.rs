@@ -234,7 +234,12 @@ pub fn reachable_by(who: &RunAs, dir: &Path) -> std::result::Result<(), PathBuf>
 
 /// The leftover record of a throwaway server's directory `path` (of `kind`), owned by the
 /// server's user; `id`: its device and inode once made.
-pub fn dir_leftover(kind: &'static str, path: &Path, who: &RunAs, id: Option<(u64, u64)>) -> Leftover {
+pub fn dir_leftover(
+    kind: &'static str,
+    path: &Path,
+    who: &RunAs,
+    id: Option<(u64, u64)>,
+) -> Leftover {
     Leftover::directory(kind, path, who.uid, id)
 }
 
@@ -445,5 +450,4 @@ mod tests {
         let found = found.expect("a foreign process");
         assert!(found.starts_with(&format!("process {pid} (")), "{found}");
     }
-
 }

@@ -25,8 +25,8 @@ pub mod check;
 pub mod cli;
 pub mod environment;
 pub mod job;
-pub mod parse;
 pub mod mysql_set;
+pub mod parse;
 pub mod pg_set;
 pub mod points;
 pub mod save;
@@ -48,7 +48,9 @@ pub use crate::workload::spec::RunConfig;
 /// Options whose value may be left out, and the value they then take.
 pub const OPTIONAL_VALUE: &[(&str, &str)] = &[("steady-state", "iops:20:10")];
 
-pub use parse::{REPEATABLE, block_size, hosts, mysql_setting, pg_setting, positive_size, rate, temp_io};
+pub use parse::{
+    REPEATABLE, block_size, hosts, mysql_setting, pg_setting, positive_size, rate, temp_io,
+};
 pub use table::{COMMANDS, OPTIONS};
 
 /// Where an option's value came from.

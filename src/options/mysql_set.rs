@@ -99,14 +99,33 @@ pub fn denied(name: &str) -> Option<&'static str> {
         return Some(FILES);
     }
     Some(match name {
-        "port" | "bind_address" | "skip_networking" | "networking" | "extra_port"
-        | "proxy_protocol_networks" | "skip_grant_tables" | "named_pipe" | "user"
-        | "mysqlx" | "admin_address" => OPENS,
+        "port"
+        | "bind_address"
+        | "skip_networking"
+        | "networking"
+        | "extra_port"
+        | "proxy_protocol_networks"
+        | "skip_grant_tables"
+        | "named_pipe"
+        | "user"
+        | "mysqlx"
+        | "admin_address" => OPENS,
         "event_scheduler" => RUNS,
-        "datadir" | "basedir" | "tmpdir" | "log_error" | "general_log" | "slow_query_log"
-        | "secure_file_priv" | "local_infile" | "pid_file" | "innodb_data_file_path"
-        | "innodb_temp_data_file_path" | "innodb_undo_directory" | "innodb_tmpdir"
-        | "innodb_log_group_home_dir" | "innodb_data_home_dir" => FILES,
+        "datadir"
+        | "basedir"
+        | "tmpdir"
+        | "log_error"
+        | "general_log"
+        | "slow_query_log"
+        | "secure_file_priv"
+        | "local_infile"
+        | "pid_file"
+        | "innodb_data_file_path"
+        | "innodb_temp_data_file_path"
+        | "innodb_undo_directory"
+        | "innodb_tmpdir"
+        | "innodb_log_group_home_dir"
+        | "innodb_data_home_dir" => FILES,
         _ => return None,
     })
 }
@@ -206,7 +225,11 @@ mod tests {
             );
         }
         for v in ["O_DIRECT\n--init-file=/x", "a\tb", "a\u{0}b"] {
-            assert!(check("innodb_flush_method", v).unwrap_err().contains("control character"));
+            assert!(
+                check("innodb_flush_method", v)
+                    .unwrap_err()
+                    .contains("control character")
+            );
         }
     }
 }

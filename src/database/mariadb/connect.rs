@@ -66,7 +66,10 @@ impl Target {
     /// The server `text` names (`mysql://` or `mariadb://`), with `MYSQL_PWD` as its
     /// password when set.
     pub fn parse(text: &str) -> Result<Target> {
-        Self::parse_with(text, std::env::var("MYSQL_PWD").ok().filter(|p| !p.is_empty()))
+        Self::parse_with(
+            text,
+            std::env::var("MYSQL_PWD").ok().filter(|p| !p.is_empty()),
+        )
     }
 
     fn parse_with(text: &str, password: Option<String>) -> Result<Target> {
@@ -101,18 +104,26 @@ impl Target {
             Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => (h, Some(p)),
             _ => (hostport, None),
         };
-        t.host = if host.is_empty() { "localhost".into() } else { host.trim_matches(['[', ']']).into() };
+        t.host = if host.is_empty() {
+            "localhost".into()
+        } else {
+            host.trim_matches(['[', ']']).into()
+        };
         if let Some(p) = port {
-            t.port = p.parse().map_err(|_| bad(text, "has a port that is not a number"))?;
+            t.port = p
+                .parse()
+                .map_err(|_| bad(text, "has a port that is not a number"))?;
         }
         if !db.is_empty() {
-            t.db = Some(unescape(db).ok_or_else(|| bad(text, "has a bad %-escape in the database"))?);
+            t.db =
+                Some(unescape(db).ok_or_else(|| bad(text, "has a bad %-escape in the database"))?);
         }
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             match k {
                 "socket" => {
-                    let p = unescape(v).ok_or_else(|| bad(text, "has a bad %-escape in the socket"))?;
+                    let p =
+                        unescape(v).ok_or_else(|| bad(text, "has a bad %-escape in the socket"))?;
                     if !p.starts_with('/') {
                         return Err(bad(text, "has a socket that is not an absolute path"));
                     }
@@ -124,7 +135,15 @@ impl Target {
                         crate::safety::secret::redact(text)
                     )));
                 }
-                other => return Err(bad(text, &format!("has '{}', which dbio does not take (socket= only)", crate::units::echoed(other)))),
+                other => {
+                    return Err(bad(
+                        text,
+                        &format!(
+                            "has '{}', which dbio does not take (socket= only)",
+                            crate::units::echoed(other)
+                        ),
+                    ));
+                }
             }
         }
         Ok(t)
@@ -173,7 +192,10 @@ impl Target {
         u.push('/');
         u.push_str(&esc(self.db.as_deref().unwrap_or("")));
         if let Some(s) = &self.socket {
-            u.push_str(&format!("?socket={}", esc(&s.display().to_string()).replace("%2F", "/")));
+            u.push_str(&format!(
+                "?socket={}",
+                esc(&s.display().to_string()).replace("%2F", "/")
+            ));
         }
         u
     }
@@ -314,7 +336,10 @@ pub fn check_server(c: &mut Conn, t: &Target, option: &str) -> Result<Checked> {
             t.describe()
         )));
     }
-    let process = all || grants.iter().any(|g| g.contains(" ON *.*") && g.contains("PROCESS"));
+    let process = all
+        || grants
+            .iter()
+            .any(|g| g.contains(" ON *.*") && g.contains("PROCESS"));
     let performance_schema = q(c, "SELECT @@performance_schema")?.is_some_and(|v| v == "1");
     Ok(Checked {
         version,
@@ -330,11 +355,21 @@ mod tests {
 
     #[test]
     fn a_url_names_the_server_and_never_holds_a_password() {
-        let t = Target::parse_with("mysql://me@localhost/shop?socket=/run/mysqld/mysqld.sock", None).unwrap();
-        assert_eq!(t.socket.as_deref(), Some(std::path::Path::new("/run/mysqld/mysqld.sock")));
+        let t = Target::parse_with(
+            "mysql://me@localhost/shop?socket=/run/mysqld/mysqld.sock",
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            t.socket.as_deref(),
+            Some(std::path::Path::new("/run/mysqld/mysqld.sock"))
+        );
         assert_eq!((t.user.as_str(), t.db.as_deref()), ("me", Some("shop")));
         assert_eq!(t.describe(), "me@/run/mysqld/mysqld.sock/shop");
-        assert_eq!(t.url(), "mysql://me@localhost/shop?socket=/run/mysqld/mysqld.sock");
+        assert_eq!(
+            t.url(),
+            "mysql://me@localhost/shop?socket=/run/mysqld/mysqld.sock"
+        );
         let back = Target::parse_with(&t.url(), None).unwrap();
         assert_eq!(back.describe(), t.describe());
         let t = Target::parse_with("mysql://u@db.example:3307/x", None).unwrap();

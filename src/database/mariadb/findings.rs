@@ -12,7 +12,13 @@ use crate::report::result_mysql::{MysqlInnodb, MysqlSection};
 pub fn innodb(d: &BTreeMap<String, f64>, interval_s: f64) -> MysqlInnodb {
     let get = |k: &str| d.get(k).copied().map(|v| v as u64);
     let s = |k: &str| get(&format!("status.{k}")).unwrap_or(0);
-    let per_s = |v: u64| if interval_s > 0.0 { v as f64 / interval_s } else { 0.0 };
+    let per_s = |v: u64| {
+        if interval_s > 0.0 {
+            v as f64 / interval_s
+        } else {
+            0.0
+        }
+    };
     let (commits, commits_source) = match get("metrics.trx_rw_commits") {
         Some(c) => (c, "INNODB_METRICS trx_rw_commits".to_string()),
         None => (
@@ -188,7 +194,13 @@ mod tests {
         let (f, _) = findings(&p, &asked);
         let all = f.join("\n");
         assert!(all.contains("2.50 commits per log write"), "{all}");
-        assert!(all.contains("doublewrite doubled the bytes written: 380 of 400"), "{all}");
-        assert!(all.contains("every page write went through the page cache and an fsync"), "{all}");
+        assert!(
+            all.contains("doublewrite doubled the bytes written: 380 of 400"),
+            "{all}"
+        );
+        assert!(
+            all.contains("every page write went through the page cache and an fsync"),
+            "{all}"
+        );
     }
 }

@@ -101,7 +101,9 @@ fn stop_server(dir: &Path, uid: u32) -> Result<(), String> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    Err(format!("the mariadbd still running from it (pid {pid}) did not stop"))
+    Err(format!(
+        "the mariadbd still running from it (pid {pid}) did not stop"
+    ))
 }
 
 /// Drops a run's database left on a user's server, as `dbio mysql clean` would.
@@ -109,8 +111,16 @@ fn drop_database(d: &DatabaseDetail) -> Result<String, String> {
     let mut t = super::connect::Target::parse(&d.url).map_err(|e| e.to_string())?;
     let mut c = t.connect("--mysql").map_err(|e| e.to_string())?;
     match super::private::drop_one(&mut c, &d.database) {
-        Ok(true) => Ok(format!("dropped database {} at {}", d.database, t.describe())),
-        Ok(false) => Ok(format!("database {} at {} is gone already", d.database, t.describe())),
+        Ok(true) => Ok(format!(
+            "dropped database {} at {}",
+            d.database,
+            t.describe()
+        )),
+        Ok(false) => Ok(format!(
+            "database {} at {} is gone already",
+            d.database,
+            t.describe()
+        )),
         Err(why) => Err(why),
     }
 }

@@ -91,7 +91,10 @@ impl Args for MysqlRun {
                 "async",
                 "read-iops (the default): batches of ids in one statement (InnoDB still reads their pages one by one).",
             ),
-            ("depth", "read-iops --async: ids per batch = 4 × --depth (32 to 1024)."),
+            (
+                "depth",
+                "read-iops --async: ids per batch = 4 × --depth (32 to 1024).",
+            ),
         ] {
             cmd = cmd.mut_arg(name, |a| a.help(help));
         }
@@ -200,7 +203,9 @@ impl Mysql {
     }
 
     fn db(&self) -> String {
-        self.private.as_ref().map_or(String::new(), |p| p.name.clone())
+        self.private
+            .as_ref()
+            .map_or(String::new(), |p| p.name.clone())
     }
 
     fn global(&mut self, name: &str) -> Option<String> {
@@ -220,7 +225,11 @@ impl Mysql {
         if let Some(s) = self.server.as_mut() {
             self.conn = None;
             s.stop();
-            let pool = if matches!(shape, Shape::Commit | Shape::Copy) { "64M" } else { SMALL_POOL };
+            let pool = if matches!(shape, Shape::Commit | Shape::Copy) {
+                "64M"
+            } else {
+                SMALL_POOL
+            };
             s.default_setting("innodb_buffer_pool_size", pool, &user);
             s.start()?;
             let mut t = s.target();
@@ -231,7 +240,10 @@ impl Mysql {
             );
         }
         self.flush_method = self.global("innodb_flush_method").unwrap_or_default();
-        self.pool_bytes = self.global("innodb_buffer_pool_size").and_then(|v| v.parse().ok()).unwrap_or(0);
+        self.pool_bytes = self
+            .global("innodb_buffer_pool_size")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         Ok(())
     }
 
@@ -242,7 +254,9 @@ impl Mysql {
         let row = spec.shape.row();
         self.data_dir = match &self.server {
             Some(s) => Some(s.data()),
-            None => self.global("datadir").map(|d| PathBuf::from(d.trim_end_matches('/'))),
+            None => self
+                .global("datadir")
+                .map(|d| PathBuf::from(d.trim_end_matches('/'))),
         };
         let table = spec.rows * spec.page;
         let pool = if self.pool_bytes > 0 {
@@ -255,7 +269,10 @@ impl Mysql {
         } else {
             "the buffer pool".into()
         };
-        let direct = self.flush_method.to_ascii_uppercase().starts_with("O_DIRECT")
+        let direct = self
+            .flush_method
+            .to_ascii_uppercase()
+            .starts_with("O_DIRECT")
             || self.flush_method.eq_ignore_ascii_case("O_DSYNC");
         if direct {
             return (
@@ -278,7 +295,10 @@ impl Mysql {
                 None,
             );
         }
-        let file = self.data_dir.as_ref().map(|d| d.join(self.db()).join("blocks.ibd"));
+        let file = self
+            .data_dir
+            .as_ref()
+            .map(|d| d.join(self.db()).join("blocks.ibd"));
         match file.and_then(|f| std::fs::File::open(f).ok()) {
             Some(f) => {
                 crate::database::pg::load::drop_pages(std::slice::from_ref(&f));
@@ -393,7 +413,10 @@ impl Database for Mysql {
         {
             notes.push("--mysql: the user has no PROCESS privilege: INNODB_METRICS is not read (commits are counted from the committing statements)".into());
         }
-        if spec.shape.row().reads && self.pool_bytes > 0 && self.pool_bytes * 4 > spec.rows * spec.page {
+        if spec.shape.row().reads
+            && self.pool_bytes > 0
+            && self.pool_bytes * 4 > spec.rows * spec.page
+        {
             notes.push(format!(
                 "the buffer pool ({}) is more than a quarter of the table: many reads are answered from it; a larger --size keeps it out",
                 crate::units::size_label(self.pool_bytes)
@@ -427,7 +450,11 @@ impl Database for Mysql {
 
     fn session(&mut self, spec: &Spec, id: u32) -> Result<Box<dyn Requester>> {
         let db = self.db();
-        let c = self.target.as_mut().expect("opened before").connect("--mysql")?;
+        let c = self
+            .target
+            .as_mut()
+            .expect("opened before")
+            .connect("--mysql")?;
         Ok(Box::new(workloads::Session::new(c, spec, &db, id)?))
     }
 
@@ -442,7 +469,11 @@ impl Database for Mysql {
     fn facts(&self) -> Facts {
         let target = match (&self.data_dir, &self.server) {
             (Some(d), Some(_)) => d.display().to_string(),
-            _ => self.target.as_ref().map(Target::describe).unwrap_or_default(),
+            _ => self
+                .target
+                .as_ref()
+                .map(Target::describe)
+                .unwrap_or_default(),
         };
         let mut settings = vec![format!(
             "server: {}",
@@ -515,7 +546,13 @@ mod tests {
 
     #[test]
     fn events_are_named_after_performance_schemas_instruments() {
-        assert_eq!(event_name(Shape::Lookup), "wait/io/file/innodb/innodb_data_file read");
-        assert_eq!(event_name(Shape::Commit), "wait/io/file/innodb/innodb_log_file sync");
+        assert_eq!(
+            event_name(Shape::Lookup),
+            "wait/io/file/innodb/innodb_data_file read"
+        );
+        assert_eq!(
+            event_name(Shape::Commit),
+            "wait/io/file/innodb/innodb_log_file sync"
+        );
     }
 }

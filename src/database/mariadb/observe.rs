@@ -107,7 +107,8 @@ pub struct Snapshot {
 /// Reads every counter on `c`; `pid`: the server's process when dbio may read its I/O.
 fn snapshot(c: &mut Conn, pid: Option<u32>, pfs: bool) -> std::result::Result<Snapshot, String> {
     let mut values = BTreeMap::new();
-    let status: Vec<(String, String)> = c.query("SHOW GLOBAL STATUS").map_err(|e| error_text(&e))?;
+    let status: Vec<(String, String)> =
+        c.query("SHOW GLOBAL STATUS").map_err(|e| error_text(&e))?;
     for (n, v) in status {
         if let Some(k) = STATUS.iter().find(|k| k.eq_ignore_ascii_case(&n))
             && let Ok(v) = v.parse::<f64>()
@@ -116,7 +117,11 @@ fn snapshot(c: &mut Conn, pid: Option<u32>, pfs: bool) -> std::result::Result<Sn
         }
     }
     // MariaDB says whether a counter is enabled in ENABLED (1), MySQL in STATUS.
-    let names = METRICS.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(",");
+    let names = METRICS
+        .iter()
+        .map(|m| format!("'{m}'"))
+        .collect::<Vec<_>>()
+        .join(",");
     let metrics: std::result::Result<Vec<(String, i64)>, _> = c
         .query(format!(
             "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ({names}) AND ENABLED = 1"
@@ -186,7 +191,11 @@ pub fn classify<'a>(
     }
     match waiting {
         Some(e) if e != "idle" => Some((thread, "wait", e)),
-        _ if foreground => Some((thread, "state", state.filter(|s| !s.is_empty()).unwrap_or("CPU"))),
+        _ if foreground => Some((
+            thread,
+            "state",
+            state.filter(|s| !s.is_empty()).unwrap_or("CPU"),
+        )),
         _ => None,
     }
 }
@@ -311,7 +320,10 @@ impl Observer {
             sampler_conn,
             server,
             pid,
-            pfs: pfs && no_waits.as_deref().is_none_or(|w| !w.contains("not readable")),
+            pfs: pfs
+                && no_waits
+                    .as_deref()
+                    .is_none_or(|w| !w.contains("not readable")),
             no_waits,
             first: None,
             last: None,
@@ -360,7 +372,9 @@ impl Observer {
             return Err(Error::other("MariaDB: the observer never began"));
         };
         let (tally, seconds, failure) = match self.sampler.take() {
-            Some(h) => h.join().map_err(|_| Error::other("the wait sampler panicked"))?,
+            Some(h) => h
+                .join()
+                .map_err(|_| Error::other("the wait sampler panicked"))?,
             None => (Tally::default(), 0.0, None),
         };
         let (waits, ash, sampler) = tally.finish(HZ, seconds);
@@ -382,11 +396,20 @@ impl Observer {
         let deltas: BTreeMap<String, f64> = last
             .values
             .iter()
-            .map(|(k, v)| (k.clone(), (v - first.values.get(k).copied().unwrap_or(0.0)).max(0.0)))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (v - first.values.get(k).copied().unwrap_or(0.0)).max(0.0),
+                )
+            })
             .collect();
         let mut section = MysqlSection {
             server: self.server,
-            session_set: asked.session_set.iter().map(|(k, v)| format!("{k} = {v}")).collect(),
+            session_set: asked
+                .session_set
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect(),
             cache: asked.cache.describe(),
             interval_s,
             sampler,
@@ -418,7 +441,13 @@ fn files(d: &BTreeMap<String, f64>, interval_s: f64) -> Vec<MysqlFileIo> {
         .filter_map(|k| k.strip_prefix("pfs.")?.strip_suffix(".count_read"))
         .collect();
     names.sort_unstable();
-    let per_s = |v: u64| if interval_s > 0.0 { v as f64 / interval_s } else { 0.0 };
+    let per_s = |v: u64| {
+        if interval_s > 0.0 {
+            v as f64 / interval_s
+        } else {
+            0.0
+        }
+    };
     names
         .into_iter()
         .map(|n| {
@@ -452,7 +481,11 @@ fn facts(c: &mut Conn, throwaway: bool, aio: Option<String>) -> Result<MysqlServ
     let rows: Vec<(String, String)> = c
         .query(format!(
             "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
-            SETTINGS.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(",")
+            SETTINGS
+                .iter()
+                .map(|m| format!("'{m}'"))
+                .collect::<Vec<_>>()
+                .join(",")
         ))
         .map_err(|e| Error::other(format!("MariaDB: reading the settings: {}", error_text(&e))))?;
     let mut settings: Vec<(String, String)> = Vec::new();
@@ -503,20 +536,57 @@ mod tests {
 
     #[test]
     fn idle_sessions_and_idle_background_threads_are_not_db_time() {
-        assert_eq!(classify("thread/sql/one_connection", true, Some("Sleep"), None, None), None);
-        assert_eq!(classify("thread/innodb/page_cleaner_thread", false, None, None, None), None);
         assert_eq!(
-            classify("thread/sql/one_connection", true, Some("Execute"), Some("Statistics"), Some("wait/io/file/innodb/innodb_data_file")),
+            classify("thread/sql/one_connection", true, Some("Sleep"), None, None),
+            None
+        );
+        assert_eq!(
+            classify("thread/innodb/page_cleaner_thread", false, None, None, None),
+            None
+        );
+        assert_eq!(
+            classify(
+                "thread/sql/one_connection",
+                true,
+                Some("Execute"),
+                Some("Statistics"),
+                Some("wait/io/file/innodb/innodb_data_file")
+            ),
             Some(("connection", "wait", "wait/io/file/innodb/innodb_data_file"))
         );
         assert_eq!(
-            classify("thread/sql/one_connection", true, Some("Execute"), Some("Commit"), None),
+            classify(
+                "thread/sql/one_connection",
+                true,
+                Some("Execute"),
+                Some("Commit"),
+                None
+            ),
             Some(("connection", "state", "Commit"))
         );
         assert_eq!(
-            classify("thread/innodb/page_cleaner_thread", false, None, None, Some("wait/io/file/innodb/innodb_data_file")),
-            Some(("thread/innodb/page_cleaner_thread", "wait", "wait/io/file/innodb/innodb_data_file"))
+            classify(
+                "thread/innodb/page_cleaner_thread",
+                false,
+                None,
+                None,
+                Some("wait/io/file/innodb/innodb_data_file")
+            ),
+            Some((
+                "thread/innodb/page_cleaner_thread",
+                "wait",
+                "wait/io/file/innodb/innodb_data_file"
+            ))
         );
-        assert_eq!(classify("thread/sql/one_connection", true, Some("Query"), None, Some("idle")), Some(("connection", "state", "CPU")));
+        assert_eq!(
+            classify(
+                "thread/sql/one_connection",
+                true,
+                Some("Query"),
+                None,
+                Some("idle")
+            ),
+            Some(("connection", "state", "CPU"))
+        );
     }
 }

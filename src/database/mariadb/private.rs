@@ -59,7 +59,10 @@ fn unlock(c: &mut Conn, name: &str) {
 
 /// Who holds `name`'s lock: "connection 12 (user@host)" as far as this user may see.
 fn holder(c: &mut Conn, name: &str) -> String {
-    let id: Option<Option<u64>> = c.exec_first("SELECT IS_USED_LOCK(?)", (name,)).ok().flatten();
+    let id: Option<Option<u64>> = c
+        .exec_first("SELECT IS_USED_LOCK(?)", (name,))
+        .ok()
+        .flatten();
     match id.flatten() {
         Some(id) => format!("connection {id}"),
         None => "a connection".into(),
@@ -72,7 +75,10 @@ fn leftover(name: &str, t: &Target) -> Leftover {
     Leftover {
         kind: MYSQL_DATABASE,
         what: what(name, t),
-        undo: format!("dbio mysql clean --mysql {}", crate::units::shell_word(&url)),
+        undo: format!(
+            "dbio mysql clean --mysql {}",
+            crate::units::shell_word(&url)
+        ),
         detail: serde_json::json!({ "database": name, "url": url }).to_string(),
     }
 }
@@ -119,7 +125,9 @@ impl Private {
         let record = Recorded::note(&leftover(&name, target));
         let m = mark(run_id);
         let made = holder
-            .query_drop(format!("CREATE DATABASE {name} CHARACTER SET latin1 COMMENT '{m}'"))
+            .query_drop(format!(
+                "CREATE DATABASE {name} CHARACTER SET latin1 COMMENT '{m}'"
+            ))
             .or_else(|e| {
                 // MySQL has no database comment: the mark is a table's.
                 if server_code(&e) != Some(1064) {
@@ -151,7 +159,10 @@ impl Private {
             return Ok(());
         }
         self.dropped = true;
-        let alive = self.holder.take().and_then(|mut c| c.ping().is_ok().then_some(c));
+        let alive = self
+            .holder
+            .take()
+            .and_then(|mut c| c.ping().is_ok().then_some(c));
         let mut c = match alive {
             Some(c) => c,
             None => {

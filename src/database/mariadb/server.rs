@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::database::throwaway::{
-    RunAs, dir_leftover, hand_over_dir, identity, make_socket_dir,
-};
+use crate::database::throwaway::{RunAs, dir_leftover, hand_over_dir, identity, make_socket_dir};
 use crate::error::{Error, Result};
 use crate::safety::cleanup::{MYSQL_DATA_DIR, MYSQL_SOCKET_DIR, Recorded};
 use crate::safety::exec::Program;
@@ -83,7 +81,9 @@ impl Binaries {
 pub fn check_version(bins: &Binaries, who: &RunAs) -> Result<String> {
     let shown = bins.mariadbd.path().shown();
     let mut cmd = bins.mariadbd.command();
-    cmd.arg("--version").stdin(Stdio::null()).stderr(Stdio::null());
+    cmd.arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
     who.apply(&mut cmd, false);
     let out = cmd
         .output()
@@ -125,7 +125,10 @@ pub struct Server {
 fn own_settings(sessions: u32) -> Vec<(String, String)> {
     [
         ("performance_schema", "ON".to_string()),
-        ("performance_schema_consumer_events_waits_current", "ON".into()),
+        (
+            "performance_schema_consumer_events_waits_current",
+            "ON".into(),
+        ),
         ("innodb_buffer_pool_size", "256M".into()),
         ("innodb_buffer_pool_load_at_startup", "0".into()),
         ("innodb_buffer_pool_dump_at_shutdown", "0".into()),
@@ -170,8 +173,7 @@ impl Server {
             return Err(Error::io("cannot create", dir, &e));
         }
         dir_record.update(&dir_leftover(MYSQL_DATA_DIR, dir, &who, identity(dir)));
-        let (sock, sock_record) = match make_socket_dir(&who, "mysql", MYSQL_SOCKET_DIR, OPTION)
-        {
+        let (sock, sock_record) = match make_socket_dir(&who, "mysql", MYSQL_SOCKET_DIR, OPTION) {
             Ok(s) => s,
             Err(e) => {
                 if std::fs::remove_dir_all(dir).is_ok() {
@@ -259,7 +261,10 @@ impl Server {
             .env("PATH", PATH)
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| Error::io("cannot open", &self.install_log(), &e))?)
+            .stdout(
+                log.try_clone()
+                    .map_err(|e| Error::io("cannot open", &self.install_log(), &e))?,
+            )
             .stderr(log);
         self.who.apply(&mut cmd, false);
         let status = cmd
@@ -282,7 +287,10 @@ impl Server {
             .arg(format!("--datadir={}", self.data().display()))
             .arg(format!("--socket={}", self.socket().display()))
             .arg("--skip-networking")
-            .arg(format!("--pid-file={}", self.dir.join("mariadbd.pid").display()))
+            .arg(format!(
+                "--pid-file={}",
+                self.dir.join("mariadbd.pid").display()
+            ))
             .arg(format!("--log-error={}", self.error_log().display()))
             .arg(format!("--tmpdir={}", self.tmp().display()));
         for (n, v) in &self.settings {
@@ -368,7 +376,8 @@ impl Server {
             } else if l.contains("Using Linux native AIO") {
                 found = Some("libaio (Linux native AIO)".to_string());
             } else if l.contains("falling back to innodb_use_native_aio=OFF") {
-                found = Some("none: native AIO failed, synchronous I/O in a thread pool".to_string());
+                found =
+                    Some("none: native AIO failed, synchronous I/O in a thread pool".to_string());
             }
         }
         found
@@ -399,7 +408,9 @@ fn open_log(path: &Path, append: bool) -> Result<std::fs::File> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| Error::io("cannot open", path, &e))?;
-    let md = f.metadata().map_err(|e| Error::io("cannot stat", path, &e))?;
+    let md = f
+        .metadata()
+        .map_err(|e| Error::io("cannot stat", path, &e))?;
     if !md.is_file() || md.nlink() != 1 {
         return Err(Error::other(format!(
             "{}: not the plain file a server's log should be; left alone",
@@ -442,7 +453,11 @@ mod tests {
     #[test]
     fn the_logs_reason_is_its_last_error_line() {
         let log = "2026 0 [Note] Starting\n2026 0 [ERROR] InnoDB: innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB current 5 MiB\n2026 0 [ERROR] Aborting\n";
-        assert!(log_reason(log).ends_with("current 5 MiB"), "{}", log_reason(log));
+        assert!(
+            log_reason(log).ends_with("current 5 MiB"),
+            "{}",
+            log_reason(log)
+        );
         assert_eq!(log_reason("a\nb\nc\nd\n"), "b / c / d");
     }
 
@@ -450,6 +465,9 @@ mod tests {
     fn a_users_setting_wins_over_dbios_own() {
         let s = own_settings(4);
         assert!(s.iter().any(|(n, v)| n == "max_connections" && v == "24"));
-        assert!(s.iter().any(|(n, v)| n == "performance_schema" && v == "ON"));
+        assert!(
+            s.iter()
+                .any(|(n, v)| n == "performance_schema" && v == "ON")
+        );
     }
 }

@@ -74,7 +74,10 @@ impl Session {
                 None,
             ),
             Shape::Update => (
-                prep(&mut conn, &format!("UPDATE {db}.blocks SET n = n + 1 WHERE id = ?"))?,
+                prep(
+                    &mut conn,
+                    &format!("UPDATE {db}.blocks SET n = n + 1 WHERE id = ?"),
+                )?,
                 None,
             ),
             Shape::Copy => (
@@ -88,7 +91,10 @@ impl Session {
                 Some(prep(&mut conn, &format!("TRUNCATE TABLE {db}.bulk_{id}"))?),
             ),
             Shape::Commit => (
-                prep(&mut conn, &format!("INSERT INTO {db}.commits (session, n) VALUES (?, ?)"))?,
+                prep(
+                    &mut conn,
+                    &format!("INSERT INTO {db}.commits (session, n) VALUES (?, ?)"),
+                )?,
                 None,
             ),
         };
@@ -112,7 +118,8 @@ impl Session {
         match spec.shape {
             Shape::Lookup => {
                 let id = self.rng.u32(1..=rows);
-                self.conn.exec_first::<Option<u64>, _, _>(&self.stmt, (id,))?;
+                self.conn
+                    .exec_first::<Option<u64>, _, _>(&self.stmt, (id,))?;
             }
             Shape::Update => {
                 let id = self.rng.u32(0..rows);
@@ -124,13 +131,19 @@ impl Session {
                     self.ids.push(self.rng.u32(0..rows));
                 }
                 let params: Vec<mysql::Value> = self.ids.iter().map(|&i| i.into()).collect();
-                self.conn.exec_first::<Option<u64>, _, _>(&self.stmt, params)?;
+                self.conn
+                    .exec_first::<Option<u64>, _, _>(&self.stmt, params)?;
             }
             Shape::Scan => {
                 let a = *next;
                 let b = a + CHUNK_PAGES * ROWS_PER_PAGE;
-                *next = if b + CHUNK_PAGES * ROWS_PER_PAGE > stripe.1 { stripe.0 } else { b };
-                self.conn.exec_first::<Option<u64>, _, _>(&self.stmt, (a, b))?;
+                *next = if b + CHUNK_PAGES * ROWS_PER_PAGE > stripe.1 {
+                    stripe.0
+                } else {
+                    b
+                };
+                self.conn
+                    .exec_first::<Option<u64>, _, _>(&self.stmt, (a, b))?;
             }
             Shape::Copy => {
                 if *copied + CHUNK_PAGES > spec.bulk_rows {
@@ -157,7 +170,11 @@ impl Session {
         let per = (rows / u64::from(spec.sessions.max(1))).max(CHUNK_PAGES * ROWS_PER_PAGE);
         let start_row = (u64::from(self.id) * per).min(rows.saturating_sub(per));
         let stripe = (start_row, start_row + per);
-        let mut next = if spec.shape == Shape::Commit { 0 } else { start_row };
+        let mut next = if spec.shape == Shape::Commit {
+            0
+        } else {
+            start_row
+        };
         let mut copied = 0u64;
         loop {
             if rec.window_over(now_ns()) || halt.halted() {
@@ -180,7 +197,12 @@ impl Session {
         }
     }
 
-    fn failed(&self, rec: &Recorder, halt: &Halt, e: &mysql::Error) -> std::result::Result<(), Lost> {
+    fn failed(
+        &self,
+        rec: &Recorder,
+        halt: &Halt,
+        e: &mysql::Error,
+    ) -> std::result::Result<(), Lost> {
         if halt.user_stopped() {
             return Ok(());
         }

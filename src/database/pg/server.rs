@@ -18,16 +18,15 @@ use crate::safety::cleanup::{PG_DATA_DIR, PG_SOCKET_DIR, Recorded};
 use crate::safety::exec::Program;
 use crate::units::Shown;
 
-use crate::database::throwaway::{dir_leftover, hand_over_dir, identity, make_socket_dir};
 pub use crate::database::throwaway::{
     CREATE_SERVER_USER, RunAs, SERVER_USER, login_name, reachable_by,
 };
+use crate::database::throwaway::{dir_leftover, hand_over_dir, identity, make_socket_dir};
 
 /// The socket's port number (it only names the socket file in a private directory).
 const PORT: u16 = 5432;
 /// The role initdb makes, which dbio connects as.
 const ROLE: &str = "dbio";
-
 
 /// `initdb` and `postgres` of `--pg-bin`, each checked ([`Program`]): no user but root
 /// (or the one running dbio) could have written them or a directory above them.
@@ -60,8 +59,6 @@ impl Binaries {
         Ok(Binaries { initdb, postgres })
     }
 }
-
-
 
 /// The major version of the binaries (`postgres --version`, run as the server's user),
 /// checked before anything is created: the version is 15 or later.
@@ -96,7 +93,6 @@ fn parse_major(text: &str) -> Option<u32> {
     let num: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
     num.parse().ok()
 }
-
 
 /// The user the server will run as (checked before anything is created).
 pub fn run_as(bins: &Binaries) -> Result<RunAs> {
@@ -385,7 +381,6 @@ impl Drop for Server {
     }
 }
 
-
 fn log_reason(text: &str) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let bad = ["FATAL:", "PANIC:", "ERROR:", "initdb: error:"];
@@ -398,7 +393,6 @@ fn log_reason(text: &str) -> String {
     }
     lines[lines.len().saturating_sub(3)..].join(" / ")
 }
-
 
 #[cfg(test)]
 mod tests {

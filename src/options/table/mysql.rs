@@ -20,7 +20,10 @@ pub(super) const MYSQL: &[Opt] = &[
         requires: None,
         set: |a, t| {
             if t.trim().is_empty() {
-                return Err("a URL, e.g. mysql://dbio@localhost/mysql?socket=/run/mysqld/mysqld.sock".into());
+                return Err(
+                    "a URL, e.g. mysql://dbio@localhost/mysql?socket=/run/mysqld/mysqld.sock"
+                        .into(),
+                );
             }
             a.mysql = Some(t.to_string());
             Ok(())
@@ -68,7 +71,11 @@ pub(super) const MYSQL: &[Opt] = &[
         },
         get: |a| {
             (!a.mysql_set.is_empty()).then(|| {
-                let v: Vec<String> = a.mysql_set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                let v: Vec<String> = a
+                    .mysql_set
+                    .iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
                 v.join(" ")
             })
         },

@@ -21,7 +21,11 @@ fn server(p: &MysqlSection) -> Section {
         format!(
             "{} ({})",
             s.version,
-            if s.throwaway { "a throwaway server dbio started" } else { "an existing server, only watched" }
+            if s.throwaway {
+                "a throwaway server dbio started"
+            } else {
+                "an existing server, only watched"
+            }
         ),
     );
     if let Some(d) = &s.data_directory {
@@ -32,7 +36,10 @@ fn server(p: &MysqlSection) -> Section {
     }
     field("Page cache", p.cache.clone());
     if !p.session_set.is_empty() {
-        field("Each session ran", format!("SET SESSION {}", p.session_set.join("; SET SESSION ")));
+        field(
+            "Each session ran",
+            format!("SET SESSION {}", p.session_set.join("; SET SESSION ")),
+        );
     }
     let sm = &p.sampler;
     field(
@@ -45,7 +52,10 @@ fn server(p: &MysqlSection) -> Section {
             number(sm.mean_sample_us)
         ),
     );
-    field("Counters", format!("deltas over {:.1} s (nothing reset)", p.interval_s));
+    field(
+        "Counters",
+        format!("deltas over {:.1} s (nothing reset)", p.interval_s),
+    );
     let name = if s.mariadb { "MariaDB" } else { "MySQL" };
     let mut sec = Section::new("mysql", name).with(Block::Fields(f));
     for c in &p.cautions {
@@ -58,7 +68,10 @@ fn server(p: &MysqlSection) -> Section {
 }
 
 fn settings(p: &MysqlSection) -> Section {
-    let mut t = Table::new(vec![Column::left("Variable", 34), Column::left("Value", 24)]);
+    let mut t = Table::new(vec![
+        Column::left("Variable", 34),
+        Column::left("Value", 24),
+    ]);
     for (n, v) in &p.server.settings {
         t.row(cells![n.as_str(), v.as_str()]);
     }
@@ -88,7 +101,9 @@ fn waits(p: &MysqlSection) -> Section {
     }
     let mut s = Section::new("mysql-waits", "performance_schema waits (Top Timed Events)");
     if p.waits.is_empty() {
-        s.push(Block::Note("No session was active and no background thread waiting in any sample.".into()));
+        s.push(Block::Note(
+            "No session was active and no background thread waiting in any sample.".into(),
+        ));
     } else {
         s.push(Block::Table(t));
         s.push(Block::Note(
@@ -123,7 +138,9 @@ fn files(p: &MysqlSection) -> Section {
     }
     let mut s = Section::new("mysql-files", "File I/O by instrument").level(Level::Sub);
     if p.files.is_empty() {
-        s.push(Block::Note("performance_schema counted no InnoDB file I/O (or it is not readable).".into()));
+        s.push(Block::Note(
+            "performance_schema counted no InnoDB file I/O (or it is not readable).".into(),
+        ));
     } else {
         s.push(Block::Table(t));
         s.push(Block::Note(
@@ -138,16 +155,38 @@ fn innodb(p: &MysqlSection) -> Section {
     let mut f = vec![
         (
             "Data reads".to_string(),
-            format!("{} ({}/s), {}", thousands(i.data_reads), decimal(i.reads_per_s), human_bytes(i.data_read_bytes)),
+            format!(
+                "{} ({}/s), {}",
+                thousands(i.data_reads),
+                decimal(i.reads_per_s),
+                human_bytes(i.data_read_bytes)
+            ),
         ),
         (
             "Data writes".to_string(),
-            format!("{} ({}/s), {}", thousands(i.data_writes), decimal(i.writes_per_s), human_bytes(i.data_written_bytes)),
+            format!(
+                "{} ({}/s), {}",
+                thousands(i.data_writes),
+                decimal(i.writes_per_s),
+                human_bytes(i.data_written_bytes)
+            ),
         ),
-        ("Data and log syncs".to_string(), format!("{} ({}/s)", thousands(i.data_fsyncs), decimal(i.fsyncs_per_s))),
+        (
+            "Data and log syncs".to_string(),
+            format!(
+                "{} ({}/s)",
+                thousands(i.data_fsyncs),
+                decimal(i.fsyncs_per_s)
+            ),
+        ),
         (
             "Pages read, written".to_string(),
-            format!("{}, {} ({} by read-ahead)", thousands(i.pages_read), thousands(i.pages_written), thousands(i.read_ahead_pages)),
+            format!(
+                "{}, {} ({} by read-ahead)",
+                thousands(i.pages_read),
+                thousands(i.pages_written),
+                thousands(i.read_ahead_pages)
+            ),
         ),
         (
             "Doublewrite".to_string(),
@@ -155,16 +194,27 @@ fn innodb(p: &MysqlSection) -> Section {
                 "{} pages in {} batches{}",
                 thousands(i.dblwr_pages),
                 thousands(i.dblwr_batches),
-                i.dblwr_per_page.map_or(String::new(), |r| format!(", {r:.2} per page written"))
+                i.dblwr_per_page
+                    .map_or(String::new(), |r| format!(", {r:.2} per page written"))
             ),
         ),
         (
             "Redo".to_string(),
-            format!("{} writes ({}/s), {}", thousands(i.log_writes), decimal(i.log_writes_per_s), human_bytes(i.log_bytes)),
+            format!(
+                "{} writes ({}/s), {}",
+                thousands(i.log_writes),
+                decimal(i.log_writes_per_s),
+                human_bytes(i.log_bytes)
+            ),
         ),
         (
             "Commits".to_string(),
-            format!("{} ({}/s), by {}", thousands(i.commits), decimal(i.commits_per_s), i.commits_source),
+            format!(
+                "{} ({}/s), by {}",
+                thousands(i.commits),
+                decimal(i.commits_per_s),
+                i.commits_source
+            ),
         ),
     ];
     if let Some(c) = i.commits_per_log_write
@@ -173,7 +223,10 @@ fn innodb(p: &MysqlSection) -> Section {
         f.push(("Commits per log write".to_string(), format!("{c:.2}")));
     }
     if let (Some(r), Some(w)) = (i.process_read_bytes, i.process_write_bytes) {
-        f.push(("Server process I/O".to_string(), format!("read {}, wrote {}", human_bytes(r), human_bytes(w))));
+        f.push((
+            "Server process I/O".to_string(),
+            format!("read {}, wrote {}", human_bytes(r), human_bytes(w)),
+        ));
     }
     Section::new("mysql-innodb", "InnoDB counters")
         .level(Level::Sub)
