@@ -216,6 +216,9 @@ fn bad_input_is_refused_before_anything_is_made() {
     }
 }
 
+/// A user's table's checksum and the server's global variables.
+type Fingerprint = (Vec<(String, Option<u64>)>, Vec<(String, String)>);
+
 /// A MariaDB server the test starts itself (as user nobody, on its own socket: not dbio's user): the user's.
 struct UsersServer {
     dir: PathBuf,
@@ -296,7 +299,7 @@ impl UsersServer {
     }
 
     /// The user's table's checksum and every global variable.
-    fn fingerprint(&self) -> (Vec<(String, Option<u64>)>, Vec<(String, String)>) {
+    fn fingerprint(&self) -> Fingerprint {
         let mut c = self.conn();
         let sum = c.query("CHECKSUM TABLE shop.orders").unwrap();
         let vars = c.query("SHOW GLOBAL VARIABLES").unwrap();
