@@ -100,6 +100,11 @@ pub enum Command {
     /// --pg-bin, or an existing one with --pg), `dbio pg clean`.
     #[command(subcommand)]
     Pg(crate::database::pg::PgCommand),
+    /// The tests through a real MariaDB or MySQL: `dbio mysql run TEST` (a throwaway MariaDB
+    /// with --mysql-bin, or an existing server with --mysql), `dbio mysql compare`, `dbio mysql
+    /// clean`.
+    #[command(subcommand, alias = "mariadb")]
+    Mysql(crate::database::mariadb::MysqlCommand),
     /// Print the completion script of a shell to stdout (see the README for where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `dbio man | man -l -`.

@@ -30,6 +30,7 @@ mod jobs;
 mod layers;
 mod leftovers;
 mod literals;
+mod mariadb;
 mod mem;
 mod mem_signals;
 mod mem_size_report;

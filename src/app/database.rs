@@ -14,15 +14,43 @@ use crate::units::Shown;
 
 use super::{record_id, recorded_in_store};
 
-/// `dbio pg compare`: both runs recorded like runs, then the compare with their ids
-/// (`dbio show c<ID>`), written into its directory; the one report (or `--json`, the
-/// compare itself) printed.
-pub(super) fn compare(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
+/// A database's compare: its command, its page size, and its run given the directory its
+/// run directory goes in.
+pub(super) type DbRun = (
+    &'static str,
+    u64,
+    fn(
+        &RunArgs,
+        Option<Arc<crate::safety::fs::Dir>>,
+        &Arc<AtomicBool>,
+    ) -> Result<crate::run::RunOutcome>,
+);
+
+/// PostgreSQL's (`dbio pg compare`).
+pub(super) const PG: DbRun = (
+    "pg",
+    crate::database::pg::load::PAGE,
+    crate::database::pg::run_in,
+);
+/// MariaDB/MySQL's (`dbio mysql compare`).
+pub(super) const MYSQL: DbRun = (
+    "mysql",
+    crate::database::mariadb::load::PAGE,
+    crate::database::mariadb::run_in,
+);
+
+/// `dbio pg compare`, `dbio mysql compare`: both runs recorded like runs, then the compare
+/// with their ids (`dbio show c<ID>`), written into its directory; the one report (or
+/// `--json`, the compare itself) printed.
+pub(super) fn compare(
+    a: &RunArgs,
+    stop: &Arc<AtomicBool>,
+    db: Option<&Path>,
+    (command, page, run_in): DbRun,
+) -> Result<ExitCode> {
     use crate::database::compare;
-    let page = crate::database::pg::load::PAGE;
-    let mut done = compare::compare_runs(a, ("pg", page), stop, &|a, held| {
-        crate::database::pg::run_in(a, held, stop)
-    })?;
+    let mut done =
+        compare::compare_runs(a, (command, page), stop, &|a, held| run_in(a, held, stop))?;
     done.compared.database.run_id = record_id(db, &done.database).0;
     done.compared.storage.run_id = record_id(db, &done.storage).0;
     let c = &mut done.compared;

@@ -35,6 +35,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
     let command = match &cli.command {
         Command::Run(_) => "run",
         Command::Pg(_) => "pg",
+        Command::Mysql(_) => "mysql",
         Command::Prepare(_) => "prepare",
         Command::Matrix(_) => "matrix",
         Command::Sweep(_) => "sweep",
@@ -59,6 +60,8 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Run(_)
             | Command::Pg(crate::database::pg::PgCommand::Run(_))
             | Command::Pg(crate::database::pg::PgCommand::Compare(_))
+            | Command::Mysql(crate::database::mariadb::MysqlCommand::Run(_))
+            | Command::Mysql(crate::database::mariadb::MysqlCommand::Compare(_))
             | Command::Prepare(_)
             | Command::Matrix(_)
             | Command::Sweep(_)
@@ -88,7 +91,17 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
             crate::database::pg::observe::observe(&a, &stop)
         }
         Command::Pg(crate::database::pg::PgCommand::Compare(a)) => {
-            database::compare(&a.0, &stop, cli.db.as_deref())
+            database::compare(&a.0, &stop, cli.db.as_deref(), database::PG)
+        }
+        Command::Mysql(crate::database::mariadb::MysqlCommand::Run(a)) => {
+            let outcome = crate::database::mariadb::run(&a.0, &stop)?;
+            finish_run(&outcome, a.0.json, a.0.format, cli.db.as_deref())
+        }
+        Command::Mysql(crate::database::mariadb::MysqlCommand::Clean(a)) => {
+            crate::database::mariadb::clean(&a)
+        }
+        Command::Mysql(crate::database::mariadb::MysqlCommand::Compare(a)) => {
+            database::compare(&a.0, &stop, cli.db.as_deref(), database::MYSQL)
         }
         Command::Clean(a) if a.stale => {
             let known = known(cli.db.as_deref());

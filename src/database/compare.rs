@@ -50,10 +50,11 @@ const FIGURES: [(&str, Figure); 5] = [
     }),
 ];
 
-/// The label of the read wait by the database's own timing.
-const READ_WAIT: &str = "Read wait, PG's timing (µs)";
-// (PostgreSQL's label, kept as compare.json has it; the next database's adapter names its own
-// through `Seen::name` when the table learns a second one.)
+/// The label of the read wait by the database's own timing ("Read wait, PG's timing (µs)",
+/// "Read wait, InnoDB's timing (µs)").
+fn read_wait_label(short: &str) -> String {
+    format!("Read wait, {short}'s timing (µs)")
+}
 
 /// One side of a compare: its run, where it is, and its whole result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -141,8 +142,10 @@ fn seen(database: &RunResult) -> Option<super::Seen> {
     super::seen(database)
 }
 
-fn read_wait_us(database: &RunResult) -> Option<f64> {
-    seen(database)?.read_wait_us
+/// The database's own mean read wait, and its short name.
+fn read_wait_us(database: &RunResult) -> Option<(f64, &'static str)> {
+    let s = seen(database)?;
+    Some((s.read_wait_us?, s.short))
 }
 
 fn side(r: &RunResult, run_dir: &Path) -> Side {
@@ -175,9 +178,13 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
         // A request through the database is more than its read: PostgreSQL's own timing of
         // the reads (track_io_timing) beside the storage's latency.
         if figure == "Mean latency (µs)"
-            && let Some(w) = read_wait_us(database)
+            && let Some((w, short)) = read_wait_us(database)
         {
-            rows.push(row(READ_WAIT, s.map(|e| e.latency_us.mean), Some(w)));
+            rows.push(row(
+                &read_wait_label(short),
+                s.map(|e| e.latency_us.mean),
+                Some(w),
+            ));
         }
     }
     rows
@@ -201,11 +208,12 @@ fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
             latency_words(s.latency_us.mean)
         )));
     }
-    if let (Some(s), Some(d), Some(w)) = (s, d, read_wait_us(database))
+    if let (Some(s), Some(d), Some((w, _))) = (s, d, read_wait_us(database))
         && s.latency_us.mean > 0.0
     {
+        let name = seen(database).map_or("the database", |s| s.name);
         out.push(Finding::note(format!(
-            "a read waited {} in PostgreSQL against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
+            "a read waited {} in {name} against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
             latency_words(w),
             latency_words(s.latency_us.mean),
             w / s.latency_us.mean,
@@ -227,9 +235,14 @@ fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
             out.extend(seen.cautions.into_iter().map(Finding::caution));
             out.extend(seen.findings.into_iter().map(Finding::note));
         }
-        None => out.push(Finding::note(
-            "The database run recorded no PostgreSQL section: no findings of its own.".into(),
-        )),
+        None => out.push(Finding::note(format!(
+            "The database run recorded no {} section: no findings of its own.",
+            if database.test.starts_with("mysql") {
+                "MariaDB/MySQL"
+            } else {
+                "PostgreSQL"
+            }
+        ))),
     }
     out
 }
@@ -314,7 +327,7 @@ pub fn report(c: &Compared) -> Report {
         Column::right("Ratio", 9),
     ]);
     for f in &c.figures {
-        let unit = if f.figure == READ_WAIT {
+        let unit = if f.figure.starts_with("Read wait, ") {
             "Mean latency (µs)"
         } else {
             &f.figure

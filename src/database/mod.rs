@@ -10,8 +10,10 @@
 //! first. ARCHITECTURE.md ("Add a database") is the how-to.
 
 pub mod compare;
+pub mod mariadb;
 pub mod pg;
 pub mod shape;
+pub mod throwaway;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +39,9 @@ pub enum CacheControl {
     Fadvise,
     /// Not kept out, and why.
     NotControlled(String),
+    /// Kept out as the adapter says, in its own words: how (`describe`) and result.json's
+    /// `config.io_mode`.
+    Said { describe: String, io_mode: String },
 }
 
 impl CacheControl {
@@ -47,6 +52,7 @@ impl CacheControl {
                 "the table's pages dropped from the page cache with posix_fadvise(DONTNEED)".into()
             }
             CacheControl::NotControlled(why) => format!("not controlled: {why}"),
+            CacheControl::Said { describe, .. } => describe.clone(),
         }
     }
 
@@ -56,6 +62,7 @@ impl CacheControl {
             CacheControl::DirectIo => "direct (debug_io_direct=data)".into(),
             CacheControl::Fadvise => "buffered, page cache dropped (posix_fadvise)".into(),
             CacheControl::NotControlled(why) => format!("buffered ({why})"),
+            CacheControl::Said { io_mode, .. } => io_mode.clone(),
         }
     }
 }
@@ -220,6 +227,8 @@ pub trait DbObserver: Observer + Send {
 pub struct Seen {
     /// The database's name in the report ("PostgreSQL").
     pub name: &'static str,
+    /// Its short name in a figure's label ("PG", "InnoDB").
+    pub short: &'static str,
     /// The mean wait of the sessions' data file reads by the database's own timing (µs).
     pub read_wait_us: Option<f64>,
     pub cautions: Vec<String>,
@@ -233,7 +242,7 @@ pub struct Seen {
 /// What the database saw in a run's result (for a compare), read by the adapter whose
 /// section the result carries.
 pub fn seen(r: &RunResult) -> Option<Seen> {
-    pg::seen(r)
+    pg::seen(r).or_else(|| mariadb::seen(r))
 }
 
 /// The table size when `--size` is not given.

@@ -9,7 +9,10 @@ use std::path::Path;
 
 use super::report::{Action, LeftoverJson};
 use super::{Known, canonical};
-use crate::safety::cleanup::{PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR, SCHEDULER};
+use crate::safety::cleanup::{
+    MYSQL_DATA_DIR, MYSQL_DATABASE, MYSQL_SOCKET_DIR, PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR,
+    SCHEDULER,
+};
 use crate::store::LeftoverRecord;
 
 /// What a leftover of `kind` is, in words.
@@ -18,6 +21,9 @@ fn words(kind: &str) -> &'static str {
         PG_DATA_DIR => "a throwaway PostgreSQL server's directory (data directory and log)",
         PG_SOCKET_DIR => "a throwaway PostgreSQL server's socket directory",
         PG_SCHEMA => "the schema of a dbio pg run on a user's server",
+        MYSQL_DATA_DIR => "a throwaway MariaDB server's directory (data directory and logs)",
+        MYSQL_SOCKET_DIR => "a throwaway MariaDB server's socket directory",
+        MYSQL_DATABASE => "the database of a dbio mysql run on a user's server",
         SCHEDULER => "a disk's I/O scheduler, changed by a scheduler sweep",
         _ => "something dbio made",
     }
@@ -28,6 +34,9 @@ fn words(kind: &str) -> &'static str {
 fn undo(r: &LeftoverRecord) -> Result<String, String> {
     match r.kind.as_str() {
         SCHEDULER => crate::sweep::scheduler::undo_leftover(&r.detail),
+        MYSQL_DATA_DIR | MYSQL_SOCKET_DIR | MYSQL_DATABASE => {
+            crate::database::mariadb::leftovers::undo(&r.kind, &r.detail)
+        }
         kind => crate::database::pg::leftovers::undo(kind, &r.detail),
     }
 }

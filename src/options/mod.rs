@@ -25,6 +25,7 @@ pub mod check;
 pub mod cli;
 pub mod environment;
 pub mod job;
+pub mod mysql_set;
 pub mod parse;
 pub mod pg_set;
 pub mod points;
@@ -47,7 +48,9 @@ pub use crate::workload::spec::RunConfig;
 /// Options whose value may be left out, and the value they then take.
 pub const OPTIONAL_VALUE: &[(&str, &str)] = &[("steady-state", "iops:20:10")];
 
-pub use parse::{REPEATABLE, block_size, hosts, pg_setting, positive_size, rate, temp_io};
+pub use parse::{
+    REPEATABLE, block_size, hosts, mysql_setting, pg_setting, positive_size, rate, temp_io,
+};
 pub use table::{COMMANDS, OPTIONS};
 
 /// Where an option's value came from.
@@ -179,6 +182,12 @@ pub struct RunArgs {
     pub pg_bin: Option<PathBuf>,
     /// `--pg-set NAME=VALUE`: settings of the throwaway server, in the order typed.
     pub pg_set: Vec<(String, String)>,
+    /// `--mysql`: an existing MariaDB/MySQL server (a `mysql://` URL).
+    pub mysql: Option<String>,
+    /// `--mysql-bin`: the directory of `mariadbd` a throwaway MariaDB server starts from.
+    pub mysql_bin: Option<PathBuf>,
+    /// `--mysql-set NAME=VALUE`: settings of the throwaway MariaDB server, in the order typed.
+    pub mysql_set: Vec<(String, String)>,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -268,6 +277,9 @@ impl RunArgs {
             pg: None,
             pg_bin: None,
             pg_set: Vec::new(),
+            mysql: None,
+            mysql_bin: None,
+            mysql_set: Vec::new(),
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -344,6 +356,7 @@ pub mod heading {
     pub const SAFETY: &str = "Safety";
     pub const CLUSTER: &str = "Cluster (one run across many hosts over OpenSSH)";
     pub const PG: &str = "PostgreSQL (dbio pg)";
+    pub const MYSQL: &str = "MariaDB/MySQL (dbio mysql)";
     pub const POINTS: &str = "Points (each a run of its own)";
     pub const CALIBRATE: &str = "Calibration";
     pub const MATRIX: &str = "Matrix (the load grid)";
@@ -368,6 +381,8 @@ pub enum Group {
     Report,
     /// The database a run goes through: `pg run`.
     Pg,
+    /// The database a run goes through: `mysql run`.
+    Mysql,
 }
 
 /// A command that takes options of the table.
@@ -390,6 +405,8 @@ pub enum Command {
     Verify,
     Report,
     Precondition,
+
+    MysqlRun,
 }
 
 /// The options of the table one command takes: whole groups, and single options of other

@@ -109,7 +109,21 @@ pub(crate) fn size_text(v: u64) -> String {
 }
 
 /// Options that may be given more than once; each value is added to the others.
-pub const REPEATABLE: &[&str] = &["pg-set"];
+pub const REPEATABLE: &[&str] = &["pg-set", "mysql-set"];
+
+/// `--mysql-set NAME=VALUE`: a setting of the throwaway MariaDB server, one
+/// [`super::mysql_set`] takes; the name with `_` for `-`, in lower case.
+pub fn mysql_setting(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!(
+            "'{}': NAME=VALUE, e.g. innodb_flush_method=fsync",
+            crate::units::echoed(text)
+        ));
+    };
+    let name = name.trim().replace('-', "_");
+    super::mysql_set::check(&name, value)?;
+    Ok((name.to_ascii_lowercase(), value.to_string()))
+}
 
 /// `--pg-set NAME=VALUE`: a setting of the throwaway server, one [`super::pg_set`] takes.
 pub fn pg_setting(text: &str) -> Result<(String, String), String> {

@@ -264,6 +264,7 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
         verify: None,
         hosts: Vec::new(),
         pg: None,
+        mysql: None,
     };
     r.judge_stability();
     r

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod openmetrics;
 pub mod output;
 pub mod result;
+pub mod result_mysql;
 pub mod result_pg;
 pub mod sections;
 mod stability;
@@ -330,7 +331,9 @@ pub fn write_run(dir: &Dir, r: &RunResult) -> Result<String> {
 /// Whether the files of `r` say where a database is and who connects to it (a run through
 /// PostgreSQL): then only their owner may read them (mode 0600).
 fn holds_connection(r: &RunResult) -> bool {
-    r.pg.is_some() || r.dataset.kind == "postgresql"
+    r.pg.is_some()
+        || r.mysql.is_some()
+        || matches!(r.dataset.kind.as_str(), "postgresql" | "mariadb")
 }
 
 /// The files made from `result.json` alone, which `dbio report` makes again (replacing

@@ -525,6 +525,7 @@ pub fn through(d: Described, m: &Measurement, planned: std::time::Duration) -> R
         verify: None,
         hosts: Vec::new(),
         pg: None,
+        mysql: None,
     };
     // Judged like every run (docs/measurement.md, "Stability").
     result.judge_stability();
@@ -721,6 +722,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
         verify: None,
         hosts: Vec::new(),
         pg: None,
+        mysql: None,
     };
     // Every run judges how steady each event was (docs/measurement.md, "Stability").
     result.judge_stability();

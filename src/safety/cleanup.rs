@@ -66,7 +66,8 @@ pub fn remove_registered() -> usize {
 /// leave behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leftover {
-    /// What it is: [`PG_DATA_DIR`], [`PG_SOCKET_DIR`], [`PG_SCHEMA`], [`SCHEDULER`].
+    /// What it is: [`PG_DATA_DIR`], [`PG_SOCKET_DIR`], [`PG_SCHEMA`], [`MYSQL_DATA_DIR`],
+    /// [`MYSQL_SOCKET_DIR`], [`MYSQL_DATABASE`], [`SCHEDULER`].
     pub kind: &'static str,
     /// Which: a path, `schema at user@host:port/db`, a disk.
     pub what: String,
@@ -123,6 +124,12 @@ pub const PG_DATA_DIR: &str = "pg-data-dir";
 pub const PG_SOCKET_DIR: &str = "pg-socket-dir";
 /// A run's schema on a user's server.
 pub const PG_SCHEMA: &str = "pg-schema";
+/// A throwaway MariaDB server's directory (data directory, logs, tmpdir).
+pub const MYSQL_DATA_DIR: &str = "mysql-data-dir";
+/// A throwaway MariaDB server's socket directory.
+pub const MYSQL_SOCKET_DIR: &str = "mysql-socket-dir";
+/// A run's database on a user's MariaDB/MySQL server.
+pub const MYSQL_DATABASE: &str = "mysql-database";
 /// A disk's I/O scheduler, changed by a sweep.
 pub const SCHEDULER: &str = "scheduler";
 

@@ -11,8 +11,8 @@ use std::borrow::Cow;
 /// What a secret is shown as.
 pub const MASK: &str = "****";
 
-/// `text` with every password in it shown as [`MASK`]: the password of a `postgres://` or
-/// `postgresql://` URL's user, and the value of every `...password=` key (key=value strings,
+/// `text` with every password in it shown as [`MASK`]: the password of a `postgres://`,
+/// `postgresql://`, `mysql://` or `mariadb://` URL's user, and the value of every `...password=` key (key=value strings,
 /// URL query parameters, `PGPASSWORD=` in a command line; quoted values included). Text
 /// without one is returned as it is.
 pub fn redact(text: &str) -> Cow<'_, str> {
@@ -51,7 +51,10 @@ fn url_passwords(text: &str, lower: &str, spans: &mut Vec<(usize, usize)>) {
         let scheme_start = lower[..scheme_end]
             .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.')
             .map_or(0, |p| p + 1);
-        if !matches!(&lower[scheme_start..scheme_end], "postgres" | "postgresql") {
+        if !matches!(
+            &lower[scheme_start..scheme_end],
+            "postgres" | "postgresql" | "mysql" | "mariadb"
+        ) {
             continue;
         }
         // The authority: up to the path, query, fragment or the end of the word.
@@ -155,6 +158,11 @@ mod tests {
             "postgresql:///db?host=/s&password=****&user=u"
         );
         assert_eq!(redact("https://a:b@c/"), "https://a:b@c/");
+        assert_eq!(
+            redact("mysql://root:hunter2@localhost/mysql"),
+            "mysql://root:****@localhost/mysql"
+        );
+        assert_eq!(redact("mariadb://u:x@h/d"), "mariadb://u:****@h/d");
         assert_eq!(
             redact("dbio pg run --pg postgresql://me:pw@[::1]:5/x --json"),
             "dbio pg run --pg postgresql://me:****@[::1]:5/x --json"

@@ -258,7 +258,7 @@ fn asks_for_password(e: &postgres::Error) -> bool {
 }
 
 /// Reads a line from the terminal (`/dev/tty`) with echo off, after writing `prompt` there.
-fn prompt_password(prompt: &str) -> std::io::Result<String> {
+pub(crate) fn prompt_password(prompt: &str) -> std::io::Result<String> {
     use std::io::{BufRead, Write};
     use std::os::fd::AsRawFd;
     let tty = std::fs::OpenOptions::new()

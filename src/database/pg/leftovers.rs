@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::safety::cleanup::{DirectoryDetail, PG_DATA_DIR, PG_SCHEMA, PG_SOCKET_DIR};
-use crate::units::Shown;
 
 /// A run's schema as recorded.
 #[derive(Debug, Deserialize)]
@@ -61,62 +60,25 @@ fn server_file(name: &str, data: bool, md: &std::fs::Metadata) -> bool {
     }
 }
 
-/// Removes a throwaway server's directory if it is still the one dbio made: a plain
-/// directory (no link) with the recorded device and inode, owned by the server's user or by
-/// dbio's, holding only what a server puts there. A postmaster still running from it is
-/// stopped first.
+/// Removes a throwaway server's directory if it is still the one dbio made (a postmaster
+/// still running from it stopped first).
 fn remove_dir(d: &DirectoryDetail, data: bool) -> Result<String, String> {
-    let shown = d.path.shown().to_string();
-    let md = match std::fs::symlink_metadata(&d.path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(format!("{shown} is gone already"));
-        }
-        Err(e) => return Err(format!("cannot look at it: {e}")),
-    };
-    if !md.is_dir() {
-        return Err("it is not a directory (a link, or a file): not dbio's".into());
-    }
-    if let (Some(dev), Some(ino)) = (d.dev, d.ino)
-        && (md.dev() != dev || md.ino() != ino)
-    {
-        return Err("it is another directory than the one dbio made (its inode differs)".into());
-    }
-    let me = crate::safety::fs::effective_uid();
-    if md.uid() != d.uid && md.uid() != me {
-        return Err(format!(
-            "it belongs to uid {}, neither the server's user nor dbio's",
-            md.uid()
-        ));
-    }
-    let entries = std::fs::read_dir(&d.path).map_err(|e| format!("cannot read it: {e}"))?;
-    for e in entries {
-        let e = e.map_err(|e| format!("cannot read it: {e}"))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let emd = e
-            .metadata()
-            .map_err(|err| format!("cannot look at {name}: {err}"))?;
-        if !server_file(&name, data, &emd) {
-            return Err(format!(
-                "it holds {} which a throwaway server does not make: left alone",
-                crate::units::shown(&name)
-            ));
-        }
-    }
-    if data {
-        stop_postmaster(&d.path.join("data"), d.uid)?;
-    }
-    // The directory's identity and contents were checked just above; remove_dir_all does
-    // not follow links inside it.
-    std::fs::remove_dir_all(&d.path).map_err(|e| format!("cannot remove it: {e}"))?;
-    Ok(format!(
-        "removed {} {shown}",
+    crate::database::throwaway::remove_server_dir(
+        d,
+        &|name, md| server_file(name, data, md),
+        &|| {
+            if data {
+                stop_postmaster(&d.path.join("data"), d.uid)
+            } else {
+                Ok(())
+            }
+        },
         if data {
             "the throwaway server's directory"
         } else {
             "the throwaway server's socket directory"
-        }
-    ))
+        },
+    )
 }
 
 /// Stops the postmaster running from the data directory `data`, if one does: the process

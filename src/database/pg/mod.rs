@@ -449,6 +449,7 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         .map(|ms| ms * 1000.0);
     Some(crate::database::Seen {
         name: "PostgreSQL",
+        short: "PG",
         read_wait_us,
         cautions: pg.cautions.clone(),
         findings: pg.findings.clone(),

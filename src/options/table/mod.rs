@@ -3,6 +3,7 @@
 //! time. [`COMMANDS`]: which command takes which of them.
 
 mod data_set;
+mod mysql;
 mod output;
 mod pg;
 mod points;
@@ -28,6 +29,7 @@ const PARTS: &[&[Opt]] = &[
     output::OUTPUT,
     points::POINTS,
     pg::PG,
+    mysql::MYSQL,
 ];
 
 const fn total(parts: &[&[Opt]]) -> usize {
@@ -190,6 +192,23 @@ pub static COMMANDS: &[Takes] = &[
             ("json", None),
             ("quiet", None),
             ("progress", None),
+        ],
+    },
+    // A run through MariaDB/MySQL: the options of a run that mean the same there.
+    Takes {
+        command: Command::MysqlRun,
+        groups: &[Group::Mysql, Group::Report],
+        also: &[
+            ("size", None),
+            ("sessions", None),
+            ("duration", None),
+            ("warmup", None),
+            ("sync", None),
+            ("async", None),
+            ("depth", None),
+            ("out", None),
+            ("json", None),
+            ("quiet", None),
         ],
     },
 ];

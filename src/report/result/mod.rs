@@ -91,6 +91,10 @@ pub struct RunResult {
     /// and findings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pg: Option<crate::report::result_pg::PgSection>,
+    /// What MariaDB/MySQL saw (`dbio mysql` runs): the server, its waits, its file I/O and
+    /// InnoDB counters, and findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<crate::report::result_mysql::MysqlSection>,
 }
 
 /// One host of a run across hosts: its clock against the coordinator's, when it started,

@@ -20,6 +20,7 @@ mod compare;
 mod events;
 pub mod format;
 mod model;
+mod mysql;
 mod pg;
 mod run;
 mod stability;
@@ -33,6 +34,7 @@ pub use events::{
     BucketRow, DbTime, SecondRow, bucket_rows, latency_table, second_length_s, second_rows, trimmed,
 };
 pub use model::*;
+pub use mysql::mysql_sections;
 pub use pg::pg_sections;
 
 use crate::report::result::RunResult;
@@ -53,6 +55,9 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::temp(r));
     if let Some(p) = &r.pg {
         sections.extend(pg_sections(p));
+    }
+    if let Some(m) = &r.mysql {
+        sections.extend(mysql_sections(m));
     }
     sections.push(events::latency(r));
     sections.push(events::histograms(r));

@@ -1,0 +1,453 @@
+//! What every throwaway database server shares, whatever the database: who runs it (dbio's
+//! own user, or the system user [`SERVER_USER`] when dbio runs as root, refused while a
+//! process dbio did not start runs as that user), whether that user may reach the run
+//! directory, and its private directories (made by dbio, noted as leftovers before they
+//! are made, handed over through a descriptor that follows no link). `dbio pg` and `dbio
+//! mysql` start their servers with these.
+
+use std::ffi::CString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+use crate::safety::cleanup::{DirectoryDetail, Leftover, Recorded};
+use crate::safety::exec::Program;
+use crate::units::Shown;
+
+/// The user name of the current user (for libpq's default user).
+pub fn login_name() -> Option<String> {
+    // SAFETY: getpwuid returns a pointer into static storage or NULL; read at once.
+    unsafe {
+        let pw = libc::getpwuid(libc::geteuid());
+        if pw.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr((*pw).pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// The system user throwaway servers run as when dbio runs as root: one that owns nothing
+/// else on the host (never `postgres`, who owns the host's real clusters, nor `nobody`,
+/// whom many daemons share). The packages create it; dbio does not.
+pub const SERVER_USER: &str = "dbio";
+
+/// The command that creates [`SERVER_USER`] (what the packages run).
+pub const CREATE_SERVER_USER: &str = "useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group dbio";
+
+/// Who runs the server: dbio's own user, or [`SERVER_USER`] when dbio runs as root
+/// (database servers refuse to run as root).
+#[derive(Debug, Clone)]
+pub struct RunAs {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Drop to `uid`/`gid` in the child (dbio is root).
+    pub drop: bool,
+}
+
+impl RunAs {
+    /// Who runs a throwaway server started from `programs` (given with `option`).
+    pub fn find(option: &str, programs: &[&Program]) -> Result<RunAs> {
+        let me = crate::safety::fs::effective_uid();
+        if me != 0 {
+            // SAFETY: getegid cannot fail.
+            let gid = unsafe { libc::getegid() };
+            return Ok(RunAs {
+                name: login_name().unwrap_or_else(|| me.to_string()),
+                uid: me,
+                gid,
+                drop: false,
+            });
+        }
+        let c = CString::new(SERVER_USER).expect("no NUL");
+        // SAFETY: getpwnam returns static storage or NULL; read at once.
+        let found = unsafe {
+            let pw = libc::getpwnam(c.as_ptr());
+            (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+        };
+        let Some((uid, gid)) = found else {
+            return Err(Error::usage(format!(
+                "{option}: dbio runs as root, and the throwaway server runs as the system user {SERVER_USER}, which does not exist; create it (dbio's packages do): {CREATE_SERVER_USER}"
+            )));
+        };
+        let refuse = |why: String| {
+            Err(Error::usage(format!(
+                "{option}: user {SERVER_USER} (uid {uid}) {why}: the throwaway server runs as a user that owns nothing else on this host; leave user {SERVER_USER} to dbio alone"
+            )))
+        };
+        if uid == 0 || gid == 0 {
+            return refuse(format!("has uid {uid} and group id {gid}, root's"));
+        }
+        for p in programs {
+            if p.owner() == uid {
+                return refuse(format!("owns {}", p.path().shown()));
+            }
+        }
+        if let Some(process) = foreign_process(uid) {
+            return refuse(format!("runs {process}, which no dbio started (stop it)"));
+        }
+        Ok(RunAs {
+            name: SERVER_USER.into(),
+            uid,
+            gid,
+            drop: true,
+        })
+    }
+
+    /// Makes `cmd` run as this user, in a session of its own, and (for the postmaster) told
+    /// to shut down fast when dbio dies.
+    pub fn apply(&self, cmd: &mut Command, die_with_parent: bool) {
+        self.apply_with(cmd, die_with_parent.then_some(libc::SIGINT));
+    }
+
+    /// [`RunAs::apply`], the server told `die_signal` (its own fast shutdown's) when dbio
+    /// dies.
+    pub fn apply_with(&self, cmd: &mut Command, die_signal: Option<libc::c_int>) {
+        let (uid, gid, drop) = (self.uid, self.gid, self.drop);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if drop
+                    && (libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(gid) != 0
+                        || libc::setuid(uid) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // After the change of user, which clears it.
+                if let Some(sig) = die_signal
+                    && libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
+/// parents, through processes of `uid`, does not lead to a process running this very dbio
+/// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
+/// (sleep 100)".
+pub fn foreign_process(uid: u32) -> Option<String> {
+    /// Its parent, whether any of its user ids (real, effective, saved, file system) is
+    /// `uid`, and whether it has ended (a zombie runs nothing), from /proc/PID/status.
+    fn status(pid: u32, uid: u32) -> Option<(u32, bool, bool)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        };
+        let ppid = field("PPid:")?.first()?.parse().ok()?;
+        let ids = field("Uid:")?;
+        let ended = field("State:")?.first()? == "Z";
+        Some((ppid, ids.iter().any(|i| i.parse() == Ok(uid)), ended))
+    }
+    fn exe(pid: &str) -> Option<(u64, u64)> {
+        let md = std::fs::metadata(format!("/proc/{pid}/exe")).ok()?;
+        Some((md.dev(), md.ino()))
+    }
+    /// A dbio (another build or version of it: a test suite's, a second install) run by
+    /// root or by this user: only they can have started processes of `uid`, so what it
+    /// started is a throwaway server too, not another service's.
+    fn another_dbio(pid: u32) -> bool {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let owner = std::fs::metadata(format!("/proc/{pid}")).map(|m| m.uid());
+        comm.trim() == "dbio"
+            && owner.is_ok_and(|o| o == 0 || o == crate::safety::fs::effective_uid())
+    }
+    let me = exe("self");
+    let procs = std::fs::read_dir("/proc").ok()?;
+    for entry in procs.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Some((mut up, true, false)) = status(pid, uid) else {
+            continue;
+        };
+        let mut ours = false;
+        for _ in 0..64 {
+            match status(up, uid) {
+                Some((parent, true, _)) if up > 1 => up = parent,
+                Some((_, false, _)) => {
+                    ours = (me.is_some() && exe(&up.to_string()) == me) || another_dbio(up);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        if !ours {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd: String = String::from_utf8_lossy(&cmd[..cmd.len().min(512)])
+                .trim_end_matches('\0')
+                .replace('\0', " ");
+            return Some(format!(
+                "process {pid} ({})",
+                crate::safety::lock::printable(&cmd)
+            ));
+        }
+    }
+    None
+}
+
+/// Whether user `who` may enter every directory from `/` down to `dir` (the server's files
+/// live below it).
+pub fn reachable_by(who: &RunAs, dir: &Path) -> std::result::Result<(), PathBuf> {
+    if !who.drop {
+        return Ok(());
+    }
+    let mut p = PathBuf::from("/");
+    for c in dir.components().skip(1) {
+        p.push(c);
+        let Ok(md) = std::fs::metadata(&p) else {
+            return Ok(()); // made later, by dbio (mode 0755)
+        };
+        let mode = md.mode();
+        let ok = if md.uid() == who.uid {
+            mode & 0o100 != 0
+        } else if md.gid() == who.gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !ok {
+            return Err(p);
+        }
+    }
+    Ok(())
+}
+
+/// The leftover record of a throwaway server's directory `path` (of `kind`), owned by the
+/// server's user; `id`: its device and inode once made.
+pub fn dir_leftover(
+    kind: &'static str,
+    path: &Path,
+    who: &RunAs,
+    id: Option<(u64, u64)>,
+) -> Leftover {
+    Leftover::directory(kind, path, who.uid, id)
+}
+
+/// The device and inode of the directory at `path`.
+pub fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// `/tmp/dbio-<db>-XXXXXX` (a new, random name; `db` is `pg`, `mysql`), mode 0700, owned by
+/// the server's user; noted as a leftover of `kind` before it is made. `option` names the
+/// option that asked for the server, in messages.
+pub fn make_socket_dir(
+    who: &RunAs,
+    db: &str,
+    kind: &'static str,
+    option: &str,
+) -> Result<(PathBuf, Recorded)> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for _ in 0..32 {
+        let name: String = (0..6).map(|_| fastrand::alphanumeric()).collect();
+        let path = PathBuf::from(format!("/tmp/dbio-{db}-{name}"));
+        let record = Recorded::note(&dir_leftover(kind, &path, who, None));
+        // mkdir never follows a link, and fails if anything is at the name.
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {}
+            Err(e) => {
+                record.undone();
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    last = Some(e);
+                    continue;
+                }
+                return Err(Error::other(format!(
+                    "{option}: cannot create a socket directory in /tmp: {e}"
+                )));
+            }
+        }
+        record.update(&dir_leftover(kind, &path, who, identity(&path)));
+        if let Err(e) = hand_over_dir(&path, who) {
+            if std::fs::remove_dir(&path).is_ok() {
+                record.undone();
+            }
+            return Err(e);
+        }
+        return Ok((path, record));
+    }
+    Err(Error::other(format!(
+        "{option}: cannot create a socket directory in /tmp: {}",
+        last.map_or_else(|| "no free name".into(), |e| e.to_string())
+    )))
+}
+
+/// Makes the directory dbio just created at `path` private (0700) and the server's user's,
+/// through a descriptor opened without following a link: what is changed is that directory.
+pub fn hand_over_dir(path: &Path, who: &RunAs) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("cannot open", path, &e))?;
+    dir.set_permissions(std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io("cannot set the mode of", path, &e))?;
+    if who.drop {
+        std::os::unix::fs::fchown(&dir, Some(who.uid), Some(who.gid))
+            .map_err(|e| Error::io("cannot hand over", path, &e))?;
+    }
+    Ok(())
+}
+
+/// Removes a throwaway server's directory (`what`, in words) if it is still the one dbio
+/// made: a plain directory (no link) with the recorded device and inode, owned by the
+/// server's user or by dbio's, holding only what `server_file` says a server puts there.
+/// `stop` stops a server still running from it first.
+pub fn remove_server_dir(
+    d: &DirectoryDetail,
+    server_file: &dyn Fn(&str, &std::fs::Metadata) -> bool,
+    stop: &dyn Fn() -> Result<(), String>,
+    what: &str,
+) -> Result<String, String> {
+    let shown = d.path.shown().to_string();
+    let md = match std::fs::symlink_metadata(&d.path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(format!("{shown} is gone already"));
+        }
+        Err(e) => return Err(format!("cannot look at it: {e}")),
+    };
+    if !md.is_dir() {
+        return Err("it is not a directory (a link, or a file): not dbio's".into());
+    }
+    if let (Some(dev), Some(ino)) = (d.dev, d.ino)
+        && (md.dev() != dev || md.ino() != ino)
+    {
+        return Err("it is another directory than the one dbio made (its inode differs)".into());
+    }
+    let me = crate::safety::fs::effective_uid();
+    if md.uid() != d.uid && md.uid() != me {
+        return Err(format!(
+            "it belongs to uid {}, neither the server's user nor dbio's",
+            md.uid()
+        ));
+    }
+    let entries = std::fs::read_dir(&d.path).map_err(|e| format!("cannot read it: {e}"))?;
+    for e in entries {
+        let e = e.map_err(|e| format!("cannot read it: {e}"))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let emd = e
+            .metadata()
+            .map_err(|err| format!("cannot look at {name}: {err}"))?;
+        if !server_file(&name, &emd) {
+            return Err(format!(
+                "it holds {} which a throwaway server does not make: left alone",
+                crate::units::shown(&name)
+            ));
+        }
+    }
+    stop()?;
+    // The directory's identity and contents were checked just above; remove_dir_all does
+    // not follow links inside it.
+    std::fs::remove_dir_all(&d.path).map_err(|e| format!("cannot remove it: {e}"))?;
+    Ok(format!("removed {what} {shown}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// The processes whose user ids include `uid`.
+    fn processes_of(uid: u32) -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|t| {
+                    t.lines()
+                        .find_map(|l| l.strip_prefix("Uid:"))
+                        .is_some_and(|ids| ids.split_whitespace().any(|i| i == uid.to_string()))
+                })
+            })
+            .collect()
+    }
+
+    fn wait_for_processes_of(uid: u32, n: usize) {
+        let until = Instant::now() + Duration::from_secs(20);
+        while processes_of(uid).len() < n {
+            assert!(Instant::now() < until, "no process of uid {uid} started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_process_of_the_servers_user_that_this_dbio_did_not_start_is_foreign() {
+        if crate::safety::fs::effective_uid() != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        // User ids nobody uses (no passwd entry needed to run as one).
+        let base = 3_000_000 + std::process::id() % 100_000 * 4;
+        let (ours, foreign) = (base, base + 1);
+        assert_eq!(foreign_process(ours), None);
+        let sh = Program::find("sh").unwrap().expect("sh");
+        // Started by this binary (here the test binary plays dbio): a shell and its child,
+        // as a throwaway server and its backends are.
+        let mut cmd = sh.command();
+        cmd.args(["-c", "sleep 60 & wait"]);
+        RunAs {
+            name: "x".into(),
+            uid: ours,
+            gid: ours,
+            drop: true,
+        }
+        .apply(&mut cmd, true);
+        let mut child = cmd.spawn().unwrap();
+        wait_for_processes_of(ours, 2);
+        assert_eq!(foreign_process(ours), None);
+        // Started by another program (a root shell): someone else uses that user.
+        let setpriv = Program::find("setpriv").unwrap();
+        let Some(setpriv) = setpriv else {
+            eprintln!("skipped: no setpriv");
+            for p in processes_of(ours) {
+                // SAFETY: processes this test started, under a user id only it uses.
+                unsafe { libc::kill(p as i32, libc::SIGKILL) };
+            }
+            let _ = child.wait();
+            return;
+        };
+        let mut other = sh.command();
+        other.arg("-c").arg(format!(
+            "{} --reuid={foreign} --regid={foreign} --clear-groups sleep 60 & wait",
+            setpriv.path().display()
+        ));
+        let mut other = other.spawn().unwrap();
+        wait_for_processes_of(foreign, 1);
+        let found = foreign_process(foreign);
+        let pid = processes_of(foreign)[0];
+        for p in processes_of(ours).into_iter().chain(processes_of(foreign)) {
+            // SAFETY: processes this test started, under user ids only it uses.
+            unsafe { libc::kill(p as i32, libc::SIGKILL) };
+        }
+        let _ = child.wait();
+        let _ = other.wait();
+        // (Named by its command line: sleep's, or setpriv's a moment before it ran sleep.)
+        let found = found.expect("a foreign process");
+        assert!(found.starts_with(&format!("process {pid} (")), "{found}");
+    }
+}
