@@ -50,7 +50,9 @@ pub struct PgSection {
 /// theirs, and the last snapshot follows after the background processes flushed too.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PgEdges {
-    /// The first snapshot was read (the window's start).
+    /// The measured window started (the sessions flush their warm-up's counters now).
+    pub start_s: f64,
+    /// The first snapshot was read, once the sessions flushed.
     pub first_s: f64,
     /// Sampling stopped: the window's end.
     pub end_s: f64,

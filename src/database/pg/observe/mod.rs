@@ -184,6 +184,7 @@ impl Observer {
             .client
             .take()
             .ok_or_else(|| Error::other("the observer began twice"))?;
+        self.times.start_s = epoch_s();
         if let Some(edges) = &self.edges {
             self.times.sessions_flushed = edges.wait(EDGE_WAIT);
         }
@@ -257,7 +258,9 @@ impl Observer {
         let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
         // Each sample was a transaction of the observer's own (and so was the flush call):
         // they are not the load's commits.
-        wal.commits = wal.commits.saturating_sub(sampler.samples + 1);
+        // So were the sessions' flushes at the window's end.
+        let flushes = u64::from(self.times.sessions);
+        wal.commits = wal.commits.saturating_sub(sampler.samples + 1 + flushes);
         wal.commits_per_flush = (wal.syncs > 0).then(|| wal.commits as f64 / wal.syncs as f64);
         let mut section = PgSection {
             server: self.server,
