@@ -37,6 +37,7 @@ mod mem_size_report;
 mod memory;
 mod options_table;
 mod pg;
+mod pg_figures;
 mod pg_observe;
 mod pg_safety;
 mod places;

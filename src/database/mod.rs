@@ -109,6 +109,9 @@ pub struct Spec {
 /// Pages per scan chunk and per bulk-load chunk (1 MiB of 8 KiB pages).
 pub const CHUNK_PAGES: u64 = 128;
 
+/// Ids one prefetched batch reads, at every `--depth`.
+pub const BATCH: u32 = 32;
+
 impl Spec {
     /// Bytes one timed statement stands for.
     pub fn request_bytes(&self) -> u64 {
@@ -149,6 +152,9 @@ pub struct Facts {
     pub table: String,
     /// How it was filled (`INSERT ... generate_series`).
     pub fill_method: String,
+    /// The server's data directory, when it is on this machine and known: the block
+    /// devices under it are sampled over the window (the result's `os` section).
+    pub data_directory: Option<std::path::PathBuf>,
 }
 
 /// A database: what it adds to a test. The driver ([`run`]) calls its methods in this
@@ -383,13 +389,24 @@ impl Run<'_> {
         let sessions = (0..a.sessions)
             .map(|id| self.db.session(&spec, id))
             .collect::<Result<Vec<_>>>()?;
-        let event = self.db.event(spec.shape);
-        let m = self.window(event, sessions, &mut *observer, loaded.alongside);
+        // The sessions' statements are named for what they are ("index lookup"): a
+        // statement is more than the wait it may include; the database's own waits,
+        // reads and writes are its section's, from its own counters.
+        let event = self.row.statement;
+        let devices = self.devices();
+        let mut m = self.window(event, sessions, &mut *observer, loaded.alongside, devices);
         let mut result = crate::run::assemble::through(
             self.described(&spec, &loaded.cache, event, loaded.notes, prepare_seconds),
             &m,
             a.duration,
         );
+        // What the machine saw over the same window: its CPUs, and the devices under the
+        // data directory (what the storage did for the database).
+        if let Some(os) = m.os.take() {
+            let (os, warning) = os.finish(Vec::new());
+            result.os = Some(os);
+            result.warnings.extend(warning);
+        }
         let mean_read_us = (self.row.reads).then(|| result.events[0].latency_us.mean);
         page_cache_answered(&mut result, mean_read_us);
         self.observed(observer, &spec, &loaded.cache, &m, &mut result)?;
@@ -405,11 +422,26 @@ impl Run<'_> {
             rows,
             sessions: a.sessions,
             depth: a.depth,
-            batch: 32.max(a.depth * 4).min(1024),
+            // --depth is how far ahead a session reads (its concurrency), never how much
+            // one statement reads: the statement is the same at every depth.
+            batch: BATCH,
             bulk_rows: (rows / u64::from(a.sessions)).max(CHUNK_PAGES),
             page,
             seed: fastrand::u64(..),
         }
+    }
+
+    /// The block devices under the database's data directory, (kernel name, layer), when
+    /// it is on this machine.
+    fn devices(&self) -> Vec<(String, String)> {
+        let Some(dir) = self.db.facts().data_directory.filter(|d| d.is_dir()) else {
+            return Vec::new();
+        };
+        let (map, _) = crate::storage::survey(&dir, Some(self.db.page()));
+        map.all_devices()
+            .iter()
+            .map(|n| (n.name.clone(), n.layer.clone()))
+            .collect()
     }
 
     /// The measured window, with the work that goes on beside it.
@@ -419,6 +451,7 @@ impl Run<'_> {
         sessions: Vec<Box<dyn Requester>>,
         observer: &mut dyn DbObserver,
         alongside: Option<Alongside>,
+        os_devices: Vec<(String, String)>,
     ) -> Measurement {
         let a = self.a;
         let plan = WindowPlan {
@@ -442,7 +475,7 @@ impl Run<'_> {
                 Some(observer as &mut dyn Observer),
                 self.stop,
                 &display,
-                Vec::new(),
+                os_devices,
                 &crate::run::RunHooks::default(),
             );
             over.store(true, Ordering::Relaxed);
@@ -490,7 +523,11 @@ impl Run<'_> {
                 engine_requested: db.engine().into(),
                 engine: db.engine().into(),
                 engine_reason: format!("{} sessions through SQL", a.sessions),
-                engine_notes: Vec::new(),
+                engine_notes: vec![format!(
+                    "each request is one {} statement, timed by its session; the I/O it waits on is the database's {}",
+                    row.statement,
+                    db.event(row.shape)
+                )],
                 open_flags: settings,
                 duration_s: a.duration.as_secs_f64(),
                 warmup_s: a.warmup.as_secs_f64(),

@@ -134,7 +134,7 @@ pub const SHAPES: &[ShapeRow] = &[
         shape: Shape::Commit,
         test: Test::Redo,
         sync: None,
-        statement: "commit",
+        statement: "row insert + commit",
         reads: false,
         writes: false,
         plain: Plain {

@@ -158,6 +158,12 @@ impl Recorder {
         now_ns >= self.window.end_ns
     }
 
+    /// True once `now` is in (or past) the measured window: the warm-up is over.
+    #[inline]
+    pub fn window_started(&self, now_ns: u64) -> bool {
+        now_ns >= self.window.start_ns
+    }
+
     #[inline]
     fn counts(&self, done_ns: u64) -> bool {
         done_ns >= self.window.start_ns && done_ns < self.window.end_ns

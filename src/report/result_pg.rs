@@ -37,6 +37,30 @@ pub struct PgSection {
     /// Findings that put the figures in doubt (reads served by the page cache).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cautions: Vec<String>,
+    /// When the counters were read, in Unix seconds: the window's edges as the database's
+    /// counters saw them (absent in results of older dbio versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<PgEdges>,
+}
+
+/// When the statistics deltas begin and end, in Unix seconds (the machine's clock, the
+/// server's `extract(epoch from clock_timestamp())` on the same host): the first snapshot
+/// is read at the measured window's start, once every session flushed the counters of its
+/// warm-up (`pg_stat_force_next_flush()`); the sessions stop at the window's end and flush
+/// theirs, and the last snapshot follows after the background processes flushed too.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PgEdges {
+    /// The measured window started (the sessions flush their warm-up's counters now).
+    pub start_s: f64,
+    /// The first snapshot was read, once the sessions flushed.
+    pub first_s: f64,
+    /// Sampling stopped: the window's end.
+    pub end_s: f64,
+    /// The last snapshot was read.
+    pub last_s: f64,
+    /// Sessions that flushed their counters before the first snapshot, of those that ran.
+    pub sessions_flushed: u32,
+    pub sessions: u32,
 }
 
 /// The server: its version, its `io_method` with the values this build allows, and the

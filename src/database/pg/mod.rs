@@ -204,6 +204,8 @@ pub struct Pg {
     data_dir: Option<PathBuf>,
     /// Whether the --pg-bin option named the server (the target is its data directory).
     throwaway: bool,
+    /// Where the sessions meet the observer at the window's start (made at loading).
+    edges: Option<Arc<observe::Edges>>,
 }
 
 impl Pg {
@@ -360,6 +362,7 @@ impl Database for Pg {
         let row = spec.shape.row();
         let schema = self.schema_name();
         let owned = self.server.is_some();
+        self.edges = Some(observe::Edges::new(spec.sessions));
         let mut notes = Vec::new();
         if matches!(spec.shape, Shape::Commit | Shape::Copy) {
             let copy = spec.shape == Shape::Copy;
@@ -387,13 +390,18 @@ impl Database for Pg {
 
     fn observer(&mut self) -> Result<Box<dyn DbObserver>> {
         let config = self.config.as_ref().expect("opened before");
-        Ok(Box::new(Observer::connect(config, 100)?))
+        let edges = self.edges.clone().expect("loaded before");
+        let schema = self.schema_name();
+        Ok(Box::new(
+            Observer::connect(config, 100)?.for_run(edges, &schema),
+        ))
     }
 
     fn session(&mut self, spec: &Spec, id: u32) -> Result<Box<dyn Requester>> {
         let schema = self.schema_name();
         let c = connect::connect(self.config(), "--pg")?;
-        Ok(Box::new(Session::new(c, spec, &schema, id)?))
+        let edges = self.edges.clone().expect("loaded before");
+        Ok(Box::new(Session::new(c, spec, &schema, id, edges)?))
     }
 
     fn event(&self, shape: Shape) -> &'static str {
@@ -419,6 +427,7 @@ impl Database for Pg {
             settings,
             table: format!("{}.blocks", self.schema_name()),
             fill_method: "INSERT ... generate_series".into(),
+            data_directory: self.data_dir.clone(),
         }
     }
 

@@ -14,6 +14,7 @@ use crate::run::requester::{Halt, Lost, Requester};
 use crate::sys::now_ns;
 
 use super::connect::error_text;
+use super::observe::{Edges, FLUSH_SQL};
 
 /// The session-level settings every session makes (`SET name = value`): planner choices
 /// that force the access path, and the prefetch depth; never a server setting.
@@ -50,6 +51,10 @@ pub struct Session {
     ids: Vec<i64>,
     copy_text: Vec<u8>,
     rng: fastrand::Rng,
+    /// Where the session meets the observer at the window's start.
+    edges: std::sync::Arc<Edges>,
+    /// Its warm-up's counters are flushed (the window started).
+    flushed: bool,
 }
 
 fn prep(c: &mut Client, sql: &str) -> Result<Statement> {
@@ -59,7 +64,13 @@ fn prep(c: &mut Client, sql: &str) -> Result<Statement> {
 
 impl Session {
     /// Sets the session's settings and prepares its statements.
-    pub fn new(mut client: Client, spec: &Spec, schema: &str, id: u32) -> Result<Session> {
+    pub fn new(
+        mut client: Client,
+        spec: &Spec,
+        schema: &str,
+        id: u32,
+        edges: std::sync::Arc<Edges>,
+    ) -> Result<Session> {
         for (n, v) in session_set(spec) {
             client
                 .batch_execute(&format!("SET {n} = '{v}'"))
@@ -129,6 +140,8 @@ impl Session {
             rng: fastrand::Rng::with_seed(
                 spec.seed ^ (u64::from(id) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
+            edges,
+            flushed: false,
         })
     }
 
@@ -148,6 +161,17 @@ impl Session {
             let now = now_ns();
             if rec.window_over(now) || halt.halted() {
                 return Ok(());
+            }
+            if !self.flushed && rec.window_started(now) {
+                // The warm-up's counters go out before the window's first statement (the
+                // observer's first snapshot waits for them): untimed, once.
+                self.flushed = true;
+                let r = self.client.batch_execute(FLUSH_SQL);
+                self.edges.arrive();
+                if let Err(e) = r {
+                    return self.failed(rec, halt, &e);
+                }
+                continue;
             }
             let start = now_ns();
             let r = match shape.shape {
@@ -240,6 +264,16 @@ impl Session {
 
 impl Requester for Session {
     fn run(&mut self, rec: &Recorder, halt: &Halt) -> std::result::Result<(), Lost> {
-        self.statements(rec, halt)
+        let r = self.statements(rec, halt);
+        if !self.flushed {
+            // Ended before the window (or never reached it): not waited for.
+            self.flushed = true;
+            self.edges.arrive();
+        }
+        if r.is_ok() {
+            // The window's counters go out before the observer's last snapshot.
+            let _ = self.client.batch_execute(FLUSH_SQL);
+        }
+        r
     }
 }

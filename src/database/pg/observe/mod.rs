@@ -10,7 +10,7 @@ pub mod sampler;
 pub mod stats;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,61 @@ pub fn server_facts(client: &mut postgres::Client) -> Result<ServerFacts> {
 
 type Sampled = (postgres::Client, sampler::Tally, f64, Option<String>);
 
+/// The meeting point of a run's sessions and its observer at the measured window's start.
+/// PostgreSQL's backends publish their counters at most once a second (and when idle or
+/// exiting): read at the edge as they stand, the first snapshot would leave up to a second
+/// of each session's warm-up to be counted in the window. So each session, as the window
+/// starts, has its backend flush its counters (`pg_stat_force_next_flush()`, then one
+/// round trip) and arrives; the first snapshot waits for every session (bounded), and the
+/// window's counters start there. At the end, each session flushes again before it
+/// returns, and the last snapshot is read after the threads are joined.
+#[derive(Debug)]
+pub struct Edges {
+    arrived: AtomicU32,
+    sessions: u32,
+}
+
+/// How long the first snapshot waits for the sessions' flushes (a session's statement in
+/// flight at the edge ends first: a chunk of a scan or a COPY, a commit).
+const EDGE_WAIT: Duration = Duration::from_secs(10);
+
+/// What a session runs to flush its backend's counters: PostgreSQL flushes them when the
+/// backend goes idle, before the statement's end reaches the client.
+pub const FLUSH_SQL: &str = "SELECT pg_catalog.pg_stat_force_next_flush()";
+
+impl Edges {
+    pub fn new(sessions: u32) -> Arc<Edges> {
+        Arc::new(Edges {
+            arrived: AtomicU32::new(0),
+            sessions,
+        })
+    }
+
+    /// A session flushed its warm-up's counters (or ended before it could: never waited for).
+    pub fn arrive(&self) {
+        self.arrived.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Waits until every session arrived, at most `bound`; returns how many did.
+    fn wait(&self, bound: Duration) -> u32 {
+        let until = Instant::now() + bound;
+        loop {
+            let n = self.arrived.load(Ordering::SeqCst);
+            if n >= self.sessions || Instant::now() >= until {
+                return n.min(self.sessions);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+fn epoch_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// Watches a server while a test runs: connected first ([`Observer::connect`]), then from
 /// [`Observer::begin`] (the first statistics snapshot, the sampler started) to
 /// [`Observer::end`] (the sampler stopped), then [`Observer::finish`] (the last snapshot
@@ -71,6 +126,10 @@ pub struct Observer {
     stopped: Option<Instant>,
     /// What failed at an edge, kept for `finish`.
     failed: Option<Error>,
+    /// A run's sessions, met at the window's start.
+    edges: Option<Arc<Edges>>,
+    /// When the counters were read, as far as known.
+    times: crate::report::result_pg::PgEdges,
 }
 
 impl Observer {
@@ -96,7 +155,18 @@ impl Observer {
             sampler: None,
             stopped: None,
             failed: None,
+            edges: None,
+            times: Default::default(),
         })
+    }
+
+    /// A run's observer: the first snapshot waits for `edges` (the sessions' flushes), and
+    /// on 15 the pages added to `schema`'s written tables are counted as extends.
+    pub fn for_run(mut self, edges: Arc<Edges>, schema: &str) -> Observer {
+        self.times.sessions = edges.sessions;
+        self.edges = Some(edges);
+        self.columns.written_in = Some(schema.to_string());
+        self
     }
 
     /// [`Observer::connect`], then [`Observer::begin`] at once (`dbio pg observe`,
@@ -114,6 +184,11 @@ impl Observer {
             .client
             .take()
             .ok_or_else(|| Error::other("the observer began twice"))?;
+        self.times.start_s = epoch_s();
+        if let Some(edges) = &self.edges {
+            self.times.sessions_flushed = edges.wait(EDGE_WAIT);
+        }
+        self.times.first_s = epoch_s();
         let first = stats::snapshot(&mut client, &self.columns)
             .map_err(|e| pg_error("reading the statistics", &e))?;
         self.first = Some(first);
@@ -136,7 +211,10 @@ impl Observer {
     /// Stops sampling (at the measured window's end).
     pub fn end(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.stopped.get_or_insert_with(Instant::now);
+        if self.stopped.is_none() {
+            self.stopped = Some(Instant::now());
+            self.times.end_s = epoch_s();
+        }
     }
 
     /// Stops sampling, takes the last snapshot (after a pause that lets the backends flush
@@ -166,6 +244,7 @@ impl Observer {
             let _ = client.batch_execute("SELECT pg_catalog.pg_stat_force_next_flush()");
         }
         std::thread::sleep(FLUSH_PAUSE);
+        self.times.last_s = epoch_s();
         let last = stats::snapshot(&mut client, &self.columns)
             .map_err(|e| pg_error("reading the statistics", &e))?;
         let (waits, ash, sampler) = tally.finish(self.hz, seconds);
@@ -179,7 +258,9 @@ impl Observer {
         let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
         // Each sample was a transaction of the observer's own (and so was the flush call):
         // they are not the load's commits.
-        wal.commits = wal.commits.saturating_sub(sampler.samples + 1);
+        // So were the sessions' flushes at the window's end.
+        let flushes = u64::from(self.times.sessions);
+        wal.commits = wal.commits.saturating_sub(sampler.samples + 1 + flushes);
         wal.commits_per_flush = (wal.syncs > 0).then(|| wal.commits as f64 / wal.syncs as f64);
         let mut section = PgSection {
             server: self.server,
@@ -196,6 +277,7 @@ impl Observer {
             deltas,
             findings: Vec::new(),
             cautions: Vec::new(),
+            edges: Some(self.times),
         };
         let (found, cautions) = findings::findings(&section, ctx);
         section.findings = found;

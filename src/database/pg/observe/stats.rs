@@ -81,7 +81,21 @@ pub struct Columns {
     pub views: BTreeMap<String, Vec<String>>,
     /// The block size (8192 unless built otherwise).
     pub block_size: u64,
+    /// The run's schema, whose tables other than `blocks` the run only writes (set by a
+    /// run, not by `pg observe` or `job from-pg`): before 16 a page added to a relation
+    /// counts as a block read in `pg_stat_database`, and these tables' reads in
+    /// `pg_statio_user_tables` are those extends.
+    pub written_in: Option<String>,
 }
+
+/// The key of the pages added to the tables a run only writes (before 16).
+pub const EXTENDS_KEY: &str = "pg_statio_user_tables.written_tables_blks_read";
+
+/// The blocks "read" (fetched, not found in shared_buffers) of a schema's tables other than
+/// `blocks`, their indexes and TOAST included: what a run that only writes them added.
+const WRITTEN_READS_SQL: &str = "SELECT coalesce(sum(coalesce(heap_blks_read, 0) \
+     + coalesce(idx_blks_read, 0) + coalesce(toast_blks_read, 0) + coalesce(tidx_blks_read, 0)), 0)::float8 \
+     FROM pg_catalog.pg_statio_user_tables WHERE schemaname = $1 AND relname <> 'blocks'";
 
 impl Columns {
     pub fn has(&self, view: &str, column: &str) -> bool {
@@ -218,6 +232,10 @@ pub fn snapshot(client: &mut postgres::Client, c: &Columns) -> Result<Snapshot, 
             scalars.insert(k, row.get::<_, f64>(i));
         }
     }
+    if let Some(schema) = c.written_in.as_deref().filter(|_| c.io_sql().is_none()) {
+        let row = client.query_one(WRITTEN_READS_SQL, &[&schema])?;
+        scalars.insert(EXTENDS_KEY.to_string(), row.get::<_, f64>(0));
+    }
     let mut io = Vec::new();
     if let Some(sql) = c.io_sql() {
         for r in client.query(sql.as_str(), &[])? {
@@ -307,7 +325,12 @@ pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot, seconds: f64
         // a database), writes per writer from the background writer's counters.
         let bs = c.block_size as f64;
         let db = "pg_stat_database";
-        let reads = get("pg_stat_database.blks_read");
+        // A page added to a relation is counted as a block read (a fetch not found in
+        // shared_buffers) on 15: the pages added to the tables the run only writes are
+        // writes (extends), not reads.
+        let fetched = get("pg_stat_database.blks_read");
+        let extends = get(EXTENDS_KEY).min(fetched);
+        let reads = fetched - extends;
         if reads > 0.0 {
             out.push(io_figure(
                 ("client backend", "relation", "read"),
@@ -316,6 +339,16 @@ pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot, seconds: f64
                 Some(reads * bs),
                 seconds,
                 db,
+            ));
+        }
+        if extends > 0.0 {
+            out.push(io_figure(
+                ("client backend", "relation", "extend"),
+                extends,
+                0.0,
+                Some(extends * bs),
+                seconds,
+                "pg_statio_user_tables",
             ));
         }
         let bg = "pg_stat_bgwriter";
@@ -427,6 +460,7 @@ mod tests {
                 .map(|(v, c)| (v.to_string(), c.iter().map(|c| c.to_string()).collect()))
                 .collect(),
             block_size: 8192,
+            written_in: None,
         }
     }
 
