@@ -405,7 +405,6 @@ pub enum Command {
     Verify,
     Report,
     Precondition,
-
     MysqlRun,
 }
 

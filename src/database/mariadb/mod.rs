@@ -492,6 +492,7 @@ impl Database for Mysql {
             settings,
             table: format!("{}.blocks", self.db()),
             fill_method: "INSERT ... SELECT (recursive CTE), 500 rows a statement".into(),
+            data_directory: self.data_dir.clone(),
         }
     }
 
