@@ -374,21 +374,6 @@ const STDOUT_ALLOWED: &[(&str, &str, &str)] = &[
         "stdout()",
         "`dbio agent` answers its coordinator in JSON lines on stdout: a protocol between two dbio processes, not a report",
     ),
-    (
-        "pg/mod.rs",
-        "println!",
-        "`dbio pg clean`'s lines: src/pg is being rebuilt on the adapter branch, which routes them through report::Output",
-    ),
-    (
-        "pg/observe/command.rs",
-        "println!",
-        "`dbio pg observe`: src/pg is being rebuilt on the adapter branch, which routes it through report::Output",
-    ),
-    (
-        "pg/observe/command.rs",
-        "print!",
-        "`dbio pg observe`: src/pg is being rebuilt on the adapter branch, which routes it through report::Output",
-    ),
 ];
 
 /// The calls that write to stdout (or take it to write): each must stand alone, not be the

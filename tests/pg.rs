@@ -454,6 +454,25 @@ fn a_users_server_keeps_its_table_settings_and_nothing_of_dbio() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("dropped schema dbio_left2"));
     assert_eq!(s.dbio_schemas(), vec!["dbio_not_ours".to_string()]);
 
+    // --json says what was dropped (the same as the lines); --format md, that nothing was left.
+    c.batch_execute(
+        "CREATE SCHEMA dbio_left3; COMMENT ON SCHEMA dbio_left3 IS 'dbio 0.1.0 run 3_z';",
+    )
+    .unwrap();
+    let done = e.json(&["pg", "clean", "--pg", &url, "--json"]);
+    assert_eq!(done["schema"], "dbio.pg-clean.v1", "{done}");
+    assert_eq!(done["dropped"], serde_json::json!(["dbio_left3"]), "{done}");
+    assert_eq!(done["left"], serde_json::json!([]), "{done}");
+    assert!(
+        done["server"].as_str().unwrap().starts_with("owner@"),
+        "{done}"
+    );
+    assert_eq!(s.dbio_schemas(), vec!["dbio_not_ours".to_string()]);
+    let out = e.output(&["pg", "clean", "--pg", &url, "--format", "md"]);
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("no dbio schema at owner@"), "{md}");
+
     // SIGINT mid-run: the run's schema is dropped.
     let mut child = e
         .process()
@@ -963,6 +982,19 @@ fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
     );
     let runs = String::from_utf8_lossy(&e.output(&["runs"]).stdout).to_string();
     assert!(runs.contains(&format!("c{id} ")), "{runs}");
+    // In Markdown too: the compare's tables, and the compare listed after the runs.
+    let md = e.output(&["show", &format!("c{id}"), "--format", "md"]);
+    assert!(md.status.success());
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("DataFileRead") && md.lines().any(|l| l.starts_with("|:--|")),
+        "{md}"
+    );
+    let runs = String::from_utf8_lossy(&e.output(&["runs", "--format", "md"]).stdout).to_string();
+    assert!(
+        runs.contains("Compares through a database") && runs.contains(&format!("| c{id} ")),
+        "{runs}"
+    );
     // Its directory holds both runs and compare.json.
     let dir = std::path::PathBuf::from(c["storage"]["run_dir"].as_str().unwrap());
     let holder = dir.parent().unwrap();

@@ -261,6 +261,22 @@ fn observe_sees_waits_io_and_commits_of_a_load() {
         "{text}"
     );
     assert!(text.contains("I/O by backend type"), "{text}");
+    // And as Markdown: the same sections, as headings and pipe tables.
+    let out = env
+        .dbio()
+        .args(["pg", "observe", "--pg", &pg.url(), "--seconds", "1"])
+        .args(["--format", "md"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("# dbio "), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with('#') && l.contains("I/O by backend type")),
+        "{md}"
+    );
+    assert!(md.lines().any(|l| l.starts_with("|:--|")), "{md}");
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! The commands of a test through a database that are more than a run: `dbio pg compare`
 //! (both runs and their compare, recorded) and `dbio show c<ID>` (a recorded compare).
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -79,16 +78,7 @@ pub(super) fn compare(
     if let Err(e) = compare::write(&done.dir, c) {
         eprintln!("dbio: warning: {e}");
     }
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let _ = writeln!(out, "{}", json(c)?);
-    } else {
-        let _ = write!(
-            out,
-            "{}",
-            crate::report::render(&compare::report(c), a.format)
-        );
-    }
+    crate::report::Output::new(a.json, a.format).emit(&compare::report(c), c)?;
     eprintln!("dbio: compare in {}", done.dir.shown());
     // The worse of the two: the database's, unless it was fine.
     Ok(if done.database.exit == ExitCode::Ok {
@@ -107,19 +97,18 @@ pub(super) fn show_compare(store: &Store, id: i64, a: &ShowArgs) -> Result<ExitC
             store.path().shown()
         ))
     })?;
-    let mut out = std::io::stdout().lock();
-    if a.options.0.json {
-        let _ = writeln!(out, "{text}");
-        return Ok(ExitCode::Ok);
-    }
-    let c: crate::database::compare::Compared = serde_json::from_str(&text)
+    let out = crate::report::Output::new(a.options.0.json, a.options.0.format);
+    // `--json` prints compare.json as it was recorded, even one this version cannot read.
+    let stored: Box<serde_json::value::RawValue> = serde_json::from_str(&text)
         .map_err(|e| Error::other(format!("compare c{id} in the store cannot be read: {e}")))?;
-    let report = crate::database::compare::report(&c);
-    let _ = write!(
-        out,
-        "{}",
-        crate::report::render(&report, a.options.0.format)
-    );
+    let report = if out.is_json() {
+        crate::report::Report::default()
+    } else {
+        let c: crate::database::compare::Compared = serde_json::from_str(&text)
+            .map_err(|e| Error::other(format!("compare c{id} in the store cannot be read: {e}")))?;
+        crate::database::compare::report(&c)
+    };
+    out.emit(&report, &stored)?;
     Ok(ExitCode::Ok)
 }
 

@@ -261,3 +261,13 @@ table_options!(
     PreconditionOptions,
     Cmd::Precondition
 );
+table_options!(
+    /// The options of the table `dbio pg clean` takes.
+    PgCleanOptions,
+    Cmd::PgClean
+);
+table_options!(
+    /// The options of the table `dbio pg observe` takes.
+    PgObserveOptions,
+    Cmd::PgObserve
+);

@@ -406,6 +406,8 @@ pub enum Command {
     Report,
     Precondition,
     MysqlRun,
+    PgClean,
+    PgObserve,
 }
 
 /// The options of the table one command takes: whole groups, and single options of other

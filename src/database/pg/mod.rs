@@ -55,6 +55,9 @@ pub struct PgClean {
     /// The server (a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest).
     #[arg(long, value_name = "URL")]
     pub pg: Option<String>,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: crate::options::cli::PgCleanOptions,
 }
 
 /// `dbio pg run TEST [options]`.
@@ -139,9 +142,27 @@ enum Where {
     },
 }
 
+/// A schema `dbio pg clean` left, and why (`--json`).
+#[derive(serde::Serialize)]
+struct LeftSchema<'a> {
+    schema: &'a str,
+    why: &'a str,
+}
+
+/// What `dbio pg clean --json` prints (docs/outputs.md).
+#[derive(serde::Serialize)]
+struct PgCleaned<'a> {
+    schema: &'static str,
+    /// The server, as `user@host:port/database` (never a password).
+    server: String,
+    dropped: &'a [String],
+    left: Vec<LeftSchema<'a>>,
+}
+
 /// `dbio pg clean`: drops the marked schemas no running run holds, one line each, and
 /// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
+    let out = crate::report::Output::new(a.options.0.json, a.options.0.format);
     let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
     let mut c = connect::connect(&mut config, "--pg")?;
     let done = schema::clean(&mut c)?;
@@ -150,14 +171,24 @@ pub fn clean(a: &PgClean) -> Result<ExitCode> {
             crate::safety::cleanup::PG_SCHEMA,
             &schema::what(name, &config),
         );
-        println!("dropped schema {name}");
     }
-    for (name, why) in &done.left {
-        println!("left schema {name}: {}", crate::units::shown(why));
+    let server = connect::describe(&config);
+    let mut lines: Vec<String> = (done.dropped.iter())
+        .map(|name| format!("dropped schema {name}"))
+        .collect();
+    lines.extend((done.left.iter()).map(|(name, why)| format!("left schema {name}: {why}")));
+    if lines.is_empty() {
+        lines.push(format!("no dbio schema at {server}"));
     }
-    if done.dropped.is_empty() && done.left.is_empty() {
-        println!("no dbio schema at {}", connect::describe(&config));
-    }
+    let json = PgCleaned {
+        schema: "dbio.pg-clean.v1",
+        server,
+        dropped: &done.dropped,
+        left: (done.left.iter())
+            .map(|(schema, why)| LeftSchema { schema, why })
+            .collect(),
+    };
+    out.emit(&crate::report::Report::lines(lines), &json)?;
     Ok(if done.left.is_empty() {
         ExitCode::Ok
     } else {

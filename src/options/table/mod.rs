@@ -176,6 +176,16 @@ pub static COMMANDS: &[Takes] = &[
         groups: &[Group::Report],
         also: &[("json", None)],
     },
+    Takes {
+        command: Command::PgClean,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
+    Takes {
+        command: Command::PgObserve,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
     // A run through PostgreSQL: the options of a run that mean the same there.
     Takes {
         command: Command::PgRun,

@@ -1,5 +1,6 @@
 //! `dbio pg observe --pg URL --seconds N`: watch a server for a while, whatever runs on it,
-//! and print what it saw (the pg section of a result; `--json` for its JSON). Hidden: it is
+//! and print what it saw (the pg section of a result; `--json` for its JSON, `--format md`
+//! for Markdown). Hidden: it is
 //! the observer of `dbio pg run` on its own, for tests and for a look at a busy server.
 
 use std::str::FromStr;
@@ -25,9 +26,9 @@ pub struct ObserveArgs {
     /// Samples of pg_stat_activity a second (100 to 1000).
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(100..=1000))]
     pub hz: u32,
-    /// Print the section as JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
+    /// The options of the table it takes: `--json` (the section's JSON), `--format`.
+    #[command(flatten)]
+    pub options: crate::options::cli::PgObserveOptions,
 }
 
 /// Parses `--pg` (a URL or key=value pairs; a password in it is never echoed).
@@ -71,17 +72,11 @@ pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         load_continues: true,
     };
     let section = observer.finish(&ctx)?;
-    if a.json {
-        let text = serde_json::to_string_pretty(&section)
-            .map_err(|e| Error::other(format!("writing JSON: {e}")))?;
-        println!("{text}");
-    } else {
-        let report = Report {
-            title: format!("dbio {} — PostgreSQL observed", env!("CARGO_PKG_VERSION")),
-            sections: pg_sections(&section),
-        };
-        print!("{}", crate::report::summary::text(&report));
-    }
+    let report = Report {
+        title: format!("dbio {} — PostgreSQL observed", env!("CARGO_PKG_VERSION")),
+        sections: pg_sections(&section),
+    };
+    crate::report::Output::new(a.options.0.json, a.options.0.format).emit(&report, &section)?;
     Ok(if stop.load(Ordering::Relaxed) {
         ExitCode::Interrupted
     } else {
