@@ -308,3 +308,138 @@ fn size_and_mem_topology_in_markdown_have_the_figures_of_text() {
         "dbio mem --topology: md and text figures"
     );
 }
+
+/// Runs `dbio args...` three times — as text, `--format md` and `--json` — and returns the
+/// three outputs (each must succeed).
+fn three_ways(env: &Env, args: &[&str]) -> (String, String, Value) {
+    let text = ok(env, args);
+    let md = ok(env, &[args, &["--format", "md"]].concat());
+    let json = env.json(&[args, &["--json"]].concat());
+    (text, md, json)
+}
+
+/// The commands that look at or change data sets and run directories print their result
+/// through the one output: text, Markdown with the figures of the text, and JSON (its
+/// `schema` named) with the numbers the text shows.
+#[test]
+fn data_set_commands_print_text_markdown_and_json_with_the_same_figures() {
+    let env = Env::new();
+    let quiet = |args: &[&str]| {
+        let out = env.output(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    let size = ["--size", "8M"];
+    for d in ["dsa", "dsb", "dsc"] {
+        quiet(&[&["prepare", "--target", d, "--verify"][..], &size].concat());
+    }
+
+    // prepare (the data set is there: reused, the same line every time).
+    let (text, md, j) = three_ways(&env, &[&["prepare", "--target", "dsa"][..], &size].concat());
+    assert_eq!(j["schema"], "dbio.prepare.v1", "{j}");
+    assert_eq!(j["size_bytes"], 8 << 20);
+    assert_eq!(j["reused"], true);
+    assert!(
+        text.contains(&format!("in {} file(s)", j["files"])),
+        "{text}\n{j}"
+    );
+    assert_eq!(figures(&md), figures(&text), "{text}\n----\n{md}");
+
+    // verify: its summary line is the text's last line (the seconds differ run to run).
+    let (text, md, j) = three_ways(&env, &["verify", "dsa"]);
+    assert_eq!(j["schema"], "dbio.verify.v1", "{j}");
+    assert_eq!(j["bad"], serde_json::json!([]));
+    let summary = j["summary"].as_str().unwrap();
+    let fixed = |s: &str| s.split(" in ").next().unwrap().to_string();
+    assert_eq!(
+        fixed(text.lines().last().unwrap()),
+        fixed(summary),
+        "{text}"
+    );
+    assert_eq!(fixed(md.lines().last().unwrap()), fixed(summary), "{md}");
+    assert!(
+        summary.contains(&format!("{} file(s)", j["files"])),
+        "{summary}"
+    );
+
+    // A run, then report, map and doctor on what it left.
+    let run = env.json(&[
+        "run",
+        "read-iops",
+        "--target",
+        "dsa",
+        "--size",
+        "8M",
+        "--sessions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--json",
+    ]);
+    assert_eq!(run["test"], "read-iops");
+    let dir = only_run_dir(&env, "_read-iops_");
+    let dir = dir.to_str().unwrap();
+    let (text, md, j) = three_ways(&env, &["report", dir]);
+    assert_eq!(j["schema"], "dbio.report.v1", "{j}");
+    let written: Vec<&str> = (j["written"].as_array().unwrap().iter())
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(written.iter().any(|w| w.ends_with("/report.html")), "{j}");
+    let wrote: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("wrote "))
+        .collect();
+    assert_eq!(wrote, written, "{text}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("wrote ")).count(),
+        written.len(),
+        "{md}"
+    );
+
+    let (text, md, j) = three_ways(&env, &["map", "dsa"]);
+    assert!(j["map"]["path"].as_str().unwrap().ends_with("/dsa"), "{j}");
+    assert_eq!(j["map"]["kind"], "directory", "{j}");
+    assert!(
+        md.contains("\n```\n") || md.starts_with("```"),
+        "the tree, fenced: {md}"
+    );
+    assert_eq!(figures(&md), figures(&text), "{text}\n----\n{md}");
+
+    let (text, md, j) = three_ways(&env, &["doctor", "dsa", "dbio-runs"]);
+    assert_eq!(j["schema"], "dbio.doctor.v1", "{j}");
+    let sets = j["data_sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{j}");
+    assert_eq!(sets[0]["data_files"], 4);
+    assert!(text.contains("in 4 data file(s), ready"), "{text}");
+    assert!(md.contains("\n## Data sets\n"), "{md}");
+    assert!(md.contains("in 4 data file(s), ready"), "{md}");
+    assert_eq!(figures(&md), figures(&text), "{text}\n----\n{md}");
+
+    // clean --stale (nothing stale), then clean of three like data sets, one way each.
+    let (text, md, j) = three_ways(&env, &["clean", "--stale", "dsa"]);
+    assert_eq!(j["schema"], "dbio.clean-stale.v1", "{j}");
+    assert_eq!(j["actions"], serde_json::json!([]));
+    assert_eq!(
+        (text.trim(), md.trim()),
+        ("nothing stale found", "nothing stale found")
+    );
+    let text = ok(&env, &["clean", "dsa"]);
+    let md = ok(&env, &["clean", "dsb", "--format", "md"]);
+    let j = env.json(&["clean", "dsc", "--json"]);
+    assert_eq!(j["schema"], "dbio.clean.v1", "{j}");
+    assert_eq!(
+        (&j["done"], &j["removed_dir"]),
+        (&"removed".into(), &true.into())
+    );
+    // A data set made with --verify has its verify table: one file more than its data.
+    let files = j["files"].as_u64().unwrap();
+    assert!(
+        text.starts_with(&format!("removed {files} file(s), 8.0 MiB from dsa")),
+        "{text}\n{j}"
+    );
+    assert_eq!(figures(&md), figures(&text), "{text}\n----\n{md}");
+    for d in ["dsa", "dsb", "dsc"] {
+        assert!(!env.join(d).exists(), "{d} removed");
+    }
+}

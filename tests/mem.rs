@@ -170,6 +170,16 @@ fn a_run_has_the_curve_the_matrix_and_loaded_latency() {
         text.contains("Memory runs (dbio mem)") && text.contains("latency"),
         "{text}"
     );
+    // In Markdown too: a heading and a pipe table (it printed them as text).
+    let out = env.runs().args(["--format", "md"]).out();
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("# Memory runs (dbio mem)\n"), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("|--:|") || l.starts_with("|:--|")),
+        "{md}"
+    );
     let out = env.runs().arg("--json").out();
     assert!(out.status.success());
     assert_eq!(
