@@ -405,3 +405,74 @@ fn an_existing_output_file_is_never_replaced() {
     refusal_line("-o over a file", &out, &["--output", "exists"]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
 }
+
+/// A job written with `-o` is summed up on stdout as a report — text, `--format md` or
+/// `--json` (`dbio.job-from.v1`) — with the figures of the file itself; without `-o` the job
+/// file is what stdout carries, and `--json` is refused before any report is read.
+#[test]
+fn a_job_written_to_a_file_is_summed_up_in_text_markdown_and_json() {
+    let env = Env::new();
+    let awr = fixture("awr-19c.txt");
+    let file = |n: &str| env.join(n).display().to_string();
+    let text = env
+        .cmd("job")
+        .args(["from-awr", &awr, "-o", &file("a.toml")])
+        .stdout();
+    let md = env
+        .cmd("job")
+        .args(["from-awr", &awr, "-o", &file("b.toml"), "--format", "md"])
+        .stdout();
+    let j = env
+        .cmd("job")
+        .args(["from-awr", &awr, "-o", &file("c.toml")])
+        .json();
+    assert_eq!(j["schema"], "dbio.job-from.v1", "{j}");
+    assert_eq!(j["job_file"], file("c.toml"));
+    // Its classes are the file's, value for value.
+    let job: toml::Table = std::fs::read_to_string(env.join("c.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let in_file = serde_json::to_value(&job["class"]).unwrap();
+    assert_eq!(j["classes"], in_file);
+    assert_eq!(j["dataset"], serde_json::to_value(&job["dataset"]).unwrap());
+    let classes = j["classes"].as_array().unwrap();
+    assert!(!classes.is_empty(), "{j}");
+    // Each class is a row of the text and of the Markdown, with its rate and sessions.
+    for c in classes {
+        let (name, rate, sessions) = (
+            c["name"].as_str().unwrap(),
+            c["rate"].to_string(),
+            c["sessions"].to_string(),
+        );
+        let row = |out: &str, sep: &str| {
+            out.lines().any(|l| {
+                let cells: Vec<&str> = l.split(sep).map(str::trim).collect();
+                cells.contains(&name)
+                    && cells.contains(&rate.as_str())
+                    && cells.contains(&sessions.as_str())
+            })
+        };
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(name) && l.contains(&rate)),
+            "{name} {rate}: {text}"
+        );
+        assert!(row(&md, "|"), "{name} {rate} {sessions}: {md}");
+    }
+    assert!(
+        text.contains("a.toml") && md.contains("b.toml"),
+        "{text}{md}"
+    );
+    // Without -o: the job on stdout as before; --json (or --format md) is refused.
+    let job_text = env.cmd("job").args(["from-awr", &awr]).stdout();
+    assert!(job_text.contains("[[class]]"), "{job_text}");
+    for extra in [["--json", ""], ["--format", "md"]] {
+        let args: Vec<&str> = ["from-awr", awr.as_str()]
+            .into_iter()
+            .chain(extra.into_iter().filter(|a| !a.is_empty()))
+            .collect();
+        let out = env.cmd("job").args(args).out();
+        refusal_line("--json without -o", &out, &["-o FILE"]);
+    }
+}

@@ -392,9 +392,17 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
+    let shown = &a.shaping().options.0;
+    let summary = Output::new(shown.json, shown.format);
     // The file it will write is checked before any report is read or server sampled.
-    if let Some(out) = &a.shaping().output {
-        check_user_file(out, "--output")?;
+    match &a.shaping().output {
+        Some(out) => check_user_file(out, "--output")?,
+        None if summary != Output::Report(crate::report::Format::Text) => {
+            return Err(Error::usage(
+                "--json and --format print the summary of a job written to a file: add -o FILE (without it, the job file itself is printed)",
+            ));
+        }
+        None => {}
     }
     // The command line goes into the job file: a password in it never does.
     let command = std::env::args()
@@ -407,6 +415,8 @@ fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
             // It may hold where a database is and who connects: only its owner reads it.
             write_private_user_file(out, text.as_bytes(), "--output")?;
             eprintln!("dbio: wrote {}", out.shown());
+            let s = crate::capture::summary::summary(&text, out)?;
+            summary.emit(&crate::capture::summary::report(&s), &s)?;
             Ok(ExitCode::Ok)
         }
         None => print_bytes(text.as_bytes()),

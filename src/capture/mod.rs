@@ -13,6 +13,7 @@ pub mod awr;
 pub mod iostat;
 pub mod job;
 pub mod pg;
+pub mod summary;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
@@ -258,6 +259,9 @@ pub struct Shaping {
     /// Write the job here (a new file; an existing one is never replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With `-o`: how the job's summary is printed (`--json`, `--format`).
+    #[command(flatten)]
+    pub options: crate::options::cli::JobFromOptions,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -271,3 +271,9 @@ table_options!(
     PgObserveOptions,
     Cmd::PgObserve
 );
+table_options!(
+    /// The options of the table `dbio job from-…` takes (how the summary of a job written
+    /// with `-o` is printed).
+    JobFromOptions,
+    Cmd::JobFrom
+);

@@ -408,6 +408,7 @@ pub enum Command {
     MysqlRun,
     PgClean,
     PgObserve,
+    JobFrom,
 }
 
 /// The options of the table one command takes: whole groups, and single options of other
