@@ -390,7 +390,8 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     Ok(c.exit)
 }
 
-/// `dbio job from-…`: the job file on stdout, or into the new file `--output` names.
+/// `dbio job from-…`: the job file on stdout, or into the new file `--output` names with
+/// its summary on stdout (text, `--format md` or `--json`).
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
     let shown = &a.shaping().options.0;
     let summary = Output::new(shown.json, shown.format);
