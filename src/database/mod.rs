@@ -702,6 +702,54 @@ fn lost_sessions(lost: &[&Lost], t0: u64) -> Vec<String> {
     lines
 }
 
+/// What a database's `clean` (`dbio pg clean`, `dbio mysql clean`) did, as `--json` prints
+/// it (`dbio.pg-clean.v1`, `dbio.mysql-clean.v1`; docs/outputs.md).
+#[derive(serde::Serialize)]
+struct Cleaned<'a> {
+    schema: &'static str,
+    /// The server, as `user@host:port/database` (never a password).
+    server: &'a str,
+    /// What was dropped: schemas (PostgreSQL) or databases (MariaDB/MySQL).
+    dropped: &'a [String],
+    /// What was left, and why.
+    left: Vec<LeftOne<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct LeftOne<'a> {
+    name: &'a str,
+    why: &'a str,
+}
+
+/// Prints what a database's `clean` did through the one output: a line a dropped or left
+/// `what` (`schema`, `database`), or that there was none at `server`; `--json` the same
+/// as `schema`.
+pub fn print_cleaned(
+    out: crate::report::Output,
+    schema: &'static str,
+    what: &str,
+    server: &str,
+    dropped: &[String],
+    left: &[(String, String)],
+) -> Result<()> {
+    let mut lines: Vec<String> = (dropped.iter())
+        .map(|name| format!("dropped {what} {name}"))
+        .collect();
+    lines.extend((left.iter()).map(|(name, why)| format!("left {what} {name}: {why}")));
+    if lines.is_empty() {
+        lines.push(format!("no dbio {what} at {server}"));
+    }
+    let json = Cleaned {
+        schema,
+        server,
+        dropped,
+        left: (left.iter())
+            .map(|(name, why)| LeftOne { name, why })
+            .collect(),
+    };
+    out.emit(&crate::report::Report::lines(lines), &json)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -277,3 +277,8 @@ table_options!(
     JobFromOptions,
     Cmd::JobFrom
 );
+table_options!(
+    /// The options of the table `dbio mysql clean` takes.
+    MysqlCleanOptions,
+    Cmd::MysqlClean
+);

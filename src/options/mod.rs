@@ -409,6 +409,7 @@ pub enum Command {
     PgClean,
     PgObserve,
     JobFrom,
+    MysqlClean,
 }
 
 /// The options of the table one command takes: whole groups, and single options of other

@@ -55,6 +55,9 @@ pub struct MysqlClean {
     /// (the password from MYSQL_PWD, or asked on the terminal).
     #[arg(long, value_name = "URL", required = true)]
     pub mysql: String,
+    /// The options of the table it takes: `--json`, `--format`.
+    #[command(flatten)]
+    pub options: crate::options::cli::MysqlCleanOptions,
 }
 
 /// `dbio mysql run TEST [options]`.
@@ -146,14 +149,15 @@ pub fn clean(a: &MysqlClean) -> Result<ExitCode> {
             crate::safety::cleanup::MYSQL_DATABASE,
             &private::what(name, &t),
         );
-        println!("dropped database {name}");
     }
-    for (name, why) in &done.left {
-        println!("left database {name}: {}", crate::units::shown(why));
-    }
-    if done.dropped.is_empty() && done.left.is_empty() {
-        println!("no dbio database at {}", t.describe());
-    }
+    crate::database::print_cleaned(
+        crate::report::Output::new(a.options.0.json, a.options.0.format),
+        "dbio.mysql-clean.v1",
+        "database",
+        &t.describe(),
+        &done.dropped,
+        &done.left,
+    )?;
     Ok(if done.left.is_empty() {
         ExitCode::Ok
     } else {

@@ -142,23 +142,6 @@ enum Where {
     },
 }
 
-/// A schema `dbio pg clean` left, and why (`--json`).
-#[derive(serde::Serialize)]
-struct LeftSchema<'a> {
-    schema: &'a str,
-    why: &'a str,
-}
-
-/// What `dbio pg clean --json` prints (docs/outputs.md).
-#[derive(serde::Serialize)]
-struct PgCleaned<'a> {
-    schema: &'static str,
-    /// The server, as `user@host:port/database` (never a password).
-    server: String,
-    dropped: &'a [String],
-    left: Vec<LeftSchema<'a>>,
-}
-
 /// `dbio pg clean`: drops the marked schemas no running run holds, one line each, and
 /// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
@@ -172,23 +155,14 @@ pub fn clean(a: &PgClean) -> Result<ExitCode> {
             &schema::what(name, &config),
         );
     }
-    let server = connect::describe(&config);
-    let mut lines: Vec<String> = (done.dropped.iter())
-        .map(|name| format!("dropped schema {name}"))
-        .collect();
-    lines.extend((done.left.iter()).map(|(name, why)| format!("left schema {name}: {why}")));
-    if lines.is_empty() {
-        lines.push(format!("no dbio schema at {server}"));
-    }
-    let json = PgCleaned {
-        schema: "dbio.pg-clean.v1",
-        server,
-        dropped: &done.dropped,
-        left: (done.left.iter())
-            .map(|(schema, why)| LeftSchema { schema, why })
-            .collect(),
-    };
-    out.emit(&crate::report::Report::lines(lines), &json)?;
+    crate::database::print_cleaned(
+        out,
+        "dbio.pg-clean.v1",
+        "schema",
+        &connect::describe(&config),
+        &done.dropped,
+        &done.left,
+    )?;
     Ok(if done.left.is_empty() {
         ExitCode::Ok
     } else {

@@ -191,6 +191,11 @@ pub static COMMANDS: &[Takes] = &[
         groups: &[Group::Report],
         also: &[("json", None)],
     },
+    Takes {
+        command: Command::MysqlClean,
+        groups: &[Group::Report],
+        also: &[("json", None)],
+    },
     // A run through PostgreSQL: the options of a run that mean the same there.
     Takes {
         command: Command::PgRun,
