@@ -370,13 +370,11 @@ fn no_html_and_no_hand_aligned_table_outside_report() {
 /// the reason: none prints a command's result. (Warnings and errors go to stderr with
 /// `eprintln!`, which is not looked for; prompts go to the terminal through the prompt
 /// crate.)
-const STDOUT_ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "cluster/agent.rs",
-        "stdout()",
-        "`dbio agent` answers its coordinator in JSON lines on stdout: a protocol between two dbio processes, not a report",
-    ),
-];
+const STDOUT_ALLOWED: &[(&str, &str, &str)] = &[(
+    "cluster/agent.rs",
+    "stdout()",
+    "`dbio agent` answers its coordinator in JSON lines on stdout: a protocol between two dbio processes, not a report",
+)];
 
 /// The calls that write to stdout (or take it to write): each must stand alone, not be the
 /// end of a longer name (`eprintln!` is stderr).

@@ -400,4 +400,20 @@ fn a_users_server_is_left_as_it_was_even_after_ctrl_c() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("dropped database dbio_left1"));
     assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
     assert_eq!(s.fingerprint(), before);
+    // --json says the same; --format md that nothing is left to drop.
+    s.conn()
+        .query_drop(format!(
+            "CREATE DATABASE dbio_left2 COMMENT 'dbio {} run left2'",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .unwrap();
+    let done = e.json(&["mysql", "clean", "--mysql", &url, "--json"]);
+    assert_eq!(done["schema"], "dbio.mysql-clean.v1", "{done}");
+    assert_eq!(done["dropped"], serde_json::json!(["dbio_left2"]), "{done}");
+    assert_eq!(done["left"], serde_json::json!([]), "{done}");
+    let out = e.output(&["mysql", "clean", "--mysql", &url, "--format", "md"]);
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("no dbio database at "), "{md}");
+    assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
 }
