@@ -987,7 +987,8 @@ fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
     assert!(md.status.success());
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(
-        md.contains("DataFileRead") && md.lines().any(|l| l.starts_with("|:--|")),
+        md.contains(c["database"]["event"].as_str().unwrap())
+            && md.lines().any(|l| l.starts_with("|:--|")),
         "{md}"
     );
     let runs = String::from_utf8_lossy(&e.output(&["runs", "--format", "md"]).stdout).to_string();

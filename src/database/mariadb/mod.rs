@@ -46,7 +46,7 @@ pub enum MysqlCommand {
     /// the data directory: one table of what the storage gives and what the database gets.
     Compare(Box<MysqlRun>),
     /// Drop the dbio_* databases a killed run left (only those carrying dbio's mark).
-    Clean(MysqlClean),
+    Clean(Box<MysqlClean>),
 }
 
 #[derive(Debug, Clone, clap::Args)]
