@@ -471,12 +471,7 @@ impl Dir {
                 Ok((tmp, id))
             }
             Err(e) if e.kind() == io::ErrorKind::Unsupported => {
-                let mut made = None;
-                let tmp = self.free_temp_name(name, |t| {
-                    made = Some(self.create_file(t, 0)?);
-                    Ok(())
-                })?;
-                let mut f = made.expect("created");
+                let (tmp, mut f) = self.create_named_temp(name)?;
                 let done = write(&mut f)
                     .and_then(|()| f.sync_all())
                     .and_then(|()| entry_of(&f).map(|e| e.id));
@@ -797,12 +792,7 @@ impl Dir {
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Unsupported => {
-                let mut made = None;
-                let tmp = self.free_temp_name(name, |t| {
-                    made = Some(self.create_file(t, 0)?);
-                    Ok(())
-                })?;
-                let mut f = made.expect("created");
+                let (tmp, mut f) = self.create_named_temp(name)?;
                 let written = write(&mut f)
                     .and_then(|()| f.sync_all())
                     .and_then(|()| match how {
@@ -820,6 +810,17 @@ impl Dir {
     }
 
     /// Tries `make` at `.NAME.PID-RANDOM.tmp` names until one is free; returns it.
+    /// A new file under a free temporary name for `name` (where unnamed files cannot be
+    /// made): its name and the open file.
+    fn create_named_temp(&self, name: &str) -> io::Result<(String, File)> {
+        let mut made = None;
+        let tmp = self.free_temp_name(name, |t| {
+            made = Some(self.create_file(t, 0)?);
+            Ok(())
+        })?;
+        Ok((tmp, made.expect("created")))
+    }
+
     fn free_temp_name(
         &self,
         name: &str,
