@@ -56,7 +56,8 @@ sb=$("${SB[@]}" --table-size="$rows" --threads="$sessions" --time="$seconds" --r
   oltp_point_select run | awk '/queries:/ {gsub(/[(]/, "", $3); print $3}')
 printf '%-44s %12s\n' "sysbench oltp_point_select (uniform)" "$sb"
 db=$($DBIO mysql run read-iops --sync --sessions "$sessions" --size "$size" --duration "${seconds}s" \
-  --warmup 2s --mysql "$url" --out "$dir/runs" --json 2>/dev/null | jq '.events[0].iops')
+  --warmup 2s --mysql "$url" --out "$dir/runs" --json 2>"$dir/dbio.err" | jq '.events[0].iops') \
+  || { cat "$dir/dbio.err" >&2; exit 1; }
 printf '%-44s %12.0f\n' "dbio mysql run read-iops --sync" "$db"
 "${SB[@]}" --table-size="$rows" oltp_point_select cleanup >/dev/null
 # Single-row autocommit inserts into an empty table: each commit waits for its log write.
@@ -65,7 +66,7 @@ sbi=$("${SB[@]}" --table-size=1000 --threads="$sessions" --time="$seconds" oltp_
   | awk '/transactions:/ {gsub(/[(]/, "", $3); print $3}')
 printf '%-44s %12s\n' "sysbench oltp_insert (1,000-row table)" "$sbi"
 dbr=$($DBIO mysql run redo --sessions "$sessions" --size 16M --duration "${seconds}s" --warmup 2s \
-  --mysql "$url" --out "$dir/runs" --json 2>/dev/null)
+  --mysql "$url" --out "$dir/runs" --json 2>"$dir/dbio.err") || { cat "$dir/dbio.err" >&2; exit 1; }
 dbc=$(echo "$dbr" | jq '.mysql.innodb.commits_per_s')
 printf '%-44s %12.0f\n' "dbio mysql run redo (commits/s)" "$dbc"
 printf '%-44s %12.2f\n' "  commits per log write" "$(echo "$dbr" | jq '.mysql.innodb.commits_per_log_write')"
