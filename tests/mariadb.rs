@@ -408,3 +408,64 @@ fn a_users_server_is_left_as_it_was_even_after_ctrl_c() {
     assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
     assert_eq!(s.fingerprint(), before);
 }
+
+#[test]
+fn the_compare_shows_both_sides_and_innodbs_findings() {
+    let Some(_) = mysql_bin() else { return };
+    let e = env();
+    let out = e
+        .dbio()
+        .args([
+            "mysql",
+            "compare",
+            "read-iops",
+            "--sync",
+            "--size",
+            "64M",
+            "--sessions",
+            "2",
+        ])
+        .args([
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--mysql-bin",
+            "/usr/sbin",
+            "--json",
+            "--out",
+        ])
+        .arg(e.join("runs"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["command"], "mysql compare");
+    let figure = |name: &str| {
+        (c["figures"].as_array().unwrap().iter())
+            .find(|f| f["figure"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {}", c["figures"]))
+            .clone()
+    };
+    let iops = figure("IOPS");
+    assert!(iops["storage"].as_f64().unwrap() > 0.0 && iops["database"].as_f64().unwrap() > 0.0);
+    // Both sides read one InnoDB page per request.
+    let size = figure("Request size");
+    assert_eq!(
+        (size["storage"].as_f64(), size["database"].as_f64()),
+        (Some(16384.0), Some(16384.0))
+    );
+    assert!(
+        figure("Read wait, InnoDB's timing (µs)")["database"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let found = c["findings"].to_string();
+    assert!(found.contains("innodb_flush_method=O_DIRECT"), "{found}");
+    assert!(found.contains("in MariaDB against"), "{found}");
+}
