@@ -2,7 +2,7 @@
 # dbio mysql against sysbench on the same throwaway MariaDB: random primary-key reads with a
 # buffer pool far smaller than the table (sysbench oltp_point_select --rand-type=uniform vs
 # `dbio mysql run read-iops --sync`), and single-row autocommit inserts (sysbench
-# oltp_insert into an empty table vs `dbio mysql run redo`), at the same sessions, for the
+# oltp_insert into a 1,000-row table that stays in the buffer pool vs `dbio mysql run redo`), at the same sessions, for the
 # same time. The server is this script's own (as user nobody, on a private socket, no
 # network); dbio reaches it by URL (--mysql), as a user's server: both tools load the same
 # server, one after the other.
@@ -46,7 +46,7 @@ for _ in $(seq 600); do mariadb --no-defaults --socket="$sock" -uroot -e 'SELECT
 sql() { mariadb --no-defaults --socket="$sock" -uroot -N -e "$1"; }
 sql "CREATE DATABASE sbtest"
 SB=(sysbench --db-driver=mysql --mysql-socket="$sock" --mysql-user=root --mysql-db=sbtest --tables=1)
-"${SB[@]}" --table-size="$rows" oltp_point_select prepare >/dev/null
+"${SB[@]}" --table-size="$rows" oltp_point_select prepare >"$dir/sb-prepare.log" || { cat "$dir/sb-prepare.log" >&2; exit 1; }
 url="mysql://root@localhost/mysql?socket=$sock"
 
 echo "MariaDB $(sql 'SELECT VERSION()'), buffer pool 16 MiB, $sessions sessions, $seconds s each"
@@ -56,16 +56,17 @@ sb=$("${SB[@]}" --table-size="$rows" --threads="$sessions" --time="$seconds" --r
   oltp_point_select run | awk '/queries:/ {gsub(/[(]/, "", $3); print $3}')
 printf '%-44s %12s\n' "sysbench oltp_point_select (uniform)" "$sb"
 db=$($DBIO mysql run read-iops --sync --sessions "$sessions" --size "$size" --duration "${seconds}s" \
-  --warmup 2s --mysql "$url" --out "$dir/runs" --json 2>/dev/null | jq '.events[0].iops')
+  --warmup 2s --mysql "$url" --out "$dir/runs" --json 2>"$dir/dbio.err" | jq '.events[0].iops') \
+  || { cat "$dir/dbio.err" >&2; exit 1; }
 printf '%-44s %12.0f\n' "dbio mysql run read-iops --sync" "$db"
 "${SB[@]}" --table-size="$rows" oltp_point_select cleanup >/dev/null
 # Single-row autocommit inserts into an empty table: each commit waits for its log write.
-"${SB[@]}" --table-size=0 oltp_insert prepare >/dev/null
-sbi=$("${SB[@]}" --table-size=0 --threads="$sessions" --time="$seconds" oltp_insert run \
+"${SB[@]}" --table-size=1000 oltp_insert prepare >"$dir/sb-insert.log" 2>&1 || { cat "$dir/sb-insert.log" >&2; exit 1; }
+sbi=$("${SB[@]}" --table-size=1000 --threads="$sessions" --time="$seconds" oltp_insert run \
   | awk '/transactions:/ {gsub(/[(]/, "", $3); print $3}')
-printf '%-44s %12s\n' "sysbench oltp_insert (empty table)" "$sbi"
+printf '%-44s %12s\n' "sysbench oltp_insert (1,000-row table)" "$sbi"
 dbr=$($DBIO mysql run redo --sessions "$sessions" --size 16M --duration "${seconds}s" --warmup 2s \
-  --mysql "$url" --out "$dir/runs" --json 2>/dev/null)
+  --mysql "$url" --out "$dir/runs" --json 2>"$dir/dbio.err") || { cat "$dir/dbio.err" >&2; exit 1; }
 dbc=$(echo "$dbr" | jq '.mysql.innodb.commits_per_s')
 printf '%-44s %12.0f\n' "dbio mysql run redo (commits/s)" "$dbc"
 printf '%-44s %12.2f\n' "  commits per log write" "$(echo "$dbr" | jq '.mysql.innodb.commits_per_log_write')"

@@ -96,7 +96,14 @@ fn a_random_read_is_one_data_file_read_and_the_server_is_gone_after() {
         &["--sync", "--size", "192M", "--sessions", "4"],
     );
     let ev = &r["events"][0];
-    assert_eq!(ev["name"], "wait/io/file/innodb/innodb_data_file read");
+    // The sessions' statements are named for what they are; the I/O they wait on by
+    // InnoDB's own name.
+    assert_eq!(ev["name"], "index lookup");
+    let notes = r["config"]["engine_notes"].to_string();
+    assert!(
+        notes.contains("wait/io/file/innodb/innodb_data_file read"),
+        "{notes}"
+    );
     let requests = u(&ev["requests"]) as f64;
     let m = &r["mysql"];
     let file = (m["files"].as_array().unwrap().iter())
@@ -416,4 +423,65 @@ fn a_users_server_is_left_as_it_was_even_after_ctrl_c() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.starts_with("no dbio database at "), "{md}");
     assert_eq!(s.dbio_databases(), vec!["dbio_not_ours".to_string()]);
+}
+
+#[test]
+fn the_compare_shows_both_sides_and_innodbs_findings() {
+    let Some(_) = mysql_bin() else { return };
+    let e = env();
+    let out = e
+        .dbio()
+        .args([
+            "mysql",
+            "compare",
+            "read-iops",
+            "--sync",
+            "--size",
+            "64M",
+            "--sessions",
+            "2",
+        ])
+        .args([
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--mysql-bin",
+            "/usr/sbin",
+            "--json",
+            "--out",
+        ])
+        .arg(e.join("runs"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["command"], "mysql compare");
+    let figure = |name: &str| {
+        (c["figures"].as_array().unwrap().iter())
+            .find(|f| f["figure"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {}", c["figures"]))
+            .clone()
+    };
+    let iops = figure("IOPS");
+    assert!(iops["storage"].as_f64().unwrap() > 0.0 && iops["database"].as_f64().unwrap() > 0.0);
+    // Both sides read one InnoDB page per request.
+    let size = figure("Request size");
+    assert_eq!(
+        (size["storage"].as_f64(), size["database"].as_f64()),
+        (Some(16384.0), Some(16384.0))
+    );
+    assert!(
+        figure("Read wait, InnoDB's timing (µs)")["database"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let found = c["findings"].to_string();
+    assert!(found.contains("innodb_flush_method=O_DIRECT"), "{found}");
+    assert!(found.contains("in MariaDB against"), "{found}");
 }
