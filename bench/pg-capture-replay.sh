@@ -73,9 +73,14 @@ b=$(snap)
 wait
 stop_server
 echo "captured; replaying ..." >&2
+# Exit 3 is a class's limit missed: the figures are still the replay's.
+rc=0
 "$dbio" run --job "$out/job.toml" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
-  --duration "${seconds}s" --json >"$out/replay.json" 2>"$out/replay.err" ||
-  { cat "$out/replay.err" >&2; exit 1; }
+  --duration "${seconds}s" --out "$out/runs" --json >"$out/replay.json" 2>"$out/replay.err" || rc=$?
+if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
+  cat "$out/replay.err" >&2
+  exit 1
+fi
 python3 - "$out/replay.json" "$a" "$b" "$t0" "$t1" "$out/job.toml" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -86,12 +91,19 @@ os_ = r.get("os") or {}
 top = os_["devices"][0]["device"] if os_.get("devices") else None
 rows = [d for d in os_.get("devices", []) if d["device"] == top]
 n = max(len(rows), 1)
-rep = [sum(d["r_s"] for d in rows) / n, sum(d["w_s"] for d in rows) / n,
+dev = [sum(d["r_s"] for d in rows) / n, sum(d["w_s"] for d in rows) / n,
        r["totals"].get("commits_per_s") or 0.0]
-print(f"{'':12} {'captured':>10} {'replayed':>10} {'ratio':>7}")
-for name, c, p in zip(["reads/s", "writes/s", "commits/s"], cap, rep):
-    ratio = f"{p / c:.2f}" if c > 0 else "-"
-    print(f"{name:12} {c:10.1f} {p:10.1f} {ratio:>7}")
+# dbio's own requests (direct I/O: one device request each), by direction.
+ev = r["events"]
+own = [sum(e["iops"] for e in ev if "read" in e["name"]),
+       sum(e["iops"] for e in ev if "write" in e["name"]),
+       r["totals"].get("commits_per_s") or 0.0]
+print(f"device {top}: the capture's device counters against the replay's "
+      "(another process's I/O on the device counts on both sides)")
+print(f"{'':12} {'captured':>10} {'replay dbio':>12} {'ratio':>7} {'replay device':>14} {'ratio':>7}")
+for name, c, o, d in zip(["reads/s", "writes/s", "commits/s"], cap, own, dev):
+    q = lambda x: f"{x / c:.2f}" if c > 0 else "-"
+    print(f"{name:12} {c:10.1f} {o:12.1f} {q(o):>7} {d:14.1f} {q(d):>7}")
 print("\njob:")
 print("".join(l for l in open(sys.argv[6]) if not l.startswith("#")))
 PY

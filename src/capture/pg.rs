@@ -77,6 +77,10 @@ pub fn read(
         })?
         .get(0);
     let devices = data_devices(&mut client);
+    // The server's processes, when it runs here: their share of the device's bytes.
+    let postmaster = (!devices.is_empty())
+        .then(|| postmaster_of(&mut client))
+        .flatten();
     drop(client);
     if version < crate::database::pg::connect::MIN_VERSION_NUM {
         return Err(Error::usage(format!(
@@ -104,6 +108,7 @@ pub fn read(
         // The devices' own counters over the same interval: what the storage did.
         let mut os =
             (!devices.is_empty()).then(|| crate::measure::os::OsSampler::start(devices.clone()));
+        let io_before = postmaster.map(server_io);
         let started = Instant::now();
         let end = started + interval;
         while Instant::now() < end {
@@ -121,6 +126,10 @@ pub fn read(
             os.sample(1);
             let top = &devices[0].0;
             let (r, w, seconds) = os.device_totals(top)?;
+            let server = match (postmaster, &io_before) {
+                (Some(pm), Some(before)) => Some(io_delta(before, &server_io(pm))),
+                _ => None,
+            };
             Some(Device {
                 name: top.clone(),
                 reads: r.device_requests,
@@ -128,6 +137,7 @@ pub fn read(
                 writes: w.device_requests,
                 write_bytes: w.device_bytes,
                 seconds,
+                server,
             })
         });
         let ctx = ctx.clone();
@@ -172,6 +182,84 @@ pub struct Device {
     pub writes: u64,
     pub write_bytes: u64,
     pub seconds: f64,
+    /// The bytes the server's processes had read from and written to storage meanwhile
+    /// (`/proc/<pid>/io` `read_bytes`, `write_bytes`), when they could be read: the device
+    /// may serve others too, and only the server's share is the server's.
+    pub server: Option<(u64, u64)>,
+}
+
+impl Device {
+    /// The server's share of the device's reads and writes (1 when it cannot be told).
+    fn share(&self) -> (f64, f64) {
+        let part = |server: u64, device: u64| {
+            if device == 0 {
+                1.0
+            } else {
+                (server as f64 / device as f64).min(1.0)
+            }
+        };
+        match self.server {
+            Some((r, w)) => (part(r, self.read_bytes), part(w, self.write_bytes)),
+            None => (1.0, 1.0),
+        }
+    }
+}
+
+/// The postmaster's process id, from the parent of this connection's backend (a server on
+/// this machine).
+fn postmaster_of(client: &mut postgres::Client) -> Option<u32> {
+    let pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .ok()?
+        .get(0);
+    ppid(pid as u32)
+}
+
+/// The parent of process `pid` (/proc/<pid>/stat, the field after the command's `)`).
+fn ppid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// `read_bytes` and `write_bytes` of the postmaster and each of its children, by pid.
+fn server_io(postmaster: u32) -> Vec<(u32, u64, u64)> {
+    let io = |pid: u32| -> Option<(u32, u64, u64)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+        let field = |name: &str| {
+            (text.lines())
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Some((pid, field("read_bytes:")?, field("write_bytes:")?))
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid == postmaster || ppid(pid) == Some(postmaster))
+        .filter_map(io)
+        .collect()
+}
+
+/// What the server's processes read and wrote between two looks: a process there at
+/// both counts its growth, one that started since counts all of it.
+fn io_delta(before: &[(u32, u64, u64)], after: &[(u32, u64, u64)]) -> (u64, u64) {
+    let (mut r, mut w) = (0, 0);
+    for &(pid, r1, w1) in after {
+        let (r0, w0) = before
+            .iter()
+            .find(|b| b.0 == pid)
+            .map_or((0, 0), |b| (b.1, b.2));
+        r += r1.saturating_sub(r0);
+        w += w1.saturating_sub(w0);
+    }
+    (r, w)
 }
 
 /// The wait events of a log flush a committing session waits on (the flush itself, the
@@ -219,16 +307,22 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
             .join(", ");
         let (per_s, bytes, rate_from, bytes_from) = match device {
             Some(d) if d.seconds > 0.0 => {
+                // Only the server's share of the device's requests (the device may serve
+                // others), at the device's request size.
+                let (read_share, write_share) = d.share();
                 let (count, b) = if op == "read" {
-                    (d.reads as f64, d.read_bytes as f64)
+                    (
+                        d.reads as f64 * read_share,
+                        d.read_bytes as f64 * read_share,
+                    )
                 } else {
                     // The log's writes are the commits' class: each flush is a device
                     // write of its own, carrying the WAL bytes.
                     let flushes = w.syncs as f64 * d.seconds / secs;
                     let wal = w.bytes as f64 * d.seconds / secs;
                     (
-                        (d.writes as f64 - flushes).max(0.0),
-                        (d.write_bytes as f64 - wal).max(0.0),
+                        (d.writes as f64 * write_share - flushes).max(0.0),
+                        (d.write_bytes as f64 * write_share - wal).max(0.0),
                     )
                 };
                 if count < 0.5 {
@@ -246,6 +340,19 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
                     " less the WAL flushes"
                 } else {
                     ""
+                };
+                let share = if op == "read" {
+                    read_share
+                } else {
+                    write_share
+                };
+                let pg = if d.server.is_some() {
+                    format!(
+                        "; the server's processes' share {:.0}% (/proc/<pid>/io){pg}",
+                        100.0 * share
+                    )
+                } else {
+                    pg
                 };
                 (
                     count / d.seconds,
@@ -447,6 +554,7 @@ mod tests {
             writes,
             write_bytes: 2_000 * 8192 + 1_000 * 65536,
             seconds: 10.0,
+            server: None,
         }
     }
 
@@ -488,6 +596,33 @@ mod tests {
         assert!(block.contains("sessions = 4"), "{block}");
         assert!(block.contains("mean = \"2.00ms\""), "{block}");
         assert!(!block.contains("0.500ms"), "{block}");
+    }
+
+    #[test]
+    fn only_the_servers_share_of_a_shared_device_is_its() {
+        // The server's processes read a quarter of the device's bytes: another process
+        // read the rest.
+        let mut d = device(400, 3_000);
+        d.server = Some((d.read_bytes / 4, d.write_bytes));
+        let c = capture("pg", 1, &section(), Some(&d));
+        let reads = (c.classes.iter())
+            .find(|k| k.event == Event::DbFileSequentialRead)
+            .unwrap();
+        assert!(
+            (reads.per_s.value - 10.0).abs() < 1e-9,
+            "{}",
+            reads.per_s.value
+        );
+        assert!(reads.per_s.origin.what.contains("share 25%"));
+        // A process there at both looks counts its growth, a new one all of it.
+        assert_eq!(
+            io_delta(&[(1, 100, 10), (2, 5, 5)], &[(1, 150, 30), (3, 7, 1)]),
+            (57, 21)
+        );
+        assert_eq!(
+            ppid(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
     }
 
     #[test]
