@@ -33,13 +33,13 @@ out=$(mktemp -d "${OUT:-/var/tmp}/dbio-pgcr.XXXXXX")
 chmod 755 "$out"
 export XDG_DATA_HOME=$out/xdg # keep the runs out of the user's results store
 
-# initdb and postgres refuse root: as root the server runs as user dbio (or nobody).
+# initdb and postgres refuse root: as root the server runs as nobody (never as user dbio,
+# which dbio keeps to the servers it starts itself).
 as_server=()
 if [ "$(id -u)" = 0 ]; then
-  who=$(id -u dbio >/dev/null 2>&1 && echo dbio || echo nobody)
   mkdir -p "$out/pg"
-  chown "$who" "$out/pg"
-  as_server=(setpriv --reuid="$who" --regid="$(id -g "$who")" --clear-groups)
+  chown nobody "$out/pg"
+  as_server=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 else
   mkdir -p "$out/pg"
 fi
