@@ -938,15 +938,19 @@ fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
     assert_eq!(storage["test"], "read-iops");
     assert_eq!(storage["config"]["submission"], "sync");
     assert_eq!(database["test"], "pg read-iops");
-    assert_eq!(c["database"]["event"], "DataFileRead");
+    assert_eq!(c["database"]["event"], "index lookup");
     assert_eq!(c["storage"]["event"], "db file sequential read");
     assert_eq!(
         storage["config"]["sessions"],
         database["config"]["sessions"]
     );
-    // The ratios are the database's figure over the storage's.
+    // The ratios are the database's figure over the storage's: its own blocks read against
+    // the storage's 8 KiB reads.
     let figures = c["figures"].as_array().unwrap();
-    let iops = figures.iter().find(|f| f["figure"] == "IOPS").unwrap();
+    let iops = figures
+        .iter()
+        .find(|f| f["figure"] == "Blocks read/s")
+        .unwrap();
     let (s, d) = (util::f(&iops["storage"]), util::f(&iops["database"]));
     assert!(s > 0.0 && d > 0.0, "{iops}");
     assert!((util::f(&iops["ratio"]) - d / s).abs() < 1e-9, "{iops}");
@@ -959,7 +963,7 @@ fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f["text"].as_str().unwrap().starts_with("the database got")),
+            .any(|f| f["text"].as_str().unwrap().starts_with("PostgreSQL read")),
         "{}",
         c["findings"]
     );

@@ -120,8 +120,11 @@ fn the_databases_reads_and_commits_are_its_own_counters_over_the_window() {
                 "2",
                 "--size",
                 "64M",
+                // Half a second past a whole one: a backend publishes its counters about once
+                // a second, and a window that starts mid-way between two publications has
+                // half a second of each session's warm-up pending unless flushed.
                 "--warmup",
-                "1s",
+                "1500ms",
                 "--duration",
                 "3s",
                 "--json",

@@ -483,6 +483,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
             mean_ms: w.mean_ms,
             p99_ms: p99(event)?,
             guessed: false,
+            sessions: None,
         };
         match event {
             Event::DbFileSequentialRead => class.bytes = block_size.clone(),

@@ -224,6 +224,7 @@ pub fn read(file: &str, text: &str, devices: &[String], stop: &AtomicBool) -> Re
                     }),
                     p99_ms: None,
                     guessed: true,
+                    sessions: None,
                 };
                 // Devices that serve the same class add up (the job is one data set).
                 match classes.iter().position(|c| c.event == event) {

@@ -46,6 +46,8 @@ struct Combined {
     batch: Option<(f64, String)>,
     mean_ms: Option<(f64, String)>,
     p99_ms: Option<(f64, String)>,
+    /// Sessions as the captures saw them at once (the most of any).
+    sessions: Option<(f64, String)>,
     guessed: bool,
 }
 
@@ -131,6 +133,11 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
             batch: weighted(&|k| k.batch.as_ref()),
             mean_ms: weighted(&|k| k.mean_ms.as_ref()),
             p99_ms: p99,
+            sessions: seen
+                .iter()
+                .filter_map(|(_, k)| k.sessions.as_ref())
+                .max_by(|a, b| a.value.total_cmp(&b.value))
+                .map(|f| (f.value, f.origin.cite())),
             guessed: seen.iter().any(|(_, k)| k.guessed),
         });
     }
@@ -362,6 +369,8 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
         // the latency from the schedule would measure the shortage of sessions, not the storage).
         let sessions = if c.event == Event::LogFileParallelWrite {
             1
+        } else if let Some((n, _)) = &c.sessions {
+            (n.ceil() as u64).max(1)
         } else {
             match &c.mean_ms {
                 Some((m, _)) => ((2.0 * rate * m / 1000.0).ceil() as u64).max(1),
@@ -370,6 +379,10 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
         };
         let sessions_comment = match (&c.mean_ms, c.event) {
             (_, Event::LogFileParallelWrite) => "one log writer".to_string(),
+            _ if c.sessions.is_some() => {
+                let (n, from) = c.sessions.as_ref().expect("checked");
+                format!("{n:.1} at once on average, as observed: {}", cite(from))
+            }
             (Some((m, _)), _) => format!(
                 "Little's law: {:.1}/s × {} = {:.2} in flight on average; twice that, for bursts",
                 rate,

@@ -159,6 +159,9 @@ pub struct Class {
     pub p99_ms: Option<Figure>,
     /// Whether the class was named by a guess (iostat: by request size).
     pub guessed: bool,
+    /// How many sessions issued it at once, where the capture saw it (a database's sampled
+    /// sessions); otherwise the job derives them by Little's law.
+    pub sessions: Option<Figure>,
 }
 
 /// What one report or capture shows.

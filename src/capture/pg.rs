@@ -76,6 +76,11 @@ pub fn read(
             ))
         })?
         .get(0);
+    let devices = data_devices(&mut client);
+    // The server's processes, when it runs here: their share of the device's bytes.
+    let postmaster = (!devices.is_empty())
+        .then(|| postmaster_of(&mut client))
+        .flatten();
     drop(client);
     if version < crate::database::pg::connect::MIN_VERSION_NUM {
         return Err(Error::usage(format!(
@@ -100,6 +105,10 @@ pub fn read(
         let at = format!("in sample {n} of {samples}");
         let c = config.clone();
         let observer = unless_stopped(stop, &at, move || Observer::start(&c, 100))?;
+        // The devices' own counters over the same interval: what the storage did.
+        let mut os =
+            (!devices.is_empty()).then(|| crate::measure::os::OsSampler::start(devices.clone()));
+        let io_before = postmaster.map(server_io);
         let started = Instant::now();
         let end = started + interval;
         while Instant::now() < end {
@@ -113,13 +122,31 @@ pub fn read(
             }
             std::thread::sleep(LOOK.min(end.saturating_duration_since(Instant::now())));
         }
+        let device = os.as_mut().and_then(|os| {
+            os.sample(1);
+            let top = &devices[0].0;
+            let (r, w, seconds) = os.device_totals(top)?;
+            let server = match (postmaster, &io_before) {
+                (Some(pm), Some(before)) => Some(io_delta(before, &server_io(pm))),
+                _ => None,
+            };
+            Some(Device {
+                name: top.clone(),
+                reads: r.device_requests,
+                read_bytes: r.device_bytes,
+                writes: w.device_requests,
+                write_bytes: w.device_bytes,
+                seconds,
+                server,
+            })
+        });
         let ctx = ctx.clone();
         let section = unless_stopped(stop, &at, move || observer.finish(&ctx))?;
         eprintln!(
             "dbio: sample {n} of {samples}: {:.0} s of {name}",
             section.interval_s
         );
-        captures.push(capture(&name, n, &section));
+        captures.push(capture(&name, n, &section, device.as_ref()));
     }
     if captures.iter().all(|c| c.classes.is_empty()) {
         return Err(Error::usage(format!(
@@ -129,8 +156,134 @@ pub fn read(
     Ok(captures)
 }
 
-/// One sample as a capture.
-fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
+/// The block devices under the server's data directory, top layer first, when this user
+/// may read the setting and the directory is on this machine; else none.
+fn data_devices(client: &mut postgres::Client) -> Vec<(String, String)> {
+    let dir: Option<String> = client
+        .query_one("SELECT current_setting('data_directory', true)", &[])
+        .ok()
+        .and_then(|r| r.get(0));
+    let Some(dir) = dir.map(std::path::PathBuf::from).filter(|d| d.is_dir()) else {
+        return Vec::new();
+    };
+    let (map, _) = crate::storage::survey(&dir, Some(8192));
+    map.all_devices()
+        .iter()
+        .map(|n| (n.name.clone(), n.layer.clone()))
+        .collect()
+}
+
+/// What the device under the data directory did over a sample (/proc/diskstats).
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub name: String,
+    pub reads: u64,
+    pub read_bytes: u64,
+    pub writes: u64,
+    pub write_bytes: u64,
+    pub seconds: f64,
+    /// The bytes the server's processes had read from and written to storage meanwhile
+    /// (`/proc/<pid>/io` `read_bytes`, `write_bytes`), when they could be read: the device
+    /// may serve others too, and only the server's share is the server's.
+    pub server: Option<(u64, u64)>,
+}
+
+impl Device {
+    /// The server's share of the device's reads and writes (1 when it cannot be told).
+    fn share(&self) -> (f64, f64) {
+        let part = |server: u64, device: u64| {
+            if device == 0 {
+                1.0
+            } else {
+                (server as f64 / device as f64).min(1.0)
+            }
+        };
+        match self.server {
+            Some((r, w)) => (part(r, self.read_bytes), part(w, self.write_bytes)),
+            None => (1.0, 1.0),
+        }
+    }
+}
+
+/// The postmaster's process id, from the parent of this connection's backend (a server on
+/// this machine).
+fn postmaster_of(client: &mut postgres::Client) -> Option<u32> {
+    let pid: i32 = client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .ok()?
+        .get(0);
+    ppid(pid as u32)
+}
+
+/// The parent of process `pid` (/proc/<pid>/stat, the field after the command's `)`).
+fn ppid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// `read_bytes` and `write_bytes` of the postmaster and each of its children, by pid.
+fn server_io(postmaster: u32) -> Vec<(u32, u64, u64)> {
+    let io = |pid: u32| -> Option<(u32, u64, u64)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+        let field = |name: &str| {
+            (text.lines())
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Some((pid, field("read_bytes:")?, field("write_bytes:")?))
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid == postmaster || ppid(pid) == Some(postmaster))
+        .filter_map(io)
+        .collect()
+}
+
+/// What the server's processes read and wrote between two looks: a process there at
+/// both counts its growth, one that started since counts all of it.
+fn io_delta(before: &[(u32, u64, u64)], after: &[(u32, u64, u64)]) -> (u64, u64) {
+    let (mut r, mut w) = (0, 0);
+    for &(pid, r1, w1) in after {
+        let (r0, w0) = before
+            .iter()
+            .find(|b| b.0 == pid)
+            .map_or((0, 0), |b| (b.1, b.2));
+        r += r1.saturating_sub(r0);
+        w += w1.saturating_sub(w0);
+    }
+    (r, w)
+}
+
+/// The wait events of a log flush a committing session waits on (the flush itself, the
+/// write before it, the lock of another session's flush that carries its commit).
+const COMMIT_WAITS: &[&str] = &["WALSync", "WalSync", "WALWrite", "WalWrite"];
+
+/// Sessions the sampler saw at once, on average: `client backend` rows (in `events`, or
+/// all of them) per sample.
+fn at_once(s: &PgSection, events: Option<&[&str]>) -> f64 {
+    if s.sampler.samples == 0 {
+        return 0.0;
+    }
+    let rows: u64 = (s.waits.iter())
+        .filter(|w| w.backend_type == "client backend")
+        .filter(|w| events.is_none_or(|e| e.contains(&w.wait_event.as_str())))
+        .map(|w| w.samples)
+        .sum();
+    rows as f64 / s.sampler.samples as f64
+}
+
+/// One sample as a capture: what the storage did (the device's own counters when the
+/// data directory is on this machine: PostgreSQL counts a page the page cache had as a
+/// read), commits with the latency a commit waited, sessions as the sampler saw them.
+pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Capture {
     let origin = |what: String| Origin {
         file: name.to_string(),
         line: 0,
@@ -138,7 +291,7 @@ fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
     };
     let secs = s.interval_s.max(1e-9);
     let mut classes = Vec::new();
-    // Data file reads and writes, summed over the backend types that did them.
+    let w = &s.wal;
     for (op, event) in [
         ("read", Event::DbFileSequentialRead),
         ("write", Event::DbFileParallelWrite),
@@ -147,51 +300,139 @@ fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
             .filter(|i| i.object == "relation" && i.op == op && i.ops > 0)
             .collect();
         let ops: u64 = rows.iter().map(|i| i.ops).sum();
-        if ops == 0 {
-            continue;
-        }
         let who = rows
             .iter()
             .map(|i| format!("{} {}", i.backend_type, i.source))
             .collect::<Vec<_>>()
             .join(", ");
-        let bytes: Option<f64> = {
-            let known: Vec<_> = rows.iter().filter_map(|i| i.bytes).collect();
-            (known.len() == rows.len()).then(|| known.iter().sum::<u64>() as f64 / ops as f64)
+        let (per_s, bytes, rate_from, bytes_from) = match device {
+            Some(d) if d.seconds > 0.0 => {
+                // Only the server's share of the device's requests (the device may serve
+                // others), at the device's request size.
+                let (read_share, write_share) = d.share();
+                let (count, b) = if op == "read" {
+                    (
+                        d.reads as f64 * read_share,
+                        d.read_bytes as f64 * read_share,
+                    )
+                } else {
+                    // The log's writes are the commits' class: each flush is a device
+                    // write of its own, carrying the WAL bytes.
+                    let flushes = w.syncs as f64 * d.seconds / secs;
+                    let wal = w.bytes as f64 * d.seconds / secs;
+                    (
+                        (d.writes as f64 * write_share - flushes).max(0.0),
+                        (d.write_bytes as f64 * write_share - wal).max(0.0),
+                    )
+                };
+                if count < 0.5 {
+                    continue;
+                }
+                let pg = if ops > 0 {
+                    format!(
+                        "; PostgreSQL counted {:.0} {op}s/s ({who})",
+                        ops as f64 / secs
+                    )
+                } else {
+                    String::new()
+                };
+                let less_log = if op == "write" {
+                    " less the WAL flushes"
+                } else {
+                    ""
+                };
+                let share = if op == "read" {
+                    read_share
+                } else {
+                    write_share
+                };
+                let pg = if d.server.is_some() {
+                    format!(
+                        "; the server's processes' share {:.0}% (/proc/<pid>/io){pg}",
+                        100.0 * share
+                    )
+                } else {
+                    pg
+                };
+                (
+                    count / d.seconds,
+                    Some(b / count),
+                    format!(
+                        "sample {n}: device {} {op}s{less_log} (/proc/diskstats) / {:.1} s{pg}",
+                        d.name, d.seconds
+                    ),
+                    format!("sample {n}: device {} bytes per {op}{less_log}", d.name),
+                )
+            }
+            _ => {
+                if ops == 0 {
+                    continue;
+                }
+                let bytes: Option<f64> = {
+                    let known: Vec<_> = rows.iter().filter_map(|i| i.bytes).collect();
+                    (known.len() == rows.len())
+                        .then(|| known.iter().sum::<u64>() as f64 / ops as f64)
+                };
+                (
+                    ops as f64 / secs,
+                    bytes,
+                    format!(
+                        "sample {n}: relation {op}s ({who}) / {secs:.1} s (page-cache hits included: the data directory's device was not readable here)"
+                    ),
+                    format!("sample {n}: bytes per {op}"),
+                )
+            }
         };
         let waited: Vec<(u64, f64)> = (rows.iter())
             .filter_map(|i| i.mean_wait_ms.map(|m| (i.ops, m)))
             .collect();
-        let mean = (!waited.is_empty()).then(|| {
+        // PostgreSQL's read time includes its page-cache hits: a device's reads are
+        // slower than its mean, so no limit is derived from it when the device counted.
+        let mean = (!waited.is_empty() && (device.is_none() || op == "write")).then(|| {
             let n: u64 = waited.iter().map(|w| w.0).sum();
             waited.iter().map(|(o, m)| *o as f64 * m).sum::<f64>() / n as f64
         });
+        let readers = at_once(s, Some(&["DataFileRead"]));
         classes.push(Class {
             event,
             per_s: Figure {
-                value: ops as f64 / secs,
-                origin: origin(format!("sample {n}: relation {op}s ({who}) / {secs:.1} s")),
+                value: per_s,
+                origin: origin(rate_from),
             },
             bytes: Some(Figure {
                 value: bytes.unwrap_or(8192.0),
                 origin: origin(if bytes.is_some() {
-                    format!("sample {n}: bytes per {op}")
+                    bytes_from
                 } else {
                     format!("sample {n}: PostgreSQL's page, 8K")
                 }),
             }),
             batch: None,
-            mean_ms: mean.map(|m| Figure {
+            mean_ms: mean.filter(|m| *m > 0.0).map(|m| Figure {
                 value: m,
                 origin: origin(format!("sample {n}: {op} time / {op}s (track_io_timing)")),
             }),
             p99_ms: None,
             guessed: false,
+            sessions: (op == "read" && readers > 0.0).then(|| Figure {
+                value: readers,
+                origin: origin(format!(
+                    "sample {n}: sessions waiting DataFileRead per sample of pg_stat_activity"
+                )),
+            }),
         });
     }
-    // Commits and their WAL.
-    let w = &s.wal;
+    // Commits and their WAL: the latency a commit waited for its flush (the sessions'
+    // sampled log waits per commit), the sessions that were active at once.
     if w.commits > 0 {
+        let waited_s: f64 = (s.waits.iter())
+            .filter(|x| {
+                x.backend_type == "client backend" && COMMIT_WAITS.contains(&x.wait_event.as_str())
+            })
+            .map(|x| x.time_s)
+            .sum();
+        let commit_ms = (waited_s > 0.0).then(|| 1000.0 * waited_s / w.commits as f64);
+        let active = at_once(s, None);
         classes.push(Class {
             event: Event::LogFileSync,
             per_s: Figure {
@@ -205,12 +446,21 @@ fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
                 origin: origin(format!("sample {n}: WAL bytes / commits")),
             }),
             batch: None,
-            mean_ms: w.mean_sync_ms.map(|m| Figure {
+            mean_ms: commit_ms.map(|m| Figure {
                 value: m,
-                origin: origin(format!("sample {n}: {} time / WAL flushes", w.sync_event)),
+                origin: origin(format!(
+                    "sample {n}: the sessions' sampled time in {} / commits",
+                    COMMIT_WAITS.join(", ")
+                )),
             }),
             p99_ms: None,
             guessed: false,
+            sessions: (active > 0.0).then(|| Figure {
+                value: active,
+                origin: origin(format!(
+                    "sample {n}: active sessions per sample of pg_stat_activity"
+                )),
+            }),
         });
     }
     Capture {
@@ -225,5 +475,172 @@ fn capture(name: &str, n: u32, s: &PgSection) -> Capture {
             origin: origin("PostgreSQL's page".into()),
         }),
         classes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::result_pg::{PgIo, PgSampler, PgWait, PgWal};
+
+    fn wait(event: &str, samples: u64, time_s: f64) -> PgWait {
+        PgWait {
+            backend_type: "client backend".into(),
+            wait_event_type: "IO".into(),
+            wait_event: event.into(),
+            samples,
+            time_s,
+            ..PgWait::default()
+        }
+    }
+
+    /// Ten seconds of a pgbench-like load: PostgreSQL counted 1,000 reads/s (most of them
+    /// page-cache hits), 4 sessions active at once, 500 commits/s whose flush took 0.5 ms
+    /// while a commit waited 2 ms.
+    fn section() -> PgSection {
+        PgSection {
+            interval_s: 10.0,
+            io: vec![
+                PgIo {
+                    backend_type: "client backend".into(),
+                    object: "relation".into(),
+                    op: "read".into(),
+                    ops: 10_000,
+                    ops_per_s: 1000.0,
+                    mean_wait_ms: Some(0.01),
+                    source: "pg_stat_database".into(),
+                    ..PgIo::default()
+                },
+                PgIo {
+                    backend_type: "checkpointer".into(),
+                    object: "relation".into(),
+                    op: "write".into(),
+                    ops: 3_000,
+                    ops_per_s: 300.0,
+                    source: "pg_stat_bgwriter".into(),
+                    ..PgIo::default()
+                },
+            ],
+            sampler: PgSampler {
+                hz: 100,
+                samples: 1000,
+                seconds: 10.0,
+                ..PgSampler::default()
+            },
+            waits: vec![
+                wait("CPU", 1500, 15.0),
+                wait("WALSync", 800, 8.0),
+                wait("WALWrite", 200, 2.0),
+                wait("DataFileRead", 500, 5.0),
+                wait("ClientRead", 1000, 10.0),
+            ],
+            wal: PgWal {
+                commits: 5_000,
+                bytes: 5_000 * 600,
+                syncs: 2_000,
+                mean_sync_ms: Some(0.5),
+                sync_event: "WALSync".into(),
+                ..PgWal::default()
+            },
+            ..PgSection::default()
+        }
+    }
+
+    fn device(reads: u64, writes: u64) -> Device {
+        Device {
+            name: "sda".into(),
+            reads,
+            read_bytes: reads * 16384,
+            writes,
+            write_bytes: 2_000 * 8192 + 1_000 * 65536,
+            seconds: 10.0,
+            server: None,
+        }
+    }
+
+    #[test]
+    fn the_storage_reads_commit_latency_and_sessions_are_what_was_seen() {
+        let c = capture("pg", 1, &section(), Some(&device(500, 3_000)));
+        let class = |e: Event| c.classes.iter().find(|k| k.event == e).unwrap();
+        // The device read 50/s of 16K: not PostgreSQL's 1,000 page-cache hits and reads.
+        let reads = class(Event::DbFileSequentialRead);
+        assert!((reads.per_s.value - 50.0).abs() < 1e-9);
+        assert_eq!(reads.bytes.as_ref().unwrap().value, 16384.0);
+        assert!(
+            reads.mean_ms.is_none(),
+            "PostgreSQL's read time is the page cache's"
+        );
+        assert!((reads.sessions.as_ref().unwrap().value - 0.5).abs() < 1e-9);
+        // The device's writes less one per WAL flush: 100 data writes/s.
+        let writes = class(Event::DbFileParallelWrite);
+        assert!((writes.per_s.value - 100.0).abs() < 1e-9);
+        // A commit waited (8 + 2 s) / 5,000 = 2 ms, not the flush's 0.5 ms.
+        let commits = class(Event::LogFileSync);
+        assert!((commits.per_s.value - 500.0).abs() < 1e-9);
+        assert!((commits.mean_ms.as_ref().unwrap().value - 2.0).abs() < 1e-9);
+        // 4,000 rows of active sessions in 1,000 samples (idle sessions are not tallied).
+        assert!((commits.sessions.as_ref().unwrap().value - 4.0).abs() < 1e-9);
+        let shape = super::super::job::Shape {
+            peak: false,
+            growth: 1.0,
+            size: None,
+            target: None,
+            requirements: false,
+            command: "dbio job from-pg".into(),
+        };
+        let job = super::super::job::job_file(&[c], &shape);
+        let block = job
+            .split("[[class]]")
+            .find(|b| b.contains("log file sync"))
+            .unwrap();
+        assert!(block.contains("sessions = 4"), "{block}");
+        assert!(block.contains("mean = \"2.00ms\""), "{block}");
+        assert!(!block.contains("0.500ms"), "{block}");
+    }
+
+    #[test]
+    fn only_the_servers_share_of_a_shared_device_is_its() {
+        // The server's processes read a quarter of the device's bytes: another process
+        // read the rest.
+        let mut d = device(400, 3_000);
+        d.server = Some((d.read_bytes / 4, d.write_bytes));
+        let c = capture("pg", 1, &section(), Some(&d));
+        let reads = (c.classes.iter())
+            .find(|k| k.event == Event::DbFileSequentialRead)
+            .unwrap();
+        assert!(
+            (reads.per_s.value - 10.0).abs() < 1e-9,
+            "{}",
+            reads.per_s.value
+        );
+        assert!(reads.per_s.origin.what.contains("share 25%"));
+        // A process there at both looks counts its growth, a new one all of it.
+        assert_eq!(
+            io_delta(&[(1, 100, 10), (2, 5, 5)], &[(1, 150, 30), (3, 7, 1)]),
+            (57, 21)
+        );
+        assert_eq!(
+            ppid(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
+    }
+
+    #[test]
+    fn page_cache_hits_are_no_device_reads() {
+        // The device read nothing: every read PostgreSQL counted came from the page cache.
+        let c = capture("pg", 1, &section(), Some(&device(0, 3_000)));
+        assert!(
+            !c.classes
+                .iter()
+                .any(|k| k.event == Event::DbFileSequentialRead),
+            "{:?}",
+            c.classes
+        );
+        // Without the device, PostgreSQL's figure, said to include the hits.
+        let c = capture("pg", 1, &section(), None);
+        let reads = (c.classes.iter())
+            .find(|k| k.event == Event::DbFileSequentialRead)
+            .unwrap();
+        assert!(reads.per_s.origin.what.contains("page-cache hits included"));
     }
 }

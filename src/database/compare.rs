@@ -37,23 +37,43 @@ pub fn main_event(r: &RunResult) -> Option<&EventResult> {
     r.events_by_wait_time().into_iter().find(|e| e.requests > 0)
 }
 
-/// The figures compared, each read from an event (None where it has no meaning).
-type Figure = fn(&EventResult) -> Option<f64>;
+/// What the compared figures of a shape are: blocks with blocks, waits with waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Single-block reads (lookups, prefetched batches): blocks/s and the read wait.
+    Blocks,
+    /// Sequential reads: MiB/s.
+    Scan,
+    /// Single-block writes: blocks/s.
+    Writes,
+    /// Bulk writes: MiB/s.
+    Bulk,
+    /// Commits: commits/s, the log flush's wait.
+    Commits,
+}
 
-const FIGURES: [(&str, Figure); 5] = [
-    ("IOPS", |e| Some(e.iops)),
-    ("MiB/s", |e| (e.bytes > 0).then_some(e.mib_per_s)),
-    ("Mean latency (µs)", |e| Some(e.latency_us.mean)),
-    ("p99 latency (µs)", |e| Some(e.latency_us.p99)),
-    ("Request size", |e| {
-        (e.bytes > 0 && e.requests > 0).then(|| e.bytes as f64 / e.requests as f64)
-    }),
-];
+/// The shape a compare's storage side stands for (from its plain test and submission).
+fn kind(storage: &RunResult) -> Option<(Kind, &'static super::ShapeRow)> {
+    let test = crate::workload::Test::from_name(&storage.test)?;
+    let row = super::shape::row(test, storage.submission_label() == "sync")?;
+    let kind = match row.shape {
+        super::Shape::Lookup | super::Shape::Batch => Kind::Blocks,
+        super::Shape::Scan => Kind::Scan,
+        super::Shape::Update => Kind::Writes,
+        super::Shape::Copy => Kind::Bulk,
+        super::Shape::Commit => Kind::Commits,
+    };
+    Some((kind, row))
+}
 
 /// The label of the read wait by the database's own timing ("Read wait, PG's timing (µs)",
 /// "Read wait, InnoDB's timing (µs)").
 fn read_wait_label(short: &str) -> String {
-    format!("Read wait, {short}'s timing (µs)")
+    if short.is_empty() {
+        "Read wait (µs)".into()
+    } else {
+        format!("Read wait, {short}'s timing (µs)")
+    }
 }
 
 /// One side of a compare: its run, where it is, and its whole result.
@@ -142,12 +162,6 @@ fn seen(database: &RunResult) -> Option<super::Seen> {
     super::seen(database)
 }
 
-/// The database's own mean read wait, and its short name.
-fn read_wait_us(database: &RunResult) -> Option<(f64, &'static str)> {
-    let s = seen(database)?;
-    Some((s.read_wait_us?, s.short))
-}
-
 fn side(r: &RunResult, run_dir: &Path) -> Side {
     Side {
         run_id: None,
@@ -160,9 +174,16 @@ fn side(r: &RunResult, run_dir: &Path) -> Side {
     }
 }
 
-/// The side-by-side figures (ratio = database / storage).
+fn event<'a>(r: &'a RunResult, name: &str) -> Option<&'a EventResult> {
+    r.events.iter().find(|e| e.name == name && e.requests > 0)
+}
+
+/// The side-by-side figures (ratio = database / storage): the storage's requests beside
+/// the database's own counters of the same thing (blocks with blocks, waits with waits,
+/// commits with commits); then the database's statements, which have no storage twin.
 fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
     let (s, d) = (main_event(storage), main_event(database));
+    let seen = seen(database).unwrap_or_default();
     let row = |figure: &str, sv: Option<f64>, dv: Option<f64>| FigureRow {
         figure: figure.into(),
         storage: sv,
@@ -172,53 +193,153 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
             _ => None,
         },
     };
+    let iops = s.map(|e| e.iops);
+    let mib = s.map(|e| e.mib_per_s);
+    let mean = s.map(|e| e.latency_us.mean);
     let mut rows = Vec::new();
-    for (figure, of) in FIGURES {
-        rows.push(row(figure, s.and_then(of), d.and_then(of)));
-        // A request through the database is more than its read: PostgreSQL's own timing of
-        // the reads (track_io_timing) beside the storage's latency.
-        if figure == "Mean latency (µs)"
-            && let Some((w, short)) = read_wait_us(database)
-        {
-            rows.push(row(
-                &read_wait_label(short),
-                s.map(|e| e.latency_us.mean),
-                Some(w),
-            ));
+    match kind(storage).map(|k| k.0) {
+        Some(Kind::Blocks) => {
+            rows.push(row("Blocks read/s", iops, seen.reads_per_s));
+            rows.push(row(&read_wait_label(seen.short), mean, seen.read_wait_us));
         }
+        Some(Kind::Scan) => {
+            rows.push(row("MiB/s read", mib, seen.read_mib_per_s));
+        }
+        Some(Kind::Writes) => {
+            rows.push(row("Blocks written/s", iops, seen.writes_per_s));
+            rows.push(row("MiB/s written", mib, seen.write_mib_per_s));
+        }
+        Some(Kind::Bulk) => {
+            rows.push(row("MiB/s written", mib, seen.write_mib_per_s));
+        }
+        Some(Kind::Commits) => {
+            let flush = event(storage, "log file parallel write").map(|e| e.latency_us.mean);
+            rows.push(row(
+                "Commits/s",
+                storage.totals.commits_per_s,
+                seen.commits_per_s,
+            ));
+            rows.push(row("Log flush wait (µs)", flush, seen.flush_wait_us));
+        }
+        None => {}
+    }
+    // The statements: what a session of the database waited for, end to end.
+    if let Some(d) = d {
+        rows.push(row(
+            &format!("Statements/s: {}", d.name),
+            None,
+            Some(d.iops),
+        ));
+        rows.push(row(
+            &format!("Statement (µs): {}", d.name),
+            (kind(storage).is_some_and(|k| k.0 == Kind::Commits))
+                .then(|| event(storage, "log file sync").map(|e| e.latency_us.mean))
+                .flatten(),
+            Some(d.latency_us.mean),
+        ));
     }
     rows
 }
 
-/// The findings, in words: the ratios, the time outside the read, busy CPUs, then the
-/// database's own cautions and findings.
+/// What the device under the data directory read over the database's window: requests/s
+/// and bytes per request, at the top layer (the first device sampled).
+fn device_reads(r: &RunResult) -> Option<(f64, f64)> {
+    let os = r.os.as_ref()?;
+    let top = &os.devices.first()?.device;
+    let rows: Vec<_> = os.devices.iter().filter(|d| &d.device == top).collect();
+    let n = rows.len() as f64;
+    let r_s = rows.iter().map(|d| d.r_s).sum::<f64>() / n;
+    let mib_s = rows.iter().map(|d| d.rmib_s).sum::<f64>() / n;
+    (r_s > 0.0).then(|| (r_s, mib_s * 1048576.0 / r_s))
+}
+
+/// The findings, in words: the database's own figures against the storage's, where a
+/// statement's time went, busy CPUs, the kernel's read-ahead, then the database's own
+/// cautions and findings.
 fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
     use crate::database::pg::observe::findings::latency_words;
     let (s, d) = (main_event(storage), main_event(database));
+    let seen_now = seen(database);
+    let name = seen_now.as_ref().map_or("The database", |x| x.name);
     let mut out = Vec::new();
-    if let (Some(s), Some(d)) = (s, d)
-        && s.iops > 0.0
-        && s.latency_us.mean > 0.0
+    let k = kind(storage).map(|k| k.0);
+    if let (Some(s), Some(seen)) = (s, &seen_now) {
+        match k {
+            Some(Kind::Blocks) => {
+                if let (Some(reads), Some(w)) = (seen.reads_per_s, seen.read_wait_us)
+                    && s.iops > 0.0
+                    && s.latency_us.mean > 0.0
+                {
+                    out.push(Finding::note(format!(
+                        "{name} read {reads:.0} blocks/s, {:.2}× the storage's {:.0}/s, each waiting {} against {} raw ({:.2}×)",
+                        reads / s.iops,
+                        s.iops,
+                        latency_words(w),
+                        latency_words(s.latency_us.mean),
+                        w / s.latency_us.mean
+                    )));
+                }
+            }
+            Some(Kind::Scan) => {
+                if let Some(mib) = seen.read_mib_per_s.filter(|_| s.mib_per_s > 0.0) {
+                    out.push(Finding::note(format!(
+                        "{name} read {mib:.1} MiB/s, {:.2}× the storage's {:.1} MiB/s",
+                        mib / s.mib_per_s,
+                        s.mib_per_s
+                    )));
+                }
+            }
+            Some(Kind::Writes | Kind::Bulk) => {
+                if let Some(mib) = seen.write_mib_per_s.filter(|_| s.mib_per_s > 0.0) {
+                    out.push(Finding::note(format!(
+                        "{name} wrote {mib:.1} MiB/s of data file blocks, {:.2}× the storage's {:.1} MiB/s",
+                        mib / s.mib_per_s,
+                        s.mib_per_s
+                    )));
+                }
+            }
+            Some(Kind::Commits) => {
+                if let (Some(c), Some(sc)) = (seen.commits_per_s, storage.totals.commits_per_s)
+                    && sc > 0.0
+                {
+                    out.push(Finding::note(format!(
+                        "{name} committed {c:.0}/s, {:.2}× the storage's {sc:.0}/s",
+                        c / sc
+                    )));
+                }
+            }
+            None => {}
+        }
+    }
+    // Where a statement's time went: its blocks read at their wait, its buffer hits, and
+    // the rest (CPU, SQL, the client round trip).
+    if let (Some(Kind::Blocks), Some(d), Some(seen)) = (k, d, &seen_now)
+        && let (Some(reads), Some(w)) = (seen.reads_per_s, seen.read_wait_us)
+        && d.iops > 0.0
     {
+        let per = reads / d.iops;
+        let waited = per * w;
+        let hits = seen.hits_per_s.map_or(0.0, |h| h / d.iops);
         out.push(Finding::note(format!(
-            "the database got {:.2}× the storage's IOPS at {:.2}× its mean latency ({} against {} raw)",
-            d.iops / s.iops,
-            d.latency_us.mean / s.latency_us.mean,
+            "one {} took {} end to end: {per:.2} blocks read per statement at {} each ({} of read wait), {hits:.1} buffer hits, and {} of CPU, SQL and the client round trip",
+            d.name,
             latency_words(d.latency_us.mean),
-            latency_words(s.latency_us.mean)
+            latency_words(w),
+            latency_words(waited),
+            latency_words((d.latency_us.mean - waited).max(0.0)),
         )));
     }
-    if let (Some(s), Some(d), Some((w, _))) = (s, d, read_wait_us(database))
-        && s.latency_us.mean > 0.0
+    // The kernel's read-ahead: the database read blocks, the device read more at a time.
+    if k == Some(Kind::Scan)
+        && let (Some((r_s, bytes)), Some(saw)) = (device_reads(database), &seen_now)
+        && let Some(reads) = saw.reads_per_s.filter(|r| *r > 0.0)
+        && bytes >= 2.0 * database.config.block_size.max(1) as f64
     {
         let name = seen(database).map_or("the database", |s| s.name);
         out.push(Finding::note(format!(
-            "a read waited {} in {name} against {} raw ({:.2}×); a request took {} end to end, {} of it outside the read (SQL, executor, client round trip)",
-            latency_words(w),
-            latency_words(s.latency_us.mean),
-            w / s.latency_us.mean,
-            latency_words(d.latency_us.mean),
-            latency_words((d.latency_us.mean - w).max(0.0)),
+            "the kernel's read-ahead served the scan: {name} read {} blocks ({reads:.0}/s), the device read {} per request ({r_s:.0}/s)",
+            human_bytes(database.config.block_size),
+            human_bytes(bytes.round() as u64)
         )));
     }
     // Waits measured inside the database include the time a backend waits for a CPU once
@@ -327,22 +448,17 @@ pub fn report(c: &Compared) -> Report {
         Column::right("Ratio", 9),
     ]);
     for f in &c.figures {
-        let unit = if f.figure.starts_with("Read wait, ") {
-            "Mean latency (µs)"
-        } else {
-            &f.figure
-        };
         t.row(vec![
             f.figure.as_str().into(),
-            cell(unit, f.storage).into(),
-            cell(unit, f.database).into(),
+            cell(&f.figure, f.storage).into(),
+            cell(&f.figure, f.database).into(),
             ratio(f.database, f.storage).into(),
         ]);
     }
     let mut side = Section::new("side-by-side", "The storage gives, the database gets")
         .with(Block::Table(t))
         .with(Block::Note(
-            "Ratio: the database's figure over the storage's (same sessions, size class and depth, same file system).".into(),
+            "Ratio: the database's figure over the storage's (same sessions, size class and depth, same file system). The database's blocks, waits and commits are its own counters over the measured window; its statements have no storage twin: the gap between a statement and its reads is in the findings.".into(),
         ));
     for caution in &c.table_cautions {
         side.push(Block::Caution(caution.clone()));
@@ -562,13 +678,28 @@ mod tests {
 
     fn pair() -> (RunResult, RunResult) {
         let storage = run_result(3, &["db file sequential read"], false);
-        let mut database = run_result(3, &["DataFileRead"], false);
+        let mut database = run_result(3, &["prefetched batch"], false);
         database.test = "pg read-iops".into();
+        let s = &storage.events[0];
+        let (s_iops, s_mean) = (s.iops, s.latency_us.mean);
         let e = &mut database.events[0];
-        e.iops = storage.events[0].iops / 2.0;
-        e.mib_per_s = storage.events[0].mib_per_s / 2.0;
-        e.latency_us.mean = storage.events[0].latency_us.mean * 2.0;
+        // One statement reads 24 blocks: 0.37× the storage's blocks/s.
+        e.iops = s_iops * 0.37 / 24.0;
+        e.mib_per_s = s.mib_per_s * 0.37;
+        e.latency_us.mean = s_mean * 30.0;
         database.pg = Some(PgSection {
+            interval_s: 2.0,
+            io: vec![crate::report::result_pg::PgIo {
+                backend_type: "client backend".into(),
+                object: "relation".into(),
+                op: "read".into(),
+                ops: (s_iops * 0.37 * 2.0) as u64,
+                ops_per_s: s_iops * 0.37,
+                mib_per_s: Some(s.mib_per_s * 0.37),
+                mean_wait_ms: Some(s_mean * 1.5 / 1000.0),
+                ..Default::default()
+            }],
+            deltas: [("pg_stat_database.blks_hit".to_string(), 100.0)].into(),
             findings: vec!["index lookups are always synchronous in PostgreSQL".into()],
             cautions: vec!["Reads averaged 8.3 µs, under 50 µs".into()],
             ..PgSection::default()
@@ -576,33 +707,92 @@ mod tests {
         (storage, database)
     }
 
+    fn row_of(text: &str, label: &str) -> String {
+        (text.lines())
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {text}"))
+            .to_string()
+    }
+
     #[test]
-    fn side_by_side_with_ratios_and_findings() {
+    fn blocks_with_blocks_waits_with_waits_and_the_statements_apart() {
         let (storage, database) = pair();
         let report = compare_report(&storage, &database);
         let text = crate::report::summary::text(&report);
-        let row = |label: &str| {
-            (text.lines())
-                .find(|l| l.starts_with(label))
-                .unwrap_or_else(|| panic!("no {label} in {text}"))
-                .to_string()
-        };
-        assert!(row("IOPS").ends_with("0.500×"), "{text}");
-        assert!(row("MiB/s").ends_with("0.500×"), "{text}");
-        assert!(row("Mean latency (µs)").ends_with("2.000×"), "{text}");
-        // Both sides read 8 KiB per request.
-        assert!(row("Request size").contains("8.0 KiB"), "{text}");
-        assert!(row("Request size").ends_with("1.000×"), "{text}");
+        // The database's own blocks against the storage's, not its 24-block statements.
+        assert!(row_of(&text, "Blocks read/s").ends_with("0.370×"), "{text}");
         assert!(
-            text.contains("the database got 0.50× the storage's IOPS at 2.00× its mean latency"),
+            row_of(&text, "Read wait (µs)").ends_with("1.500×"),
             "{text}"
         );
+        // The statements have no storage twin: no ratio.
+        let st = row_of(&text, "Statements/s: prefetched batch");
+        assert!(st.trim_end().ends_with('-'), "{st}");
+        assert!(!text.contains("IOPS"), "{text}");
+        assert!(
+            text.contains("PostgreSQL read") && text.contains("0.37× the storage's"),
+            "{text}"
+        );
+        // The gap: 24 blocks per statement at their wait, the hits, the rest.
+        assert!(
+            text.contains("one prefetched batch took")
+                && text.contains("24.00 blocks read per statement"),
+            "{text}"
+        );
+        assert!(!text.contains("outside the read"), "{text}");
         assert!(text.contains("index lookups are always synchronous in PostgreSQL"));
         assert!(text.contains("Reads averaged 8.3 µs"));
-        assert!(text.contains("db file sequential read") && text.contains("DataFileRead"));
         // The HTML of the same report carries the same table.
         let html = crate::report::html::page(&report);
-        assert!(html.contains("Database gets") && html.contains("0.500×"));
+        assert!(html.contains("Database gets") && html.contains("0.370×"));
+    }
+
+    #[test]
+    fn a_write_test_has_no_read_rows_and_busy_cpus_are_said() {
+        let (mut storage, mut database) = pair();
+        storage.test = "write-iops".into();
+        database.test = "pg write-iops".into();
+        database.events[0].name = "row update".into();
+        database.os = Some(crate::measure::os::OsStats {
+            cpu: vec![crate::measure::os::CpuSecond {
+                t: 1,
+                cpu: "all".into(),
+                idle_pct: 5.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let text = crate::report::summary::text(&compare_report(&storage, &database));
+        assert!(!text.contains("Read wait"), "{text}");
+        assert!(!text.contains("Blocks read"), "{text}");
+        assert!(!text.contains("blocks read per statement"), "{text}");
+        assert!(text.contains("Blocks written/s"), "{text}");
+        assert!(text.contains("the CPUs were 95% busy"), "{text}");
+    }
+
+    #[test]
+    fn the_kernels_read_ahead_serving_a_scan_is_named() {
+        let (mut storage, mut database) = pair();
+        storage.test = "read-mbps".into();
+        database.config.block_size = 8192;
+        let disk = |t| crate::measure::os::DiskSecond {
+            t,
+            device: "sda".into(),
+            r_s: 100.0,
+            rmib_s: 50.0,
+            ..Default::default()
+        };
+        database.os = Some(crate::measure::os::OsStats {
+            devices: vec![disk(1), disk(2)],
+            ..Default::default()
+        });
+        let text = crate::report::summary::text(&compare_report(&storage, &database));
+        assert!(
+            text.contains("the kernel's read-ahead served the scan")
+                && text.contains("the device read 512.0 KiB per request (100/s)"),
+            "{text}"
+        );
+        assert!(row_of(&text, "MiB/s read").ends_with("0.370×"), "{text}");
     }
 
     #[test]
@@ -616,7 +806,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("recorded no PostgreSQL section"), "{text}");
-        assert!(!text.contains("the database got"), "{text}");
+        assert!(!text.contains("PostgreSQL read"), "{text}");
     }
 
     #[test]

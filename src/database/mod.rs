@@ -237,6 +237,17 @@ pub struct Seen {
     pub short: &'static str,
     /// The mean wait of the sessions' data file reads by the database's own timing (µs).
     pub read_wait_us: Option<f64>,
+    /// The database's own counters over the measured window, per second: data file blocks
+    /// read and written (pages added included), by every process of the server, and
+    /// pages found in its own buffer cache.
+    pub reads_per_s: Option<f64>,
+    pub read_mib_per_s: Option<f64>,
+    pub writes_per_s: Option<f64>,
+    pub write_mib_per_s: Option<f64>,
+    pub hits_per_s: Option<f64>,
+    pub commits_per_s: Option<f64>,
+    /// The mean wait of a log flush by the database's own timing (µs).
+    pub flush_wait_us: Option<f64>,
     pub cautions: Vec<String>,
     pub findings: Vec<String>,
     /// Its data directory, when it showed it.
@@ -415,20 +426,7 @@ impl Run<'_> {
     }
 
     fn spec(&self) -> Spec {
-        let (a, page) = (self.a, self.db.page());
-        let rows = self.size / page;
-        Spec {
-            shape: self.row.shape,
-            rows,
-            sessions: a.sessions,
-            depth: a.depth,
-            // --depth is how far ahead a session reads (its concurrency), never how much
-            // one statement reads: the statement is the same at every depth.
-            batch: BATCH,
-            bulk_rows: (rows / u64::from(a.sessions)).max(CHUNK_PAGES),
-            page,
-            seed: fastrand::u64(..),
-        }
+        spec_of(self.a, self.row, self.size, self.db.page())
     }
 
     /// The block devices under the database's data directory, (kernel name, layer), when
@@ -635,6 +633,24 @@ impl Run<'_> {
     }
 }
 
+/// The plan of a test through a database: `row`'s shape on a `size`-byte table of
+/// `page`-byte pages, with the run's sessions and depth.
+fn spec_of(a: &RunArgs, row: &ShapeRow, size: u64, page: u64) -> Spec {
+    let rows = size / page;
+    Spec {
+        shape: row.shape,
+        rows,
+        sessions: a.sessions,
+        depth: a.depth,
+        // --depth is how far ahead a session reads (its concurrency), never how much one
+        // statement reads: the statement is the same at every depth.
+        batch: BATCH,
+        bulk_rows: (rows / u64::from(a.sessions)).max(CHUNK_PAGES),
+        page,
+        seed: fastrand::u64(..),
+    }
+}
+
 /// A read test whose statements averaged under 50 µs was answered by the page cache.
 fn page_cache_answered(result: &mut RunResult, mean_read_us: Option<f64>) {
     if let Some(mean) = mean_read_us
@@ -753,6 +769,27 @@ pub fn print_cleaned(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_changes_how_far_ahead_a_session_reads_not_the_statement() {
+        let row = shape::row(crate::workload::Test::ReadIops, false).unwrap();
+        let mut a = RunArgs::defaults(Some(crate::workload::Test::ReadIops));
+        let specs: Vec<Spec> = [1, 8, 64, 256]
+            .iter()
+            .map(|&d| {
+                a.depth = d;
+                spec_of(&a, row, 64 << 20, 8192)
+            })
+            .collect();
+        for s in &specs {
+            assert_eq!(s.batch, specs[0].batch, "depth {}", s.depth);
+            assert_eq!(s.request_bytes(), specs[0].request_bytes());
+        }
+        assert_eq!(specs[3].depth, 256);
+        // The depth is the sessions' prefetch distance.
+        let set = pg::workloads::session_set(&specs[3]);
+        assert!(set.contains(&("effective_io_concurrency".into(), "256".into())));
+    }
 
     #[test]
     fn sessions_cut_off_are_said_once_per_reason_from_the_first() {

@@ -534,10 +534,26 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         .data_file()
         .filter(|f| f.reads > 0 && m.innodb.read_ahead_pages * 2 < f.reads)
         .and_then(|f| f.mean_read_us);
+    // InnoDB's own counters over the interval, per second: pages read (read-ahead
+    // included) and written, buffer pool hits, commits.
+    let per_s = |x: f64| (m.interval_s > 0.0).then(|| x / m.interval_s);
+    let page = m
+        .setting("innodb_page_size")
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(16384.0);
+    let i = &m.innodb;
+    let requests = m.deltas.get("status.Innodb_buffer_pool_read_requests");
     Some(crate::database::Seen {
         name: if m.server.mariadb { "MariaDB" } else { "MySQL" },
         short: "InnoDB",
         read_wait_us,
+        reads_per_s: per_s(i.pages_read as f64),
+        read_mib_per_s: per_s(i.pages_read as f64 * page / 1048576.0),
+        writes_per_s: per_s(i.pages_written as f64),
+        write_mib_per_s: per_s(i.pages_written as f64 * page / 1048576.0),
+        hits_per_s: requests.and_then(|r| per_s((r - i.pages_read as f64).max(0.0))),
+        commits_per_s: (i.commits > 0).then_some(i.commits_per_s),
+        flush_wait_us: None,
         cautions: m.cautions.clone(),
         findings: m.findings.clone(),
         data_directory: m.server.data_directory.clone(),

@@ -461,10 +461,32 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         .and_then(|i| i.mean_wait_ms)
         .filter(|ms| *ms > 0.0)
         .map(|ms| ms * 1000.0);
+    // Every process's data file operations (io workers read for the sessions on 18).
+    let sum = |ops: &[&str]| {
+        let rows: Vec<_> = (pg.io.iter())
+            .filter(|i| i.object == "relation" && ops.contains(&i.op.as_str()))
+            .collect();
+        let per_s: f64 = rows.iter().map(|i| i.ops_per_s).sum();
+        let mib: f64 = rows.iter().filter_map(|i| i.mib_per_s).sum();
+        (per_s, mib)
+    };
+    let (reads, read_mib) = sum(&["read"]);
+    let (writes, write_mib) = sum(&["write", "extend"]);
+    let per_s = |n: f64| (pg.interval_s > 0.0).then(|| n / pg.interval_s);
     Some(crate::database::Seen {
         name: "PostgreSQL",
         short: "PG",
         read_wait_us,
+        reads_per_s: Some(reads),
+        read_mib_per_s: Some(read_mib),
+        writes_per_s: Some(writes),
+        write_mib_per_s: Some(write_mib),
+        hits_per_s: pg
+            .deltas
+            .get("pg_stat_database.blks_hit")
+            .and_then(|h| per_s(*h)),
+        commits_per_s: per_s(pg.wal.commits as f64),
+        flush_wait_us: pg.wal.mean_sync_ms.map(|ms| ms * 1000.0),
         cautions: pg.cautions.clone(),
         findings: pg.findings.clone(),
         data_directory: pg.server.data_directory.clone(),

@@ -121,10 +121,18 @@ pub fn findings(p: &PgSection, ctx: &RunContext) -> (Vec<String>, Vec<String>) {
         });
     }
 
-    // Commits: group commit and the flush's cost.
+    // Commits: group commit and the flush's cost, where commits wait for the flush (a
+    // test's sessions set synchronous_commit = on; a watched server's setting is not off).
     let w = &p.wal;
+    let commits_wait = if ctx.load_continues {
+        p.setting("synchronous_commit")
+            .is_none_or(|v| v != "off" && v != "local")
+    } else {
+        (ctx.session_set.iter()).any(|(n, v)| n == "synchronous_commit" && v == "on")
+    };
     if let Some(per_flush) = w.commits_per_flush
-        && (ctx.test.contains("redo") || w.syncs >= 10)
+        && commits_wait
+        && w.syncs > 0
     {
         found.push(format!(
             "{per_flush:.1} commits per WAL flush{}",
@@ -290,8 +298,18 @@ mod tests {
             sync_event: "WalSync".into(),
             ..PgWal::default()
         };
-        let (f, _) = findings(&p, &ctx("redo", false));
+        let mut redo = ctx("redo", false);
+        redo.session_set = vec![("synchronous_commit".into(), "on".into())];
+        let (f, _) = findings(&p, &redo);
         assert_eq!(f, ["2.5 commits per WAL flush; WalSync 0.28 ms"]);
+        // Updates that commit without waiting for the flush: no group commit to speak of.
+        let mut updates = ctx("write-iops", false);
+        updates.session_set = vec![("synchronous_commit".into(), "off".into())];
+        let (f, _) = findings(&p, &updates);
+        assert!(!f.iter().any(|f| f.contains("per WAL flush")), "{f:?}");
+        // Read tests commit read-only transactions: none waits for a flush.
+        let (f, _) = findings(&p, &ctx("read-iops", false));
+        assert!(!f.iter().any(|f| f.contains("per WAL flush")), "{f:?}");
     }
 
     #[test]

@@ -16,6 +16,16 @@ use crate::report::result_pg::{PgAshSecond, PgSampler, PgWait};
 pub const SAMPLE_SQL: &str = "SELECT backend_type, wait_event_type, wait_event, state \
      FROM pg_stat_activity WHERE pid <> pg_backend_pid()";
 
+/// The `Timeout` waits that are a background process's deliberate sleeps.
+pub const BACKGROUND_SLEEPS: &[&str] = &[
+    "CheckpointWriteDelay",
+    "VacuumDelay",
+    "VacuumTruncate",
+    "BaseBackupThrottle",
+    "RecoveryApplyDelay",
+    "RecoveryRetrieveRetryInterval",
+];
+
 /// The name a sampled row counts under: None for a row that is not DB time (an idle
 /// session, a background process in its idle main loop), else (wait event type, wait event)
 /// with ("CPU", "CPU") for an active row without a wait event.
@@ -25,6 +35,13 @@ pub fn classify<'a>(
     state: Option<&str>,
 ) -> Option<(&'a str, &'a str)> {
     if state.is_some_and(|s| s != "active") || wait_event_type == Some("Activity") {
+        return None;
+    }
+    // A background process sleeping on purpose (a spread checkpoint between its writes,
+    // a vacuum's cost delay) is not waiting for anything: not DB time.
+    if wait_event_type == Some("Timeout")
+        && wait_event.is_some_and(|e| BACKGROUND_SLEEPS.contains(&e))
+    {
         return None;
     }
     match (wait_event_type, wait_event) {
@@ -221,6 +238,17 @@ mod tests {
         assert_eq!(
             classify(Some("IO"), Some("DataFileWrite"), None),
             Some(("IO", "DataFileWrite"))
+        );
+        // A spread checkpoint sleeping between its writes, a vacuum's cost delay.
+        assert_eq!(
+            classify(Some("Timeout"), Some("CheckpointWriteDelay"), None),
+            None
+        );
+        assert_eq!(classify(Some("Timeout"), Some("VacuumDelay"), None), None);
+        // A session's own pg_sleep is its DB time.
+        assert_eq!(
+            classify(Some("Timeout"), Some("PgSleep"), Some("active")),
+            Some(("Timeout", "PgSleep"))
         );
     }
 

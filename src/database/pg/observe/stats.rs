@@ -544,6 +544,36 @@ mod tests {
     }
 
     #[test]
+    fn fifteens_relation_extends_are_writes_not_reads() {
+        let mut c = columns(150018, PG15);
+        c.written_in = Some("dbio_x".into());
+        let t0 = Instant::now();
+        let before = snap(
+            t0,
+            &[("pg_stat_database.blks_read", 100.0), (EXTENDS_KEY, 40.0)],
+            vec![],
+        );
+        // A COPY added 900 pages (counted as blocks fetched and not found) and read 10.
+        let after = snap(
+            t0 + Duration::from_secs(1),
+            &[("pg_stat_database.blks_read", 1010.0), (EXTENDS_KEY, 940.0)],
+            vec![],
+        );
+        let io = io_figures(&c, &before, &after, 1.0);
+        let op = |op: &str| io.iter().find(|i| i.op == op).map(|i| i.ops);
+        assert_eq!(op("read"), Some(10));
+        assert_eq!(op("extend"), Some(900));
+        // Only writes: no read row at all.
+        let after = snap(
+            t0 + Duration::from_secs(1),
+            &[("pg_stat_database.blks_read", 1000.0), (EXTENDS_KEY, 940.0)],
+            vec![],
+        );
+        let io = io_figures(&c, &before, &after, 1.0);
+        assert!(!io.iter().any(|i| i.op == "read"), "{io:?}");
+    }
+
+    #[test]
     fn a_counter_that_went_back_reads_as_nothing() {
         let t0 = Instant::now();
         let before = snap(t0, &[("pg_stat_wal.wal_sync", 50.0)], vec![]);
