@@ -342,9 +342,14 @@ fn stderr_of(child: &mut Child) -> String {
 }
 
 fn stdout_json(child: &mut Child) -> Value {
+    stdout_json_or(child, "")
+}
+
+/// The JSON on the child's stdout; `stderr` is shown when there is none.
+fn stdout_json_or(child: &mut Child, stderr: &str) -> Value {
     let mut s = String::new();
     child.stdout.take().unwrap().read_to_string(&mut s).unwrap();
-    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}\nstderr: {stderr}"))
 }
 
 #[test]
@@ -483,17 +488,66 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
     assert_eq!(r["verdict"]["pass"], true, "{}", r["verdict"]);
 }
 
-/// A 30 s `read-iops --sync` on both test hosts (targets `TAG-{host}` in `shm`), once both
-/// agents run and `settle` has passed.
-fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str, settle: Duration) -> Child {
+/// A 30 s `read-iops --sync` on both test hosts (targets `TAG-{host}` in `shm`), once the
+/// coordinator has merged a first measured second of both (its progress line says
+/// "measuring"): on a loaded machine, agents that run may still be preparing, and a stop
+/// before the window is "nothing measured", not a partial result. Its stderr is read as it
+/// comes.
+struct Measuring {
+    child: Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Measuring {
+    /// Everything the coordinator wrote on stderr (once it has exited).
+    fn stderr(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str) -> Measuring {
     let target = format!("{}/{tag}-{{host}}", shm.path().display());
     let mut child = h.spawn(
         "127.0.0.1,127.0.0.2",
-        short(&h.env, "read-iops", &target, "30s").sync_(),
+        short(&h.env, "read-iops", &target, "30s")
+            .sync_()
+            .arg("--progress")
+            .arg("always"),
     );
-    wait_agents(h, &mut child, Instant::now());
-    std::thread::sleep(settle);
-    child
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut pipe = child.stderr.take().unwrap();
+    let sink = stderr.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let mut m = Measuring {
+        child,
+        stderr,
+        reader: Some(reader),
+    };
+    let t0 = Instant::now();
+    while !m.stderr.lock().unwrap().contains("measuring ") {
+        if t0.elapsed() > Duration::from_secs(60) || m.child.try_wait().unwrap().is_some() {
+            let _ = m.child.kill();
+            let _ = m.child.wait();
+            panic!("the run never measured: {}", m.stderr());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(h.agents().len(), 2, "both agents measure");
+    m
 }
 
 #[test]
@@ -501,18 +555,18 @@ fn killing_one_agent_stops_the_run_within_5_s_and_leaves_no_agent() {
     let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("k")) else {
         return;
     };
-    let mut child = measuring_on_both(&h, &shm, "k", Duration::from_millis(3000));
+    let mut m = measuring_on_both(&h, &shm, "k");
     let victim = h.agents()[0];
     // SAFETY: kill has no memory effects.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
     let killed = Instant::now();
-    let code = wait_exit(&mut child, Duration::from_secs(10));
+    let code = wait_exit(&mut m.child, Duration::from_secs(10));
     let took = killed.elapsed();
-    let err = stderr_of(&mut child);
+    let err = m.stderr();
     assert_eq!(code, Some(4), "{err}");
     assert!(took < Duration::from_secs(5), "stopped after {took:?}");
     assert!(err.contains("lost"), "{err}");
-    let r = stdout_json(&mut child);
+    let r = stdout_json(&mut m.child);
     assert_eq!(r["partial"], true);
     let reason = r["stop_reason"].as_str().unwrap();
     assert!(reason.contains("127.0.0."), "{reason}");
@@ -527,23 +581,23 @@ fn ctrl_c_on_the_coordinator_ends_every_agent_within_2_s() {
     let (Some(h), Some(shm)) = (Hosts::start(&["127.0.0.1", "127.0.0.2"]), shm("c")) else {
         return;
     };
-    let mut child = measuring_on_both(&h, &shm, "c", Duration::from_millis(1500));
+    let mut m = measuring_on_both(&h, &shm, "c");
     // SAFETY: kill has no memory effects.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(m.child.id() as i32, libc::SIGINT) };
     let sent = Instant::now();
     // The agents are watched while the coordinator still writes its results.
     while !h.agents().is_empty() && sent.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let gone = sent.elapsed();
-    let code = wait_exit(&mut child, Duration::from_secs(10));
-    let err = stderr_of(&mut child);
+    let code = wait_exit(&mut m.child, Duration::from_secs(10));
+    let err = m.stderr();
     assert_eq!(code, Some(130), "{err}");
     assert!(
         gone < Duration::from_secs(2),
         "agents still there after {gone:?}"
     );
-    let r = stdout_json(&mut child);
+    let r = stdout_json_or(&mut m.child, &err);
     assert_eq!(r["partial"], true);
     assert_eq!(r["stop_reason"], "interrupted");
 }

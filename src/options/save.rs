@@ -325,4 +325,24 @@ mod tests {
             }
         }
     }
+    /// What a run across hosts sends each host is a job file the host's dbio accepts, for
+    /// every classic test: a write-iops with Oracle's shapes sent `doublewrite = on`, which
+    /// only --like innodb takes, and every host refused the run.
+    #[test]
+    fn every_test_sent_to_a_host_is_a_job_the_host_accepts() {
+        for test in Test::CLASSIC {
+            let mut a = RunArgs::defaults(Some(test));
+            a.target = std::path::PathBuf::from("/tmp/dbio-save-test");
+            let cfg = super::super::check::run_config_with(&a, None).unwrap();
+            let text = run_job_file(&cfg, &a).unwrap();
+            let job = super::super::job::parse(&text, "sent.toml")
+                .unwrap_or_else(|e| panic!("{test:?}: {e}\n{text}"));
+            let mut b = RunArgs::defaults(None);
+            job.apply(&mut b)
+                .unwrap_or_else(|e| panic!("{test:?}: {e}\n{text}"));
+            let back = super::super::check::run_config_with(&b, Some(job))
+                .unwrap_or_else(|e| panic!("{test:?}: {e}\n{text}"));
+            assert_eq!(back.test, cfg.test, "{text}");
+        }
+    }
 }
