@@ -579,7 +579,10 @@ pub fn assert_consistent(r: &Value) {
             );
             assert!(
                 f(&l["mean"]) > 0.0 && f(&l["mean"]) <= p[6],
-                "{name}: {key} mean"
+                "{name}: {key} mean {} (max {}): {e}\nwarnings: {}",
+                l["mean"],
+                p[6],
+                r["warnings"]
             );
         }
         let waits = u(&e["waits"]);
