@@ -722,7 +722,7 @@ mod tests {
         // The database's own blocks against the storage's, not its 24-block statements.
         assert!(row_of(&text, "Blocks read/s").ends_with("0.370×"), "{text}");
         assert!(
-            row_of(&text, "Read wait (µs)").ends_with("1.500×"),
+            row_of(&text, "Read wait, PG's timing (µs)").ends_with("1.500×"),
             "{text}"
         );
         // The statements have no storage twin: no ratio.
