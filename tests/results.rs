@@ -37,6 +37,14 @@ fn every_test_submission_and_engine() {
                 let used = if sync { "sync" } else { engine };
                 assert_eq!(r["config"]["engine"], used, "{what}: engine used");
                 assert!(!r["config"]["engine_reason"].as_str().unwrap().is_empty());
+                // Which of the kernel's interfaces the engine used is said.
+                let features = r["config"]["engine_features"].to_string();
+                let expected = match used {
+                    "uring" => "io_uring ring: ",
+                    "aio" => "io_submit/io_getevents",
+                    _ => "pread/pwrite",
+                };
+                assert!(features.contains(expected), "{what}: {features}");
                 assert_eq!(
                     r["config"]["open_flags"][1], "O_DIRECT",
                     "{what}: setall opens O_DIRECT"

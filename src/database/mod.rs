@@ -526,6 +526,9 @@ impl Run<'_> {
                     row.statement,
                     db.event(row.shape)
                 )],
+                // The server's own asynchronous I/O is in its section (e.g. MariaDB's
+                // "aio_in_use"): dbio's sessions issue SQL, not I/O.
+                engine_features: Vec::new(),
                 open_flags: settings,
                 duration_s: a.duration.as_secs_f64(),
                 warmup_s: a.warmup.as_secs_f64(),

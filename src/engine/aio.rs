@@ -149,6 +149,12 @@ impl Engine for AioEngine {
         EngineKind::Aio
     }
 
+    fn features(&self) -> Vec<&'static str> {
+        vec![
+            "io_submit/io_getevents as raw system calls, one context per session, a batch in one io_submit",
+        ]
+    }
+
     /// A synchronous call beside the asynchronous ones, as the database makes for its
     /// synchronous events.
     #[inline]

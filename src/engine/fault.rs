@@ -149,6 +149,10 @@ impl Engine for FaultEngine {
         self.inner.kind()
     }
 
+    fn features(&self) -> Vec<&'static str> {
+        self.inner.features()
+    }
+
     fn execute(&mut self, req: &IoRequest) -> Completion {
         let mut c = self.inner.execute(req);
         self.misbehave(std::slice::from_mut(&mut c));

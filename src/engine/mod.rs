@@ -290,6 +290,10 @@ pub trait Engine {
     /// Waits until at least `min` requests have completed or `timeout_ms` passed, and writes
     /// up to `out.len()` completions into `out`. Returns how many were written.
     fn reap(&mut self, min: usize, out: &mut [Completion], timeout_ms: u32) -> io::Result<usize>;
+
+    /// The kernel interfaces and optimisations this engine uses, in words (`config.engine_features`):
+    /// asked once when the session ends, never per request.
+    fn features(&self) -> Vec<&'static str>;
 }
 
 /// What the user asked for with `--engine`.

@@ -46,6 +46,10 @@ impl Engine for NullEngine {
         EngineKind::Null
     }
 
+    fn features(&self) -> Vec<&'static str> {
+        vec!["no I/O: requests complete at once, without a system call"]
+    }
+
     /// Timed as a real call is (a clock reading before and after), so that the cost of
     /// timing stays in what is measured.
     #[inline]

@@ -188,6 +188,10 @@ impl Engine for SyncEngine {
         EngineKind::Sync
     }
 
+    fn features(&self) -> Vec<&'static str> {
+        vec!["pread/pwrite (preadv/pwritev for multiblock requests), one call per request"]
+    }
+
     #[inline]
     fn execute(&mut self, r: &IoRequest) -> Completion {
         // SAFETY: the caller's buffers are valid for the call (engine contract).

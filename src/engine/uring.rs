@@ -38,19 +38,26 @@ pub struct UringEngine {
     fixed_files: bool,
     /// The registered buffer region (buffer index 0), if registration worked.
     fixed_buf: Option<(usize, usize)>,
+    /// How the ring was set up.
+    setup: &'static str,
     /// Submit time of the request in flight in each slot (tag).
     starts: Vec<u64>,
 }
 
-fn build_ring(entries: u32) -> io::Result<IoUring> {
+/// A ring of `entries`, and how it was set up (`config.engine_features`).
+fn build_ring(entries: u32) -> io::Result<(IoUring, &'static str)> {
     // Single issuer + deferred task running cut per-request overhead on 6.1+ kernels; older
     // kernels reject the flags, so retry plainly.
     IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
         .build(entries)
-        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
-        .or_else(|_| IoUring::new(entries))
+        .map(|r| (r, "io_uring ring: single issuer, deferred task running"))
+        .or_else(|_| {
+            (IoUring::builder().setup_coop_taskrun().build(entries))
+                .map(|r| (r, "io_uring ring: cooperative task running"))
+        })
+        .or_else(|_| IoUring::new(entries).map(|r| (r, "io_uring ring: plain setup")))
 }
 
 impl UringEngine {
@@ -76,7 +83,7 @@ impl UringEngine {
         buffers: Option<(*mut u8, usize)>,
     ) -> io::Result<(UringEngine, Option<String>)> {
         let capacity = capacity.max(1);
-        let ring = build_ring(UringEngine::entries(capacity))?;
+        let (ring, setup) = build_ring(UringEngine::entries(capacity))?;
         let mut notes = Vec::new();
         // A session without files of its own (the redo test's foreground sessions, which
         // only wait on LGWR) has nothing to register: the kernel refuses an empty table
@@ -115,6 +122,7 @@ impl UringEngine {
                 fds: files.to_vec(),
                 fixed_files,
                 fixed_buf,
+                setup,
                 starts: vec![0; capacity],
             },
             note,
@@ -166,6 +174,17 @@ impl UringEngine {
 impl Engine for UringEngine {
     fn kind(&self) -> EngineKind {
         EngineKind::Uring
+    }
+
+    fn features(&self) -> Vec<&'static str> {
+        let mut f = vec![self.setup];
+        if self.fixed_files {
+            f.push("registered files");
+        }
+        if self.fixed_buf.is_some() {
+            f.push("registered buffers");
+        }
+        f
     }
 
     /// A synchronous call beside the ring, as the database makes for its synchronous events.

@@ -188,6 +188,11 @@ pub fn run_result(seconds: u32, events: &[&str], extras: bool) -> RunResult {
             engine: "uring".into(),
             engine_reason: "auto: io_uring is available".into(),
             engine_notes: Vec::new(),
+            engine_features: vec![
+                "io_uring ring: single issuer, deferred task running".into(),
+                "registered files".into(),
+                "registered buffers".into(),
+            ],
             open_flags: vec!["O_RDONLY".into(), "O_DIRECT".into(), "O_DSYNC".into()],
             duration_s: secs,
             warmup_s: 5.0,

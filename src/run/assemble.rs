@@ -647,6 +647,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             engine: selection.kind.name().into(),
             engine_reason: selection.reason.clone(),
             engine_notes: m.engine_notes.clone(),
+            engine_features: m.engine_features.clone(),
             open_flags,
             duration_s: cfg.duration.as_secs_f64(),
             warmup_s: cfg.warmup.as_secs_f64(),

@@ -241,6 +241,7 @@ fn session_thread(role: Role, id: usize, sh: &Shared, counters: Arc<SessionCount
                 failure: outcome.err(),
                 continued,
                 note,
+                features: engine.features(),
                 abandoned,
                 ..Default::default()
             },
@@ -355,6 +356,7 @@ fn redo_writer_thread(
                 end: ThreadEnd {
                     failure: outcome.err(),
                     note,
+                    features: engine.features(),
                     warning,
                     abandoned,
                     lgwr: Some(stats),
@@ -405,6 +407,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             end: ThreadEnd {
                 failure: outcome.err(),
                 note,
+                features: lgwr.engine.features(),
                 warning,
                 abandoned: lgwr.abandoned,
                 lgwr: Some(lgwr.stats),

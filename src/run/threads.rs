@@ -114,6 +114,8 @@ pub(super) struct ThreadEnd {
     pub(super) setup_error: Option<String>,
     /// About the engine (fallbacks, test engines): `config.engine_notes`.
     pub(super) note: Option<String>,
+    /// What the engine used of the kernel (`config.engine_features`).
+    pub(super) features: Vec<&'static str>,
     /// Something that did not happen as asked (a thread not pinned): a warning.
     pub(super) warning: Option<String>,
     pub(super) abandoned: bool,

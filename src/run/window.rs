@@ -85,6 +85,9 @@ pub struct Measurement {
     pub continued: Vec<IoFailure>,
     pub setup_errors: Vec<String>,
     pub engine_notes: Vec<String>,
+    /// What the engines used of the kernel, each with how many of the threads' engines
+    /// used it when not all did.
+    pub engine_features: Vec<String>,
     pub interrupted: bool,
     pub abandoned: usize,
     /// Why LGWR could not be pinned, or the noise thread not started.
@@ -407,6 +410,7 @@ pub fn measure(
     let mut engine_notes: Vec<String> = ends.iter().filter_map(|e| e.note.clone()).collect();
     engine_notes.sort();
     engine_notes.dedup();
+    let engine_features = engine_features(ends.iter().map(|e| e.features.as_slice()));
     let mut totals = sampler.totals();
     for (t, &each) in totals.iter_mut().zip(&w.waits_are_requests) {
         if each {
@@ -428,6 +432,7 @@ pub fn measure(
         continued: ends.iter().filter_map(|e| e.continued.clone()).collect(),
         setup_errors: ends.iter().filter_map(|e| e.setup_error.clone()).collect(),
         engine_notes,
+        engine_features,
         interrupted: interrupted && stop.load(Ordering::Relaxed),
         abandoned: ends.iter().filter(|e| e.abandoned).count(),
         pinning_notes,
@@ -435,5 +440,47 @@ pub fn measure(
         stalls,
         steady: steady.map(|s| s.json()),
         ended_steady,
+    }
+}
+
+/// The features the threads' engines used, in the order first seen: "registered files", or
+/// "registered files (3 of 4 engines)" where only some did.
+fn engine_features<'a>(each: impl Iterator<Item = &'a [&'static str]>) -> Vec<String> {
+    let mut seen: Vec<(&'static str, usize)> = Vec::new();
+    let mut engines = 0;
+    for features in each.filter(|f| !f.is_empty()) {
+        engines += 1;
+        for f in features {
+            match seen.iter_mut().find(|(x, _)| x == f) {
+                Some((_, n)) => *n += 1,
+                None => seen.push((f, 1)),
+            }
+        }
+    }
+    (seen.into_iter())
+        .map(|(f, n)| {
+            if n == engines {
+                f.to_string()
+            } else {
+                format!("{f} ({n} of {engines} engines)")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod engine_feature_tests {
+    #[test]
+    fn features_of_some_engines_say_how_many() {
+        let a: &[&'static str] = &["ring", "registered files"];
+        let b: &[&'static str] = &["ring"];
+        let none: &[&'static str] = &[];
+        assert_eq!(
+            super::engine_features([a, b, none].into_iter()),
+            vec![
+                "ring".to_string(),
+                "registered files (1 of 2 engines)".into()
+            ]
+        );
     }
 }

@@ -352,6 +352,10 @@ pub struct RunConfigJson {
     pub engine_reason: String,
     /// Optimisations the engine had to do without, and why.
     pub engine_notes: Vec<String>,
+    /// What the engine used of the kernel: io_uring's ring setup, registered files and
+    /// buffers; Linux AIO's calls; the synchronous calls.
+    #[serde(default)]
+    pub engine_features: Vec<String>,
     pub open_flags: Vec<String>,
     pub duration_s: f64,
     pub warmup_s: f64,

@@ -92,6 +92,9 @@ pub fn configuration(r: &RunResult) -> Section {
         format!("{} ({})", c.io_mode, c.open_flags.join(" ")),
     );
     field("Engine", format!("{} — {}", c.engine, c.engine_reason));
+    if !c.engine_features.is_empty() {
+        field("Engine uses", c.engine_features.join("; "));
+    }
     for n in &c.engine_notes {
         field("Engine note", n.clone());
     }
