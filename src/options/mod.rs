@@ -501,6 +501,28 @@ pub struct Opt {
 }
 
 impl Opt {
+    /// What a row says unless it says otherwise: a switch of every test, without a short
+    /// flag, job-file key, default, conflict or requirement, that a job of classes does not
+    /// use and a job file never gets back. Each part of the table makes its own from this
+    /// (its heading, its group), and each row states its name, help, parser and what else
+    /// differs: `Opt { name: "fresh", help: "...", set: ..., ..ROW }`.
+    pub const DEFAULT: Opt = Opt {
+        name: "",
+        short: None,
+        key: None,
+        value: None,
+        default: None,
+        help: "",
+        heading: "",
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        set: |_, _| Err("no parser: the table's row names none".into()),
+        get: |_| None,
+    };
+
     /// `--name`.
     pub fn flag(&self) -> String {
         format!("--{}", self.name)
