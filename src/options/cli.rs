@@ -12,13 +12,16 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use super::{Command as Cmd, OPTIONS, Opt, RunArgs, Source};
 use crate::workload::Test;
 
-/// The clap argument of option `o`, with `default` (the command's).
-fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
-    let help = match o.applies {
-        super::Applies::All => o.help.to_string(),
-        super::Applies::Tests(t) => format!(
-            "{} [tests: {}]",
-            o.help,
+/// The clap argument of option `o` on a command that takes `takes`: the table's row, with
+/// the command's own default and help where [`super::Takes`] gives them.
+pub fn arg(o: &'static Opt, takes: &super::Takes) -> Arg {
+    // The tests of `dbio run` it shapes are said with the table's help, not with a
+    // command's own (`dbio pg run --depth` is not the depth of those tests).
+    let help = match (takes.help(o), o.applies) {
+        (own, _) if own != o.help => own.to_string(),
+        (help, super::Applies::All) => help.to_string(),
+        (help, super::Applies::Tests(t)) => format!(
+            "{help} [tests: {}]",
             t.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
         ),
     };
@@ -48,7 +51,7 @@ fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
                     let mut scratch = RunArgs::defaults(None);
                     parse(&mut scratch, s).map(|()| s.to_string())
                 }));
-            if let Some(d) = default {
+            if let Some(d) = takes.default(o) {
                 a = a.default_value(d);
             }
             // An option of [`super::OPTIONAL_VALUE`] given alone takes its value there.
@@ -74,7 +77,7 @@ fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
 pub fn augment(mut cmd: Command, command: Cmd) -> Command {
     let takes = command.takes();
     for o in OPTIONS.iter().filter(|o| takes.has(o)) {
-        cmd = cmd.arg(arg(o, takes.default(o)));
+        cmd = cmd.arg(arg(o, takes));
     }
     cmd
 }

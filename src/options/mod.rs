@@ -294,7 +294,7 @@ impl RunArgs {
     /// Every option at its default on `command` (which may differ from `dbio run`'s).
     pub fn defaults_for(command: Command) -> RunArgs {
         let mut a = RunArgs::defaults(None);
-        for (name, d) in command.takes().also {
+        for (name, d, _) in command.takes().also {
             if let Some(d) = d {
                 let o = find(name).expect("COMMANDS names options of the table");
                 (o.set)(&mut a, d).expect("every default parses");
@@ -412,16 +412,20 @@ pub enum Command {
     MysqlClean,
 }
 
+/// An option a command takes beside its groups: `(name, this command's default, this
+/// command's help)`. None keeps the table's default, or its help.
+pub type Also = (&'static str, Option<&'static str>, Option<&'static str>);
+
 /// The options of the table one command takes: whole groups, and single options of other
-/// groups, each with the command's own default where it is not `dbio run`'s. An option a
-/// command takes is declared nowhere else: its flag, help, parser and job-file key are the
-/// table's, so every command shows and accepts it alike.
+/// groups, each with the command's own default or help where it is not the table's (a
+/// calibration's points warm up for less time than a run; `dbio pg run --size` is a
+/// table's size). An option a command takes is declared nowhere else: its flag, help,
+/// parser and job-file key are the table's, so every command shows and accepts it alike.
 #[derive(Debug)]
 pub struct Takes {
     pub command: Command,
     pub groups: &'static [Group],
-    /// `(option name, this command's default)`; None keeps the table's default.
-    pub also: &'static [(&'static str, Option<&'static str>)],
+    pub also: &'static [Also],
 }
 
 impl Command {
@@ -437,17 +441,21 @@ impl Command {
 impl Takes {
     /// Whether the command has option `o` on its command line.
     pub fn has(&self, o: &Opt) -> bool {
-        !o.help.is_empty()
-            && (self.groups.contains(&o.group) || self.also.iter().any(|(n, _)| *n == o.name))
+        !o.help.is_empty() && (self.groups.contains(&o.group) || self.own(o).is_some())
+    }
+
+    fn own(&self, o: &Opt) -> Option<&'static Also> {
+        self.also.iter().find(|(n, _, _)| *n == o.name)
     }
 
     /// The default of option `o` on this command.
     pub fn default(&self, o: &Opt) -> Option<&'static str> {
-        self.also
-            .iter()
-            .find(|(n, _)| *n == o.name)
-            .and_then(|(_, d)| *d)
-            .or(o.default)
+        self.own(o).and_then(|(_, d, _)| *d).or(o.default)
+    }
+
+    /// What option `o` says of itself on this command.
+    pub fn help(&self, o: &Opt) -> &'static str {
+        self.own(o).and_then(|(_, _, h)| *h).unwrap_or(o.help)
     }
 }
 
@@ -589,7 +597,7 @@ mod tests {
                 "{:?} twice",
                 t.command
             );
-            for (name, d) in t.also {
+            for (name, d, _) in t.also {
                 let o = find(name).unwrap_or_else(|| panic!("{:?}: no option {name}", t.command));
                 assert!(
                     !t.groups.contains(&o.group),

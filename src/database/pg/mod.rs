@@ -76,33 +76,9 @@ impl Args for PgRun {
                 .value_parser(PossibleValuesParser::new(tests))
                 .required(true),
         );
-        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::PgRun);
-        // The same options, said of a run through the database.
-        for (name, help) in [
-            (
-                "size",
-                "The table's size: one row per 8 KiB page (K, M, G, T are binary; at least 8M) [default: 1G].",
-            ),
-            (
-                "sessions",
-                "Concurrent sessions, each a connection of its own (1 to 65536).",
-            ),
-            (
-                "sync",
-                "read-iops: index lookups, one block each (DataFileRead).",
-            ),
-            (
-                "async",
-                "read-iops (the default): prefetched bitmap heap scans over random ids at effective_io_concurrency = --depth.",
-            ),
-            (
-                "depth",
-                "read-iops --async: effective_io_concurrency of each session (SET, session-level).",
-            ),
-        ] {
-            cmd = cmd.mut_arg(name, |a| a.help(help));
-        }
-        cmd
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, crate::options::Command::PgRun)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {

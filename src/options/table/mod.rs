@@ -66,8 +66,8 @@ static ALL: [Opt; total(PARTS)] = joined(PARTS);
 pub static OPTIONS: &[Opt] = &ALL;
 
 /// The commands that take options of the table, and which. A command's own default (a
-/// calibration's points warm up for less time than a run) is a value here, not a second
-/// declaration of the option.
+/// calibration's points warm up for less time than a run) or help (`dbio pg run --size`
+/// is a table's size) is a value here, not a second declaration of the option.
 pub static COMMANDS: &[Takes] = &[
     Takes {
         command: Command::Run,
@@ -82,7 +82,11 @@ pub static COMMANDS: &[Takes] = &[
     Takes {
         command: Command::Prepare,
         groups: &[Group::DataSet, Group::Report],
-        also: &[("quiet", None), ("json", None), ("progress", None)],
+        also: &[
+            ("quiet", None, None),
+            ("json", None, None),
+            ("progress", None, None),
+        ],
     },
     Takes {
         command: Command::Calibrate,
@@ -94,124 +98,151 @@ pub static COMMANDS: &[Takes] = &[
             Group::Report,
         ],
         also: &[
-            ("warmup", Some("2s")),
-            ("io-mode", None),
-            ("engine", None),
-            ("out", None),
-            ("json", None),
-            ("quiet", None),
-            ("progress", None),
+            ("warmup", Some("2s"), None),
+            ("io-mode", None, None),
+            ("engine", None, None),
+            ("out", None, None),
+            ("json", None, None),
+            ("quiet", None, None),
+            ("progress", None, None),
         ],
     },
     Takes {
         command: Command::Matrix,
         groups: &[Group::DataSet, Group::Points, Group::Matrix, Group::Report],
         also: &[
-            ("warmup", Some("2s")),
-            ("io-mode", None),
-            ("engine", None),
-            ("out", None),
-            ("json", None),
+            ("warmup", Some("2s"), None),
+            ("io-mode", None, None),
+            ("engine", None, None),
+            ("out", None, None),
+            ("json", None, None),
         ],
     },
     Takes {
         command: Command::Mem,
         groups: &[Group::Report],
         also: &[
-            ("seed", None),
-            ("out", None),
-            ("json", None),
-            ("quiet", None),
-            ("progress", None),
+            ("seed", None, None),
+            ("out", None, None),
+            ("json", None, None),
+            ("quiet", None, None),
+            ("progress", None, None),
         ],
     },
     Takes {
         command: Command::Map,
         groups: &[Group::Report],
-        also: &[("block-size", None), ("json", None)],
+        also: &[("block-size", None, None), ("json", None, None)],
     },
     Takes {
         command: Command::Runs,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Show,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Size,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Compare,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     // The commands that only report what they found or did: how it is printed.
     Takes {
         command: Command::Doctor,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Clean,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Verify,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Report,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::Precondition,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::PgClean,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::PgObserve,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::JobFrom,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
     Takes {
         command: Command::MysqlClean,
         groups: &[Group::Report],
-        also: &[("json", None)],
+        also: &[("json", None, None)],
     },
-    // A run through PostgreSQL: the options of a run that mean the same there.
+    // A run through PostgreSQL: the options of a run that mean the same there, some said
+    // of a run through the database.
     Takes {
         command: Command::PgRun,
         groups: &[Group::Pg, Group::Report],
         also: &[
-            ("size", None),
-            ("sessions", None),
-            ("duration", None),
-            ("warmup", None),
-            ("sync", None),
-            ("async", None),
-            ("depth", None),
-            ("out", None),
-            ("json", None),
-            ("quiet", None),
-            ("progress", None),
+            (
+                "size",
+                None,
+                Some(
+                    "The table's size: one row per 8 KiB page (K, M, G, T are binary; at least 8M) [default: 1G].",
+                ),
+            ),
+            (
+                "sessions",
+                None,
+                Some("Concurrent sessions, each a connection of its own (1 to 65536)."),
+            ),
+            ("duration", None, None),
+            ("warmup", None, None),
+            (
+                "sync",
+                None,
+                Some("read-iops: index lookups, one block each (DataFileRead)."),
+            ),
+            (
+                "async",
+                None,
+                Some(
+                    "read-iops (the default): prefetched bitmap heap scans over random ids at effective_io_concurrency = --depth.",
+                ),
+            ),
+            (
+                "depth",
+                None,
+                Some(
+                    "read-iops --async: effective_io_concurrency of each session (SET, session-level).",
+                ),
+            ),
+            ("out", None, None),
+            ("json", None, None),
+            ("quiet", None, None),
+            ("progress", None, None),
         ],
     },
     // A run through MariaDB/MySQL: the options of a run that mean the same there.
@@ -219,16 +250,16 @@ pub static COMMANDS: &[Takes] = &[
         command: Command::MysqlRun,
         groups: &[Group::Mysql, Group::Report],
         also: &[
-            ("size", None),
-            ("sessions", None),
-            ("duration", None),
-            ("warmup", None),
-            ("sync", None),
-            ("async", None),
-            ("depth", None),
-            ("out", None),
-            ("json", None),
-            ("quiet", None),
+            ("size", None, None),
+            ("sessions", None, None),
+            ("duration", None, None),
+            ("warmup", None, None),
+            ("sync", None, None),
+            ("async", None, None),
+            ("depth", None, None),
+            ("out", None, None),
+            ("json", None, None),
+            ("quiet", None, None),
         ],
     },
 ];
