@@ -76,32 +76,9 @@ impl Args for MysqlRun {
                 .value_parser(PossibleValuesParser::new(tests))
                 .required(true),
         );
-        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::MysqlRun);
-        for (name, help) in [
-            (
-                "size",
-                "The table's size: two rows per 16 KiB InnoDB page (K, M, G, T are binary; at least 16M) [default: 1G].",
-            ),
-            (
-                "sessions",
-                "Concurrent sessions, each a connection of its own (1 to 65536).",
-            ),
-            (
-                "sync",
-                "read-iops: primary-key lookups, one page each (a synchronous read by the session's thread).",
-            ),
-            (
-                "async",
-                "read-iops (the default): batches of ids in one statement (InnoDB still reads their pages one by one).",
-            ),
-            (
-                "depth",
-                "read-iops --async: ids per batch = 4 × --depth (32 to 1024).",
-            ),
-        ] {
-            cmd = cmd.mut_arg(name, |a| a.help(help));
-        }
-        cmd
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, crate::options::Command::MysqlRun)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {

@@ -245,18 +245,45 @@ pub static COMMANDS: &[Takes] = &[
             ("progress", None, None),
         ],
     },
-    // A run through MariaDB/MySQL: the options of a run that mean the same there.
+    // A run through MariaDB/MySQL: the options of a run that mean the same there, some
+    // said of a run through the database.
     Takes {
         command: Command::MysqlRun,
         groups: &[Group::Mysql, Group::Report],
         also: &[
-            ("size", None, None),
-            ("sessions", None, None),
+            (
+                "size",
+                None,
+                Some(
+                    "The table's size: two rows per 16 KiB InnoDB page (K, M, G, T are binary; at least 16M) [default: 1G].",
+                ),
+            ),
+            (
+                "sessions",
+                None,
+                Some("Concurrent sessions, each a connection of its own (1 to 65536)."),
+            ),
             ("duration", None, None),
             ("warmup", None, None),
-            ("sync", None, None),
-            ("async", None, None),
-            ("depth", None, None),
+            (
+                "sync",
+                None,
+                Some(
+                    "read-iops: primary-key lookups, one page each (a synchronous read by the session's thread).",
+                ),
+            ),
+            (
+                "async",
+                None,
+                Some(
+                    "read-iops (the default): batches of ids in one statement (InnoDB still reads their pages one by one).",
+                ),
+            ),
+            (
+                "depth",
+                None,
+                Some("read-iops --async: ids per batch = 4 × --depth (32 to 1024)."),
+            ),
             ("out", None, None),
             ("json", None, None),
             ("quiet", None, None),
