@@ -108,9 +108,6 @@ pub(crate) fn size_text(v: u64) -> String {
     units::size_label(v)
 }
 
-/// Options that may be given more than once; each value is added to the others.
-pub const REPEATABLE: &[&str] = &["pg-set", "mysql-set"];
-
 /// `--mysql-set NAME=VALUE`: a setting of the throwaway MariaDB server, one
 /// [`super::mysql_set`] takes; the name with `_` for `-`, in lower case.
 pub fn mysql_setting(text: &str) -> Result<(String, String), String> {
@@ -136,4 +133,28 @@ pub fn pg_setting(text: &str) -> Result<(String, String), String> {
     let name = name.trim();
     super::pg_set::check(name, value)?;
     Ok((name.to_ascii_lowercase(), value.to_string()))
+}
+
+/// A test's name (`dbio runs --test`).
+pub(crate) fn test_name(text: &str) -> Result<crate::workload::Test, String> {
+    use crate::workload::Test;
+    Test::from_name(text).ok_or_else(|| {
+        format!(
+            "'{text}'; accepted: {}, job",
+            Test::CLASSIC.map(Test::name).join(", ")
+        )
+    })
+}
+
+/// A comma-separated list, each item parsed by `item` (`--sizes 16K,1G`, `--runs 1,3`).
+pub(crate) fn list<T>(
+    text: &str,
+    item: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    text.split(',').map(item).collect()
+}
+
+/// A CPU's number, as the kernel counts them.
+pub(crate) fn cpu(text: &str) -> Result<usize, String> {
+    count(text, 0, 1 << 20).map(|c| c as usize)
 }

@@ -2,6 +2,7 @@
 //! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile
 //! time. [`COMMANDS`]: which command takes which of them.
 
+mod commands;
 mod data_set;
 mod mysql;
 mod output;
@@ -22,7 +23,10 @@ const DATA_TESTS: &[Test] = &[
 ];
 const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
 
+/// The parts in help order: a command's own options first (under no heading), then the
+/// parts of a run's.
 const PARTS: &[&[Opt]] = &[
+    commands::COMMANDS,
     data_set::DATA_SET,
     test::TEST,
     redo::REDO,
@@ -65,10 +69,15 @@ static ALL: [Opt; total(PARTS)] = joined(PARTS);
 /// Every run option, in help order.
 pub static OPTIONS: &[Opt] = &ALL;
 
-/// The commands that take options of the table, and which. A command's own default (a
-/// calibration's points warm up for less time than a run) or help (`dbio pg run --size`
-/// is a table's size) is a value here, not a second declaration of the option.
+/// Every command and the options of the table it takes. A command's own default (a
+/// calibration's points warm up for less time than a run) or help (`dbio pg run --size` is
+/// a table's size) is a value here, not a second declaration of the option.
 pub static COMMANDS: &[Takes] = &[
+    Takes {
+        command: Command::Global,
+        groups: &[Group::Global],
+        also: &[],
+    },
     Takes {
         command: Command::Run,
         groups: &[Group::DataSet, Group::Run, Group::Cluster, Group::Report],
@@ -76,15 +85,49 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Sweep,
-        groups: &[Group::DataSet, Group::Run, Group::Cluster, Group::Report],
+        groups: &[
+            Group::DataSet,
+            Group::Run,
+            Group::Cluster,
+            Group::Report,
+            Group::Sweep,
+        ],
         also: &[],
     },
     Takes {
         command: Command::Prepare,
-        groups: &[Group::DataSet, Group::Report],
+        groups: &[Group::DataSet, Group::Prepare, Group::Report],
         also: &[
             ("quiet", None, None),
             ("json", None, None),
+            ("progress", None, None),
+        ],
+    },
+    Takes {
+        command: Command::Clean,
+        groups: &[Group::Clean, Group::Report],
+        also: &[("json", None, None)],
+    },
+    Takes {
+        command: Command::Precondition,
+        groups: &[Group::Precondition, Group::Report],
+        also: &[
+            (
+                "destructive",
+                None,
+                Some(
+                    "Allow writing over a block device (after every check a write test's --destructive makes).",
+                ),
+            ),
+            (
+                "yes",
+                None,
+                Some(
+                    "With --destructive: do not ask on the terminal before writing over the device.",
+                ),
+            ),
+            ("json", None, None),
+            ("quiet", None, None),
             ("progress", None, None),
         ],
     },
@@ -136,7 +179,7 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Runs,
-        groups: &[Group::Report],
+        groups: &[Group::Report, Group::Runs],
         also: &[("json", None, None)],
     },
     Takes {
@@ -146,22 +189,17 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Size,
-        groups: &[Group::Report],
+        groups: &[Group::Report, Group::Size],
         also: &[("json", None, None)],
     },
     Takes {
         command: Command::Compare,
-        groups: &[Group::Report],
+        groups: &[Group::Report, Group::Compare],
         also: &[("json", None, None)],
     },
     // The commands that only report what they found or did: how it is printed.
     Takes {
         command: Command::Doctor,
-        groups: &[Group::Report],
-        also: &[("json", None, None)],
-    },
-    Takes {
-        command: Command::Clean,
         groups: &[Group::Report],
         also: &[("json", None, None)],
     },
@@ -172,11 +210,6 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Report,
-        groups: &[Group::Report],
-        also: &[("json", None, None)],
-    },
-    Takes {
-        command: Command::Precondition,
         groups: &[Group::Report],
         also: &[("json", None, None)],
     },
@@ -288,5 +321,10 @@ pub static COMMANDS: &[Takes] = &[
             ("json", None, None),
             ("quiet", None, None),
         ],
+    },
+    Takes {
+        command: Command::Agent,
+        groups: &[Group::Agent],
+        also: &[],
     },
 ];

@@ -1,7 +1,7 @@
 //! The database a run goes through: `dbio mysql run` (MariaDB, or MySQL by URL).
 
 use crate::options::parse::*;
-use crate::options::{Group, Opt, heading};
+use crate::options::{Group, Many, Opt, heading};
 use std::path::PathBuf;
 
 /// Every row of this part: what its rows share.
@@ -51,6 +51,7 @@ pub(super) const MYSQL: &[Opt] = &[
         help: "A setting of the throwaway server (--mysql-bin), e.g. innodb_flush_method=fsync, innodb_doublewrite=0, innodb_buffer_pool_size=64M, innodb_use_native_aio=0; may be given more than once, and wins over dbio's own. InnoDB measurement settings only: one that opens the server, runs a program, loads code or names files is refused.",
         conflicts: &["mysql"],
         requires: Some("mysql-bin"),
+        many: Many::Repeat,
         set: |a, t| {
             a.mysql_set.push(mysql_setting(t)?);
             Ok(())

@@ -57,7 +57,7 @@ pub(super) const OUTPUT: &[Opt] = &[
     },
     Opt {
         name: "json",
-        help: "Print JSON to stdout instead of text: a run's result.json (a sweep's sweep.json, a calibration's calibrate.json, a matrix's matrix.json), or the list, run or map shown.",
+        help: "Print JSON to stdout instead of text: a run's result.json (a sweep's sweep.json, a calibration's calibrate.json, a matrix's matrix.json), or what else the command shows (a list of runs, a run, a map, a sizing, what was done).",
         set: |a, t| {
             a.json = switch(t)?;
             Ok(())

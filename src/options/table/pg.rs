@@ -1,7 +1,7 @@
 //! The database a run goes through: `dbio pg run`.
 
 use crate::options::parse::*;
-use crate::options::{Group, Opt, heading};
+use crate::options::{Group, Many, Opt, heading};
 use std::path::PathBuf;
 
 /// Every row of this part: what its rows share.
@@ -51,6 +51,7 @@ pub(super) const PG: &[Opt] = &[
         help: "A setting of the throwaway server (--pg-bin), e.g. io_method=worker or shared_buffers=256MB; may be given more than once, and wins over dbio's own. Measurement settings only (memory, I/O, WAL, checkpoints, vacuum, planner, statistics): one that opens the server, runs a program or loads code is refused.",
         conflicts: &["pg"],
         requires: Some("pg-bin"),
+        many: Many::Repeat,
         set: |a, t| {
             a.pg_set.push(pg_setting(t)?);
             Ok(())

@@ -131,7 +131,7 @@ pub(super) const REDO: &[Opt] = &[
         help: "Pin the log writer to this CPU.",
         with_classes: true,
         set: |a, t| {
-            a.lgwr_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            a.lgwr_cpu = Some(cpu(t)?);
             Ok(())
         },
         get: |a| a.lgwr_cpu.map(|c| c.to_string()),
@@ -145,7 +145,7 @@ pub(super) const REDO: &[Opt] = &[
         applies: Applies::All,
         with_classes: true,
         set: |a, t| {
-            a.noise_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            a.noise_cpu = Some(cpu(t)?);
             Ok(())
         },
         get: |a| a.noise_cpu.map(|c| c.to_string()),

@@ -63,6 +63,7 @@ pub(super) const TEST: &[Opt] = &[
     },
     Opt {
         name: "steady-state",
+        bare: Some("iops:20:10"),
         key: Some("run.steady_state"),
         value: Some("METRIC:RANGE%:SLOPE%"),
         help: "End the measured window once it is steady: over the last 5 rounds (--round), the round figures' max - min is within RANGE% of their average and their least-squares line moves by at most SLOPE% of it. METRIC: iops, mibps, mean or p99; given alone: iops:20:10.",
