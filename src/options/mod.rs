@@ -26,6 +26,7 @@ pub mod cli;
 pub mod environment;
 pub mod fs_spec;
 pub mod job;
+pub mod mem;
 pub mod mysql_set;
 pub mod parse;
 pub mod pg_set;
@@ -207,6 +208,8 @@ pub struct RunArgs {
     pub runs: Vec<i64>,
     /// `dbio agent --pushed`.
     pub pushed: Option<PathBuf>,
+    /// `dbio mem`'s own options.
+    pub mem: mem::MemValues,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -311,7 +314,7 @@ impl RunArgs {
             curve: false,
             runs: Vec::new(),
             pushed: None,
-
+            mem: mem::MemValues::default(),
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -435,6 +438,8 @@ pub enum Group {
     Size,
     /// `dbio agent`'s own.
     Agent,
+    /// `dbio mem`'s own.
+    Mem,
 }
 
 /// A command (or the command line as a whole, [`Command::Global`]) and the options of the

@@ -158,3 +158,12 @@ pub(crate) fn list<T>(
 pub(crate) fn cpu(text: &str) -> Result<usize, String> {
     count(text, 0, 1 << 20).map(|c| c as usize)
 }
+
+/// The time budget of each figure of `dbio mem`: 10ms to 60s.
+pub(crate) fn budget(text: &str) -> Result<std::time::Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d < std::time::Duration::from_millis(10) || d > std::time::Duration::from_secs(60) {
+        return Err("must be from 10ms to 60s, e.g. 300ms".into());
+    }
+    Ok(d)
+}

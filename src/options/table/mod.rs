@@ -4,6 +4,7 @@
 
 mod commands;
 mod data_set;
+mod mem;
 mod mysql;
 mod output;
 mod pg;
@@ -27,6 +28,7 @@ const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
 /// parts of a run's.
 const PARTS: &[&[Opt]] = &[
     commands::COMMANDS,
+    mem::MEM,
     data_set::DATA_SET,
     test::TEST,
     redo::REDO,
@@ -163,7 +165,7 @@ pub static COMMANDS: &[Takes] = &[
     },
     Takes {
         command: Command::Mem,
-        groups: &[Group::Report],
+        groups: &[Group::Mem, Group::Report],
         also: &[
             ("seed", None, None),
             ("out", None, None),
