@@ -393,7 +393,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names with
 /// its summary on stdout (text, `--format md` or `--json`).
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
-    let shown = &a.shaping().options.0;
+    let shown = a.options();
     let summary = Output::new(shown.json, shown.format);
     // The file it will write is checked before any report is read or server sampled.
     match &a.shaping().output {

@@ -316,12 +316,6 @@ table_options!(
     Cmd::PgObserve
 );
 table_options!(
-    /// The options of the table `dbio job from-…` takes (how the summary of a job written
-    /// with `-o` is printed).
-    JobFromOptions,
-    Cmd::JobFrom
-);
-table_options!(
     /// The options of the table `dbio mysql clean` takes.
     MysqlCleanOptions,
     Cmd::MysqlClean
@@ -330,4 +324,19 @@ table_options!(
     /// The options of the table `dbio agent` takes.
     AgentOptions,
     Cmd::Agent
+);
+table_options!(
+    /// The options of the table `dbio job from-awr` takes.
+    FromAwrOptions,
+    Cmd::JobFromAwr
+);
+table_options!(
+    /// The options of the table `dbio job from-iostat` takes.
+    FromIostatOptions,
+    Cmd::JobFromIostat
+);
+table_options!(
+    /// The options of the table `dbio job from-pg` takes.
+    FromPgOptions,
+    Cmd::JobFromPg
 );

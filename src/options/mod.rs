@@ -21,6 +21,7 @@
 //! [`RunConfig`]; [`environment`] checks what needs the machine (the target, the engine,
 //! system limits, `--out`) before anything is created.
 
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod environment;
@@ -210,6 +211,10 @@ pub struct RunArgs {
     pub pushed: Option<PathBuf>,
     /// `dbio mem`'s own options.
     pub mem: mem::MemValues,
+    /// `dbio job from-*`'s own options.
+    pub shaping: capture::Shaping,
+    /// `dbio pg observe`'s own options.
+    pub observe: capture::Observe,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -315,6 +320,8 @@ impl RunArgs {
             runs: Vec::new(),
             pushed: None,
             mem: mem::MemValues::default(),
+            shaping: capture::Shaping::default(),
+            observe: capture::Observe::default(),
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -440,6 +447,14 @@ pub enum Group {
     Agent,
     /// `dbio mem`'s own.
     Mem,
+    /// What shapes the job of every `dbio job from-*`.
+    Shaping,
+    /// `dbio job from-iostat`'s own.
+    FromIostat,
+    /// `dbio job from-pg`'s own.
+    FromPg,
+    /// `dbio pg observe`'s own.
+    Observe,
 }
 
 /// A command (or the command line as a whole, [`Command::Global`]) and the options of the
@@ -468,11 +483,12 @@ pub enum Command {
     Report,
     /// `dbio mysql run` and `dbio mysql compare`.
     MysqlRun,
+    MysqlClean,
     PgClean,
     PgObserve,
-    /// `dbio job from-awr`, `from-iostat` and `from-pg`.
-    JobFrom,
-    MysqlClean,
+    JobFromAwr,
+    JobFromIostat,
+    JobFromPg,
     Agent,
 }
 
@@ -524,10 +540,12 @@ impl Command {
             Command::Verify => &["verify"],
             Command::Report => &["report"],
             Command::MysqlRun => &["mysql run", "mysql compare"],
+            Command::MysqlClean => &["mysql clean"],
             Command::PgClean => &["pg clean"],
             Command::PgObserve => &["pg observe"],
-            Command::JobFrom => &["job from-awr", "job from-iostat", "job from-pg"],
-            Command::MysqlClean => &["mysql clean"],
+            Command::JobFromAwr => &["job from-awr"],
+            Command::JobFromIostat => &["job from-iostat"],
+            Command::JobFromPg => &["job from-pg"],
             Command::Agent => &["agent"],
         }
     }

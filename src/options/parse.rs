@@ -167,3 +167,32 @@ pub(crate) fn budget(text: &str) -> Result<std::time::Duration, String> {
     }
     Ok(d)
 }
+
+/// How long each sample of `dbio job from-pg` watches the server: 1s to 24h.
+pub(crate) fn interval(text: &str) -> Result<std::time::Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86400) {
+        return Err(format!("'{text}' must be from 1s to 24h"));
+    }
+    Ok(d)
+}
+
+/// What every rate of a job is multiplied by: above 0, at most 1000.
+pub(crate) fn growth(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number (e.g. 1.5)"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1000.0 {
+        return Err(format!("'{text}' must be above 0 and at most 1000"));
+    }
+    Ok(v)
+}
+
+/// The data set size a job names: above 0.
+pub(crate) fn job_size(text: &str) -> Result<u64, String> {
+    match units::parse_size(text)? {
+        0 => Err("a data set of 0 bytes".into()),
+        v => Ok(v),
+    }
+}

@@ -52,10 +52,7 @@ pub enum PgCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct PgClean {
-    /// The server (a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest).
-    #[arg(long, value_name = "URL")]
-    pub pg: Option<String>,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--pg`, as `dbio pg run` says it, `--json`, `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::PgCleanOptions,
 }
@@ -122,7 +119,7 @@ enum Where {
 /// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
     let out = crate::report::Output::new(a.options.0.json, a.options.0.format);
-    let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+    let mut config = connect::config(a.options.0.pg.as_deref().unwrap_or(""))?;
     let mut c = connect::connect(&mut config, "--pg")?;
     let done = schema::clean(&mut c)?;
     for name in &done.dropped {

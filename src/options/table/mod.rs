@@ -2,6 +2,7 @@
 //! help. Each part is a plain list of [`Opt`] rows; they are joined here once, at compile
 //! time. [`COMMANDS`]: which command takes which of them.
 
+mod capture;
 mod commands;
 mod data_set;
 mod mem;
@@ -29,6 +30,7 @@ const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
 const PARTS: &[&[Opt]] = &[
     commands::COMMANDS,
     mem::MEM,
+    capture::CAPTURE,
     data_set::DATA_SET,
     test::TEST,
     redo::REDO,
@@ -216,21 +218,6 @@ pub static COMMANDS: &[Takes] = &[
         also: &[("json", None, None)],
     },
     Takes {
-        command: Command::PgClean,
-        groups: &[Group::Report],
-        also: &[("json", None, None)],
-    },
-    Takes {
-        command: Command::PgObserve,
-        groups: &[Group::Report],
-        also: &[("json", None, None)],
-    },
-    Takes {
-        command: Command::JobFrom,
-        groups: &[Group::Report],
-        also: &[("json", None, None)],
-    },
-    Takes {
         command: Command::MysqlClean,
         groups: &[Group::Report],
         also: &[("json", None, None)],
@@ -322,6 +309,51 @@ pub static COMMANDS: &[Takes] = &[
             ("out", None, None),
             ("json", None, None),
             ("quiet", None, None),
+        ],
+    },
+    // `--pg` of a run, said the same way where the server is only cleaned up.
+    Takes {
+        command: Command::PgClean,
+        groups: &[Group::Report],
+        also: &[("pg", None, None), ("json", None, None)],
+    },
+    Takes {
+        command: Command::PgObserve,
+        groups: &[Group::Observe, Group::Report],
+        also: &[
+            (
+                "pg",
+                None,
+                Some(
+                    "The server: a URL (`postgresql:///db?host=/run/sock&port=5432&user=me`) or `key=value` pairs (`host=/run/sock port=5432 user=me`).",
+                ),
+            ),
+            ("json", None, None),
+        ],
+    },
+    Takes {
+        command: Command::JobFromAwr,
+        groups: &[Group::Shaping, Group::Report],
+        also: &[("json", None, None)],
+    },
+    Takes {
+        command: Command::JobFromIostat,
+        groups: &[Group::FromIostat, Group::Shaping, Group::Report],
+        also: &[("json", None, None)],
+    },
+    // The server is only read: `--pg` said without what a run makes there.
+    Takes {
+        command: Command::JobFromPg,
+        groups: &[Group::FromPg, Group::Shaping, Group::Report],
+        also: &[
+            (
+                "pg",
+                None,
+                Some(
+                    "The server: a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest.",
+                ),
+            ),
+            ("json", None, None),
         ],
     },
     Takes {
