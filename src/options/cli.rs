@@ -36,7 +36,6 @@ pub fn arg(o: &'static Opt, takes: &Takes) -> Arg {
     match o.value {
         None => a = a.action(ArgAction::SetTrue),
         Some(v) => {
-            let parse = o.set;
             a = a
                 .value_name(v)
                 .action(match o.many {
@@ -44,11 +43,8 @@ pub fn arg(o: &'static Opt, takes: &Takes) -> Arg {
                     Many::Repeat | Many::List => ArgAction::Append,
                 })
                 .allow_hyphen_values(true)
-                // Checked by the option's own parser, so clap's message names the flag.
-                .value_parser(ValueParser::new(move |s: &str| -> Result<String, String> {
-                    let mut scratch = RunArgs::defaults(None);
-                    parse(&mut scratch, s).map(|()| s.to_string())
-                }));
+                // Clap carries the text; the row's parser reads it, once, in [`read`].
+                .value_parser(ValueParser::string());
             if o.many == Many::List {
                 // Values up to the next flag.
                 a = a.num_args(1..).allow_hyphen_values(false);
@@ -115,10 +111,24 @@ pub fn read(m: &ArgMatches, command: Cmd, a: &mut RunArgs) -> Result<(), clap::E
         };
         for text in texts {
             a.set(o.name, &text, Source::Typed)
-                .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
+                .map_err(|e| invalid_value(o, &text, &e))?;
         }
     }
     Ok(())
+}
+
+/// A value the row's parser refused, in the words clap uses for a value it refuses
+/// (`invalid value 'X' for '--flag <V>': why`).
+fn invalid_value(o: &Opt, text: &str, why: &str) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arg = format!("{} <{}>", o.flag(), o.value.unwrap_or_default());
+    let mut e = clap::Error::raw(
+        ErrorKind::ValueValidation,
+        format!("invalid value '{text}' for '{arg}': {why}\n"),
+    );
+    e.insert(ContextKind::InvalidArg, ContextValue::String(arg));
+    e.insert(ContextKind::InvalidValue, ContextValue::String(text.into()));
+    e
 }
 
 /// The arguments of `command` (`dbio run`, `dbio sweep`): a test (or `--job`), and every
