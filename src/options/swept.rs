@@ -87,12 +87,8 @@ impl Param {
 
     /// One value, checked as `dbio run --NAME VALUE` would check it.
     fn parse_value(self, text: &str) -> Result<Value, String> {
-        let count = |max: u64| -> Result<u64, String> {
-            match text.parse::<u64>() {
-                Ok(v) if (1..=max).contains(&v) => Ok(v),
-                _ => Err(format!("'{text}' is not a whole number from 1 to {max}")),
-            }
-        };
+        // The parsers of the options swept (a rate is a whole number of requests here).
+        let count = |max: u64| super::parse::count(text, 1, max);
         let word = |v: String| Value::Word(v);
         match self {
             Param::Sessions => count(65536).map(Value::Number),
