@@ -51,11 +51,7 @@ pub enum MysqlCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct MysqlClean {
-    /// The server: mysql://user@host[:port]/db or mysql://user@localhost/db?socket=PATH
-    /// (the password from MYSQL_PWD, or asked on the terminal).
-    #[arg(long, value_name = "URL", required = true)]
-    pub mysql: String,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--mysql` (required), `--json`, `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::MysqlCleanOptions,
 }
@@ -118,7 +114,10 @@ enum Where {
 /// `dbio mysql clean`: drops the marked databases no running run holds, one line each;
 /// exit 1 when it left any.
 pub fn clean(a: &MysqlClean) -> Result<ExitCode> {
-    let mut t = Target::parse(&a.mysql)?;
+    let url = a.options.0.mysql.as_deref().ok_or_else(|| {
+        Error::usage("--mysql: the server to clean up is required (mysql://user@host[:port]/db)")
+    })?;
+    let mut t = Target::parse(url)?;
     let mut c = t.connect("--mysql")?;
     let done = private::clean(&mut c)?;
     for name in &done.dropped {

@@ -220,7 +220,16 @@ pub static COMMANDS: &[Takes] = &[
     Takes {
         command: Command::MysqlClean,
         groups: &[Group::Report],
-        also: &[("json", None, None)],
+        also: &[
+            (
+                "mysql",
+                None,
+                Some(
+                    "The server: mysql://user@host[:port]/db or mysql://user@localhost/db?socket=PATH (the password from MYSQL_PWD, or asked on the terminal).",
+                ),
+            ),
+            ("json", None, None),
+        ],
     },
     // A run through PostgreSQL: the options of a run that mean the same there, some said
     // of a run through the database.
