@@ -8,33 +8,53 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::options::cli::{
-    CleanOptions, CompareOptions, DoctorOptions, MapOptions, PreconditionOptions, PrepareOptions,
-    ReportOptions, RunCommand, RunsOptions, ShowOptions, VerifyOptions,
+    AgentOptions, CleanOptions, CompareOptions, DoctorOptions, GlobalOptions, MapOptions,
+    PreconditionOptions, PrepareOptions, ReportOptions, RunCommand, RunsOptions, ShowOptions,
+    VerifyOptions,
 };
-use crate::workload::Test;
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "dbio",
-    version = crate::sys::VERSION_LINE,
-    about = "What does this storage deliver to a database? Database-shaped I/O tests, reported as wait events.",
-    after_help = crate::error::exit_status_help(),
-    propagate_version = true
-)]
+/// The command line: the command, and `--db` (the table's, which every command takes).
+#[derive(Debug)]
 pub struct Cli {
-    #[command(subcommand)]
     pub command: Command,
     /// The results store every run is recorded in (default:
     /// $XDG_DATA_HOME/dbio/dbio.db, else ~/.local/share/dbio/dbio.db).
-    #[arg(
-        long,
-        global = true,
-        env = "DBIO_DB",
-        value_name = "PATH",
-        help_heading = "Global options"
-    )]
     pub db: Option<PathBuf>,
 }
+
+impl clap::CommandFactory for Cli {
+    fn command() -> clap::Command {
+        let cmd = clap::Command::new("dbio")
+            .version(crate::sys::VERSION_LINE)
+            .about("What does this storage deliver to a database? Database-shaped I/O tests, reported as wait events.")
+            .after_help(crate::error::exit_status_help())
+            .propagate_version(true);
+        let cmd = <Command as Subcommand>::augment_subcommands(cmd)
+            .subcommand_required(true)
+            .arg_required_else_help(true);
+        <GlobalOptions as Args>::augment_args(cmd)
+    }
+
+    fn command_for_update() -> clap::Command {
+        Self::command()
+    }
+}
+
+impl clap::FromArgMatches for Cli {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Cli {
+            command: Command::from_arg_matches(m)?,
+            db: GlobalOptions::from_arg_matches(m)?.0.db,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Parser for Cli {}
 
 impl Cli {
     /// Parses the command line (which run options were typed is kept with their values).
@@ -124,9 +144,9 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
-    /// The private directory `--push` copied this binary into: removed at once.
-    #[arg(long, value_name = "DIR")]
-    pub pushed: Option<PathBuf>,
+    /// The options of the table it takes: `--pushed`.
+    #[command(flatten)]
+    pub options: AgentOptions,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -141,12 +161,9 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PrepareArgs {
-    /// The options of the table it takes: the data set, and `--quiet`.
+    /// The options of the table it takes: the data set, `--buffered` and `--quiet`.
     #[command(flatten)]
     pub options: PrepareOptions,
-    /// Fill with buffered writes instead of O_DIRECT (for file systems without direct I/O).
-    #[arg(long)]
-    pub buffered: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -154,27 +171,10 @@ pub struct PreconditionArgs {
     /// A data set directory dbio prepared, or (with --destructive) a block device.
     #[arg(default_value = "./dbio-data", value_name = "TARGET")]
     pub target: PathBuf,
-    /// How many times the whole target is written (1 to 100).
-    #[arg(long, value_name = "N", default_value_t = crate::dataset::precondition::DEFAULT_PASSES,
-          value_parser = clap::value_parser!(u32).range(1..=crate::dataset::precondition::MAX_PASSES as i64))]
-    pub passes: u32,
-    /// Allow writing over a block device (after every check a write test's --destructive makes).
-    #[arg(long)]
-    pub destructive: bool,
-    /// With --destructive: do not ask on the terminal before writing over the device.
-    #[arg(long)]
-    pub yes: bool,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--passes`, `--destructive`, `--yes`, `--json`,
+    /// `--format`, `--quiet`, `--progress`.
     #[command(flatten)]
     pub options: PreconditionOptions,
-    /// No progress bar (--progress never).
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// The progress bar on stderr: auto (when stderr is a terminal, whatever stdout is),
-    /// always, never.
-    #[arg(long, value_name = "WHEN", default_value = "auto", conflicts_with = "quiet",
-          value_parser = crate::progress::When::parse)]
-    pub progress: crate::progress::When,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -182,11 +182,7 @@ pub struct CleanArgs {
     /// The data set directory to remove (with --stale: data sets, run directories or
     /// directories holding them; default ./dbio-data and ./dbio-runs).
     pub paths: Vec<PathBuf>,
-    /// Only repair what `dbio doctor` reports as stale: clear the in-use mark a killed run
-    /// left and remove its temporary files. Data files stay.
-    #[arg(long)]
-    pub stale: bool,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--stale`, `--json`, `--format`.
     #[command(flatten)]
     pub options: CleanOptions,
 }
@@ -224,13 +220,7 @@ pub struct ReportArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {
-    /// Only runs of this test.
-    #[arg(long, value_name = "NAME", value_parser = parse_test)]
-    pub test: Option<Test>,
-    /// Only the N most recent runs.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub last: Option<u32>,
-    /// The options of the table it takes: `--json` (the list).
+    /// The options of the table it takes: `--test`, `--last`, `--json`, `--format`.
     #[command(flatten)]
     pub options: RunsOptions,
 }
@@ -250,10 +240,7 @@ pub struct CompareArgs {
     /// Two or more run ids, as `dbio runs` lists them; ratios are to the first.
     #[arg(required = true, num_args = 2.., value_name = "ID")]
     pub ids: Vec<i64>,
-    /// Also write the comparison as a self-contained HTML page to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// The options of the table it takes: `--format`.
+    /// The options of the table it takes: `--html`, `--format`.
     #[command(flatten)]
     pub options: CompareOptions,
 }
@@ -273,16 +260,6 @@ fn parse_shown(s: &str) -> Result<Shown, String> {
         Some(n) => n.parse().map(Shown::Compare).map_err(|_| bad()),
         None => s.parse().map(Shown::Run).map_err(|_| bad()),
     }
-}
-
-/// A test's name (`dbio runs --test`).
-fn parse_test(s: &str) -> Result<Test, String> {
-    Test::from_name(s).ok_or_else(|| {
-        format!(
-            "'{s}'; accepted: {}, job",
-            Test::CLASSIC.map(Test::name).join(", ")
-        )
-    })
 }
 
 /// Renders a clap error as one line: the offending option and, where clap knows them, the

@@ -60,8 +60,8 @@ proptest! {
 fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
     let cli = Cli::command();
     let mut out = BTreeMap::new();
-    // Commands and their own subcommands (`pg run`), named as typed.
-    let mut subs: Vec<(String, &clap::Command)> = Vec::new();
+    // `dbio` itself (`--db`), commands and their own subcommands (`pg run`), named as typed.
+    let mut subs: Vec<(String, &clap::Command)> = vec![(String::new(), &cli)];
     for sub in cli.get_subcommands() {
         subs.push((sub.get_name().to_string(), sub));
         for inner in sub.get_subcommands() {
@@ -73,7 +73,7 @@ fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
             .iter()
             .filter(|o| {
                 sub.get_arguments()
-                    .any(|a| a.get_id() == o.name && a.get_long() == Some(o.name))
+                    .any(|a| a.get_id() == o.name && a.get_long() == Some(o.long()))
             })
             .collect();
         if !taken.is_empty() {
@@ -86,14 +86,23 @@ fn table_options_by_command() -> BTreeMap<String, Vec<&'static Opt>> {
 /// The start of a command line of `command` that parses when nothing is added: a test for
 /// `run` and `sweep`, and the swept parameter.
 fn head(command: &str) -> Vec<String> {
+    let c = command;
     let words: &[&str] = match command {
         "run" => &["run", "read-iops"],
         "sweep" => &["sweep", "read-iops", "--param", "sessions=1,2"],
-        "pg run" => &["pg", "run", "read-iops"],
+        "pg run" | "pg compare" => &[c, "read-iops"],
+        "pg observe" => &[c, "--pg", "host=/tmp"],
+        // `--db`, which every command takes.
+        "" => &["runs"],
+        "show" => &[c, "1"],
+        "compare" => &[c, "1", "2"],
+        "size" => &[c, "plan.toml"],
+        "job from-awr" | "job from-iostat" => &[c, "report.txt"],
         c => &[c],
     };
     std::iter::once("dbio")
         .chain(words.iter().flat_map(|w| w.split(' ')))
+        .filter(|w| !w.is_empty())
         .map(String::from)
         .collect()
 }
@@ -206,17 +215,15 @@ fn every_table_option_is_on_a_command_and_fuzzed_there() {
     // Each command takes exactly the table's options the table says it takes; `run` every
     // option of the data set, the run and the cluster.
     for t in dbio::options::COMMANDS {
-        let name = match t.command {
-            dbio::options::Command::PgRun => "pg run".to_string(),
-            c => format!("{c:?}").to_lowercase(),
-        };
-        let taken: Vec<&str> = by_command[&name].iter().map(|o| o.name).collect();
-        let said: Vec<&str> = OPTIONS
-            .iter()
-            .filter(|o| t.has(o))
-            .map(|o| o.name)
-            .collect();
-        assert_eq!(taken, said, "the table options of `dbio {name}`");
+        for name in t.command.paths() {
+            let taken: Vec<&str> = by_command[*name].iter().map(|o| o.name).collect();
+            let said: Vec<&str> = OPTIONS
+                .iter()
+                .filter(|o| t.has(o))
+                .map(|o| o.name)
+                .collect();
+            assert_eq!(taken, said, "the table options of `dbio {name}`");
+        }
     }
     let run: Vec<&str> = by_command["run"].iter().map(|o| o.name).collect();
     for o in OPTIONS.iter().filter(|o| !o.help.is_empty()) {

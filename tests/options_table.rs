@@ -22,7 +22,9 @@ struct Shown {
 /// layouts (help beside the flag, or below it with the default as its own paragraph).
 fn help_of(command: &str) -> BTreeMap<String, Shown> {
     let env = Env::new();
-    let out = env.output(&[command, "--help"]);
+    let mut args: Vec<&str> = command.split(' ').collect();
+    args.push("--help");
+    let out = env.output(&args);
     assert_eq!(out.status.code(), Some(0), "dbio {command} --help");
     let text = String::from_utf8(out.stdout).expect("UTF-8 help");
     let mut blocks: Vec<(String, String)> = Vec::new();
@@ -296,4 +298,105 @@ fn a_bad_value_on_calibrate_or_matrix_is_refused_as_on_run() {
             );
         }
     }
+}
+
+/// Every (sub)command of `dbio`, named as typed after `dbio` (`pg run`; `` for `dbio`).
+fn every_command(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+    out.push((path.to_string(), cmd.clone()));
+    for sub in cmd.get_subcommands() {
+        let p = format!("{path} {}", sub.get_name());
+        every_command(sub, p.trim_start(), out);
+    }
+}
+
+/// A clap argument's whole definition (clap's `Arg` has no equality; its Debug shows every
+/// field), but where the command put it: its place in the help and the heading it is under
+/// (clap marks the command's current heading on it, said once here).
+fn definition(a: &clap::Arg) -> String {
+    let debug = format!("{a:?}");
+    let mut kept: Vec<&str> = debug
+        .split(", ")
+        .filter(|f| !f.starts_with("disp_ord: ") && !f.starts_with("help_heading: "))
+        .collect();
+    let heading = format!("heading {:?}", a.get_help_heading());
+    kept.push(&heading);
+    kept.join(", ")
+}
+
+#[test]
+fn every_flag_of_every_command_comes_from_the_table() {
+    use clap::CommandFactory;
+    use dbio::options::{Command as Cmd, OPTIONS};
+    let mut commands = Vec::new();
+    every_command(&Cli::command(), "", &mut commands);
+    let mut flags = 0;
+    let mut not_from_table = Vec::new();
+    for (path, cmd) in &commands {
+        for a in cmd.get_arguments() {
+            // Positional arguments are no flags; --help and --version are clap's.
+            let Some(long) = a.get_long() else { continue };
+            if matches!(long, "help" | "version") {
+                continue;
+            }
+            flags += 1;
+            // The row of the table the command takes with this flag, made into clap's
+            // argument the one way the table's rows are.
+            let made = Cmd::at(path).and_then(|c| {
+                let takes = c.takes();
+                OPTIONS
+                    .iter()
+                    .find(|o| o.long() == long && takes.has(o))
+                    .map(|o| dbio::options::cli::arg(o, takes))
+            });
+            match made {
+                Some(m) if m.get_id() == a.get_id() && definition(&m) == definition(a) => {}
+                Some(m) => not_from_table.push(format!(
+                    "dbio {path} --{long}: differs from the table's row\n  clap:  {}\n  table: {}",
+                    definition(a),
+                    definition(&m)
+                )),
+                None => not_from_table.push(format!("dbio {path} --{long}: no row of the table")),
+            }
+        }
+    }
+    assert!(flags > 100, "the walk saw the flags ({flags})");
+    assert!(
+        not_from_table.is_empty(),
+        "flags declared outside the option table:\n{}",
+        not_from_table.join("\n")
+    );
+}
+
+#[test]
+fn a_shared_option_reads_the_same_on_every_command_that_takes_it() {
+    use dbio::options::{COMMANDS, OPTIONS};
+    // `--json` of a run and of a map, `--pg` of a run through PostgreSQL and of its clean-up.
+    assert!(same_help("run", "map").contains(&"json".to_string()));
+    assert!(same_help("pg run", "pg clean").contains(&"pg".to_string()));
+    // Every pair of commands: an option both take reads the same on both, unless the table
+    // gives one of them its own words for it (`dbio pg run --size`: a table's size).
+    let helps: Vec<(&str, &dbio::options::Takes, BTreeMap<String, Shown>)> = COMMANDS
+        .iter()
+        .flat_map(|t| t.command.paths().iter().map(move |p| (*p, t)))
+        .filter(|(p, _)| !p.is_empty())
+        .map(|(p, t)| (p, t, help_of(p)))
+        .collect();
+    let mut compared = 0;
+    for (i, (a, ta, ha)) in helps.iter().enumerate() {
+        for (b, tb, hb) in &helps[i + 1..] {
+            for o in OPTIONS.iter().filter(|o| ta.has(o) && tb.has(o)) {
+                if ta.help(o) != o.help || tb.help(o) != o.help {
+                    continue;
+                }
+                let name = o.long();
+                let (sa, sb) = (&ha[name], &hb[name]);
+                assert_eq!(
+                    sa.help, sb.help,
+                    "--{name}: `dbio {a} --help` and `dbio {b} --help` say different things"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 300, "{compared} options compared");
 }

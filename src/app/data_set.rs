@@ -45,7 +45,7 @@ pub(super) fn prepare(
     let seed = a.options.0.seed.unwrap_or_else(rand_seed);
     let fill = FillOptions {
         seed,
-        buffered: a.buffered,
+        buffered: a.options.0.buffered,
         written: &written,
         stop,
     };

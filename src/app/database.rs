@@ -118,8 +118,8 @@ pub(super) fn compares(
     store: &Store,
     a: &crate::cli::RunsArgs,
 ) -> Result<Vec<crate::store::CompareListing>> {
-    match a.test {
-        None if !a.options.0.json => store.compares(a.last.map(|n| n as usize)),
+    match a.options.0.only_test {
+        None if !a.options.0.json => store.compares(a.options.0.last.map(|n| n as usize)),
         _ => Ok(Vec::new()),
     }
 }

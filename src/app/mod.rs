@@ -103,7 +103,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Mysql(crate::database::mariadb::MysqlCommand::Compare(a)) => {
             database::compare(&a.0, &stop, cli.db.as_deref(), database::MYSQL)
         }
-        Command::Clean(a) if a.stale => {
+        Command::Clean(a) if a.options.0.stale => {
             let known = known(cli.db.as_deref());
             if let Some(problem) = &known.store_problem {
                 eprintln!(
@@ -141,7 +141,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Completions(a) => print_bytes(&crate::app::shell::completions(a.shell)),
         Command::Man => print_bytes(&crate::app::shell::man_page()?),
         Command::Agent(a) => {
-            crate::cluster::agent::main(a.pushed.as_deref(), &stop, &|ds, test| {
+            crate::cluster::agent::main(a.options.0.pushed.as_deref(), &stop, &|ds, test| {
                 register(cli.db.as_deref(), ds, test)
             })
         }
@@ -393,7 +393,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
 /// `dbio job from-…`: the job file on stdout, or into the new file `--output` names with
 /// its summary on stdout (text, `--format md` or `--json`).
 fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
-    let shown = &a.shaping().options.0;
+    let shown = a.options();
     let summary = Output::new(shown.json, shown.format);
     // The file it will write is checked before any report is read or server sampled.
     match &a.shaping().output {
@@ -670,13 +670,13 @@ fn runs(a: &RunsArgs, db: Option<&Path>) -> Result<ExitCode> {
     let path = store_path(db)?;
     let store = Store::open_existing(&path)?;
     let runs = store.runs(&RunFilter {
-        test: a.test.map(|t| t.name().to_string()),
-        last: a.last.map(|n| n as usize),
+        test: a.options.0.only_test.map(|t| t.name().to_string()),
+        last: a.options.0.last.map(|n| n as usize),
     })?;
     // Memory runs (`dbio mem`) have their own table and numbering; listed after the I/O
     // runs when no test is asked for.
-    let mem_runs = match a.test {
-        None if !a.options.0.json => store.mem_runs(a.last.map(|n| n as usize))?,
+    let mem_runs = match a.options.0.only_test {
+        None if !a.options.0.json => store.mem_runs(a.options.0.last.map(|n| n as usize))?,
         _ => Vec::new(),
     };
     let compares = database::compares(&store, a)?;
@@ -732,7 +732,7 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         .iter()
         .map(|s| (format!("run {}", s.id), &s.result))
         .collect();
-    if let Some(file) = &a.html {
+    if let Some(file) = &a.options.0.html {
         write_user_file(
             file,
             crate::report::html::compare_html(&runs).as_bytes(),

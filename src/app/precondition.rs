@@ -24,7 +24,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
     let on_pass = |n: u32, p: &Pass| {
         eprintln!(
             "dbio: pass {n} of {}: {} in {:.1} s, {:.1} MiB/s{}",
-            a.passes,
+            a.options.0.passes,
             human_bytes(p.bytes),
             p.seconds,
             p.mib_s,
@@ -35,11 +35,11 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
             }
         );
     };
-    let show = progress::wanted(a.progress, a.quiet);
+    let show = progress::wanted(a.options.0.progress, a.options.0.quiet);
     let (done, kind_name) = match kind {
         Some(TargetKind::Directory) => {
             let done = follow(show, &counters, || {
-                precondition::data_set(path, a.passes, stop, &counters, &on_pass)
+                precondition::data_set(path, a.options.0.passes, stop, &counters, &on_pass)
             })?;
             (done, "directory")
         }
@@ -48,14 +48,14 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
             // holders, partitions, swap, open by others, aliases, O_EXCL, signatures),
             // then --destructive, then asked (or --yes).
             let consent = crate::safety::device::Consent {
-                destructive: a.destructive,
-                yes: a.yes,
+                destructive: a.options.0.destructive,
+                yes: a.options.0.yes,
                 option: "",
             };
             let claim = crate::safety::device::claim(path, NAME, consent)?;
-            crate::safety::device::confirm(&claim.info, NAME, a.yes)?;
+            crate::safety::device::confirm(&claim.info, NAME, a.options.0.yes)?;
             let done = follow(show, &counters, || {
-                precondition::device(&claim, a.passes, stop, &counters, &on_pass)
+                precondition::device(&claim, a.options.0.passes, stop, &counters, &on_pass)
             })?;
             eprintln!(
                 "dbio: note: a device has no manifest; the preconditioning is recorded only in this output (keep it with the results: `--json`)"
@@ -76,7 +76,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
         }
     };
     // The bytes of one pass: the whole target.
-    let size = counters.total.load(Relaxed) / u64::from(a.passes.max(1));
+    let size = counters.total.load(Relaxed) / u64::from(a.options.0.passes.max(1));
     let report = crate::report::Report::lines([format!("{}: {}", path.display(), done.describe())]);
     crate::report::Output::new(a.options.0.json, a.options.0.format)
         .emit(&report, &json_value(path, kind_name, size, &done))?;

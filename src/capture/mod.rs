@@ -220,60 +220,24 @@ pub enum From {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct FromPgArgs {
-    /// The server: a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest.
-    #[arg(long, value_name = "URL")]
-    pub pg: Option<String>,
-    /// How long each sample watches the server.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval)]
-    pub interval: std::time::Duration,
-    /// How many samples (the job's rate is their average, or the busiest with --peak).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub samples: u32,
+    /// The options of the table it takes: `--interval`, `--samples`, `--pg` and the
+    /// shaping.
     #[command(flatten)]
-    pub shaping: Shaping,
+    pub options: crate::options::cli::FromPgOptions,
 }
 
-fn parse_interval(s: &str) -> std::result::Result<std::time::Duration, String> {
-    let d = crate::units::parse_duration(s)?;
-    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86400) {
-        return Err(format!("'{s}' must be from 1s to 24h"));
-    }
-    Ok(d)
-}
-
-/// What every `dbio job from-*` takes.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Shaping {
-    /// The busiest report's rate per class instead of the average over the reports.
-    #[arg(long)]
-    pub peak: bool,
-    /// Multiply every rate (e.g. 1.5 for half again the load).
-    #[arg(long, value_name = "X", default_value = "1", value_parser = parse_growth)]
-    pub growth: f64,
-    /// Also write the [requirements] block `dbio size` reads.
-    #[arg(long)]
-    pub requirements: bool,
-    /// The data set size the job names (else an assumed 4G, marked as such).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
-    pub size: Option<u64>,
-    /// The data set directory the job names (else ./dbio-data, marked as assumed).
-    #[arg(long, value_name = "DIR", value_parser = parse_target)]
-    pub target: Option<String>,
-    /// Write the job here (a new file; an existing one is never replaced) instead of stdout.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// With `-o`: how the job's summary is printed (`--json`, `--format`).
-    #[command(flatten)]
-    pub options: crate::options::cli::JobFromOptions,
-}
+/// What every `dbio job from-*` takes (`--peak`, `--growth`, ...), as the option table
+/// reads it.
+pub use crate::options::capture::Shaping;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct FromArgs {
     /// The reports: one, or a day of hourly snapshots (averages, or the peak with --peak).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// The options of the table it takes: the shaping.
     #[command(flatten)]
-    pub shaping: Shaping,
+    pub options: crate::options::cli::FromAwrOptions,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -282,46 +246,25 @@ pub struct FromIostatArgs {
     /// is left out when there are more).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Only these devices (as iostat names them: sda, nvme0n1, dm-3); repeatable.
-    #[arg(long, value_name = "NAME")]
-    pub device: Vec<String>,
+    /// The options of the table it takes: `--device` and the shaping.
     #[command(flatten)]
-    pub shaping: Shaping,
+    pub options: crate::options::cli::FromIostatOptions,
 }
 
-/// `--target` as `dbio run` takes it (the same parser: an empty path is no directory).
-fn parse_target(s: &str) -> std::result::Result<String, String> {
-    crate::options::parse::path(s, "a directory for the data set, e.g. ./dbio-data")
-        .map(|_| s.to_string())
-}
-
-fn parse_growth(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (e.g. 1.5)"))?;
-    if !v.is_finite() || v <= 0.0 || v > 1000.0 {
-        return Err(format!("'{s}' must be above 0 and at most 1000"));
-    }
-    Ok(v)
-}
-
-fn parse_size_arg(s: &str) -> std::result::Result<u64, String> {
-    let v = crate::units::parse_size(s)?;
-    if v == 0 {
-        return Err("a data set of 0 bytes".into());
-    }
-    Ok(v)
-}
-
-/// The shaping options of whichever `from-…` was asked.
 impl JobArgs {
-    pub fn shaping(&self) -> &Shaping {
+    /// The options of the table whichever `from-…` was asked takes (with `-o`, how the
+    /// job's summary is printed: `--json`, `--format`).
+    pub fn options(&self) -> &crate::options::RunArgs {
         match &self.from {
-            From::FromAwr(a) => &a.shaping,
-            From::FromIostat(a) => &a.shaping,
-            From::FromPg(a) => &a.shaping,
+            From::FromAwr(a) => &a.options.0,
+            From::FromIostat(a) => &a.options.0,
+            From::FromPg(a) => &a.options.0,
         }
+    }
+
+    /// The shaping options of whichever `from-…` was asked.
+    pub fn shaping(&self) -> &Shaping {
+        &self.options().shaping
     }
 }
 
@@ -334,18 +277,23 @@ pub fn job(args: &JobArgs, command: String, stop: &AtomicBool) -> Result<String>
                 let text = read_report(f, stop)?;
                 caps.push(awr::read(&cited(f), &text, stop)?);
             }
-            (caps, &a.shaping)
+            (caps, &a.options.0.shaping)
         }
         From::FromIostat(a) => {
             let text = read_report(&a.file, stop)?;
             (
-                iostat::read(&cited(&a.file), &text, &a.device, stop)?,
-                &a.shaping,
+                iostat::read(&cited(&a.file), &text, &a.options.0.shaping.devices, stop)?,
+                &a.options.0.shaping,
             )
         }
         From::FromPg(a) => (
-            pg::read(a.pg.as_deref(), a.interval, a.samples, stop)?,
-            &a.shaping,
+            pg::read(
+                a.options.0.pg.as_deref(),
+                a.options.0.shaping.interval,
+                a.options.0.shaping.samples,
+                stop,
+            )?,
+            &a.options.0.shaping,
         ),
     };
     for c in &captures {

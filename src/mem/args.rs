@@ -2,110 +2,35 @@
 //! every size checked against free memory and every CPU against the ones dbio may use,
 //! before anything is allocated or created.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use clap::Args;
 
 use super::bench::{CpuNode, Load, Memory};
-use super::buffer::{PageKind, THP_BYTES};
+use super::buffer::THP_BYTES;
 use super::chase::Budget;
 use super::topology::{MemInfo, Topology, format_cpu_list};
 use crate::error::{Error, Result};
 use crate::options::cli::MemOptions;
-use crate::options::positive_size as parse_size_arg;
+pub use crate::options::mem::{MemValues, PageKind, Part};
 use crate::units::{human_bytes, size_label};
 
 /// Memory latency by working-set size, the NUMA matrix, loaded latency — or where shared
 /// memory lives (`--shm`, `--pid`).
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("measure").multiple(true).args([
-    "min_size", "max_size", "sizes", "points_per_doubling", "budget", "pages",
-    "allow_fallback", "numa_size", "loaded_size", "load_threads", "only", "cpu", "seed",
-])))]
 pub struct MemArgs {
-    /// Smallest working set of the latency curve.
-    #[arg(long, default_value = "4K", value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub min_size: u64,
-    /// Largest working set [default: 1G, or 4 × the last-level cache if that is larger].
-    #[arg(long, value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub max_size: Option<u64>,
-    /// Curve points per doubling of the working set.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8), allow_hyphen_values = true)]
-    pub points_per_doubling: u32,
-    /// Exactly these working-set sizes instead of --min-size..--max-size (e.g. 16K,1G).
-    #[arg(long, value_delimiter = ',', value_parser = parse_size_arg, allow_hyphen_values = true, conflicts_with_all = ["min_size", "max_size", "points_per_doubling"])]
-    pub sizes: Option<Vec<u64>>,
-    /// Time budget of each figure: repetitions go on until their middle half agrees within
-    /// 2 % or this is spent.
-    #[arg(long, default_value = "300ms", value_parser = parse_budget, allow_hyphen_values = true)]
-    pub budget: Duration,
-    /// The pages behind the measured memory: 4k (base pages), thp (transparent huge
-    /// pages), huge (reserved hugetlb pages, vm.nr_hugepages).
-    #[arg(long, value_enum, default_value = "4k")]
-    pub pages: PageKind,
-    /// When the pages asked for are not available (no free hugetlb pages, THP off), use the
-    /// next smaller kind (huge → thp → 4k) instead of refusing.
-    #[arg(long)]
-    pub allow_fallback: bool,
-    /// Working set of each NUMA matrix measurement [default: 4 × the last-level cache, at
-    /// least 256M].
-    #[arg(long, value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub numa_size: Option<u64>,
-    /// Working set of the chasing thread in loaded latency, and of each reading thread
-    /// [default: as --numa-size].
-    #[arg(long, value_parser = parse_size_arg, allow_hyphen_values = true)]
-    pub loaded_size: Option<u64>,
-    /// Most threads reading memory in loaded latency [default: one per other CPU].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096), allow_hyphen_values = true)]
-    pub load_threads: Option<u32>,
-    /// Only these parts: curve, numa, loaded (comma-separated) [default: all].
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub only: Vec<Part>,
-    /// The CPU the latency chase runs on [default: the first CPU dbio may use].
-    #[arg(long, allow_hyphen_values = true)]
-    pub cpu: Option<usize>,
-    /// Instead of measuring: where the pages of this shared-memory file (a /dev/shm
-    /// segment, a tmpfs or hugetlbfs file) are, per NUMA node, and the mount's policy.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["measure", "pid", "topology"])]
-    pub shm: Option<PathBuf>,
-    /// Instead of measuring: where the shared memory (SysV, /dev/shm, hugetlbfs, shared
-    /// anonymous) process PID has mapped is, per NUMA node.
-    #[arg(long, value_name = "PID", conflicts_with_all = ["measure", "topology"], value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
-    pub pid: Option<u32>,
-    /// Only print the topology as the kernel describes it (caches, NUMA nodes, distances).
-    #[arg(long, conflicts_with_all = ["measure", "out"])]
-    pub topology: bool,
-    /// The options of the table it takes: `--seed` (of the random cycles), `--out`,
-    /// `--json`, `--quiet`.
+    /// The options of the table it takes: its own (`--min-size` ... `--topology`, read as
+    /// the fields of [`MemValues`] through this struct), `--seed` (of the random cycles),
+    /// `--out`, `--json`, `--quiet`.
     #[command(flatten)]
     pub options: MemOptions,
 }
 
-/// A part of the measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
-pub enum Part {
-    Curve,
-    Numa,
-    Loaded,
-}
+/// `a.min_size`: the command's own options, as the table's rows read them.
+impl std::ops::Deref for MemArgs {
+    type Target = MemValues;
 
-impl Part {
-    pub fn name(self) -> &'static str {
-        match self {
-            Part::Curve => "curve",
-            Part::Numa => "numa",
-            Part::Loaded => "loaded",
-        }
+    fn deref(&self) -> &MemValues {
+        &self.options.0.mem
     }
-}
-
-fn parse_budget(s: &str) -> std::result::Result<Duration, String> {
-    let d = crate::units::parse_duration(s)?;
-    if d < Duration::from_millis(10) || d > Duration::from_secs(60) {
-        return Err("must be from 10ms to 60s, e.g. 300ms".into());
-    }
-    Ok(d)
 }
 
 /// What the planner needs to know about the machine.

@@ -5,8 +5,6 @@
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use serde::{Deserialize, Serialize};
-
 use super::numa::{self, Policy};
 
 /// Transparent huge pages are this size on x86_64 and most arm64 kernels.
@@ -17,31 +15,7 @@ pub const THP_BYTES: usize = 2 << 20;
 const FILL_CHUNK: usize = 8 << 20;
 
 /// The pages behind a buffer (`--pages`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-pub enum PageKind {
-    /// Base pages only (transparent huge pages switched off for the buffer).
-    #[serde(rename = "4k")]
-    #[value(name = "4k")]
-    Base,
-    /// Transparent huge pages, asked for with madvise (the kernel may still give base pages).
-    #[serde(rename = "thp")]
-    #[value(name = "thp")]
-    Thp,
-    /// Reserved hugetlb pages (vm.nr_hugepages), as a database SGA uses them.
-    #[serde(rename = "huge")]
-    #[value(name = "huge")]
-    Huge,
-}
-
-impl PageKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            PageKind::Base => "4k",
-            PageKind::Thp => "thp",
-            PageKind::Huge => "huge",
-        }
-    }
-}
+pub use crate::options::mem::PageKind;
 
 /// One mapped, populated buffer. Unmapped when dropped.
 pub struct Buffer {

@@ -9,63 +9,74 @@ use clap::builder::{PossibleValuesParser, ValueParser};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{Command as Cmd, OPTIONS, Opt, RunArgs, Source};
+use super::{Command as Cmd, Group, Many, OPTIONS, Opt, RunArgs, Source, Takes};
 use crate::workload::Test;
 
-/// The clap argument of option `o`, with `default` (the command's).
-fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
-    let help = match o.applies {
-        super::Applies::All => o.help.to_string(),
-        super::Applies::Tests(t) => format!(
-            "{} [tests: {}]",
-            o.help,
+/// The clap argument of option `o` on a command that takes `takes`: the table's row, with
+/// the command's own default and help where [`Takes`] gives them. Every flag of every
+/// command is made here.
+pub fn arg(o: &'static Opt, takes: &Takes) -> Arg {
+    // The tests of `dbio run` it shapes are said with the table's help, not with a
+    // command's own (`dbio pg run --depth` is not the depth of those tests).
+    let help = match (takes.help(o), o.applies) {
+        (own, _) if own != o.help => own.to_string(),
+        (help, super::Applies::All) => help.to_string(),
+        (help, super::Applies::Tests(t)) => format!(
+            "{help} [tests: {}]",
             t.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
         ),
     };
-    let mut a = Arg::new(o.name)
-        .long(o.name)
-        .help(help)
-        .help_heading(o.heading);
+    let mut a = Arg::new(o.name).long(o.long()).help(help);
+    if !o.heading.is_empty() {
+        a = a.help_heading(o.heading);
+    }
     if let Some(c) = o.short {
         a = a.short(c);
     }
     match o.value {
         None => a = a.action(ArgAction::SetTrue),
         Some(v) => {
-            let parse = o.set;
-            // An option of [`super::REPEATABLE`] may be given more than once.
-            let action = if super::REPEATABLE.contains(&o.name) {
-                ArgAction::Append
-            } else {
-                ArgAction::Set
-            };
             a = a
                 .value_name(v)
-                .action(action)
+                .action(match o.many {
+                    Many::Once => ArgAction::Set,
+                    Many::Repeat | Many::List => ArgAction::Append,
+                })
                 .allow_hyphen_values(true)
-                // Checked by the option's own parser, so clap's message names the flag.
-                .value_parser(ValueParser::new(move |s: &str| -> Result<String, String> {
-                    let mut scratch = RunArgs::defaults(None);
-                    parse(&mut scratch, s).map(|()| s.to_string())
-                }));
-            if let Some(d) = default {
+                // Clap carries the text; the row's parser reads it, once, in [`read`].
+                .value_parser(ValueParser::string());
+            if o.many == Many::List {
+                // Values up to the next flag.
+                a = a.num_args(1..).allow_hyphen_values(false);
+            }
+            if let Some(d) = takes.default(o) {
                 a = a.default_value(d);
             }
-            // An option of [`super::OPTIONAL_VALUE`] given alone takes its value there.
-            if let Some((_, bare)) = super::OPTIONAL_VALUE.iter().find(|(n, _)| *n == o.name) {
+            if let Some(bare) = o.bare {
                 // A flag after it is the next option, not its value.
                 a = a
                     .num_args(0..=1)
-                    .default_missing_value(*bare)
+                    .default_missing_value(bare)
                     .allow_hyphen_values(false);
             }
         }
     }
-    for c in o.conflicts {
+    // What the command has of them: an option shared by commands may conflict with one
+    // only some of them take (`--pg` with `--pg-bin`).
+    for c in o.conflicts.iter().filter(|c| takes.has_name(c)) {
         a = a.conflicts_with(*c);
     }
     if let Some(r) = o.requires {
         a = a.requires(r);
+    }
+    if let Some(r) = o.required_unless.filter(|r| takes.has_name(r)) {
+        a = a.required_unless_present(r);
+    }
+    if let Some(e) = o.env {
+        a = a.env(e);
+    }
+    if o.group == Group::Global {
+        a = a.global(true);
     }
     a
 }
@@ -74,16 +85,20 @@ fn arg(o: &'static Opt, default: Option<&'static str>) -> Arg {
 pub fn augment(mut cmd: Command, command: Cmd) -> Command {
     let takes = command.takes();
     for o in OPTIONS.iter().filter(|o| takes.has(o)) {
-        cmd = cmd.arg(arg(o, takes.default(o)));
+        cmd = cmd.arg(arg(o, takes));
     }
     cmd
 }
 
-/// Reads the options `command` takes from `m` into `a`: what was typed, as typed.
+/// Reads the options `command` takes from `m` into `a`: what was typed (or set in the
+/// environment), as typed.
 pub fn read(m: &ArgMatches, command: Cmd, a: &mut RunArgs) -> Result<(), clap::Error> {
     let takes = command.takes();
     for o in OPTIONS.iter().filter(|o| takes.has(o)) {
-        if m.value_source(o.name) != Some(ValueSource::CommandLine) {
+        if !matches!(
+            m.value_source(o.name),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        ) {
             continue;
         }
         // Each value of a repeatable option in turn.
@@ -96,43 +111,58 @@ pub fn read(m: &ArgMatches, command: Cmd, a: &mut RunArgs) -> Result<(), clap::E
         };
         for text in texts {
             a.set(o.name, &text, Source::Typed)
-                .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, e))?;
+                .map_err(|e| invalid_value(o, &text, &e))?;
         }
     }
     Ok(())
 }
 
-/// The arguments of `dbio run` and `dbio sweep`: a test (or `--job`), and every run option.
+/// A value the row's parser refused, in the words clap uses for a value it refuses
+/// (`invalid value 'X' for '--flag <V>': why`).
+fn invalid_value(o: &Opt, text: &str, why: &str) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arg = format!("{} <{}>", o.flag(), o.value.unwrap_or_default());
+    let mut e = clap::Error::raw(
+        ErrorKind::ValueValidation,
+        format!("invalid value '{text}' for '{arg}': {why}\n"),
+    );
+    e.insert(ContextKind::InvalidArg, ContextValue::String(arg));
+    e.insert(ContextKind::InvalidValue, ContextValue::String(text.into()));
+    e
+}
+
+/// The arguments of `command` (`dbio run`, `dbio sweep`): a test (or `--job`), and every
+/// option of the table it takes.
+fn run_arguments(cmd: Command, command: Cmd) -> Command {
+    let tests: Vec<&'static str> = Test::CLASSIC.iter().map(|t| t.name()).collect();
+    let cmd = cmd.arg(
+        Arg::new("test")
+            .value_name("TEST")
+            .help("The test to run (not with --job).")
+            .value_parser(PossibleValuesParser::new(tests))
+            .required_unless_present("job")
+            .conflicts_with("job"),
+    );
+    augment(cmd, command)
+}
+
+/// The test and the options `command` takes, from `m`.
+fn run_values(m: &ArgMatches, command: Cmd) -> Result<RunArgs, clap::Error> {
+    let test = m
+        .get_one::<String>("test")
+        .map(|t| Test::from_name(t).expect("a possible value"));
+    let mut a = RunArgs::defaults(test);
+    read(m, command, &mut a)?;
+    Ok(a)
+}
+
+/// The arguments of `dbio run`: a test (or `--job`), and every run option.
 #[derive(Debug, Clone)]
 pub struct RunCommand(pub RunArgs);
 
 impl clap::Args for RunCommand {
     fn augment_args(cmd: Command) -> Command {
-        let tests: Vec<&'static str> = Test::CLASSIC.iter().map(|t| t.name()).collect();
-        let cmd = cmd
-            .arg(
-                Arg::new("test")
-                    .value_name("TEST")
-                    .help("The test to run (not with --job).")
-                    .value_parser(PossibleValuesParser::new(tests))
-                    .required_unless_present("job")
-                    .conflicts_with("job"),
-            )
-            .arg(
-                Arg::new("job")
-                    .long("job")
-                    .value_name("FILE")
-                    .help("Run the I/O classes of a job file (TOML): events, sizes, sessions, rates, limits. Options typed here win over the job file.")
-                    .value_parser(clap::value_parser!(std::path::PathBuf)),
-            )
-            .arg(
-                Arg::new("save-job")
-                    .long("save-job")
-                    .value_name("FILE")
-                    .help("Write the job file equivalent to this run (a new file), then run it.")
-                    .value_parser(clap::value_parser!(std::path::PathBuf)),
-            );
-        augment(cmd, Cmd::Run)
+        run_arguments(cmd, Cmd::Run)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -142,14 +172,33 @@ impl clap::Args for RunCommand {
 
 impl clap::FromArgMatches for RunCommand {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let test = m
-            .get_one::<String>("test")
-            .map(|t| Test::from_name(t).expect("a possible value"));
-        let mut a = RunArgs::defaults(test);
-        a.job = m.get_one::<std::path::PathBuf>("job").cloned();
-        a.save_job = m.get_one::<std::path::PathBuf>("save-job").cloned();
-        read(m, Cmd::Run, &mut a)?;
-        Ok(RunCommand(a))
+        run_values(m, Cmd::Run).map(RunCommand)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// The arguments of `dbio sweep`: those of `dbio run`, and the sweep's own (`--param`,
+/// `--device`, `--curve`, in [`RunArgs`] too).
+#[derive(Debug, Clone)]
+pub struct SweepCommand(pub RunArgs);
+
+impl clap::Args for SweepCommand {
+    fn augment_args(cmd: Command) -> Command {
+        run_arguments(cmd, Cmd::Sweep)
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for SweepCommand {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        run_values(m, Cmd::Sweep).map(SweepCommand)
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
@@ -242,6 +291,11 @@ table_options!(
     Cmd::Doctor
 );
 table_options!(
+    /// `--db`, which every command takes.
+    GlobalOptions,
+    Cmd::Global
+);
+table_options!(
     /// The options of the table `dbio clean` takes.
     CleanOptions,
     Cmd::Clean
@@ -272,13 +326,27 @@ table_options!(
     Cmd::PgObserve
 );
 table_options!(
-    /// The options of the table `dbio job from-…` takes (how the summary of a job written
-    /// with `-o` is printed).
-    JobFromOptions,
-    Cmd::JobFrom
-);
-table_options!(
     /// The options of the table `dbio mysql clean` takes.
     MysqlCleanOptions,
     Cmd::MysqlClean
+);
+table_options!(
+    /// The options of the table `dbio agent` takes.
+    AgentOptions,
+    Cmd::Agent
+);
+table_options!(
+    /// The options of the table `dbio job from-awr` takes.
+    FromAwrOptions,
+    Cmd::JobFromAwr
+);
+table_options!(
+    /// The options of the table `dbio job from-iostat` takes.
+    FromIostatOptions,
+    Cmd::JobFromIostat
+);
+table_options!(
+    /// The options of the table `dbio job from-pg` takes.
+    FromPgOptions,
+    Cmd::JobFromPg
 );

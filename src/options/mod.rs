@@ -21,15 +21,19 @@
 //! [`RunConfig`]; [`environment`] checks what needs the machine (the target, the engine,
 //! system limits, `--out`) before anything is created.
 
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod environment;
+pub mod fs_spec;
 pub mod job;
+pub mod mem;
 pub mod mysql_set;
 pub mod parse;
 pub mod pg_set;
 pub mod points;
 pub mod save;
+pub mod swept;
 mod table;
 
 use std::collections::BTreeMap;
@@ -45,12 +49,7 @@ use crate::workload::{Arrival, Test};
 use points::{LargeAccess, LatencyLimit, Shape, Stat};
 
 pub use crate::workload::spec::RunConfig;
-/// Options whose value may be left out, and the value they then take.
-pub const OPTIONAL_VALUE: &[(&str, &str)] = &[("steady-state", "iops:20:10")];
-
-pub use parse::{
-    REPEATABLE, block_size, hosts, mysql_setting, pg_setting, positive_size, rate, temp_io,
-};
+pub use parse::{block_size, hosts, mysql_setting, pg_setting, positive_size, rate, temp_io};
 pub use table::{COMMANDS, OPTIONS};
 
 /// Where an option's value came from.
@@ -188,6 +187,34 @@ pub struct RunArgs {
     pub mysql_bin: Option<PathBuf>,
     /// `--mysql-set NAME=VALUE`: settings of the throwaway MariaDB server, in the order typed.
     pub mysql_set: Vec<(String, String)>,
+    /// `--db`: the results store (every command).
+    pub db: Option<PathBuf>,
+    /// `dbio prepare --buffered`: fill with buffered writes.
+    pub buffered: bool,
+    /// `dbio clean --stale`: only repair what a killed run left.
+    pub stale: bool,
+    /// `dbio precondition --passes`.
+    pub passes: u32,
+    /// `dbio runs --test`: only runs of this test.
+    pub only_test: Option<Test>,
+    /// `dbio runs --last`: only the N most recent runs.
+    pub last: Option<u32>,
+    /// `dbio compare --html`.
+    pub html: Option<PathBuf>,
+    /// `dbio sweep --param`, `--device`, `--curve`.
+    pub param: Option<swept::SweepParam>,
+    pub device: Option<PathBuf>,
+    pub curve: bool,
+    /// `dbio size --runs`: recorded runs' ids, in the order given.
+    pub runs: Vec<i64>,
+    /// `dbio agent --pushed`.
+    pub pushed: Option<PathBuf>,
+    /// `dbio mem`'s own options.
+    pub mem: mem::MemValues,
+    /// `dbio job from-*`'s own options.
+    pub shaping: capture::Shaping,
+    /// `dbio pg observe`'s own options.
+    pub observe: capture::Observe,
     /// Where each value that is not a default came from, by option name.
     pub sources: BTreeMap<&'static str, Source>,
 }
@@ -280,6 +307,21 @@ impl RunArgs {
             mysql: None,
             mysql_bin: None,
             mysql_set: Vec::new(),
+            db: None,
+            buffered: false,
+            stale: false,
+            passes: 0,
+            only_test: None,
+            last: None,
+            html: None,
+            param: None,
+            device: None,
+            curve: false,
+            runs: Vec::new(),
+            pushed: None,
+            mem: mem::MemValues::default(),
+            shaping: capture::Shaping::default(),
+            observe: capture::Observe::default(),
             sources: BTreeMap::new(),
         };
         // The defaults are the table's, through the same parsers as any value.
@@ -294,7 +336,7 @@ impl RunArgs {
     /// Every option at its default on `command` (which may differ from `dbio run`'s).
     pub fn defaults_for(command: Command) -> RunArgs {
         let mut a = RunArgs::defaults(None);
-        for (name, d) in command.takes().also {
+        for (name, d, _) in command.takes().also {
             if let Some(d) = d {
                 let o = find(name).expect("COMMANDS names options of the table");
                 (o.set)(&mut a, d).expect("every default parses");
@@ -360,6 +402,7 @@ pub mod heading {
     pub const POINTS: &str = "Points (each a run of its own)";
     pub const CALIBRATE: &str = "Calibration";
     pub const MATRIX: &str = "Matrix (the load grid)";
+    pub const GLOBAL: &str = "Global options";
 }
 
 /// A part of the options, taken whole by the commands [`COMMANDS`] names it for.
@@ -379,18 +422,52 @@ pub enum Group {
     Matrix,
     /// How a report is printed: every command that prints one.
     Report,
-    /// The database a run goes through: `pg run`.
+    /// The database a run goes through: `pg run` (`--pg` on every command that reaches a
+    /// server).
     Pg,
     /// The database a run goes through: `mysql run`.
     Mysql,
+    /// Every command's: `--db`.
+    Global,
+    /// A sweep's own: `sweep`.
+    Sweep,
+    /// `dbio prepare`'s own.
+    Prepare,
+    /// `dbio clean`'s own.
+    Clean,
+    /// `dbio precondition`'s own.
+    Precondition,
+    /// `dbio runs`'s own.
+    Runs,
+    /// `dbio compare`'s own.
+    Compare,
+    /// `dbio size`'s own.
+    Size,
+    /// `dbio agent`'s own.
+    Agent,
+    /// `dbio mem`'s own.
+    Mem,
+    /// What shapes the job of every `dbio job from-*`.
+    Shaping,
+    /// `dbio job from-iostat`'s own.
+    FromIostat,
+    /// `dbio job from-pg`'s own.
+    FromPg,
+    /// `dbio pg observe`'s own.
+    Observe,
 }
 
-/// A command that takes options of the table.
+/// A command (or the command line as a whole, [`Command::Global`]) and the options of the
+/// table it takes: every flag of every command is one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
+    /// `dbio` itself: the options every command takes.
+    Global,
     Run,
     Sweep,
     Prepare,
+    Clean,
+    Precondition,
     Calibrate,
     Matrix,
     Mem,
@@ -399,29 +476,36 @@ pub enum Command {
     Show,
     Compare,
     Size,
+    /// `dbio pg run` and `dbio pg compare`.
     PgRun,
     Doctor,
-    Clean,
     Verify,
     Report,
-    Precondition,
+    /// `dbio mysql run` and `dbio mysql compare`.
     MysqlRun,
+    MysqlClean,
     PgClean,
     PgObserve,
-    JobFrom,
-    MysqlClean,
+    JobFromAwr,
+    JobFromIostat,
+    JobFromPg,
+    Agent,
 }
 
+/// An option a command takes beside its groups: `(name, this command's default, this
+/// command's help)`. None keeps the table's default, or its help.
+pub type Also = (&'static str, Option<&'static str>, Option<&'static str>);
+
 /// The options of the table one command takes: whole groups, and single options of other
-/// groups, each with the command's own default where it is not `dbio run`'s. An option a
-/// command takes is declared nowhere else: its flag, help, parser and job-file key are the
-/// table's, so every command shows and accepts it alike.
+/// groups, each with the command's own default or help where it is not the table's (a
+/// calibration's points warm up for less time than a run; `dbio pg run --size` is a
+/// table's size). An option a command takes is declared nowhere else: its flag, help,
+/// parser and job-file key are the table's, so every command shows and accepts it alike.
 #[derive(Debug)]
 pub struct Takes {
     pub command: Command,
     pub groups: &'static [Group],
-    /// `(option name, this command's default)`; None keeps the table's default.
-    pub also: &'static [(&'static str, Option<&'static str>)],
+    pub also: &'static [Also],
 }
 
 impl Command {
@@ -432,23 +516,84 @@ impl Command {
             .find(|t| t.command == self)
             .expect("every command is in COMMANDS")
     }
+
+    /// The command as typed after `dbio` (`pg run`); empty for [`Command::Global`]. A
+    /// command clap knows by two names is listed under each.
+    pub fn paths(self) -> &'static [&'static str] {
+        match self {
+            Command::Global => &[""],
+            Command::Run => &["run"],
+            Command::Sweep => &["sweep"],
+            Command::Prepare => &["prepare"],
+            Command::Clean => &["clean"],
+            Command::Precondition => &["precondition"],
+            Command::Calibrate => &["calibrate"],
+            Command::Matrix => &["matrix"],
+            Command::Mem => &["mem"],
+            Command::Map => &["map"],
+            Command::Runs => &["runs"],
+            Command::Show => &["show"],
+            Command::Compare => &["compare"],
+            Command::Size => &["size"],
+            Command::PgRun => &["pg run", "pg compare"],
+            Command::Doctor => &["doctor"],
+            Command::Verify => &["verify"],
+            Command::Report => &["report"],
+            Command::MysqlRun => &["mysql run", "mysql compare"],
+            Command::MysqlClean => &["mysql clean"],
+            Command::PgClean => &["pg clean"],
+            Command::PgObserve => &["pg observe"],
+            Command::JobFromAwr => &["job from-awr"],
+            Command::JobFromIostat => &["job from-iostat"],
+            Command::JobFromPg => &["job from-pg"],
+            Command::Agent => &["agent"],
+        }
+    }
+
+    /// The command typed as `path` (`pg run`), if it takes options of the table.
+    pub fn at(path: &str) -> Option<Command> {
+        COMMANDS
+            .iter()
+            .map(|t| t.command)
+            .find(|c| c.paths().contains(&path))
+    }
 }
 
 impl Takes {
     /// Whether the command has option `o` on its command line.
     pub fn has(&self, o: &Opt) -> bool {
-        !o.help.is_empty()
-            && (self.groups.contains(&o.group) || self.also.iter().any(|(n, _)| *n == o.name))
+        !o.help.is_empty() && (self.groups.contains(&o.group) || self.own(o).is_some())
+    }
+
+    /// Whether the command has the option called `name`.
+    pub fn has_name(&self, name: &str) -> bool {
+        find(name).is_some_and(|o| self.has(o))
+    }
+
+    fn own(&self, o: &Opt) -> Option<&'static Also> {
+        self.also.iter().find(|(n, _, _)| *n == o.name)
     }
 
     /// The default of option `o` on this command.
     pub fn default(&self, o: &Opt) -> Option<&'static str> {
-        self.also
-            .iter()
-            .find(|(n, _)| *n == o.name)
-            .and_then(|(_, d)| *d)
-            .or(o.default)
+        self.own(o).and_then(|(_, d, _)| *d).or(o.default)
     }
+
+    /// What option `o` says of itself on this command.
+    pub fn help(&self, o: &Opt) -> &'static str {
+        self.own(o).and_then(|(_, _, h)| *h).unwrap_or(o.help)
+    }
+}
+
+/// How many times an option may be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Many {
+    /// Once.
+    Once,
+    /// Again and again, each value added to the others (`--pg-set`, `--sizes`).
+    Repeat,
+    /// Again and again, each time with one or more values (`dbio size --runs 1 2,3`).
+    List,
 }
 
 /// The tests an option applies to.
@@ -494,6 +639,19 @@ pub struct Opt {
     pub conflicts: &'static [&'static str],
     /// An option it needs (by name).
     pub requires: Option<&'static str>,
+    /// An option that, when given, makes this one unnecessary; without it this one is
+    /// required (`dbio sweep --param`, unless `--curve`).
+    pub required_unless: Option<&'static str>,
+    /// The flag, where it is not [`Opt::name`]: two options of different commands may share
+    /// a flag but not a name (`dbio sweep --device DEV`, `dbio job from-iostat --device NAME`).
+    pub long: Option<&'static str>,
+    /// An environment variable that gives the value when it is not typed (`--db`, `DBIO_DB`).
+    pub env: Option<&'static str>,
+    /// How many times it may be given.
+    pub many: Many,
+    /// The value it takes when given without one (`--steady-state` alone is
+    /// `iops:20:10`); a flag after it is the next option, not its value.
+    pub bare: Option<&'static str>,
     /// Parses `text` into the arguments (a switch gets "true" or "false").
     pub set: fn(&mut RunArgs, &str) -> Result<(), String>,
     /// The value as typed, for a job file (`--save-job`, agents); None when unset.
@@ -501,9 +659,41 @@ pub struct Opt {
 }
 
 impl Opt {
+    /// What a row says unless it says otherwise: a switch of every test, without a short
+    /// flag, job-file key, default, conflict or requirement, that a job of classes does not
+    /// use and a job file never gets back. Each part of the table makes its own from this
+    /// (its heading, its group), and each row states its name, help, parser and what else
+    /// differs: `Opt { name: "fresh", help: "...", set: ..., ..ROW }`.
+    pub const DEFAULT: Opt = Opt {
+        name: "",
+        short: None,
+        key: None,
+        value: None,
+        default: None,
+        help: "",
+        heading: "",
+        group: Group::Run,
+        applies: Applies::All,
+        with_classes: false,
+        conflicts: &[],
+        requires: None,
+        required_unless: None,
+        long: None,
+        env: None,
+        many: Many::Once,
+        bare: None,
+        set: |_, _| Err("no parser: the table's row names none".into()),
+        get: |_| None,
+    };
+
     /// `--name`.
     pub fn flag(&self) -> String {
-        format!("--{}", self.name)
+        format!("--{}", self.long())
+    }
+
+    /// The flag without `--`.
+    pub fn long(&self) -> &'static str {
+        self.long.unwrap_or(self.name)
     }
 
     pub fn is_switch(&self) -> bool {
@@ -567,7 +757,7 @@ mod tests {
                 "{:?} twice",
                 t.command
             );
-            for (name, d) in t.also {
+            for (name, d, _) in t.also {
                 let o = find(name).unwrap_or_else(|| panic!("{:?}: no option {name}", t.command));
                 assert!(
                     !t.groups.contains(&o.group),

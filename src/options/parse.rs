@@ -108,9 +108,6 @@ pub(crate) fn size_text(v: u64) -> String {
     units::size_label(v)
 }
 
-/// Options that may be given more than once; each value is added to the others.
-pub const REPEATABLE: &[&str] = &["pg-set", "mysql-set"];
-
 /// `--mysql-set NAME=VALUE`: a setting of the throwaway MariaDB server, one
 /// [`super::mysql_set`] takes; the name with `_` for `-`, in lower case.
 pub fn mysql_setting(text: &str) -> Result<(String, String), String> {
@@ -136,4 +133,66 @@ pub fn pg_setting(text: &str) -> Result<(String, String), String> {
     let name = name.trim();
     super::pg_set::check(name, value)?;
     Ok((name.to_ascii_lowercase(), value.to_string()))
+}
+
+/// A test's name (`dbio runs --test`).
+pub(crate) fn test_name(text: &str) -> Result<crate::workload::Test, String> {
+    use crate::workload::Test;
+    Test::from_name(text).ok_or_else(|| {
+        format!(
+            "'{text}'; accepted: {}, job",
+            Test::CLASSIC.map(Test::name).join(", ")
+        )
+    })
+}
+
+/// A comma-separated list, each item parsed by `item` (`--sizes 16K,1G`, `--runs 1,3`).
+pub(crate) fn list<T>(
+    text: &str,
+    item: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    text.split(',').map(item).collect()
+}
+
+/// A CPU's number, as the kernel counts them.
+pub(crate) fn cpu(text: &str) -> Result<usize, String> {
+    count(text, 0, 1 << 20).map(|c| c as usize)
+}
+
+/// The time budget of each figure of `dbio mem`: 10ms to 60s.
+pub(crate) fn budget(text: &str) -> Result<std::time::Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d < std::time::Duration::from_millis(10) || d > std::time::Duration::from_secs(60) {
+        return Err("must be from 10ms to 60s, e.g. 300ms".into());
+    }
+    Ok(d)
+}
+
+/// How long each sample of `dbio job from-pg` watches the server: 1s to 24h.
+pub(crate) fn interval(text: &str) -> Result<std::time::Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86400) {
+        return Err(format!("'{text}' must be from 1s to 24h"));
+    }
+    Ok(d)
+}
+
+/// What every rate of a job is multiplied by: above 0, at most 1000.
+pub(crate) fn growth(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number (e.g. 1.5)"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1000.0 {
+        return Err(format!("'{text}' must be above 0 and at most 1000"));
+    }
+    Ok(v)
+}
+
+/// The data set size a job names: above 0.
+pub(crate) fn job_size(text: &str) -> Result<u64, String> {
+    match units::parse_size(text)? {
+        0 => Err("a data set of 0 bytes".into()),
+        v => Ok(v),
+    }
 }

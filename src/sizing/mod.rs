@@ -38,12 +38,8 @@ pub struct SizeArgs {
     /// The sizing plan (TOML): [requirements] with [[requirements.class]], [device], [array].
     #[arg(value_name = "PLAN.toml")]
     pub plan: PathBuf,
-    /// Take the device's IOPS, MiB/s and usable surface from these recorded runs (ids as
-    /// `dbio runs` lists them) — the requirements' job at several --span values — instead
-    /// of the plan's figures.
-    #[arg(long, value_name = "ID,...", value_delimiter = ',', num_args = 1.., value_parser = clap::value_parser!(i64).range(1..))]
-    pub runs: Vec<i64>,
-    /// The options of the table it takes: `--json` (the sizing as JSON), `--format`.
+    /// The options of the table it takes: `--runs` (the device's figures from recorded
+    /// runs instead of the plan's), `--json` (the sizing as JSON), `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::SizeOptions,
 }
@@ -118,7 +114,7 @@ pub struct SizeReport {
 /// `dbio size`: exit 0 with the sizing, 2 for a bad plan or runs that cannot be used.
 pub fn size(a: &SizeArgs, db: Option<&Path>) -> Result<ExitCode> {
     let plan = plan::load(&a.plan)?;
-    let report = report(&plan, &a.runs, db)?;
+    let report = report(&plan, &a.options.0.runs, db)?;
     crate::report::Output::new(a.options.0.json, a.options.0.format)
         .emit(&report::report(&report), &report)?;
     Ok(ExitCode::Ok)

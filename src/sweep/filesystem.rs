@@ -32,8 +32,8 @@ use crate::safety::identity::{Held, Kind};
 use crate::safety::signatures;
 use crate::units::{Shown, human_bytes};
 
-use super::fs_spec::{KINDS, min_size, mount_flags};
-pub use super::fs_spec::{Spec, parse};
+use crate::options::fs_spec::KINDS;
+pub use crate::options::fs_spec::{Spec, parse};
 
 /// What is zeroed at the start of the device at the end: all that dbio's own signature
 /// checks read there ([`signatures::SCAN`] and the superblocks at its last start), rounded up.
@@ -799,9 +799,54 @@ fn umount(place: &Path) -> Result<()> {
     }
 }
 
+/// The smallest device each file system's `mkfs` accepts (xfsprogs 5.19 and later refuse
+/// less than 300 MiB, btrfs-progs less than 109 MiB); the others make do with a few MiB.
+fn min_size(kind: &str) -> u64 {
+    match kind {
+        "xfs" => 300 << 20,
+        "btrfs" => 109 << 20,
+        _ => 0,
+    }
+}
+
+/// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
+/// options as the data string. Always nosuid, nodev and noexec: the file system holds a
+/// data set, nothing to run.
+fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let mut data = Vec::new();
+    for o in options {
+        match o.as_str() {
+            "noatime" => flags |= libc::MS_NOATIME,
+            "nodiratime" => flags |= libc::MS_NODIRATIME,
+            "relatime" => flags |= libc::MS_RELATIME,
+            "strictatime" => flags |= libc::MS_STRICTATIME,
+            "lazytime" => flags |= libc::MS_LAZYTIME,
+            "sync" => flags |= libc::MS_SYNCHRONOUS,
+            "dirsync" => flags |= libc::MS_DIRSYNC,
+            // Always set.
+            "rw" | "nosuid" | "nodev" | "noexec" => {}
+            other => data.push(other),
+        }
+    }
+    (flags, data.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mount_options_become_flags_and_data() {
+        let s = parse("ext4:data=writeback:noatime").unwrap();
+        let (flags, data) = mount_flags(&s.options);
+        assert_eq!(data, "data=writeback");
+        assert_ne!(flags & libc::MS_NOATIME, 0);
+        assert_ne!(flags & libc::MS_NOEXEC, 0);
+        // What dbio always sets may be said again; it is no data option.
+        let s = parse("xfs:noexec:nosuid:nodev:noatime").unwrap();
+        assert_eq!(mount_flags(&s.options).1, "");
+    }
 
     #[test]
     fn missing_mkfs_tools_are_named_with_their_package_once() {

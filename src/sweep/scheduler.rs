@@ -121,22 +121,9 @@ fn existing(p: &Path) -> PathBuf {
     p
 }
 
-/// A scheduler name as the kernel spells them (checked before it is written to sysfs).
-pub fn valid_name(text: &str) -> Result<String, String> {
-    if !text.is_empty()
-        && text.len() <= 32
-        && text
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-    {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "'{}' is not a scheduler name (none, mq-deadline, bfq, kyber, ...)",
-            text.shown()
-        ))
-    }
-}
+/// A scheduler name as the kernel spells them (checked before it is written to sysfs): the
+/// rule `--param scheduler=...` is read by.
+pub use crate::options::swept::scheduler_name as valid_name;
 
 impl Schedulers {
     /// Finds the disks under `target` and checks everything before the first point:

@@ -507,7 +507,6 @@ fn offer_clean(ask: &Ask, target: &Path, db: Option<&Path>) -> Result<()> {
         crate::app::clean(
             &crate::cli::CleanArgs {
                 paths: vec![target.to_path_buf()],
-                stale: false,
                 options: crate::options::cli::CleanOptions(RunArgs::defaults_for(
                     crate::options::Command::Clean,
                 )),

@@ -51,11 +51,7 @@ pub enum MysqlCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct MysqlClean {
-    /// The server: mysql://user@host[:port]/db or mysql://user@localhost/db?socket=PATH
-    /// (the password from MYSQL_PWD, or asked on the terminal).
-    #[arg(long, value_name = "URL", required = true)]
-    pub mysql: String,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--mysql` (required), `--json`, `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::MysqlCleanOptions,
 }
@@ -76,32 +72,9 @@ impl Args for MysqlRun {
                 .value_parser(PossibleValuesParser::new(tests))
                 .required(true),
         );
-        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::MysqlRun);
-        for (name, help) in [
-            (
-                "size",
-                "The table's size: two rows per 16 KiB InnoDB page (K, M, G, T are binary; at least 16M) [default: 1G].",
-            ),
-            (
-                "sessions",
-                "Concurrent sessions, each a connection of its own (1 to 65536).",
-            ),
-            (
-                "sync",
-                "read-iops: primary-key lookups, one page each (a synchronous read by the session's thread).",
-            ),
-            (
-                "async",
-                "read-iops (the default): batches of ids in one statement (InnoDB still reads their pages one by one).",
-            ),
-            (
-                "depth",
-                "read-iops --async: ids per batch = 4 × --depth (32 to 1024).",
-            ),
-        ] {
-            cmd = cmd.mut_arg(name, |a| a.help(help));
-        }
-        cmd
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, crate::options::Command::MysqlRun)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -141,7 +114,10 @@ enum Where {
 /// `dbio mysql clean`: drops the marked databases no running run holds, one line each;
 /// exit 1 when it left any.
 pub fn clean(a: &MysqlClean) -> Result<ExitCode> {
-    let mut t = Target::parse(&a.mysql)?;
+    let url = a.options.0.mysql.as_deref().ok_or_else(|| {
+        Error::usage("--mysql: the server to clean up is required (mysql://user@host[:port]/db)")
+    })?;
+    let mut t = Target::parse(url)?;
     let mut c = t.connect("--mysql")?;
     let done = private::clean(&mut c)?;
     for name in &done.dropped {

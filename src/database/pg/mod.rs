@@ -52,10 +52,7 @@ pub enum PgCommand {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct PgClean {
-    /// The server (a URL or key=value string; PGHOST, PGPORT, PGUSER, PGDATABASE fill the rest).
-    #[arg(long, value_name = "URL")]
-    pub pg: Option<String>,
-    /// The options of the table it takes: `--json`, `--format`.
+    /// The options of the table it takes: `--pg`, as `dbio pg run` says it, `--json`, `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::PgCleanOptions,
 }
@@ -76,33 +73,9 @@ impl Args for PgRun {
                 .value_parser(PossibleValuesParser::new(tests))
                 .required(true),
         );
-        let mut cmd = crate::options::cli::augment(cmd, crate::options::Command::PgRun);
-        // The same options, said of a run through the database.
-        for (name, help) in [
-            (
-                "size",
-                "The table's size: one row per 8 KiB page (K, M, G, T are binary; at least 8M) [default: 1G].",
-            ),
-            (
-                "sessions",
-                "Concurrent sessions, each a connection of its own (1 to 65536).",
-            ),
-            (
-                "sync",
-                "read-iops: index lookups, one block each (DataFileRead).",
-            ),
-            (
-                "async",
-                "read-iops (the default): prefetched bitmap heap scans over random ids at effective_io_concurrency = --depth.",
-            ),
-            (
-                "depth",
-                "read-iops --async: effective_io_concurrency of each session (SET, session-level).",
-            ),
-        ] {
-            cmd = cmd.mut_arg(name, |a| a.help(help));
-        }
-        cmd
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, crate::options::Command::PgRun)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -146,7 +119,7 @@ enum Where {
 /// names each one it left and why (exit 1 when it left any).
 pub fn clean(a: &PgClean) -> Result<ExitCode> {
     let out = crate::report::Output::new(a.options.0.json, a.options.0.format);
-    let mut config = connect::config(a.pg.as_deref().unwrap_or(""))?;
+    let mut config = connect::config(a.options.0.pg.as_deref().unwrap_or(""))?;
     let mut c = connect::connect(&mut config, "--pg")?;
     let done = schema::clean(&mut c)?;
     for name in &done.dropped {

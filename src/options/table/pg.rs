@@ -1,23 +1,22 @@
 //! The database a run goes through: `dbio pg run`.
 
 use crate::options::parse::*;
-use crate::options::{Applies, Group, Opt, heading};
+use crate::options::{Group, Many, Opt, heading};
 use std::path::PathBuf;
+
+/// Every row of this part: what its rows share.
+const ROW: Opt = Opt {
+    heading: heading::PG,
+    group: Group::Pg,
+    ..Opt::DEFAULT
+};
 
 pub(super) const PG: &[Opt] = &[
     Opt {
         name: "pg",
-        short: None,
-        key: None,
         value: Some("URL"),
-        default: None,
         help: "An existing PostgreSQL server: a URL (postgresql://user@host/db, postgresql:///db?host=/run/postgresql) or a key=value string (host=/tmp port=5432 user=me); PGHOST, PGPORT, PGUSER and PGDATABASE fill what it leaves out. Its settings are never changed (session-level SET only); everything dbio makes lives in one schema dbio_<run id>, dropped at the end.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
         conflicts: &["pg-bin"],
-        requires: None,
         set: |a, t| {
             if t.trim().is_empty() {
                 return Err(
@@ -29,20 +28,13 @@ pub(super) const PG: &[Opt] = &[
             Ok(())
         },
         get: |a| a.pg.clone(),
+        ..ROW
     },
     Opt {
         name: "pg-bin",
-        short: None,
-        key: None,
         value: Some("DIR"),
-        default: None,
         help: "Start a throwaway PostgreSQL server from the binaries in DIR (initdb, postgres; e.g. /usr/lib/postgresql/15/bin): made in the run directory as the system user dbio when dbio runs as root (a user that owns nothing else; the packages create it), on a private Unix socket only, with settings for a measurement; stopped and removed at the end, on errors and on signals. DIR and every directory above it must belong to root (or you) and be writable by no one else.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
         conflicts: &["pg"],
-        requires: None,
         set: |a, t| {
             if t.is_empty() {
                 return Err("a directory holding initdb and postgres".into());
@@ -51,20 +43,15 @@ pub(super) const PG: &[Opt] = &[
             Ok(())
         },
         get: |a| a.pg_bin.as_ref().map(|p| p.display().to_string()),
+        ..ROW
     },
     Opt {
         name: "pg-set",
-        short: None,
-        key: None,
         value: Some("NAME=VALUE"),
-        default: None,
         help: "A setting of the throwaway server (--pg-bin), e.g. io_method=worker or shared_buffers=256MB; may be given more than once, and wins over dbio's own. Measurement settings only (memory, I/O, WAL, checkpoints, vacuum, planner, statistics): one that opens the server, runs a program or loads code is refused.",
-        heading: heading::PG,
-        group: Group::Pg,
-        applies: Applies::All,
-        with_classes: false,
         conflicts: &["pg"],
         requires: Some("pg-bin"),
+        many: Many::Repeat,
         set: |a, t| {
             a.pg_set.push(pg_setting(t)?);
             Ok(())
@@ -75,5 +62,6 @@ pub(super) const PG: &[Opt] = &[
                 v.join(" ")
             })
         },
+        ..ROW
     },
 ];

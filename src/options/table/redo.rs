@@ -2,25 +2,37 @@
 
 use super::REDO_TESTS;
 use crate::options::parse::*;
-use crate::options::{Applies, Group, Opt, heading};
+use crate::options::{Applies, Opt, heading};
 use crate::units;
 use crate::workload::Test;
 use crate::workload::spec::RedoDurability;
 
+/// An option of the redo log (redo, oltp): what its rows share.
+const REDO_ROW: Opt = Opt {
+    heading: heading::REDO,
+    applies: Applies::Tests(REDO_TESTS),
+    ..Opt::DEFAULT
+};
+/// An option of the OLTP mix: what its rows share.
+const OLTP_ROW: Opt = Opt {
+    heading: heading::OLTP,
+    applies: Applies::Tests(&[Test::Oltp]),
+    ..Opt::DEFAULT
+};
+/// An option of temp spills: what its rows share.
+const TEMP_ROW: Opt = Opt {
+    heading: heading::TEMP,
+    applies: Applies::Tests(&[Test::Temp]),
+    ..Opt::DEFAULT
+};
+
 pub(super) const REDO: &[Opt] = &[
     Opt {
         name: "redo-per-commit",
-        short: None,
         key: Some("redo.per_commit"),
         value: Some("SIZE|LO..HI"),
         default: Some("2K"),
         help: "Redo generated per commit: a size, or a range drawn uniformly (512..8K), up to 64M.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             let r = units::parse_size_range(t)?;
             if r.lo == 0 {
@@ -33,39 +45,27 @@ pub(super) const REDO: &[Opt] = &[
             Ok(())
         },
         get: |a| Some(a.redo_per_commit.label()),
+        ..REDO_ROW
     },
     Opt {
         name: "think",
-        short: None,
         key: Some("redo.think"),
         value: Some("DURATION|LO..HI"),
-        default: None,
         help: "Think time before each commit (redo) or transaction (oltp): a duration or a range (1ms..5ms).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.think = Some(units::parse_duration_range(t)?);
             Ok(())
         },
         get: |a| a.think.map(|t| t.label()),
+        ..REDO_ROW
     },
     Opt {
         name: "redo-block",
-        short: None,
         key: Some("redo.block"),
         value: Some("512|4K"),
         default: Some("512"),
         help: "Redo block size: LGWR writes whole redo blocks (512 or 4K).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.redo_block = match units::parse_size(t)? {
                 v @ (512 | 4096) => v,
@@ -74,58 +74,43 @@ pub(super) const REDO: &[Opt] = &[
             Ok(())
         },
         get: |a| Some(size_text(a.redo_block)),
+        ..REDO_ROW
     },
     Opt {
         name: "redo-files",
-        short: None,
         key: Some("redo.files"),
         value: Some("N"),
         default: Some("3"),
         help: "Redo log files, written in turn (a log switch when one is full), 2 to 64.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.redo_files = count(t, 2, 64)? as u32;
             Ok(())
         },
         get: |a| Some(a.redo_files.to_string()),
+        ..REDO_ROW
     },
     Opt {
         name: "redo-file-size",
-        short: None,
         key: Some("redo.file_size"),
         value: Some("SIZE"),
         default: Some("256M"),
         help: "Size of each redo log file (at least 4M, whole redo blocks).",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.redo_file_size = positive_size(t)?;
             Ok(())
         },
         get: |a| Some(size_text(a.redo_file_size)),
+        ..REDO_ROW
     },
     Opt {
         name: "redo-sync",
-        short: None,
         key: Some("redo.sync"),
         value: Some("dsync|fdatasync"),
         default: Some("dsync"),
         help: "How LGWR makes redo durable: O_DSYNC writes, or plain writes then fdatasync.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.redo_sync = one_of(
                 t,
@@ -137,58 +122,42 @@ pub(super) const REDO: &[Opt] = &[
             Ok(())
         },
         get: |a| Some(a.redo_sync.name().into()),
+        ..REDO_ROW
     },
     Opt {
         name: "lgwr-cpu",
-        short: None,
         key: Some("redo.lgwr_cpu"),
         value: Some("CPU"),
-        default: None,
         help: "Pin the log writer to this CPU.",
-        heading: heading::REDO,
-        group: Group::Run,
-        applies: Applies::Tests(REDO_TESTS),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
-            a.lgwr_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            a.lgwr_cpu = Some(cpu(t)?);
             Ok(())
         },
         get: |a| a.lgwr_cpu.map(|c| c.to_string()),
+        ..REDO_ROW
     },
     Opt {
         name: "noise-cpu",
-        short: None,
         key: Some("redo.noise_cpu"),
         value: Some("CPU"),
-        default: None,
         help: "Run a noise thread on this CPU: ~3 ms of computation, 1 ms of sleep, repeated.",
-        heading: heading::REDO,
-        group: Group::Run,
         applies: Applies::All,
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
-            a.noise_cpu = Some(count(t, 0, 1 << 20)? as usize);
+            a.noise_cpu = Some(cpu(t)?);
             Ok(())
         },
         get: |a| a.noise_cpu.map(|c| c.to_string()),
+        ..REDO_ROW
     },
     Opt {
         name: "lgwr-submission",
-        short: None,
         key: Some("redo.submission"),
         value: Some("sync|async"),
-        default: None,
         help: "",
-        heading: heading::REDO,
-        group: Group::Run,
         applies: Applies::Tests(&[Test::Redo]),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.lgwr_submission = Some(one_of(
                 t,
@@ -200,197 +169,134 @@ pub(super) const REDO: &[Opt] = &[
             Ok(())
         },
         get: |a| a.lgwr_submission.map(|s| s.name().into()),
+        ..REDO_ROW
     },
     Opt {
         name: "writers",
-        short: None,
         key: Some("redo.writers"),
         value: Some("N"),
         default: Some("1"),
         help: "Database writer (DBWR) threads (oltp), 1 to 64.",
-        heading: heading::REDO,
-        group: Group::Run,
         applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.writers = count(t, 1, 64)? as u32;
             Ok(())
         },
         get: |a| Some(a.writers.to_string()),
+        ..REDO_ROW
     },
     // ---- the OLTP mix
     Opt {
         name: "work-unit",
-        short: None,
         key: Some("oltp.work_unit"),
         value: Some("N"),
         default: Some("16"),
         help: "Blocks each transaction reads (1 to 1024).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.work_unit = count(t, 1, 1024)? as u32;
             Ok(())
         },
         get: |a| Some(a.work_unit.to_string()),
+        ..OLTP_ROW
     },
     Opt {
         name: "update-pct",
-        short: None,
         key: Some("oltp.update_pct"),
         value: Some("PCT"),
         default: Some("25"),
         help: "Percentage of transactions that update their blocks and commit.",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.update_pct = count(t, 0, 100)? as u32;
             Ok(())
         },
         get: |a| Some(a.update_pct.to_string()),
+        ..OLTP_ROW
     },
     Opt {
         name: "hotspot-pct",
-        short: None,
         key: Some("oltp.hotspot_pct"),
         value: Some("PCT"),
         default: Some("0"),
         help: "Percentage of block accesses that go to the hot spot.",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.hotspot_pct = count(t, 0, 100)? as u32;
             Ok(())
         },
         get: |a| Some(a.hotspot_pct.to_string()),
+        ..OLTP_ROW
     },
     Opt {
         name: "hotspot-size",
-        short: None,
         key: Some("oltp.hotspot_size"),
         value: Some("SIZE"),
-        default: None,
         help: "Size of the hot spot (the first bytes of the data set).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.hotspot_size = Some(positive_size(t)?);
             Ok(())
         },
         get: |a| a.hotspot_size.map(size_text),
+        ..OLTP_ROW
     },
     Opt {
         name: "async-reads",
-        short: None,
         key: Some("oltp.async_reads"),
-        value: None,
-        default: None,
         help: "Read each transaction's blocks as one batch (\"db file parallel read\").",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.async_reads = switch(t)?;
             Ok(())
         },
         get: |a| Some(a.async_reads.to_string()),
+        ..OLTP_ROW
     },
     Opt {
         name: "cache-size",
-        short: None,
         key: Some("oltp.cache_size"),
         value: Some("SIZE"),
-        default: None,
         help: "Buffer cache size (CLOCK, shared by all sessions) [default: none: every read is physical].",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.cache_size = Some(positive_size(t)?);
             Ok(())
         },
         get: |a| a.cache_size.map(size_text),
+        ..OLTP_ROW
     },
     Opt {
         name: "cold-cache",
-        short: None,
         key: Some("oltp.cold_cache"),
-        value: None,
-        default: None,
         help: "Do not load the buffer cache before the run starts (it warms up during the run).",
-        heading: heading::OLTP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Oltp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.cold_cache = switch(t)?;
             Ok(())
         },
         get: |a| Some(a.cold_cache.to_string()),
+        ..OLTP_ROW
     },
     // ---- temp
     Opt {
         name: "spill-size",
-        short: None,
         key: Some("temp.spill_size"),
         value: Some("SIZE"),
         default: Some("64M"),
         help: "Spill written and read back by each session, per round.",
-        heading: heading::TEMP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Temp]),
         with_classes: true,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.spill_size = positive_size(t)?;
             Ok(())
         },
         get: |a| Some(size_text(a.spill_size)),
+        ..TEMP_ROW
     },
     Opt {
         name: "temp-io",
-        short: None,
         key: Some("temp.temp_io"),
         value: Some("SIZE"),
         default: Some("240K"),
         help: "Temp I/O request size, 48K to 4M.",
-        heading: heading::TEMP,
-        group: Group::Run,
-        applies: Applies::Tests(&[Test::Temp]),
-        with_classes: false,
-        conflicts: &[],
-        requires: None,
         set: |a, t| {
             a.temp_io = temp_io(t)?;
             Ok(())
         },
         get: |a| Some(size_text(a.temp_io)),
+        ..TEMP_ROW
     },
 ];

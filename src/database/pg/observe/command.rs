@@ -16,17 +16,8 @@ use crate::report::sections::{Report, pg_sections};
 
 #[derive(Debug, Clone, Args)]
 pub struct ObserveArgs {
-    /// The server: a URL (`postgresql:///db?host=/run/sock&port=5432&user=me`) or
-    /// `key=value` pairs (`host=/run/sock port=5432 user=me`).
-    #[arg(long, value_name = "URL")]
-    pub pg: String,
-    /// How long to watch.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=86400))]
-    pub seconds: u32,
-    /// Samples of pg_stat_activity a second (100 to 1000).
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(100..=1000))]
-    pub hz: u32,
-    /// The options of the table it takes: `--json` (the section's JSON), `--format`.
+    /// The options of the table it takes: `--pg` (required), `--seconds`, `--hz`, `--json` (the
+    /// section's JSON), `--format`.
     #[command(flatten)]
     pub options: crate::options::cli::PgObserveOptions,
 }
@@ -44,18 +35,22 @@ pub fn config(text: &str) -> Result<postgres::Config> {
 
 /// Watches the server for `--seconds` (or until a signal), then prints what it saw.
 pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
-    let mut config = config(&a.pg)?;
+    let a = &a.options.0;
+    let pg = a.pg.as_deref().ok_or_else(|| {
+        Error::usage("--pg: the server to watch is required (a URL or key=value pairs)")
+    })?;
+    let mut config = config(pg)?;
     crate::database::pg::connect::fill_password(&mut config);
     // An unreachable server is bad input, refused before anything is watched.
     config.connect(postgres::NoTls).map_err(|e| {
         Error::usage(format!(
             "--pg {}: cannot connect: {}",
-            crate::units::echoed(&crate::safety::secret::redact(&a.pg)),
+            crate::units::echoed(&crate::safety::secret::redact(pg)),
             super::pg_error("connecting", &e)
         ))
     })?;
-    let observer = Observer::start(&config, a.hz)?;
-    let end = Instant::now() + Duration::from_secs(u64::from(a.seconds));
+    let observer = Observer::start(&config, a.observe.hz)?;
+    let end = Instant::now() + Duration::from_secs(u64::from(a.observe.seconds));
     while Instant::now() < end && !stop.load(Ordering::Relaxed) {
         std::thread::sleep(
             Duration::from_millis(50).min(end.saturating_duration_since(Instant::now())),
@@ -76,7 +71,7 @@ pub fn observe(a: &ObserveArgs, stop: &Arc<AtomicBool>) -> Result<ExitCode> {
         title: format!("dbio {} — PostgreSQL observed", env!("CARGO_PKG_VERSION")),
         sections: pg_sections(&section),
     };
-    crate::report::Output::new(a.options.0.json, a.options.0.format).emit(&report, &section)?;
+    crate::report::Output::new(a.json, a.format).emit(&report, &section)?;
     Ok(if stop.load(Ordering::Relaxed) {
         ExitCode::Interrupted
     } else {

@@ -1,27 +1,18 @@
 //! The values of `--param fs`: a file system dbio makes and the mount options it is mounted
 //! with, checked when parsed — every word that would fail only after `mkfs` has written the
-//! device is refused before anything is written ([`super::filesystem`] makes and mounts them).
+//! device is refused before anything is written (`crate::sweep::filesystem` makes and
+//! mounts them).
 
 use crate::units::Shown;
 
 /// The file systems a sweep can make, and the package of their `mkfs`.
-pub(super) const KINDS: [(&str, &str); 5] = [
+pub const KINDS: [(&str, &str); 5] = [
     ("ext2", "e2fsprogs"),
     ("ext3", "e2fsprogs"),
     ("ext4", "e2fsprogs"),
     ("xfs", "xfsprogs"),
     ("btrfs", "btrfs-progs"),
 ];
-
-/// The smallest device each file system's `mkfs` accepts (xfsprogs 5.19 and later refuse
-/// less than 300 MiB, btrfs-progs less than 109 MiB); the others make do with a few MiB.
-pub(super) fn min_size(kind: &str) -> u64 {
-    match kind {
-        "xfs" => 300 << 20,
-        "btrfs" => 109 << 20,
-        _ => 0,
-    }
-}
 
 /// One value of `--param fs`: a file system and its mount options, `ext4:data=writeback`
 /// (several options separated by further colons: `xfs:noatime:logbsize=256k`).
@@ -133,29 +124,6 @@ fn refused_option(o: &str) -> Option<&'static str> {
     None
 }
 
-/// The mount(2) flags of the generic options (`noatime`, ...) and the file system's own
-/// options as the data string. Always nosuid, nodev and noexec: the file system holds a
-/// data set, nothing to run.
-pub(super) fn mount_flags(options: &[String]) -> (libc::c_ulong, String) {
-    let mut flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    let mut data = Vec::new();
-    for o in options {
-        match o.as_str() {
-            "noatime" => flags |= libc::MS_NOATIME,
-            "nodiratime" => flags |= libc::MS_NODIRATIME,
-            "relatime" => flags |= libc::MS_RELATIME,
-            "strictatime" => flags |= libc::MS_STRICTATIME,
-            "lazytime" => flags |= libc::MS_LAZYTIME,
-            "sync" => flags |= libc::MS_SYNCHRONOUS,
-            "dirsync" => flags |= libc::MS_DIRSYNC,
-            // Always set.
-            "rw" | "nosuid" | "nodev" | "noexec" => {}
-            other => data.push(other),
-        }
-    }
-    (flags, data.join(","))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,10 +133,6 @@ mod tests {
         let s = parse("ext4:data=writeback:noatime").unwrap();
         assert_eq!(s.kind, "ext4");
         assert_eq!(s.options, ["data=writeback", "noatime"]);
-        let (flags, data) = mount_flags(&s.options);
-        assert_eq!(data, "data=writeback");
-        assert_ne!(flags & libc::MS_NOATIME, 0);
-        assert_ne!(flags & libc::MS_NOEXEC, 0);
         assert_eq!(parse("xfs").unwrap().options, Vec::<String>::new());
         assert!(
             parse("zfs")
@@ -208,9 +172,8 @@ mod tests {
                 .unwrap_err()
                 .contains("twice")
         );
-        // What dbio always sets may be said again; it is no data option.
-        let s = parse("xfs:noexec:nosuid:nodev:noatime").unwrap();
-        assert_eq!(mount_flags(&s.options).1, "");
+        // What dbio always sets may be said again.
+        assert!(parse("xfs:noexec:nosuid:nodev:noatime").is_ok());
         assert!(parse("ext4:errors=remount-ro:data=journal").is_ok());
     }
 }
