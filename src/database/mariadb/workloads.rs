@@ -20,13 +20,18 @@ use crate::run::requester::{Halt, Lost, Requester};
 use crate::sys::now_ns;
 
 use super::connect::{error_text, server_code};
-use super::load::{PAD, ROWS_PER_PAGE, numbers};
+use super::load::{COMMIT_K, PAD, ROWS_PER_PAGE, numbers};
 
 /// The session settings every session makes (`SET SESSION name = value`): never a server
 /// setting.
 pub fn session_set(_spec: &Spec) -> Vec<(String, String)> {
     vec![("autocommit".into(), "1".into())]
 }
+
+/// Groups of 11 random digits in a commit's `c` and `pad` (sysbench's templates
+/// `###########-...`: 119 and 59 characters).
+const C_GROUPS: usize = 10;
+const PAD_GROUPS: usize = 5;
 
 /// A session's statement text: the part every statement of its shape shares, written
 /// once, then each statement's values written after it into the same buffer (cleared back
@@ -51,11 +56,13 @@ impl Text {
                 "INSERT INTO {db}.bulk_{id} SELECT n, REPEAT('x', {PAD}) FROM {}",
                 numbers(CHUNK_PAGES * ROWS_PER_PAGE)
             ),
-            Shape::Commit => format!("INSERT INTO {db}.commits (session, n) VALUES ({id}, "),
+            // sysbench oltp_insert's statement: one row, an auto-increment id, a random k
+            // (a secondary index), 119 and 59 random characters.
+            Shape::Commit => format!("INSERT INTO {db}.commits (k, c, pad) VALUES ("),
         };
         // The longest tail: a batch's ids (10 digits and a comma each), or a commit's
         // values, or two ids and the words between them.
-        let tail = 64 + 11 * batch as usize + 200;
+        let tail = 64 + 11 * batch as usize + 12 * (C_GROUPS + PAD_GROUPS);
         let mut sql = String::with_capacity(head.len() + tail);
         sql.push_str(&head);
         Text {
@@ -107,16 +114,32 @@ impl Text {
         &self.sql
     }
 
-    /// A commit's row: the session's `n`th.
-    pub fn commit(&mut self, n: u64) -> &str {
+    /// A commit's row: `k` and random digits from `rng`.
+    pub fn commit(&mut self, k: u32, rng: &mut fastrand::Rng) -> &str {
         let s = self.restart();
-        let _ = write!(s, "{n})");
+        let _ = write!(s, "{k}, '");
+        digits(s, rng, C_GROUPS);
+        s.push_str("', '");
+        digits(s, rng, PAD_GROUPS);
+        s.push_str("')");
         &self.sql
     }
 
     /// The buffer's address and capacity (unchanged from statement to statement).
     pub fn buffer(&self) -> (*const u8, usize) {
         (self.sql.as_ptr(), self.sql.capacity())
+    }
+}
+
+/// `groups` groups of 11 random digits joined by '-'.
+fn digits(s: &mut String, rng: &mut fastrand::Rng, groups: usize) {
+    for g in 0..groups {
+        if g > 0 {
+            s.push('-');
+        }
+        for _ in 0..11 {
+            s.push(rng.digit(10));
+        }
     }
 }
 
@@ -180,8 +203,8 @@ impl Session {
                 self.text.fixed()
             }
             Shape::Commit => {
-                *next += 1;
-                self.text.commit(*next)
+                let k = self.rng.u32(1..=COMMIT_K);
+                self.text.commit(k, &mut self.rng)
             }
         };
         self.conn.query_drop(sql)?;
@@ -195,11 +218,7 @@ impl Session {
         let per = (rows / u64::from(spec.sessions.max(1))).max(CHUNK_PAGES * ROWS_PER_PAGE);
         let start_row = (u64::from(self.id) * per).min(rows.saturating_sub(per));
         let stripe = (start_row, start_row + per);
-        let mut next = if spec.shape == Shape::Commit {
-            0
-        } else {
-            start_row
-        };
+        let mut next = start_row;
         let mut copied = 0u64;
         loop {
             if rec.window_over(now_ns()) || halt.halted() {
@@ -288,13 +307,26 @@ mod tests {
         assert_eq!(t.buffer(), at);
         let mut t = Text::new(Shape::Update, "d", 1, 0);
         assert_eq!(t.one(5), "UPDATE d.blocks SET n = n + 1 WHERE id = 5");
+        // A commit: sysbench oltp_insert's row.
         let mut t = Text::new(Shape::Commit, "d", 1, 3);
         let at = t.buffer();
-        assert_eq!(
-            t.commit(1),
-            "INSERT INTO d.commits (session, n) VALUES (3, 1)"
-        );
-        t.commit(u64::MAX);
-        assert_eq!(t.buffer(), at);
+        let mut rng = fastrand::Rng::with_seed(1);
+        for k in [1, u32::MAX] {
+            let s = t.commit(k, &mut rng).to_string();
+            let values = s
+                .strip_prefix(&format!("INSERT INTO d.commits (k, c, pad) VALUES ({k}, '"))
+                .and_then(|v| v.strip_suffix("')"))
+                .unwrap_or_else(|| panic!("{s}"));
+            let (c, pad) = values.split_once("', '").unwrap();
+            for (v, len) in [(c, 119), (pad, 59)] {
+                assert_eq!(v.len(), len, "{v}");
+                assert!(
+                    v.split('-')
+                        .all(|g| g.len() == 11 && g.bytes().all(|b| b.is_ascii_digit())),
+                    "{v}"
+                );
+            }
+            assert_eq!(t.buffer(), at);
+        }
     }
 }
