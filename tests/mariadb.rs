@@ -493,4 +493,16 @@ fn the_compare_shows_both_sides_and_innodbs_findings() {
         found.contains("MariaDB read") && found.contains("raw"),
         "{found}"
     );
+    // The storage side ran InnoDB's shape (a page read by the session), opened as the
+    // server's flush method opens its data files, and the compare says so.
+    let storage = &c["storage"]["result"];
+    assert_eq!(storage["config"]["like"], "innodb", "{}", storage["config"]);
+    assert_eq!(storage["config"]["io_mode"], "O_DIRECT");
+    assert_eq!(
+        storage["events"][0]["name"], "innodb_data_file read",
+        "{}",
+        storage["events"]
+    );
+    let said = c["storage_shape"].as_str().unwrap_or_default();
+    assert!(said.contains("--like innodb --io-mode O_DIRECT"), "{said}");
 }

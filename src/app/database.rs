@@ -13,11 +13,12 @@ use crate::units::Shown;
 
 use super::{record_id, recorded_in_store};
 
-/// A database's compare: its command, its page size, and its run given the directory its
-/// run directory goes in.
+/// A database's compare: its command, its page size, whose shapes the storage side runs
+/// (`--like`), and its run given the directory its run directory goes in.
 pub(super) type DbRun = (
     &'static str,
     u64,
+    crate::workload::event::Like,
     fn(
         &RunArgs,
         Option<Arc<crate::safety::fs::Dir>>,
@@ -29,12 +30,14 @@ pub(super) type DbRun = (
 pub(super) const PG: DbRun = (
     "pg",
     crate::database::pg::load::PAGE,
+    crate::workload::event::Like::Oracle,
     crate::database::pg::run_in,
 );
 /// MariaDB/MySQL's (`dbio mysql compare`).
 pub(super) const MYSQL: DbRun = (
     "mysql",
     crate::database::mariadb::load::PAGE,
+    crate::workload::event::Like::Innodb,
     crate::database::mariadb::run_in,
 );
 
@@ -45,11 +48,12 @@ pub(super) fn compare(
     a: &RunArgs,
     stop: &Arc<AtomicBool>,
     db: Option<&Path>,
-    (command, page, run_in): DbRun,
+    (command, page, like, run_in): DbRun,
 ) -> Result<ExitCode> {
     use crate::database::compare;
-    let mut done =
-        compare::compare_runs(a, (command, page), stop, &|a, held| run_in(a, held, stop))?;
+    let mut done = compare::compare_runs(a, (command, page, like), stop, &|a, held| {
+        run_in(a, held, stop)
+    })?;
     done.compared.database.run_id = record_id(db, &done.database).0;
     done.compared.storage.run_id = record_id(db, &done.storage).0;
     let c = &mut done.compared;

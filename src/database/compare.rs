@@ -138,6 +138,10 @@ pub struct Compared {
     pub id: Option<i64>,
     pub storage: Side,
     pub database: Side,
+    /// Whose I/O shapes the storage side ran, with the server's settings, in words
+    /// ("InnoDB's (--like innodb --io-mode O_DIRECT: the server's innodb_flush_method)").
+    #[serde(default)]
+    pub storage_shape: Option<String>,
     /// The side-by-side table, ratio = database / storage.
     pub figures: Vec<FigureRow>,
     /// What the table cannot show by itself (no event to compare, another file system).
@@ -392,6 +396,7 @@ pub fn compared(
         id: None,
         storage: side(storage, storage_dir),
         database: side(database, database_dir),
+        storage_shape: shape_said(storage),
         figures: figures(storage, database),
         table_cautions,
         findings: findings(storage, database),
@@ -460,6 +465,9 @@ pub fn report(c: &Compared) -> Report {
         .with(Block::Note(
             "Ratio: the database's figure over the storage's (same sessions, size class and depth, same file system). The database's blocks, waits and commits are its own counters over the measured window; its statements have no storage twin: the gap between a statement and its reads is in the findings.".into(),
         ));
+    if let Some(shape) = &c.storage_shape {
+        side.push(Block::Note(format!("The storage side ran {shape}.")));
+    }
     for caution in &c.table_cautions {
         side.push(Block::Caution(caution.clone()));
     }
@@ -502,8 +510,17 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
 pub const STORAGE_DIR: &str = "dbio-compare-data";
 
 /// The plain dbio test matching a database test (the shape table's row), on `dir` (a
-/// directory on the data directory's file system).
-pub fn storage_args(db_run: &RunArgs, dir: &Path, page: u64) -> Result<RunArgs> {
+/// directory on the data directory's file system), with the database's own shapes
+/// (`shape.like`: `--like innodb` with the server's flush method and doublewrite) where the
+/// plain test has them.
+pub fn storage_args(
+    db_run: &RunArgs,
+    dir: &Path,
+    page: u64,
+    shape: &super::StorageShape,
+) -> Result<RunArgs> {
+    use crate::options::{Source, find};
+    use crate::workload::event::Like;
     let test = db_run
         .test
         .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
@@ -513,7 +530,44 @@ pub fn storage_args(db_run: &RunArgs, dir: &Path, page: u64) -> Result<RunArgs> 
             test.name()
         ))
     })?;
-    Ok(super::shape::plain_args(row, db_run, dir, page))
+    let mut a = super::shape::plain_args(row, db_run, dir, page);
+    let plain = row.plain.test;
+    let applies = |name: &str| find(name).is_some_and(|o| o.applies.to(plain));
+    if shape.like != Like::Oracle && applies("like") {
+        let mut set = |name: &str, text: &str| {
+            a.set(name, text, Source::Typed)
+                .map_err(|e| Error::other(format!("the storage side's --{name}: {e}")))
+        };
+        set("like", shape.like.name())?;
+        if let Some(m) = shape.io_mode {
+            set("io-mode", m.name())?;
+        }
+        if let Some(on) = shape.doublewrite
+            && applies("doublewrite")
+        {
+            set("doublewrite", if on { "on" } else { "off" })?;
+        }
+    }
+    Ok(a)
+}
+
+/// Whose shapes the storage side `r` ran, in words (none: the plain test's own, Oracle's).
+fn shape_said(r: &RunResult) -> Option<String> {
+    let like = r.config.like.as_deref()?;
+    let mut s = format!(
+        "{}'s I/O shapes (--like {like} --io-mode {}",
+        if like == "innodb" { "InnoDB" } else { like },
+        r.config.io_mode
+    );
+    if let Some(on) = r.config.doublewrite {
+        s.push_str(if on {
+            " --doublewrite on"
+        } else {
+            " --doublewrite off"
+        });
+    }
+    s.push_str(", as the server ran)");
+    Some(s)
 }
 
 /// `dbio <db> run` as a function, given the directory its run directory goes in.
@@ -536,11 +590,16 @@ pub struct Done {
 /// anything is created.
 pub fn compare_runs(
     a: &RunArgs,
-    (command, page): (&str, u64),
+    (command, page, like): (&str, u64, crate::workload::event::Like),
     stop: &Arc<AtomicBool>,
     run_db: RunDb,
 ) -> Result<Done> {
-    let plain = storage_args(a, &a.out.join(STORAGE_DIR), page)?;
+    // Checked with the shapes' defaults; run with the server's settings (see `both`).
+    let shape = super::StorageShape {
+        like,
+        ..super::StorageShape::default()
+    };
+    let plain = storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)?;
     let cfg = crate::options::check::run_config(&plain)?;
     let test = a.test.map_or("", |t| t.name());
     let started_at = crate::sys::utc_now_rfc3339();
@@ -549,7 +608,7 @@ pub fn compare_runs(
         if a.sync { "sync" } else { "async" }
     );
     let place = crate::report::RunPlace::make(&a.out, None, &started_at, &tail, DIR_KIND)?;
-    let done = both(a, (&cfg, command), stop, run_db, &place);
+    let done = both(a, (&cfg, command, page), stop, run_db, &place);
     match &done {
         Ok(_) => place.finish(),
         Err(_) => {
@@ -561,7 +620,7 @@ pub fn compare_runs(
 
 fn both(
     a: &RunArgs,
-    (cfg, command): (&crate::options::RunConfig, &str),
+    (checked, command, page): (&crate::options::RunConfig, &str, u64),
     stop: &Arc<AtomicBool>,
     run_db: RunDb,
     place: &crate::report::RunPlace,
@@ -572,6 +631,23 @@ fn both(
             "interrupted after the database's run; the storage's test was not run".into(),
         ));
     }
+    // The storage side issues the database's shapes as the server ran them (its flush
+    // method, its doublewrite), now that the server said.
+    let shape = seen(&database.result)
+        .map(|s| s.storage)
+        .unwrap_or_default();
+    let mut shape_cautions = shape.cautions.clone();
+    let server_cfg = storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)
+        .and_then(|p| crate::options::check::run_config(&p));
+    let cfg = match &server_cfg {
+        Ok(c) => c,
+        Err(e) => {
+            shape_cautions.push(format!(
+                "the storage side ran the shapes' defaults, not the server's settings: {e}"
+            ));
+            checked
+        }
+    };
     let mut pre = crate::options::environment::check(cfg)?;
     pre.out = Some(place.dir.clone());
     let storage = crate::run::run(cfg, &pre, stop, &|_| {})?;
@@ -586,6 +662,7 @@ fn both(
     if let Some(caution) = elsewhere(&cfg.dataset.target, data_dir.as_deref()) {
         compared.table_cautions.push(caution);
     }
+    compared.table_cautions.extend(shape_cautions);
     Ok(Done {
         database,
         storage,
@@ -833,8 +910,33 @@ mod tests {
     fn the_plain_test_runs_where_the_data_directory_is() {
         let mut a = RunArgs::defaults(Some(crate::workload::Test::ReadIops));
         a.sessions = 4;
-        let s = storage_args(&a, Path::new("/srv/pg/dbio-compare"), 8192).unwrap();
+        let none = crate::database::StorageShape::default();
+        let s = storage_args(&a, Path::new("/srv/pg/dbio-compare"), 8192, &none).unwrap();
         assert_eq!(s.target, Path::new("/srv/pg/dbio-compare"));
         assert_eq!(s.sessions, 4);
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
+        // InnoDB's: --like innodb with the server's flush method, and its doublewrite where
+        // the test has one, as typed options (the shapes' defaults do not override them).
+        let innodb = crate::database::StorageShape {
+            like: crate::workload::event::Like::Innodb,
+            io_mode: Some(crate::engine::IoMode::Fsync),
+            doublewrite: Some(false),
+            cautions: vec![],
+        };
+        let mut w = RunArgs::defaults(Some(crate::workload::Test::WriteIops));
+        w.sessions = 2;
+        let s = storage_args(&w, Path::new("/d"), 16384, &innodb).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Innodb);
+        assert_eq!(s.io_mode, crate::engine::IoMode::Fsync);
+        assert!(!s.doublewrite);
+        assert!(s.typed("io-mode") && s.typed("doublewrite"));
+        let cfg = crate::options::check::run_config(&s).unwrap();
+        assert_eq!(cfg.io_mode, crate::engine::IoMode::Fsync);
+        // read-iops has no doublewrite; write-mbps has no InnoDB shape: plain.
+        let s = storage_args(&a, Path::new("/d"), 16384, &innodb).unwrap();
+        assert!(s.typed("like") && !s.typed("doublewrite"));
+        let wm = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
+        let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
     }
 }

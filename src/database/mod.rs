@@ -254,6 +254,21 @@ pub struct Seen {
     pub data_directory: Option<String>,
     /// The report sections of what it saw.
     pub sections: Vec<crate::report::sections::Section>,
+    /// How a compare's storage side issues this database's I/O, as the server ran.
+    pub storage: StorageShape,
+}
+
+/// How a compare's storage side issues a database's I/O: its shapes (`--like`, where the
+/// plain test has them) with the settings the server ran with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StorageShape {
+    pub like: crate::workload::event::Like,
+    /// `--io-mode`: the server's flush method, when dbio models it.
+    pub io_mode: Option<crate::engine::IoMode>,
+    /// `--doublewrite` (write-iops): as the server had it.
+    pub doublewrite: Option<bool>,
+    /// What the storage side cannot do as the server did, in words.
+    pub cautions: Vec<String>,
 }
 
 /// What the database saw in a run's result (for a compare), read by the adapter whose

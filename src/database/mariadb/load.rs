@@ -21,6 +21,9 @@ pub const PAGE: u64 = 16384;
 pub const ROWS_PER_PAGE: u64 = 2;
 /// The length of a row's pad.
 pub const PAD: u32 = 7700;
+/// A commit's `k` is drawn from 1..=COMMIT_K (sysbench's default --table-size: its
+/// oltp_insert draws k over the table's size).
+pub const COMMIT_K: u32 = 10_000;
 /// Rows inserted per statement (MariaDB's max_recursive_iterations is 1,000).
 const LOAD_ROWS: u64 = 500;
 
@@ -71,8 +74,9 @@ pub fn blocks(c: &mut Conn, db: &str, pages: u64, stop: &AtomicBool) -> Result<(
     sql(c, &format!("ANALYZE TABLE {db}.blocks"))
 }
 
-/// The tables of the write tests: `commits` (redo) and one `bulk_<n>` per session
-/// (write-mbps, rows like `blocks`').
+/// The tables of the write tests: `commits` (redo: sysbench's `sbtest` table, an
+/// auto-increment id, a secondary index on k, c char(120) and pad char(60)) and one
+/// `bulk_<n>` per session (write-mbps, rows like `blocks`').
 pub fn write_tables(c: &mut Conn, db: &str, sessions: u32, bulk: bool) -> Result<()> {
     if bulk {
         for n in 0..sessions {
@@ -88,8 +92,10 @@ pub fn write_tables(c: &mut Conn, db: &str, sessions: u32, bulk: bool) -> Result
         sql(
             c,
             &format!(
-                "CREATE TABLE {db}.commits (id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY, \
-                 session int NOT NULL, n bigint NOT NULL) ENGINE=InnoDB"
+                "CREATE TABLE {db}.commits (id int NOT NULL AUTO_INCREMENT, \
+                 k int NOT NULL DEFAULT 0, c char(120) NOT NULL DEFAULT '', \
+                 pad char(60) NOT NULL DEFAULT '', PRIMARY KEY (id), KEY k_1 (k)) \
+                 ENGINE=InnoDB CHARACTER SET latin1"
             ),
         )?;
     }

@@ -534,7 +534,45 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         findings: m.findings.clone(),
         data_directory: m.server.data_directory.clone(),
         sections: crate::report::sections::mysql_sections(m),
+        storage: storage_shape(m),
     })
+}
+
+/// InnoDB's shapes (`--like innodb`) with the server's flush method as the io mode and its
+/// doublewrite: what a compare's storage side runs.
+pub fn storage_shape(
+    m: &crate::report::result_mysql::MysqlSection,
+) -> crate::database::StorageShape {
+    use crate::engine::IoMode;
+    let mut cautions = Vec::new();
+    let method = m.setting("innodb_flush_method").unwrap_or("");
+    let io_mode = match method.to_ascii_lowercase().as_str() {
+        // littlesync opens and syncs as fsync does (strace, MariaDB 10.11).
+        "fsync" | "littlesync" | "0" => Some(IoMode::Fsync),
+        "o_dsync" | "1" => Some(IoMode::ODsync),
+        "o_direct" | "4" => Some(IoMode::ODirect),
+        "o_direct_no_fsync" | "5" => Some(IoMode::ODirectNoFsync),
+        _ => {
+            cautions.push(format!(
+                "innodb_flush_method={method}: dbio does not model it; the storage side ran InnoDB's default, O_DIRECT"
+            ));
+            None
+        }
+    };
+    if !m.server.mariadb && io_mode.is_some() {
+        cautions.push(format!(
+            "the storage side opens and syncs files as MariaDB 10.11 does with innodb_flush_method={method}; MySQL 8 keeps its redo log buffered and fsyncs it"
+        ));
+    }
+    let doublewrite = m
+        .setting("innodb_doublewrite")
+        .map(|v| !matches!(v.to_ascii_lowercase().as_str(), "off" | "0"));
+    crate::database::StorageShape {
+        like: crate::workload::event::Like::Innodb,
+        io_mode,
+        doublewrite,
+        cautions,
+    }
 }
 
 #[cfg(test)]
@@ -550,6 +588,41 @@ mod tests {
         assert_eq!(
             event_name(Shape::Commit),
             "wait/io/file/innodb/innodb_log_file sync"
+        );
+    }
+
+    #[test]
+    fn the_storage_side_runs_innodbs_shapes_as_the_server_ran() {
+        use crate::engine::IoMode;
+        use crate::report::result_mysql::MysqlSection;
+        let server = |method: &str, dw: &str| {
+            let mut m = MysqlSection::default();
+            m.server.mariadb = true;
+            m.server.settings = vec![
+                ("innodb_flush_method".into(), method.into()),
+                ("innodb_doublewrite".into(), dw.into()),
+            ];
+            storage_shape(&m)
+        };
+        let s = server("fsync", "OFF");
+        assert_eq!(s.like, crate::workload::event::Like::Innodb);
+        assert_eq!(
+            (s.io_mode, s.doublewrite),
+            (Some(IoMode::Fsync), Some(false))
+        );
+        assert!(s.cautions.is_empty(), "{:?}", s.cautions);
+        let s = server("O_DIRECT_NO_FSYNC", "ON");
+        assert_eq!(
+            (s.io_mode, s.doublewrite),
+            (Some(IoMode::ODirectNoFsync), Some(true))
+        );
+        // A method dbio does not model is said, and the shapes' default is run.
+        let s = server("nosync", "ON");
+        assert_eq!(s.io_mode, None);
+        assert!(
+            s.cautions[0].contains("innodb_flush_method=nosync"),
+            "{:?}",
+            s.cautions
         );
     }
 }

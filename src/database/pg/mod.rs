@@ -464,6 +464,8 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         findings: pg.findings.clone(),
         data_directory: pg.server.data_directory.clone(),
         sections: crate::report::sections::pg_sections(pg),
+        // dbio's plain tests are Oracle's shapes, the storage side of a PostgreSQL compare.
+        storage: crate::database::StorageShape::default(),
     })
 }
 
