@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{Dbio, Env, f, is_root, skip, u};
+use crate::util::{Dbio, Env, Running, f, is_root, skip, u};
 
 const SSHD: &str = "/usr/sbin/sshd";
 
@@ -493,59 +493,16 @@ fn a_job_file_with_a_hosts_table_runs_on_both() {
 /// "measuring"): on a loaded machine, agents that run may still be preparing, and a stop
 /// before the window is "nothing measured", not a partial result. Its stderr is read as it
 /// comes.
-struct Measuring {
-    child: Child,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Measuring {
-    /// Everything the coordinator wrote on stderr (once it has exited).
-    fn stderr(&mut self) -> String {
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        self.stderr.lock().unwrap().clone()
-    }
-}
-
-fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str) -> Measuring {
+fn measuring_on_both(h: &Hosts, shm: &tempfile::TempDir, tag: &str) -> Running {
     let target = format!("{}/{tag}-{{host}}", shm.path().display());
-    let mut child = h.spawn(
-        "127.0.0.1,127.0.0.2",
-        short(&h.env, "read-iops", &target, "30s")
-            .sync_()
-            .arg("--progress")
-            .arg("always"),
+    let mut m = Running::spawn(
+        h.dbio(
+            "127.0.0.1,127.0.0.2",
+            short(&h.env, "read-iops", &target, "30s").sync_(),
+        )
+        .process(),
     );
-    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let mut pipe = child.stderr.take().unwrap();
-    let sink = stderr.clone();
-    let reader = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = pipe.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    let mut m = Measuring {
-        child,
-        stderr,
-        reader: Some(reader),
-    };
-    let t0 = Instant::now();
-    while !m.stderr.lock().unwrap().contains("measuring ") {
-        if t0.elapsed() > Duration::from_secs(60) || m.child.try_wait().unwrap().is_some() {
-            let _ = m.child.kill();
-            let _ = m.child.wait();
-            panic!("the run never measured: {}", m.stderr());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    m.wait_for("measuring ");
     assert_eq!(h.agents().len(), 2, "both agents measure");
     m
 }

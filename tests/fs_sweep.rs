@@ -355,10 +355,16 @@ fn without_root_a_file_system_sweep_is_refused() {
         return;
     };
     let before = dev.read_all();
+    // A store of nobody's own (one it may not write is refused first, as bad input too).
+    let store = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(store.path(), Some(65534), Some(65534)).unwrap();
+    let db = store.path().join("dbio.db");
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(assert_cmd::cargo::cargo_bin("dbio"))
-        .args(["--db", "/nonexistent/dbio.db", "sweep", "read-iops"])
+        .arg("--db")
+        .arg(&db)
+        .args(["sweep", "read-iops"])
         .args(["--param", "fs=ext4", "--device", dev.path()])
         .args([
             "--destructive",

@@ -47,36 +47,31 @@ fn sigint_stops_quickly_and_keeps_a_partial_result() {
         // Prepare first so the signal lands in the measured window.
         assert!(env.prepare().size("256M").out().status.success());
         let before = files_under(&env.join("dbio-data"));
-        let child = env
-            .run(test)
-            .size("256M")
-            .sessions(4)
-            .duration("60s")
-            .warmup("1s")
-            .arg("--json")
-            .process()
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(2500));
+        let mut child = crate::util::Running::spawn(
+            env.run(test)
+                .size("256M")
+                .sessions(4)
+                .duration("60s")
+                .warmup("1s")
+                .arg("--json")
+                .process(),
+        );
+        // A second into the measured window (not a fixed time from the start, which a
+        // loaded machine spends preparing).
+        child.wait_for("measuring");
+        std::thread::sleep(Duration::from_millis(1000));
         let sent = Instant::now();
         // SAFETY: kill on our own child's pid.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let out = child.wait_with_output().unwrap();
+        unsafe { libc::kill(child.child.id() as i32, libc::SIGINT) };
+        let (code, stdout) = child.finish();
         let took = sent.elapsed();
+        let stderr = child.stderr();
         assert!(
             took < Duration::from_secs(2),
             "{test}: stopped after {took:?}"
         );
-        assert_eq!(
-            out.status.code(),
-            Some(130),
-            "{test}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let r: serde_json::Value =
-            serde_json::from_slice(&out.stdout).expect("partial result printed");
+        assert_eq!(code, Some(130), "{test}: {stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&stdout).expect("partial result printed");
         assert_eq!(r["partial"], true);
         assert_eq!(r["stop_reason"], "interrupted");
         let secs = r["measured_seconds"].as_f64().unwrap();

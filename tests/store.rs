@@ -197,73 +197,32 @@ fn an_unknown_id_is_one_line_and_exit_2() {
     );
 }
 
-/// The run's directory is written before the store; a store that cannot be written costs
-/// one warning line, not the run.
+/// A store that cannot be written is known before the run: refused in one line naming
+/// `--db`, exit 2, before anything is created or measured (it used to cost the run's
+/// record after the run, with exit 0; issue 32, item 6).
 #[test]
-fn a_store_that_cannot_be_written_does_not_lose_the_run() {
+fn a_store_that_cannot_be_written_is_refused_before_the_run() {
     let env = Env::new();
     let not_a_dir = env.db("plain-file");
     std::fs::write(&not_a_dir, "not a directory").unwrap();
     let db = format!("{not_a_dir}/dbio.db");
     let out = env.quick("read-iops").arg("--json").sync_().db(&db).out();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{stderr}");
-    assert!(warnings[0].contains("not recorded"), "{stderr}");
-    let r: Value = serde_json::from_slice(&out.stdout).expect("the result is printed");
-    assert_eq!(r["test"], "read-iops");
-    let dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs")).unwrap().collect();
-    assert_eq!(dirs.len(), 1);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
     assert!(
-        dirs[0]
-            .as_ref()
-            .unwrap()
-            .path()
-            .join("result.json")
-            .is_file()
+        lines[0].starts_with("error: --db") && lines[0].contains(&db),
+        "{stderr}"
     );
-}
-
-/// Without `--db` the store is `$XDG_DATA_HOME/dbio/dbio.db`; `DBIO_DB` overrides that and
-/// `--db` overrides both.
-#[test]
-fn where_the_store_lives() {
-    let env = Env::new();
-    env.quick("read-iops").sync_().json();
-    let default = env.data_home.path().join("dbio/dbio.db");
-    assert!(default.is_file(), "{default:?}");
-
-    let from_env = env.db("from-env.db");
-    let out = env
-        .quick("read-iops")
-        .arg("--json")
-        .sync_()
-        .env("DBIO_DB", &from_env)
-        .out();
-    assert!(out.status.success());
-    let count = |db: &str| runs(&env, db, &[]).len();
-    assert_eq!(count(&from_env), 1);
-    assert_eq!(count(&default.display().to_string()), 1);
-
-    let out = env.runs().arg("--json").env("DBIO_DB", &from_env).out();
-    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let run_dir = |db: &str| runs(&env, db, &[])[0]["run_dir"].clone();
-    assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0]["run_dir"], run_dir(&from_env), "DBIO_DB is read");
-    assert_ne!(
-        listed[0]["run_dir"],
-        run_dir(&default.display().to_string())
+    assert!(out.stdout.is_empty());
+    // Nothing was made: no data set, no run directory; the file in the way is unchanged.
+    assert!(!env.join("dbio-data").exists());
+    assert!(!env.join("dbio-runs").exists());
+    assert_eq!(
+        std::fs::read_to_string(&not_a_dir).unwrap(),
+        "not a directory"
     );
-    let missing = env.db("missing.db");
-    let out = env
-        .runs()
-        .arg("--json")
-        .db(&missing)
-        .env("DBIO_DB", &from_env)
-        .out();
-    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(listed.is_empty(), "--db wins over DBIO_DB");
 }
 
 /// A file that is not a store (or a damaged one) is never repaired or replaced: the error

@@ -1029,3 +1029,74 @@ pub fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// A dbio process started with `--progress always`, its stderr read as it comes: a test
+/// waits for a phase ("measuring") instead of sleeping a fixed time, which a loaded machine
+/// (builds, tests beside it) outlasts.
+pub struct Running {
+    pub child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Starts `cmd` with stdout and stderr piped and progress drawn on stderr.
+    pub fn spawn(mut cmd: std::process::Command) -> Running {
+        use std::io::Read;
+        let mut child = cmd
+            .args(["--progress", "always"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                (sink.lock().unwrap()).push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Running {
+            child,
+            stderr,
+            reader: Some(reader),
+        }
+    }
+
+    /// Waits until stderr shows `text` (a progress line's phase); panics with what it
+    /// printed if the process ends or a minute passes first.
+    pub fn wait_for(&mut self, text: &str) {
+        let t0 = Instant::now();
+        while !self.stderr.lock().unwrap().contains(text) {
+            if t0.elapsed() > Duration::from_secs(60) || self.child.try_wait().unwrap().is_some() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("never showed {text:?}: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything written on stderr (call once the process has ended).
+    pub fn stderr(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits for the process; its exit code and stdout.
+    pub fn finish(&mut self) -> (Option<i32>, Vec<u8>) {
+        use std::io::Read;
+        let mut out = Vec::new();
+        if let Some(mut o) = self.child.stdout.take() {
+            o.read_to_end(&mut out).unwrap();
+        }
+        (self.child.wait().unwrap().code(), out)
+    }
+}
