@@ -237,12 +237,33 @@ pub struct ShowArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Two or more run ids, as `dbio runs` lists them; ratios are to the first.
-    #[arg(required = true, num_args = 2.., value_name = "ID")]
-    pub ids: Vec<i64>,
+    /// Two or more runs, ratios to the first: run ids as `dbio runs` lists them, run
+    /// directories or their result.json, mixed (a directory named like an id: ./3).
+    #[arg(required = true, num_args = 2.., value_name = "RUN", value_parser = parse_run_ref)]
+    pub ids: Vec<RunRef>,
     /// The options of the table it takes: `--html`, `--format`.
     #[command(flatten)]
     pub options: CompareOptions,
+}
+
+/// A run named on the command line: its id in the store, or its directory (or result.json).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunRef {
+    Id(i64),
+    Dir(PathBuf),
+}
+
+fn parse_run_ref(s: &str) -> Result<RunRef, String> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(RunRef::Id)
+            .map_err(|_| format!("'{s}': not a run id dbio could have given"));
+    }
+    if s.is_empty() {
+        return Err("an empty run: give a run id (3), a run directory or its result.json".into());
+    }
+    Ok(RunRef::Dir(PathBuf::from(s)))
 }
 
 /// What `dbio show` shows: a run, or a compare through a database (`c3`).

@@ -88,7 +88,7 @@ fn three_runs_are_listed_and_filtered() {
 }
 
 /// The cells after `figure` on its line in `event`'s table of `dbio compare` (a ratio's
-/// "within noise" mark, `~`, left out).
+/// "within noise" mark, `~`, and what it means, "better"/"worse"/"same", left out).
 fn compare_row(text: &str, event: &str, figure: &str) -> Vec<String> {
     let table = text
         .split("\n\n")
@@ -100,7 +100,7 @@ fn compare_row(text: &str, event: &str, figure: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no {figure} row:\n{table}"));
     line[figure.len()..]
         .split_whitespace()
-        .filter(|c| *c != "~")
+        .filter(|c| !["~", "better", "worse", "same"].contains(c))
         .map(|c| c.replace([',', '×'], ""))
         .collect()
 }
@@ -161,7 +161,76 @@ fn compare_prints_both_runs_and_the_ratio_to_the_first() {
             "{figure}: printed ratio {} vs {ratio} from the result.json files\n{text}",
             printed[2]
         );
+        // The ratio says what it means for the figure: more IOPS is better, more latency worse.
+        let line = (text.lines().skip_while(|l| !l.starts_with(event)))
+            .find(|l| l.starts_with(figure))
+            .unwrap();
+        let more_is_better = figure == "IOPS" || figure == "MiB/s";
+        let expected = if ratio == 1.0 {
+            "same"
+        } else if (ratio > 1.0) == more_is_better {
+            "better"
+        } else {
+            "worse"
+        };
+        assert!(line.contains(expected), "{figure}: {expected}: {line}");
     }
+    // Run directories and result.json files compare as ids do, mixed with ids; runs named
+    // by their directories need no store.
+    let mut dirs: Vec<_> = std::fs::read_dir(env.join("dbio-runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    let by_id: Value = serde_json::from_str(
+        &env.cmd("compare")
+            .args([&a, &b])
+            .arg("--json")
+            .db(&db)
+            .stdout(),
+    )
+    .unwrap();
+    let mixed: Value = serde_json::from_str(
+        &env.cmd("compare")
+            .arg(&dirs[0])
+            .arg(&b)
+            .arg("--json")
+            .db(&db)
+            .stdout(),
+    )
+    .unwrap();
+    let no_store = env.join("no-such-dir/none.db").display().to_string();
+    let files: Value = serde_json::from_str(
+        &env.cmd("compare")
+            .arg(dirs[0].join("result.json"))
+            .arg(&dirs[1])
+            .arg("--json")
+            .db(&no_store)
+            .stdout(),
+    )
+    .unwrap();
+    for other in [&mixed, &files] {
+        assert_eq!(other["events"], by_id["events"], "{other}");
+    }
+    assert_eq!(
+        by_id["events"][0]["figures"][0]["verdicts"][0],
+        if f(&e2["iops"]) >= f(&e1["iops"]) {
+            if f(&e2["iops"]) == f(&e1["iops"]) {
+                "same"
+            } else {
+                "better"
+            }
+        } else {
+            "worse"
+        }
+    );
+    assert!(!std::path::Path::new(&no_store).exists());
+    // What is neither an id nor a run directory is one line, exit 2.
+    env.cmd("compare")
+        .arg(&a)
+        .arg(env.join("no-such-run"))
+        .db(&db)
+        .refused(&["no-such-run"]);
 }
 
 #[test]

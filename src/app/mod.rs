@@ -722,16 +722,34 @@ fn show(a: &ShowArgs, db: Option<&Path>) -> Result<ExitCode> {
 }
 
 fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
-    let store = Store::open_existing(&store_path(db)?)?;
-    let stored = a
-        .ids
-        .iter()
-        .map(|&id| store.run_or_usage_error(id))
+    use crate::cli::RunRef;
+    // The store is opened only when an id names a run in it: directories need none.
+    let store = if a.ids.iter().any(|r| matches!(r, RunRef::Id(_))) {
+        Some(Store::open_existing(&store_path(db)?)?)
+    } else {
+        None
+    };
+    let loaded = (a.ids.iter())
+        .map(|r| match (r, &store) {
+            (RunRef::Id(id), Some(store)) => store
+                .run_or_usage_error(*id)
+                .map(|s| (format!("run {}", s.id), s.result)),
+            (RunRef::Dir(path), _) => {
+                // Labelled by the run directory's name (it says the test, sessions, size).
+                let dir = run_dir_of(path)?;
+                let label = (dir.canonicalize().ok().as_deref())
+                    .and_then(Path::file_name)
+                    .map_or_else(
+                        || path.display().to_string(),
+                        |n| n.to_string_lossy().into(),
+                    );
+                crate::report::read_run(&dir).map(|r| (label, r))
+            }
+            (RunRef::Id(_), None) => unreachable!("the store is open when an id is given"),
+        })
         .collect::<Result<Vec<_>>>()?;
-    let runs: Vec<(String, &crate::report::RunResult)> = stored
-        .iter()
-        .map(|s| (format!("run {}", s.id), &s.result))
-        .collect();
+    let runs: Vec<(String, &crate::report::RunResult)> =
+        loaded.iter().map(|(name, r)| (name.clone(), r)).collect();
     if let Some(file) = &a.options.0.html {
         write_user_file(
             file,
@@ -745,6 +763,23 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
         &crate::report::sections::comparison(&runs),
     )?;
     Ok(ExitCode::Ok)
+}
+
+/// The run directory a path names: the directory itself, or the one holding a result.json.
+fn run_dir_of(path: &Path) -> Result<PathBuf> {
+    if path.file_name().is_some_and(|n| n == "result.json") {
+        let meta = std::fs::symlink_metadata(path).map_err(|e| {
+            Error::usage(format!(
+                "cannot read {}: {e} (expected a run id, a run directory or its result.json)",
+                path.shown()
+            ))
+        })?;
+        if meta.is_file() {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            return Ok(parent.unwrap_or(Path::new(".")).to_path_buf());
+        }
+    }
+    Ok(path.to_path_buf())
 }
 
 fn report(a: &ReportArgs) -> Result<ExitCode> {

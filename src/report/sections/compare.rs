@@ -18,24 +18,56 @@ type Figure = fn(&EventResult) -> f64;
 /// IOPS and MiB/s, the p99's for p99; none for p50.
 type Noise = fn(&Stability) -> Option<&Spread>;
 
-/// The figures compared — their label, their name in JSON, how each is read from an event
-/// and its per-second spread.
-const FIGURES: [(&str, &str, Figure, Option<Noise>); 4] = [
-    ("IOPS", "iops", |e| e.iops, Some(|s| Some(&s.rate))),
+/// Whether more of a figure is better (a rate) or worse (a latency).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum More {
+    Better,
+    Worse,
+}
+
+/// The figures compared — their label, their name in JSON, how each is read from an event,
+/// its per-second spread, and which way is better.
+const FIGURES: [(&str, &str, Figure, Option<Noise>, More); 4] = [
+    (
+        "IOPS",
+        "iops",
+        |e| e.iops,
+        Some(|s| Some(&s.rate)),
+        More::Better,
+    ),
     (
         "MiB/s",
         "mib_per_s",
         |e| e.mib_per_s,
         Some(|s| Some(&s.rate)),
+        More::Better,
     ),
-    ("p50 (µs)", "p50_us", |e| e.latency_us.p50, None),
+    (
+        "p50 (µs)",
+        "p50_us",
+        |e| e.latency_us.p50,
+        None,
+        More::Worse,
+    ),
     (
         "p99 (µs)",
         "p99_us",
         |e| e.latency_us.p99,
         Some(|s| s.p99_us.as_ref()),
+        More::Worse,
     ),
 ];
+
+/// What a ratio means for its figure: "better", "worse", or "same" (a ratio of exactly 1).
+fn verdict(ratio: f64, more: More) -> &'static str {
+    if ratio == 1.0 {
+        "same"
+    } else if (ratio > 1.0) == (more == More::Better) {
+        "better"
+    } else {
+        "worse"
+    }
+}
 
 /// The figures of a comparison, computed once: what `dbio compare --json` prints
 /// (`dbio.compare.v1`) and what its report's tables hold.
@@ -66,6 +98,9 @@ pub struct ComparedFigure {
     pub ratios: Vec<Option<f64>>,
     /// Each later run's difference lies within the two runs' own per-second spread.
     pub within_noise: Vec<bool>,
+    /// What each ratio means for this figure: "better", "worse" or "same"; null where
+    /// there is no ratio.
+    pub verdicts: Vec<Option<&'static str>>,
 }
 
 /// The figures `runs` (a label such as "run 7" and the run's result) are compared by.
@@ -84,7 +119,7 @@ pub fn comparison(runs: &[(String, &RunResult)]) -> Comparison {
                 .map(|(_, r)| r.events.iter().find(|e| e.name == *name))
                 .collect();
             let figures = (FIGURES.iter())
-                .map(|&(_, figure, of, noise)| {
+                .map(|&(_, figure, of, noise, more)| {
                     let base = found[0].map(of);
                     let ratios: Vec<Option<f64>> = (found[1..].iter())
                         .map(|e| match (e.map(of), base) {
@@ -103,6 +138,7 @@ pub fn comparison(runs: &[(String, &RunResult)]) -> Comparison {
                     ComparedFigure {
                         figure,
                         values: found.iter().map(|e| e.map(of)).collect(),
+                        verdicts: ratios.iter().map(|r| r.map(|r| verdict(r, more))).collect(),
                         ratios,
                         within_noise,
                     }
@@ -152,7 +188,7 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
         .collect();
     let ratio_width = ratio_labels
         .iter()
-        .map(|l| width(l, 10))
+        .map(|l| width(l, 16))
         .max()
         .unwrap_or(10);
     for (k, compared) in figures.events.iter().enumerate() {
@@ -169,15 +205,20 @@ pub fn compare(runs: &[(String, &RunResult)]) -> Report {
         for ((label, ..), f) in FIGURES.iter().zip(&compared.figures) {
             let mut row = cells![*label];
             row.extend((f.values.iter()).map(|v| v.map_or("-".to_string(), number).into()));
-            row.extend(f.ratios.iter().zip(&f.within_noise).map(|(r, &within)| {
-                let text = ratio(*r, Some(1.0));
-                noisy |= within;
-                if within {
-                    format!("{text} {WITHIN_NOISE}").into()
-                } else {
-                    text.into()
-                }
-            }));
+            row.extend((f.ratios.iter().zip(&f.within_noise).zip(&f.verdicts)).map(
+                |((r, &within), verdict)| {
+                    let mut text = ratio(*r, Some(1.0));
+                    if let Some(v) = verdict {
+                        text = format!("{text} {v}");
+                    }
+                    noisy |= within;
+                    if within {
+                        format!("{text} {WITHIN_NOISE}").into()
+                    } else {
+                        text.into()
+                    }
+                },
+            ));
             t.row(row);
         }
         let mut s = Section::new(&format!("event-{}", k + 1), name)
