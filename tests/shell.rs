@@ -215,6 +215,25 @@ fn one_exit_status_table_in_help_man_page_and_docs() {
     assert_eq!(codes, ["0", "1", "2", "3", "4", "130"], "{footer}");
     // The man page's EXIT STATUS section lists the same.
     let man = String::from_utf8(env.output(&["man"]).stdout).unwrap();
+    // Its EXAMPLES come before it, each a command dbio has, with what it does.
+    let examples = man
+        .split(".SH EXAMPLES")
+        .nth(1)
+        .and_then(|s| s.split(".SH").next())
+        .expect("an EXAMPLES section");
+    let commands: Vec<&str> = examples
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("\\fBdbio ")
+                .or_else(|| l.strip_prefix("\\fBdbio\\ "))
+        })
+        .collect();
+    assert!(commands.len() >= 5, "{examples}");
+    for c in &commands {
+        let name = c.split(|ch: char| ch == ' ' || ch == '\\').next().unwrap();
+        let help = env.output(&[name, "--help"]);
+        assert!(help.status.success(), "dbio {name}: {examples}");
+    }
     let section = man
         .split(".SH \"EXIT STATUS\"")
         .nth(1)

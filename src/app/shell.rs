@@ -64,6 +64,14 @@ pub fn man_page() -> Result<Vec<u8>> {
         page.extend_from_slice(&demote_sections(&part));
     }
     page.extend_from_slice(FILES.as_bytes());
+    let mut examples = Roff::new();
+    examples.control("SH", ["EXAMPLES"]);
+    for (line, what) in EXAMPLES {
+        examples.control("TP", []);
+        examples.text([bold(*line)]);
+        examples.text([roman(*what)]);
+    }
+    examples.to_writer(&mut page).map_err(fail)?;
     let mut status = Roff::new();
     status.control("SH", ["EXIT STATUS"]);
     for (code, meaning) in crate::error::EXIT_STATUSES {
@@ -101,6 +109,46 @@ fn demote_sections(roff: &[u8]) -> Vec<u8> {
     }
     out.into_bytes()
 }
+
+/// The man page's EXAMPLES: what a DBA or a storage engineer types first.
+const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "dbio run read-iops",
+        "Random single-block reads as a database's sessions issue them (db file parallel read; --sync: db file sequential read) on a 1 GiB data set in ./dbio-data, kept for the next run.",
+    ),
+    (
+        "dbio run read-iops --target /u02/oradata/dbio --size 20G --duration 5m",
+        "The same on the data files' own file system, with a data set larger than the caches.",
+    ),
+    (
+        "dbio run redo --sessions 16",
+        "Commits with group commit: log file sync as the sessions wait for it, log file parallel write as LGWR writes.",
+    ),
+    (
+        "dbio sweep read-iops --param sessions=1,4,16,64",
+        "One run per value, and where the latency turns.",
+    ),
+    (
+        "dbio run --job /usr/share/doc/dbio/examples/oltp-peak.toml",
+        "A job file of classes with requirements: the verdict (PASS or FAIL, exit 3) comes first.",
+    ),
+    (
+        "dbio compare 7 9",
+        "Two recorded runs (dbio runs lists them) event by event, each ratio better or worse; run directories work too.",
+    ),
+    (
+        "dbio map /u02/oradata",
+        "What sits under a data file: file system, volumes, partitions, devices, and findings.",
+    ),
+    (
+        "dbio pg compare read-iops --pg-bin /usr/lib/postgresql/15/bin",
+        "The test through a throwaway PostgreSQL, then the same I/O without it, side by side.",
+    ),
+    (
+        "dbio clean",
+        "Removes the data set a run left in ./dbio-data (dbio doctor names anything else left behind).",
+    ),
+];
 
 /// Where dbio keeps things, and the environment it reads.
 const FILES: &str = r#".SH FILES
