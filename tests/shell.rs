@@ -230,7 +230,7 @@ fn one_exit_status_table_in_help_man_page_and_docs() {
         .collect();
     assert!(commands.len() >= 5, "{examples}");
     for c in &commands {
-        let name = c.split(|ch: char| ch == ' ' || ch == '\\').next().unwrap();
+        let name = c.split([' ', '\\']).next().unwrap();
         let help = env.output(&[name, "--help"]);
         assert!(help.status.success(), "dbio {name}: {examples}");
     }
