@@ -292,15 +292,25 @@ p99 = "10s"
         summary.contains("Requirement vs Actual — FAIL"),
         "{summary}"
     );
+    assert!(summary.lines().any(|l| l.contains("IOPS")
+        && l.contains("≥ 1000000000000")
+        && l.trim_end().ends_with("FAIL")));
+    assert!(summary.lines().any(|l| l.contains(" p99 ")
+        && l.contains("≤ 10000 ms")
+        && l.trim_end().ends_with("PASS")));
+    // The verdict is the first thing after the title line.
     assert!(
         summary
             .lines()
-            .any(|l| l.contains("iops") && l.trim_end().ends_with("FAIL"))
-    );
-    assert!(
-        summary
-            .lines()
-            .any(|l| l.contains("p99_ms") && l.trim_end().ends_with("PASS"))
+            .nth(1)
+            .unwrap()
+            .starts_with("Requirement vs Actual — FAIL")
+            || summary
+                .lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("Requirement vs Actual — FAIL"),
+        "{summary}"
     );
 }
 

@@ -97,9 +97,9 @@ submission = "async"
             .find(|r| r.iter().any(|c| c == limit))
             .unwrap_or_else(|| panic!("no {limit} row: {rows:?}"))
     };
-    assert_eq!(row("iops").last().unwrap(), "FAIL", "{rows:?}");
-    assert_eq!(row("iops")[0], "reads");
-    assert_eq!(row("p99_ms").last().unwrap(), "PASS", "{rows:?}");
+    assert_eq!(row("IOPS").last().unwrap(), "FAIL", "{rows:?}");
+    assert_eq!(row("IOPS")[0], "reads");
+    assert_eq!(row("p99").last().unwrap(), "PASS", "{rows:?}");
     assert!(
         verdict.contains("<td class=\"fail\">FAIL</td>"),
         "{verdict}"

@@ -53,11 +53,22 @@ pub fn arg(o: &'static Opt, takes: &Takes) -> Arg {
                 a = a.default_value(d);
             }
             if let Some(bare) = o.bare {
-                // A flag after it is the next option, not its value.
+                // A flag after it is the next option, not its value. Nor is a test typed
+                // after it: refused while clap reads the line, before it would complain of
+                // the missing test instead (the row's parser reads the value, once, later).
+                let name = o.name;
                 a = a
                     .num_args(0..=1)
                     .default_missing_value(bare)
-                    .allow_hyphen_values(false);
+                    .allow_hyphen_values(false)
+                    .value_parser(move |t: &str| -> Result<String, String> {
+                        if crate::workload::Test::from_name(t.trim()).is_some() {
+                            return Err(format!(
+                                "'{t}' is a test: put the test before --{name}, or give its value with '=' (--{name}={bare})"
+                            ));
+                        }
+                        Ok(t.to_string())
+                    });
             }
         }
     }

@@ -41,7 +41,9 @@ use crate::report::result::RunResult;
 
 /// The report of one run, section by section.
 pub fn run(r: &RunResult) -> Report {
-    let mut sections = vec![run::configuration(r)];
+    // A job with requirements answers its question first: PASS or FAIL, limit by limit.
+    let mut sections: Vec<Section> = workload::verdict(r).into_iter().collect();
+    sections.push(run::configuration(r));
     sections.extend(run::errors(r));
     sections.extend(cluster::hosts(r));
     sections.push(events::top_timed_events(r));
@@ -50,7 +52,6 @@ pub fn run(r: &RunResult) -> Report {
     sections.extend(workload::redo(r));
     sections.extend(workload::oltp(r));
     sections.extend(workload::classes(r));
-    sections.extend(workload::verdict(r));
     sections.extend(steady::steady_state(r));
     sections.extend(workload::temp(r));
     if let Some(p) = &r.pg {

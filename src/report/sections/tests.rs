@@ -142,7 +142,11 @@ fn the_verdict_marks_each_limit() {
     let marks: Vec<(&str, Mark)> = (t.rows.iter())
         .map(|r| (r[2].text.as_str(), r.last().unwrap().mark))
         .collect();
-    assert_eq!(marks, [("p99_ms", Mark::Pass), ("iops", Mark::Fail)]);
+    assert_eq!(marks, [("p99", Mark::Pass), ("IOPS", Mark::Fail)]);
+    // Limits in a DBA's words, with their units.
+    assert_eq!(t.rows[0][3].text, "≤ 10 ms");
+    // A job with requirements answers first.
+    assert_eq!(report.sections[0].id, "verdict");
     let html = crate::report::html::render(&r);
     assert!(html.contains("<td class=\"fail\">FAIL</td>"));
     assert!(html.contains("<h2 id=\"verdict\">Requirement vs Actual — FAIL</h2>"));

@@ -186,12 +186,18 @@ pub fn verdict(r: &RunResult) -> Option<Section> {
     ]);
     for c in &v.classes {
         for l in &c.limits {
+            let (what, unit) = limit_words(&l.limit);
+            let op = match l.op.as_str() {
+                "<=" => "≤",
+                ">=" => "≥",
+                other => other,
+            };
             let mut row = cells![
                 clip(&c.class, 24),
                 c.event.as_str(),
-                l.limit.as_str(),
-                format!("{} {}", l.op, figure(l.required)),
-                format!("{:.3}", l.measured),
+                what,
+                format!("{op} {}{unit}", figure(l.required)),
+                format!("{:.3}{unit}", l.measured),
             ];
             row.push(mark(l.result == "PASS"));
             t.row(row);
@@ -212,9 +218,9 @@ pub fn verdict(r: &RunResult) -> Option<Section> {
     )
     .with(Block::Table(t))
     .with(Block::Note(
-        "Latency limits are in ms, per request (a log file parallel write class per LGWR \
-         write), from the scheduled time for classes with a rate; iops and mib_per_s are \
-         per second."
+        "Latency limits are per request (a log file parallel write class per LGWR write), \
+         from the scheduled time for classes with a rate; IOPS and MiB/s are per second. \
+         result.json names each limit by its key (p99_ms, iops)."
             .into(),
     ));
     if let Some(t) = observed(r, v) {
@@ -226,6 +232,19 @@ pub fn verdict(r: &RunResult) -> Option<Section> {
         ));
     }
     Some(section)
+}
+
+/// A limit's key (result.json's `p99_ms`, `iops`) in a DBA's words, and its unit:
+/// ("p99", " ms"), ("IOPS", "").
+fn limit_words(key: &str) -> (String, &'static str) {
+    match key {
+        "iops" => ("IOPS".into(), ""),
+        "mib_per_s" => ("MiB/s".into(), ""),
+        _ => match key.strip_suffix("_ms") {
+            Some(stat) => (stat.replace('_', "."), " ms"),
+            None => (key.to_string(), ""),
+        },
+    }
 }
 
 /// A limit as typed, without the binary fraction's tail (`0.946`, not `0.9460000000000001`).
