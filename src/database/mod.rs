@@ -784,6 +784,56 @@ pub fn print_cleaned(
     out.emit(&crate::report::Report::lines(lines), &json)
 }
 
+/// Which database command a [`DbRun`] is the arguments of: its row in the options table.
+pub trait RunCommand {
+    /// `options::Command::PgRun`, `options::Command::MysqlRun`, ...
+    const COMMAND: crate::options::Command;
+}
+
+/// `dbio <database> run|compare TEST [options]`: the test, and the options of a run the
+/// database's command takes (the table's COMMANDS says which, and how), for every database.
+#[derive(Debug, Clone)]
+pub struct DbRun<C>(pub RunArgs, std::marker::PhantomData<C>);
+
+impl<C: RunCommand> clap::Args for DbRun<C> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let tests: Vec<&'static str> = (shape::tests().iter()).map(|t| t.name()).collect();
+        let cmd = cmd.arg(
+            clap::Arg::new("test")
+                .value_name("TEST")
+                .help("The test to run through the database.")
+                .value_parser(clap::builder::PossibleValuesParser::new(tests))
+                .required(true),
+        );
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, C::COMMAND)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<C: RunCommand> clap::FromArgMatches for DbRun<C> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let test = m
+            .get_one::<String>("test")
+            .map(|t| crate::workload::Test::from_name(t).expect("a possible value"));
+        let mut a = RunArgs::defaults(test);
+        crate::options::cli::read(m, C::COMMAND, &mut a)?;
+        Ok(DbRun(a, std::marker::PhantomData))
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        m: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
