@@ -135,6 +135,27 @@ impl RunAs {
     }
 }
 
+/// Stops a throwaway server dbio started (if it still holds one): each signal of `ladder`
+/// in turn (its own shutdowns, gentlest first, then SIGKILL), waiting up to that step's
+/// time for the server to exit, which it reaps.
+pub fn stop(child: Option<std::process::Child>, ladder: &[(libc::c_int, std::time::Duration)]) {
+    let Some(mut child) = child else {
+        return;
+    };
+    let pid = child.id() as libc::pid_t;
+    for &(sig, wait) in ladder {
+        // SAFETY: signalling our own child, which has not been reaped.
+        unsafe { libc::kill(pid, sig) };
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
 /// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
 /// binary (the dbio that started it) or another dbio of root's or this user's. "process 12

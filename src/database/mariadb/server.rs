@@ -335,24 +335,13 @@ impl Server {
 
     /// A normal shutdown (SIGTERM), then kill, waiting for mariadbd to exit.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let pid = child.id() as libc::pid_t;
-        for (sig, wait) in [
-            (libc::SIGTERM, Duration::from_secs(60)),
-            (libc::SIGKILL, Duration::from_secs(10)),
-        ] {
-            // SAFETY: signalling our own child, which has not been reaped.
-            unsafe { libc::kill(pid, sig) };
-            let until = Instant::now() + wait;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        crate::database::throwaway::stop(
+            self.child.take(),
+            &[
+                (libc::SIGTERM, Duration::from_secs(60)),
+                (libc::SIGKILL, Duration::from_secs(10)),
+            ],
+        );
     }
 
     /// mariadbd's process id, while it runs.

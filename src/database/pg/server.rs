@@ -323,25 +323,14 @@ impl Server {
     /// Fast shutdown (what `pg_ctl -m fast stop` sends: SIGINT to the postmaster), then
     /// immediate, then kill, waiting for the postmaster to exit.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let pid = child.id() as libc::pid_t;
-        for (sig, wait) in [
-            (libc::SIGINT, Duration::from_secs(30)),
-            (libc::SIGQUIT, Duration::from_secs(10)),
-            (libc::SIGKILL, Duration::from_secs(10)),
-        ] {
-            // SAFETY: signalling our own child, which has not been reaped.
-            unsafe { libc::kill(pid, sig) };
-            let until = Instant::now() + wait;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        crate::database::throwaway::stop(
+            self.child.take(),
+            &[
+                (libc::SIGINT, Duration::from_secs(30)),
+                (libc::SIGQUIT, Duration::from_secs(10)),
+                (libc::SIGKILL, Duration::from_secs(10)),
+            ],
+        );
     }
 
     /// The postmaster's process id, while it runs.
