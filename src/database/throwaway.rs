@@ -156,6 +156,44 @@ pub fn stop(child: Option<std::process::Child>, ladder: &[(libc::c_int, std::tim
     }
 }
 
+/// Stops the server a killed run left, process `pid` (read from its pid file), if it still
+/// runs as `uid` with `dir` on its command line: checked again before each signal of
+/// `ladder` (gentlest first, then SIGKILL), each given its time. Why not, naming `program`
+/// (`postgres`, `mariadbd`), else.
+pub fn stop_left_server(
+    pid: u32,
+    uid: u32,
+    dir: &Path,
+    program: &str,
+    ladder: &[(libc::c_int, std::time::Duration)],
+) -> std::result::Result<(), String> {
+    let runs_here = || {
+        let Ok(md) = std::fs::metadata(format!("/proc/{pid}")) else {
+            return false;
+        };
+        crate::sys::process_identity(pid).is_some()
+            && md.uid() == uid
+            && crate::safety::lock::cmdline(pid).contains(&dir.display().to_string())
+    };
+    for &(sig, wait) in ladder {
+        if !runs_here() {
+            return Ok(());
+        }
+        // SAFETY: a signal to the server just identified (its user and directory).
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if !runs_here() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    Err(format!(
+        "the {program} still running from it (pid {pid}) did not stop"
+    ))
+}
+
 /// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
 /// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
