@@ -784,6 +784,38 @@ pub fn print_cleaned(
     out.emit(&crate::report::Report::lines(lines), &json)
 }
 
+/// Samples a server's waits at `hz` from `start` until `stop` is set: `sample(taken)` at
+/// each tick, the time the sample was taken. Behind (a slow sample, a busy machine): the
+/// next tick after now, no burst. A failed sample (its error's text) ends sampling.
+/// Returns the seconds sampled and the failure.
+pub fn sample_until(
+    start: std::time::Instant,
+    hz: u32,
+    stop: &AtomicBool,
+    mut sample: impl FnMut(std::time::Instant) -> std::result::Result<(), String>,
+) -> (f64, Option<String>) {
+    let period = std::time::Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
+    let mut next = start;
+    let mut failure = None;
+    while !stop.load(Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now < next {
+            std::thread::sleep(next - now);
+        }
+        let taken = std::time::Instant::now();
+        next += period;
+        if next < taken {
+            let behind = (taken - next).as_nanos() / period.as_nanos() + 1;
+            next += period * behind as u32;
+        }
+        if let Err(e) = sample(taken) {
+            failure = Some(e);
+            break;
+        }
+    }
+    (start.elapsed().as_secs_f64(), failure)
+}
+
 /// Which database command a [`DbRun`] is the arguments of: its row in the options table.
 pub trait RunCommand {
     /// `options::Command::PgRun`, `options::Command::MysqlRun`, ...
