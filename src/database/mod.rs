@@ -784,6 +784,58 @@ pub fn print_cleaned(
     out.emit(&crate::report::Report::lines(lines), &json)
 }
 
+/// A connection that holds a run's private object (PostgreSQL's schema, MariaDB's
+/// database) by the server's lock named after it, and drops it only while it carries
+/// dbio's mark.
+pub trait Holding: Sized {
+    /// This connection, if the server still has it.
+    fn alive(self) -> Option<Self>;
+    /// Takes the lock on `name`; false when another session holds it.
+    fn try_lock(&mut self, name: &str) -> Result<bool>;
+    /// Who holds the lock on `name`, in words.
+    fn holder(&mut self, name: &str) -> String;
+    /// Drops `name` if it carries the mark; whether there was one to drop.
+    fn drop_marked(&mut self, name: &str) -> std::result::Result<bool, String>;
+    /// Lets the lock on `name` go.
+    fn unlock(&mut self, name: &str);
+}
+
+/// Drops a run's private object `name` (if it still carries the mark) and lets its lock
+/// go: on `holder`, the connection that held it, if the server still has it; else on a new
+/// one (`connect`) that takes the lock again (the old one's went with it). Dropped, its
+/// leftover `record` is undone; what could not be dropped stays a noted leftover.
+pub fn drop_private<C: Holding>(
+    name: &str,
+    holder: Option<C>,
+    record: &mut Option<crate::safety::cleanup::Recorded>,
+    connect: impl FnOnce() -> Result<C>,
+) -> Result<()> {
+    let mut c = match holder.and_then(C::alive) {
+        Some(c) => c,
+        None => {
+            let mut c = connect()?;
+            if !c.try_lock(name)? {
+                return Err(Error::other(format!(
+                    "it is held by another session ({})",
+                    c.holder(name)
+                )));
+            }
+            c
+        }
+    };
+    let r = c.drop_marked(name);
+    c.unlock(name);
+    match r {
+        Ok(_) => {
+            if let Some(rec) = record.take() {
+                rec.undone();
+            }
+            Ok(())
+        }
+        Err(why) => Err(Error::other(why)),
+    }
+}
+
 /// Samples a server's waits at `hz` from `start` until `stop` is set: `sample(taken)` at
 /// each tick, the time the sample was taken. Behind (a slow sample, a busy machine): the
 /// next tick after now, no burst. A failed sample (its error's text) ends sampling.
