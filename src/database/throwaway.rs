@@ -302,6 +302,35 @@ pub fn dir_leftover(
     Leftover::directory(kind, path, who.uid, id)
 }
 
+/// Makes a throwaway server's directory `dir` (which must not exist; leftover kind `kind`)
+/// and its private socket directory (`/tmp/dbio-<db>-...`, kind `sock_kind`), each noted
+/// as a leftover before it is made; on failure neither is left. Returns the socket
+/// directory and the records of `dir` and of it.
+pub fn make_server_dirs(
+    who: &RunAs,
+    dir: &Path,
+    kind: &'static str,
+    db: &str,
+    sock_kind: &'static str,
+    option: &str,
+) -> Result<(PathBuf, Recorded, Recorded)> {
+    let dir_record = Recorded::note(&dir_leftover(kind, dir, who, None));
+    if let Err(e) = std::fs::create_dir(dir) {
+        dir_record.undone();
+        return Err(Error::io("cannot create", dir, &e));
+    }
+    dir_record.update(&dir_leftover(kind, dir, who, identity(dir)));
+    match make_socket_dir(who, db, sock_kind, option) {
+        Ok((sock, sock_record)) => Ok((sock, dir_record, sock_record)),
+        Err(e) => {
+            if std::fs::remove_dir_all(dir).is_ok() {
+                dir_record.undone();
+            }
+            Err(e)
+        }
+    }
+}
+
 /// The device and inode of the directory at `path`.
 pub fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::symlink_metadata(path)
