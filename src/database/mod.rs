@@ -784,6 +784,140 @@ pub fn print_cleaned(
     out.emit(&crate::report::Report::lines(lines), &json)
 }
 
+/// A connection that holds a run's private object (PostgreSQL's schema, MariaDB's
+/// database) by the server's lock named after it, and drops it only while it carries
+/// dbio's mark.
+pub trait Holding: Sized {
+    /// This connection, if the server still has it.
+    fn alive(self) -> Option<Self>;
+    /// Takes the lock on `name`; false when another session holds it.
+    fn try_lock(&mut self, name: &str) -> Result<bool>;
+    /// Who holds the lock on `name`, in words.
+    fn holder(&mut self, name: &str) -> String;
+    /// Drops `name` if it carries the mark; whether there was one to drop.
+    fn drop_marked(&mut self, name: &str) -> std::result::Result<bool, String>;
+    /// Lets the lock on `name` go.
+    fn unlock(&mut self, name: &str);
+}
+
+/// Drops a run's private object `name` (if it still carries the mark) and lets its lock
+/// go: on `holder`, the connection that held it, if the server still has it; else on a new
+/// one (`connect`) that takes the lock again (the old one's went with it). Dropped, its
+/// leftover `record` is undone; what could not be dropped stays a noted leftover.
+pub fn drop_private<C: Holding>(
+    name: &str,
+    holder: Option<C>,
+    record: &mut Option<crate::safety::cleanup::Recorded>,
+    connect: impl FnOnce() -> Result<C>,
+) -> Result<()> {
+    let mut c = match holder.and_then(C::alive) {
+        Some(c) => c,
+        None => {
+            let mut c = connect()?;
+            if !c.try_lock(name)? {
+                return Err(Error::other(format!(
+                    "it is held by another session ({})",
+                    c.holder(name)
+                )));
+            }
+            c
+        }
+    };
+    let r = c.drop_marked(name);
+    c.unlock(name);
+    match r {
+        Ok(_) => {
+            if let Some(rec) = record.take() {
+                rec.undone();
+            }
+            Ok(())
+        }
+        Err(why) => Err(Error::other(why)),
+    }
+}
+
+/// Samples a server's waits at `hz` from `start` until `stop` is set: `sample(taken)` at
+/// each tick, the time the sample was taken. Behind (a slow sample, a busy machine): the
+/// next tick after now, no burst. A failed sample (its error's text) ends sampling.
+/// Returns the seconds sampled and the failure.
+pub fn sample_until(
+    start: std::time::Instant,
+    hz: u32,
+    stop: &AtomicBool,
+    mut sample: impl FnMut(std::time::Instant) -> std::result::Result<(), String>,
+) -> (f64, Option<String>) {
+    let period = std::time::Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
+    let mut next = start;
+    let mut failure = None;
+    while !stop.load(Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now < next {
+            std::thread::sleep(next - now);
+        }
+        let taken = std::time::Instant::now();
+        next += period;
+        if next < taken {
+            let behind = (taken - next).as_nanos() / period.as_nanos() + 1;
+            next += period * behind as u32;
+        }
+        if let Err(e) = sample(taken) {
+            failure = Some(e);
+            break;
+        }
+    }
+    (start.elapsed().as_secs_f64(), failure)
+}
+
+/// Which database command a [`DbRun`] is the arguments of: its row in the options table.
+pub trait RunCommand {
+    /// `options::Command::PgRun`, `options::Command::MysqlRun`, ...
+    const COMMAND: crate::options::Command;
+}
+
+/// `dbio <database> run|compare TEST [options]`: the test, and the options of a run the
+/// database's command takes (the table's COMMANDS says which, and how), for every database.
+#[derive(Debug, Clone)]
+pub struct DbRun<C>(pub RunArgs, std::marker::PhantomData<C>);
+
+impl<C: RunCommand> clap::Args for DbRun<C> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let tests: Vec<&'static str> = (shape::tests().iter()).map(|t| t.name()).collect();
+        let cmd = cmd.arg(
+            clap::Arg::new("test")
+                .value_name("TEST")
+                .help("The test to run through the database.")
+                .value_parser(clap::builder::PossibleValuesParser::new(tests))
+                .required(true),
+        );
+        // The options of a run, some said of a run through the database (the table's
+        // COMMANDS says which, and how).
+        crate::options::cli::augment(cmd, C::COMMAND)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<C: RunCommand> clap::FromArgMatches for DbRun<C> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let test = m
+            .get_one::<String>("test")
+            .map(|t| crate::workload::Test::from_name(t).expect("a possible value"));
+        let mut a = RunArgs::defaults(test);
+        crate::options::cli::read(m, C::COMMAND, &mut a)?;
+        Ok(DbRun(a, std::marker::PhantomData))
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        m: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -135,6 +135,65 @@ impl RunAs {
     }
 }
 
+/// Stops a throwaway server dbio started (if it still holds one): each signal of `ladder`
+/// in turn (its own shutdowns, gentlest first, then SIGKILL), waiting up to that step's
+/// time for the server to exit, which it reaps.
+pub fn stop(child: Option<std::process::Child>, ladder: &[(libc::c_int, std::time::Duration)]) {
+    let Some(mut child) = child else {
+        return;
+    };
+    let pid = child.id() as libc::pid_t;
+    for &(sig, wait) in ladder {
+        // SAFETY: signalling our own child, which has not been reaped.
+        unsafe { libc::kill(pid, sig) };
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Stops the server a killed run left, process `pid` (read from its pid file), if it still
+/// runs as `uid` with `dir` on its command line: checked again before each signal of
+/// `ladder` (gentlest first, then SIGKILL), each given its time. Why not, naming `program`
+/// (`postgres`, `mariadbd`), else.
+pub fn stop_left_server(
+    pid: u32,
+    uid: u32,
+    dir: &Path,
+    program: &str,
+    ladder: &[(libc::c_int, std::time::Duration)],
+) -> std::result::Result<(), String> {
+    let runs_here = || {
+        let Ok(md) = std::fs::metadata(format!("/proc/{pid}")) else {
+            return false;
+        };
+        crate::sys::process_identity(pid).is_some()
+            && md.uid() == uid
+            && crate::safety::lock::cmdline(pid).contains(&dir.display().to_string())
+    };
+    for &(sig, wait) in ladder {
+        if !runs_here() {
+            return Ok(());
+        }
+        // SAFETY: a signal to the server just identified (its user and directory).
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
+        let until = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < until {
+            if !runs_here() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    Err(format!(
+        "the {program} still running from it (pid {pid}) did not stop"
+    ))
+}
+
 /// A process of user `uid` that is not a throwaway server of a dbio: one whose line of
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
 /// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
@@ -241,6 +300,35 @@ pub fn dir_leftover(
     id: Option<(u64, u64)>,
 ) -> Leftover {
     Leftover::directory(kind, path, who.uid, id)
+}
+
+/// Makes a throwaway server's directory `dir` (which must not exist; leftover kind `kind`)
+/// and its private socket directory (`/tmp/dbio-<db>-...`, kind `sock_kind`), each noted
+/// as a leftover before it is made; on failure neither is left. Returns the socket
+/// directory and the records of `dir` and of it.
+pub fn make_server_dirs(
+    who: &RunAs,
+    dir: &Path,
+    kind: &'static str,
+    db: &str,
+    sock_kind: &'static str,
+    option: &str,
+) -> Result<(PathBuf, Recorded, Recorded)> {
+    let dir_record = Recorded::note(&dir_leftover(kind, dir, who, None));
+    if let Err(e) = std::fs::create_dir(dir) {
+        dir_record.undone();
+        return Err(Error::io("cannot create", dir, &e));
+    }
+    dir_record.update(&dir_leftover(kind, dir, who, identity(dir)));
+    match make_socket_dir(who, db, sock_kind, option) {
+        Ok((sock, sock_record)) => Ok((sock, dir_record, sock_record)),
+        Err(e) => {
+            if std::fs::remove_dir_all(dir).is_ok() {
+                dir_record.undone();
+            }
+            Err(e)
+        }
+    }
 }
 
 /// The device and inode of the directory at `path`.

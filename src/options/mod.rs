@@ -33,6 +33,7 @@ pub mod parse;
 pub mod pg_set;
 pub mod points;
 pub mod save;
+pub mod server_set;
 pub mod swept;
 mod table;
 

@@ -207,37 +207,17 @@ pub fn denied(name: &str) -> Option<&'static str> {
 /// Whether `--pg-set NAME=VALUE` may be given to a throwaway server; why not, naming the
 /// setting, else. `name` as typed (any case).
 pub fn check(name: &str, value: &str) -> Result<(), String> {
-    let plain = !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !plain {
-        return Err(format!(
-            "'{}' is not a setting's name (a plain identifier: letters, digits and '_'), e.g. io_method=worker",
-            crate::units::echoed(name)
-        ));
+    super::server_set::AllowList {
+        max_name: MAX_NAME,
+        underscore_first: true,
+        what_a_name_is: "(a plain identifier: letters, digits and '_'), e.g. io_method=worker",
+        allowed: ALLOWED,
+        denied,
+        what_the_list_is: "measurement settings dbio sets on its throwaway server (memory, I/O, WAL, checkpoints, vacuum, planner, statistics; the list is in docs/safety.md)",
+        value_needed: false,
+        max_value: MAX_VALUE,
     }
-    let lower = name.to_ascii_lowercase();
-    if let Some(why) = denied(&lower) {
-        return Err(format!("{lower} {why}; dbio never sets it"));
-    }
-    if !ALLOWED.contains(&lower.as_str()) {
-        return Err(format!(
-            "{lower} is not one of the measurement settings dbio sets on its throwaway server (memory, I/O, WAL, checkpoints, vacuum, planner, statistics; the list is in docs/safety.md)"
-        ));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(format!(
-            "the value of {lower} holds a control character (a newline, a tab, ...)"
-        ));
-    }
-    if value.len() > MAX_VALUE {
-        return Err(format!(
-            "the value of {lower} is {} bytes long; at most {MAX_VALUE}",
-            value.len()
-        ));
-    }
-    Ok(())
+    .check(name, value)
 }
 
 #[cfg(test)]

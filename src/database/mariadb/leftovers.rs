@@ -4,9 +4,9 @@
 //! made: the directory's identity, owner and contents (a mariadbd still running from it is
 //! stopped first), the database's mark and its lock.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -76,34 +76,16 @@ fn stop_server(dir: &Path, uid: u32) -> Result<(), String> {
     let Some(pid) = text.trim().parse::<u32>().ok().filter(|&p| p > 1) else {
         return Ok(());
     };
-    let runs_here = || {
-        let Ok(md) = std::fs::metadata(format!("/proc/{pid}")) else {
-            return false;
-        };
-        crate::sys::process_identity(pid).is_some()
-            && md.uid() == uid
-            && crate::safety::lock::cmdline(pid).contains(&dir.display().to_string())
-    };
-    for (sig, wait) in [
-        (libc::SIGTERM, Duration::from_secs(60)),
-        (libc::SIGKILL, Duration::from_secs(10)),
-    ] {
-        if !runs_here() {
-            return Ok(());
-        }
-        // SAFETY: a signal to the server just identified (its user and directory).
-        unsafe { libc::kill(pid as libc::pid_t, sig) };
-        let until = Instant::now() + wait;
-        while Instant::now() < until {
-            if !runs_here() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-    Err(format!(
-        "the mariadbd still running from it (pid {pid}) did not stop"
-    ))
+    crate::database::throwaway::stop_left_server(
+        pid,
+        uid,
+        dir,
+        "mariadbd",
+        &[
+            (libc::SIGTERM, Duration::from_secs(60)),
+            (libc::SIGKILL, Duration::from_secs(10)),
+        ],
+    )
 }
 
 /// Drops a run's database left on a user's server, as `dbio mysql clean` would.

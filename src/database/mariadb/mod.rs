@@ -22,8 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
-use clap::{Arg, ArgMatches, Args, Command, Subcommand};
+use clap::Subcommand;
 
 use crate::database::throwaway::{RunAs, reachable_by};
 use crate::database::{CacheControl, Database, DbObserver, Facts, Loaded, Shape, Spec};
@@ -32,7 +31,6 @@ use crate::options::RunArgs;
 use crate::run::RunOutcome;
 use crate::run::requester::Requester;
 use crate::units::Shown;
-use crate::workload::Test;
 
 use self::connect::Target;
 
@@ -56,46 +54,15 @@ pub struct MysqlClean {
     pub options: crate::options::cli::MysqlCleanOptions,
 }
 
-/// `dbio mysql run TEST [options]`.
+/// `dbio mysql run TEST [options]`: the arguments every database's run takes, with the
+/// options `options::Command::MysqlRun` has in the table.
+pub type MysqlRun = crate::database::DbRun<MysqlRunCommand>;
+
 #[derive(Debug, Clone)]
-pub struct MysqlRun(pub RunArgs);
+pub struct MysqlRunCommand;
 
-impl Args for MysqlRun {
-    fn augment_args(cmd: Command) -> Command {
-        let tests: Vec<&'static str> = (crate::database::shape::tests().iter())
-            .map(|t| t.name())
-            .collect();
-        let cmd = cmd.arg(
-            Arg::new("test")
-                .value_name("TEST")
-                .help("The test to run through the database.")
-                .value_parser(PossibleValuesParser::new(tests))
-                .required(true),
-        );
-        // The options of a run, some said of a run through the database (the table's
-        // COMMANDS says which, and how).
-        crate::options::cli::augment(cmd, crate::options::Command::MysqlRun)
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for MysqlRun {
-    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
-        let test = m
-            .get_one::<String>("test")
-            .map(|t| Test::from_name(t).expect("a possible value"));
-        let mut a = RunArgs::defaults(test);
-        crate::options::cli::read(m, crate::options::Command::MysqlRun, &mut a)?;
-        Ok(MysqlRun(a))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
+impl crate::database::RunCommand for MysqlRunCommand {
+    const COMMAND: crate::options::Command = crate::options::Command::MysqlRun;
 }
 
 /// How often the table's pages are dropped from the page cache when the server reads

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mysql::Conn;
 use mysql::prelude::Queryable;
@@ -219,27 +219,8 @@ fn sample(mut c: Conn, hz: u32, stop: Arc<AtomicBool>) -> (Tally, f64, Option<St
         Ok(s) => s,
         Err(e) => return (tally, 0.0, Some(error_text(&e))),
     };
-    let period = Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
-    let mut next = start;
-    let mut failure = None;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now < next {
-            std::thread::sleep(next - now);
-        }
-        let taken = Instant::now();
-        next += period;
-        if next < taken {
-            let behind = (taken - next).as_nanos() / period.as_nanos() + 1;
-            next += period * behind as u32;
-        }
-        let rows: Vec<SampleRow> = match c.exec(&stmt, ()) {
-            Ok(r) => r,
-            Err(e) => {
-                failure = Some(error_text(&e));
-                break;
-            }
-        };
+    let (seconds, failure) = crate::database::sample_until(start, hz, &stop, |taken| {
+        let rows: Vec<SampleRow> = c.exec(&stmt, ()).map_err(|e| error_text(&e))?;
         tally.sample_ns += taken.elapsed().as_nanos() as u64;
         tally.begin_sample((taken - start).as_secs() as u32);
         let mut i = 0;
@@ -265,8 +246,9 @@ fn sample(mut c: Conn, hz: u32, stop: Arc<AtomicBool>) -> (Tally, f64, Option<St
             }
             i = j;
         }
-    }
-    (tally, start.elapsed().as_secs_f64(), failure)
+        Ok(())
+    });
+    (tally, seconds, failure)
 }
 
 /// Watches a server while a test runs.

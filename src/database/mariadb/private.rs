@@ -159,34 +159,32 @@ impl Private {
             return Ok(());
         }
         self.dropped = true;
-        let alive = self
-            .holder
-            .take()
-            .and_then(|mut c| c.ping().is_ok().then_some(c));
-        let mut c = match alive {
-            Some(c) => c,
-            None => {
-                let mut c = self.target.connect("--mysql")?;
-                if !try_lock(&mut c, &self.name)? {
-                    return Err(Error::other(format!(
-                        "it is held by another session ({})",
-                        holder(&mut c, &self.name)
-                    )));
-                }
-                c
-            }
-        };
-        let r = drop_marked(&mut c, &self.name);
-        unlock(&mut c, &self.name);
-        match r {
-            Ok(_) => {
-                if let Some(rec) = self.record.take() {
-                    rec.undone();
-                }
-                Ok(())
-            }
-            Err(why) => Err(Error::other(why)),
-        }
+        let target = &mut self.target;
+        crate::database::drop_private(&self.name, self.holder.take(), &mut self.record, || {
+            target.connect("--mysql")
+        })
+    }
+}
+
+impl crate::database::Holding for Conn {
+    fn alive(mut self) -> Option<Conn> {
+        self.ping().is_ok().then_some(self)
+    }
+
+    fn try_lock(&mut self, name: &str) -> Result<bool> {
+        try_lock(self, name)
+    }
+
+    fn holder(&mut self, name: &str) -> String {
+        holder(self, name)
+    }
+
+    fn drop_marked(&mut self, name: &str) -> std::result::Result<bool, String> {
+        drop_marked(self, name)
+    }
+
+    fn unlock(&mut self, name: &str) {
+        unlock(self, name)
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::database::throwaway::{RunAs, dir_leftover, hand_over_dir, identity, make_socket_dir};
+use crate::database::throwaway::{RunAs, hand_over_dir, make_server_dirs};
 use crate::error::{Error, Result};
 use crate::safety::cleanup::{MYSQL_DATA_DIR, MYSQL_SOCKET_DIR, Recorded};
 use crate::safety::exec::Program;
@@ -167,21 +167,8 @@ impl Server {
                 ))
             })?;
         }
-        let dir_record = Recorded::note(&dir_leftover(MYSQL_DATA_DIR, dir, &who, None));
-        if let Err(e) = std::fs::create_dir(dir) {
-            dir_record.undone();
-            return Err(Error::io("cannot create", dir, &e));
-        }
-        dir_record.update(&dir_leftover(MYSQL_DATA_DIR, dir, &who, identity(dir)));
-        let (sock, sock_record) = match make_socket_dir(&who, "mysql", MYSQL_SOCKET_DIR, OPTION) {
-            Ok(s) => s,
-            Err(e) => {
-                if std::fs::remove_dir_all(dir).is_ok() {
-                    dir_record.undone();
-                }
-                return Err(e);
-            }
-        };
+        let (sock, dir_record, sock_record) =
+            make_server_dirs(&who, dir, MYSQL_DATA_DIR, "mysql", MYSQL_SOCKET_DIR, OPTION)?;
         let mut settings = own_settings(sessions);
         for (n, v) in set {
             settings.retain(|(m, _)| m != n);
@@ -335,24 +322,13 @@ impl Server {
 
     /// A normal shutdown (SIGTERM), then kill, waiting for mariadbd to exit.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let pid = child.id() as libc::pid_t;
-        for (sig, wait) in [
-            (libc::SIGTERM, Duration::from_secs(60)),
-            (libc::SIGKILL, Duration::from_secs(10)),
-        ] {
-            // SAFETY: signalling our own child, which has not been reaped.
-            unsafe { libc::kill(pid, sig) };
-            let until = Instant::now() + wait;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        crate::database::throwaway::stop(
+            self.child.take(),
+            &[
+                (libc::SIGTERM, Duration::from_secs(60)),
+                (libc::SIGKILL, Duration::from_secs(10)),
+            ],
+        );
     }
 
     /// mariadbd's process id, while it runs.

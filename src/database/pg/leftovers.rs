@@ -5,9 +5,9 @@
 //! directory's device, inode and owner as recorded and nothing in it but a server's files
 //! (a postmaster still running from it is stopped first), the schema's mark and its lock.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -96,35 +96,17 @@ fn stop_postmaster(data: &Path, uid: u32) -> Result<(), String> {
     else {
         return Ok(());
     };
-    let runs_here = || {
-        let Ok(md) = std::fs::metadata(format!("/proc/{pid}")) else {
-            return false;
-        };
-        crate::sys::process_identity(pid).is_some()
-            && md.uid() == uid
-            && crate::safety::lock::cmdline(pid).contains(&data.display().to_string())
-    };
-    if !runs_here() {
-        return Ok(());
-    }
-    for (sig, wait) in [
-        (libc::SIGINT, Duration::from_secs(30)),
-        (libc::SIGQUIT, Duration::from_secs(10)),
-        (libc::SIGKILL, Duration::from_secs(10)),
-    ] {
-        // SAFETY: a signal to the postmaster just identified (its user and data directory).
-        unsafe { libc::kill(pid as libc::pid_t, sig) };
-        let until = Instant::now() + wait;
-        while Instant::now() < until {
-            if !runs_here() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-    Err(format!(
-        "the postgres still running from it (pid {pid}) did not stop"
-    ))
+    crate::database::throwaway::stop_left_server(
+        pid,
+        uid,
+        data,
+        "postgres",
+        &[
+            (libc::SIGINT, Duration::from_secs(30)),
+            (libc::SIGQUIT, Duration::from_secs(10)),
+            (libc::SIGKILL, Duration::from_secs(10)),
+        ],
+    )
 }
 
 /// Drops a run's schema left on a user's server, as `dbio pg clean` would (its mark, its

@@ -21,8 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
-use clap::{Arg, ArgMatches, Args, Command, Subcommand};
+use clap::Subcommand;
 
 use crate::database::{CacheControl, Database, DbObserver, Facts, Loaded, Shape, Spec};
 use crate::error::{Error, ExitCode, Result};
@@ -30,7 +29,6 @@ use crate::options::RunArgs;
 use crate::run::RunOutcome;
 use crate::run::requester::Requester;
 use crate::units::Shown;
-use crate::workload::Test;
 
 use self::observe::Observer;
 use self::workloads::Session;
@@ -57,46 +55,15 @@ pub struct PgClean {
     pub options: crate::options::cli::PgCleanOptions,
 }
 
-/// `dbio pg run TEST [options]`.
+/// `dbio pg run TEST [options]`: the arguments every database's run takes, with the
+/// options `options::Command::PgRun` has in the table.
+pub type PgRun = crate::database::DbRun<PgRunCommand>;
+
 #[derive(Debug, Clone)]
-pub struct PgRun(pub RunArgs);
+pub struct PgRunCommand;
 
-impl Args for PgRun {
-    fn augment_args(cmd: Command) -> Command {
-        let tests: Vec<&'static str> = (crate::database::shape::tests().iter())
-            .map(|t| t.name())
-            .collect();
-        let cmd = cmd.arg(
-            Arg::new("test")
-                .value_name("TEST")
-                .help("The test to run through the database.")
-                .value_parser(PossibleValuesParser::new(tests))
-                .required(true),
-        );
-        // The options of a run, some said of a run through the database (the table's
-        // COMMANDS says which, and how).
-        crate::options::cli::augment(cmd, crate::options::Command::PgRun)
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for PgRun {
-    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
-        let test = m
-            .get_one::<String>("test")
-            .map(|t| Test::from_name(t).expect("a possible value"));
-        let mut a = RunArgs::defaults(test);
-        crate::options::cli::read(m, crate::options::Command::PgRun, &mut a)?;
-        Ok(PgRun(a))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
-    }
+impl crate::database::RunCommand for PgRunCommand {
+    const COMMAND: crate::options::Command = crate::options::Command::PgRun;
 }
 
 /// How often the table's pages are dropped from the page cache when the server reads
@@ -487,6 +454,7 @@ fn event_name(shape: Shape, major: u32, io_method: Option<&str>) -> &'static str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::Test;
 
     #[test]
     fn events_are_named_after_the_wait_events_of_the_version() {

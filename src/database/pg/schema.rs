@@ -197,38 +197,33 @@ impl Schema {
             return Ok(());
         }
         self.dropped = true;
-        // The holding connection, if the server still has it; else a new one that takes
-        // the lock again (the old one's went with it).
-        let alive = self.holder.take().and_then(|mut c| {
-            (!c.is_closed() && c.is_valid(std::time::Duration::from_secs(5)).is_ok()).then_some(c)
-        });
-        let mut c = match alive {
-            Some(c) => c,
-            None => {
-                let mut c = self
-                    .config
-                    .connect(postgres::NoTls)
-                    .map_err(|e| Error::other(connect::error_text(&e)))?;
-                if !try_lock(&mut c, &self.name)? {
-                    return Err(Error::other(format!(
-                        "it is held by another session ({})",
-                        holder(&mut c, &self.name)
-                    )));
-                }
-                c
-            }
-        };
-        let r = drop_marked(&mut c, &self.name);
-        unlock(&mut c, &self.name);
-        match r {
-            Ok(_) => {
-                if let Some(rec) = self.record.take() {
-                    rec.undone();
-                }
-                Ok(())
-            }
-            Err(why) => Err(Error::other(why)),
-        }
+        let config = &self.config;
+        crate::database::drop_private(&self.name, self.holder.take(), &mut self.record, || {
+            (config.connect(postgres::NoTls)).map_err(|e| Error::other(connect::error_text(&e)))
+        })
+    }
+}
+
+impl crate::database::Holding for Client {
+    fn alive(mut self) -> Option<Client> {
+        (!self.is_closed() && self.is_valid(std::time::Duration::from_secs(5)).is_ok())
+            .then_some(self)
+    }
+
+    fn try_lock(&mut self, name: &str) -> Result<bool> {
+        try_lock(self, name)
+    }
+
+    fn holder(&mut self, name: &str) -> String {
+        holder(self, name)
+    }
+
+    fn drop_marked(&mut self, name: &str) -> std::result::Result<bool, String> {
+        drop_marked(self, name)
+    }
+
+    fn unlock(&mut self, name: &str) {
+        unlock(self, name)
     }
 }
 

@@ -21,7 +21,7 @@ use crate::units::Shown;
 pub use crate::database::throwaway::{
     CREATE_SERVER_USER, RunAs, SERVER_USER, login_name, reachable_by,
 };
-use crate::database::throwaway::{dir_leftover, hand_over_dir, identity, make_socket_dir};
+use crate::database::throwaway::{hand_over_dir, make_server_dirs};
 
 /// The socket's port number (it only names the socket file in a private directory).
 const PORT: u16 = 5432;
@@ -136,21 +136,8 @@ impl Server {
                 ))
             })?;
         }
-        let dir_record = Recorded::note(&dir_leftover(PG_DATA_DIR, dir, &who, None));
-        if let Err(e) = std::fs::create_dir(dir) {
-            dir_record.undone();
-            return Err(Error::io("cannot create", dir, &e));
-        }
-        dir_record.update(&dir_leftover(PG_DATA_DIR, dir, &who, identity(dir)));
-        let (sock, sock_record) = match make_socket_dir(&who, "pg", PG_SOCKET_DIR, "--pg-bin") {
-            Ok(s) => s,
-            Err(e) => {
-                if std::fs::remove_dir_all(dir).is_ok() {
-                    dir_record.undone();
-                }
-                return Err(e);
-            }
-        };
+        let (sock, dir_record, sock_record) =
+            make_server_dirs(&who, dir, PG_DATA_DIR, "pg", PG_SOCKET_DIR, "--pg-bin")?;
         let mut settings: Vec<(String, String)> = vec![
             ("listen_addresses".into(), String::new()),
             ("max_connections".into(), (sessions + 10).to_string()),
@@ -323,25 +310,14 @@ impl Server {
     /// Fast shutdown (what `pg_ctl -m fast stop` sends: SIGINT to the postmaster), then
     /// immediate, then kill, waiting for the postmaster to exit.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let pid = child.id() as libc::pid_t;
-        for (sig, wait) in [
-            (libc::SIGINT, Duration::from_secs(30)),
-            (libc::SIGQUIT, Duration::from_secs(10)),
-            (libc::SIGKILL, Duration::from_secs(10)),
-        ] {
-            // SAFETY: signalling our own child, which has not been reaped.
-            unsafe { libc::kill(pid, sig) };
-            let until = Instant::now() + wait;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
+        crate::database::throwaway::stop(
+            self.child.take(),
+            &[
+                (libc::SIGINT, Duration::from_secs(30)),
+                (libc::SIGQUIT, Duration::from_secs(10)),
+                (libc::SIGKILL, Duration::from_secs(10)),
+            ],
+        );
     }
 
     /// The postmaster's process id, while it runs.

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use crate::report::result_pg::{PgAshSecond, PgSampler, PgWait};
 
@@ -182,36 +182,17 @@ pub fn sample(
         Ok(s) => s,
         Err(e) => return (client, tally, 0.0, Some(e.to_string())),
     };
-    let period = Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1)));
-    let mut next = start;
-    let mut failure = None;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now < next {
-            std::thread::sleep(next - now);
-        }
-        let taken = Instant::now();
-        // Behind (a slow sample, a busy machine): the next tick after now, no burst.
-        next += period;
-        if next < taken {
-            let behind = (taken - next).as_nanos() / period.as_nanos() + 1;
-            next += period * behind as u32;
-        }
-        let rows = match client.query(&statement, &[]) {
-            Ok(rows) => rows,
-            Err(e) => {
-                failure = Some(crate::database::pg::connect::error_text(&e));
-                break;
-            }
-        };
+    let (seconds, failure) = crate::database::sample_until(start, hz, &stop, |taken| {
+        let rows = (client.query(&statement, &[]))
+            .map_err(|e| crate::database::pg::connect::error_text(&e))?;
         tally.sample_ns += taken.elapsed().as_nanos() as u64;
         tally.begin_sample((taken - start).as_secs() as u32);
         for r in &rows {
             let backend_type: Option<&str> = r.get(0);
             tally.row(backend_type.unwrap_or(""), r.get(1), r.get(2), r.get(3));
         }
-    }
-    let seconds = start.elapsed().as_secs_f64();
+        Ok(())
+    });
     (client, tally, seconds, failure)
 }
 
