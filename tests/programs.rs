@@ -161,7 +161,12 @@ fn no_source_starts_a_program_but_through_safety_exec() {
             None => &text[..],
         };
         for (n, line) in code.lines().enumerate() {
-            let line = line.split("//").next().unwrap_or("");
+            // clap's Command is a command line's description, not a program.
+            let line = line
+                .split("//")
+                .next()
+                .unwrap_or("")
+                .replace("clap::Command::new", "");
             for w in forbidden {
                 if line.contains(w) {
                     found.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
