@@ -61,15 +61,21 @@ mod tests {
         assert!(header.iter().any(|h| h.trim() == "run 5/run 1"), "{text}");
         assert_eq!(
             row(&text, "db file sequential read", "IOPS"),
-            ["1,000.0", "1,500.0", "500.0", "1.500×", "0.500×"]
+            [
+                "1,000.0", "1,500.0", "500.0", "1.500×", "better", "0.500×", "worse"
+            ]
         );
         assert_eq!(
             row(&text, "db file sequential read", "p99 (µs)"),
-            ["200.0", "100.0", "400.0", "0.500×", "2.000×"]
+            [
+                "200.0", "100.0", "400.0", "0.500×", "better", "2.000×", "worse"
+            ]
         );
         assert_eq!(
             row(&text, "db file sequential read", "MiB/s"),
-            ["7.81", "11.72", "3.91", "1.500×", "0.500×"]
+            [
+                "7.81", "11.72", "3.91", "1.500×", "better", "0.500×", "worse"
+            ]
         );
     }
 
@@ -83,7 +89,7 @@ mod tests {
         let text = render(&[("run 1".into(), &a), ("run 2".into(), &b)]);
         assert_eq!(
             row(&text, "log file sync", "IOPS"),
-            ["100.0", "200.0", "2.000×"]
+            ["100.0", "200.0", "2.000×", "better"]
         );
         assert_eq!(
             row(&text, "log file parallel write", "IOPS"),
