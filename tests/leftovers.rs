@@ -269,6 +269,7 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
     let pid = child.id() as i32;
     // SAFETY: a signal to our own child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    wait_stopped(pid);
     // A process paused in the middle of a write to the results store holds it (SQLite's
     // lock): doctor then says so and names the stopped dbio. Such a moment is not the one
     // this test is about: resume it a moment and stop it again.
@@ -289,6 +290,7 @@ fn a_killed_sweep_is_found_from_anywhere_and_cleaned_of_dbios_files_only() {
         assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        wait_stopped(pid);
     };
     let text = if text.contains(&want) {
         text
@@ -432,5 +434,19 @@ fn sizing_plan_overflows_name_their_key_and_line() {
             err.starts_with(&format!("error: {name} {want}")),
             "{want}: {err}"
         );
+    }
+}
+
+/// Waits until the kernel shows `pid` stopped (state T in /proc/PID/stat): a SIGSTOP is
+/// delivered a moment after kill returns, and doctor reads the state as it is.
+fn wait_stopped(pid: i32) {
+    let t0 = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
+        if state == Some('T') || t0.elapsed() > Duration::from_secs(10) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
