@@ -89,8 +89,17 @@ impl RunAs {
                 return refuse(format!("owns {}", p.path().shown()));
             }
         }
-        if let Some(process) = foreign_process(uid) {
-            return refuse(format!("runs {process}, which no dbio started (stop it)"));
+        // A killed dbio's throwaway server shuts itself down (it was told to when dbio
+        // died) within seconds: one seen now may be that, so it is given a moment to end.
+        let deadline = std::time::Instant::now() + FOREIGN_GRACE;
+        while let Some(process) = foreign_process(uid) {
+            if std::time::Instant::now() >= deadline {
+                return refuse(format!(
+                    "runs {process}, which no dbio started, for over {} s (stop it)",
+                    FOREIGN_GRACE.as_secs()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
         }
         Ok(RunAs {
             name: SERVER_USER.into(),
@@ -198,6 +207,10 @@ pub fn stop_left_server(
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
 /// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
 /// (sleep 100)".
+/// How long a process of the server user that no running dbio started may take to end
+/// before a throwaway server is refused: a killed run's server stops itself in that time.
+const FOREIGN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub fn foreign_process(uid: u32) -> Option<String> {
     /// Its parent, whether any of its user ids (real, effective, saved, file system) is
     /// `uid`, and whether it has ended (a zombie runs nothing), from /proc/PID/status.
