@@ -95,7 +95,7 @@ impl RunAs {
         while let Some(process) = foreign_process(uid) {
             if std::time::Instant::now() >= deadline {
                 return refuse(format!(
-                    "runs {process}, which no dbio started, for over {} s (stop it)",
+                    "runs {process}, which no running dbio started, for over {} s: a server a killed dbio run left is named by `dbio doctor` and stopped by `dbio clean --stale`; anything else, stop it",
                     FOREIGN_GRACE.as_secs()
                 ));
             }
@@ -143,6 +143,10 @@ impl RunAs {
         }
     }
 }
+
+/// How long a process of the server user that no running dbio started may take to end
+/// before a throwaway server is refused: a killed run's server stops itself in that time.
+const FOREIGN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Stops a throwaway server dbio started (if it still holds one): each signal of `ladder`
 /// in turn (its own shutdowns, gentlest first, then SIGKILL), waiting up to that step's
@@ -207,10 +211,6 @@ pub fn stop_left_server(
 /// parents, through processes of `uid`, does not lead to a process running this very dbio
 /// binary (the dbio that started it) or another dbio of root's or this user's. "process 12
 /// (sleep 100)".
-/// How long a process of the server user that no running dbio started may take to end
-/// before a throwaway server is refused: a killed run's server stops itself in that time.
-const FOREIGN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
 pub fn foreign_process(uid: u32) -> Option<String> {
     /// Its parent, whether any of its user ids (real, effective, saved, file system) is
     /// `uid`, and whether it has ended (a zombie runs nothing), from /proc/PID/status.
@@ -344,6 +344,35 @@ pub fn make_server_dirs(
     }
 }
 
+/// The directories a throwaway server was given (its own and its socket's), each with the
+/// identity it had when made and its leftover record: removed when the server is dropped,
+/// only while each is still the directory dbio made; one that is not (or cannot be
+/// removed) stays noted, and `dbio doctor` names it.
+#[derive(Default)]
+pub struct MadeDirs(Vec<(PathBuf, Option<(u64, u64)>, Recorded)>);
+
+impl MadeDirs {
+    /// `path`, just made by dbio, noted by `record`.
+    pub fn push(&mut self, path: &Path, record: Recorded) {
+        self.0.push((path.to_path_buf(), identity(path), record));
+    }
+
+    /// Removes each directory that is still the one made (a missing one is gone already).
+    pub fn remove(&mut self) {
+        for (path, made, record) in self.0.drain(..) {
+            match identity(&path) {
+                None => record.undone(),
+                Some(now) if Some(now) == made => {
+                    if std::fs::remove_dir_all(&path).is_ok() {
+                        record.undone();
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+}
+
 /// The device and inode of the directory at `path`.
 pub fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::symlink_metadata(path)
@@ -471,6 +500,42 @@ pub fn remove_server_dir(
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    /// A server's directory swapped for another one (same name) after it was made is left,
+    /// with the file in it; the one still as made is removed; a missing one is no error.
+    #[test]
+    fn only_the_directories_still_as_made_are_removed() {
+        let base = std::env::temp_dir().join(format!("dbio-made-{}", std::process::id()));
+        let (kept, swapped, gone) = (base.join("kept"), base.join("swapped"), base.join("gone"));
+        for d in [&kept, &swapped, &gone] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let mut made = MadeDirs::default();
+        for d in [&kept, &swapped, &gone] {
+            made.push(d, Recorded::note(&dir_leftover("test dir", d, &me(), None)));
+        }
+        // Moved aside, so that the new one cannot reuse its inode.
+        std::fs::rename(&swapped, base.join("moved")).unwrap();
+        std::fs::create_dir(&swapped).unwrap();
+        std::fs::write(swapped.join("foreign"), b"not dbio's").unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        made.remove();
+        assert!(!kept.exists());
+        assert_eq!(
+            std::fs::read(swapped.join("foreign")).unwrap(),
+            b"not dbio's"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    fn me() -> RunAs {
+        RunAs {
+            name: "me".into(),
+            uid: crate::safety::fs::effective_uid(),
+            gid: 0,
+            drop: false,
+        }
+    }
 
     /// The processes whose user ids include `uid`.
     fn processes_of(uid: u32) -> Vec<u32> {

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::database::throwaway::{RunAs, hand_over_dir, make_server_dirs};
+use crate::database::throwaway::{MadeDirs, RunAs, hand_over_dir, make_server_dirs};
 use crate::error::{Error, Result};
-use crate::safety::cleanup::{MYSQL_DATA_DIR, MYSQL_SOCKET_DIR, Recorded};
+use crate::safety::cleanup::{MYSQL_DATA_DIR, MYSQL_SOCKET_DIR};
 use crate::safety::exec::Program;
 use crate::units::Shown;
 
@@ -118,7 +118,8 @@ pub struct Server {
     /// `--NAME=VALUE` the server starts with: dbio's, then `--mysql-set`'s.
     pub settings: Vec<(String, String)>,
     child: Option<Child>,
-    records: Vec<(PathBuf, Recorded)>,
+    /// `dir` and `sock`, as made, with their leftover records (noted before each was made).
+    made: MadeDirs,
 }
 
 /// What dbio starts every throwaway server with (before `--mysql-set`).
@@ -181,10 +182,10 @@ impl Server {
             who,
             settings,
             child: None,
-            records: Vec::new(),
+            made: MadeDirs::default(),
         };
-        s.records.push((s.dir.clone(), dir_record));
-        s.records.push((s.sock.clone(), sock_record));
+        s.made.push(&s.dir, dir_record);
+        s.made.push(&s.sock, sock_record);
         s.install()?; // on error, Drop removes both directories
         Ok(s)
     }
@@ -363,13 +364,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
-        for (path, record) in self.records.drain(..) {
-            match std::fs::remove_dir_all(&path) {
-                Ok(()) => record.undone(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => record.undone(),
-                Err(_) => {}
-            }
-        }
+        self.made.remove();
     }
 }
 

@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 use postgres::Config;
 
 use crate::error::{Error, Result};
-use crate::safety::cleanup::{PG_DATA_DIR, PG_SOCKET_DIR, Recorded};
+use crate::safety::cleanup::{PG_DATA_DIR, PG_SOCKET_DIR};
 use crate::safety::exec::Program;
 use crate::units::Shown;
 
 pub use crate::database::throwaway::{
     CREATE_SERVER_USER, RunAs, SERVER_USER, login_name, reachable_by,
 };
-use crate::database::throwaway::{hand_over_dir, make_server_dirs};
+use crate::database::throwaway::{MadeDirs, hand_over_dir, make_server_dirs};
 
 /// The socket's port number (it only names the socket file in a private directory).
 const PORT: u16 = 5432;
@@ -111,8 +111,8 @@ pub struct Server {
     /// `-c NAME=VALUE` the server starts with: dbio's, then `--pg-set`'s.
     pub settings: Vec<(String, String)>,
     child: Option<Child>,
-    /// The records of `dir` and `sock` as leftovers, made before each directory was.
-    records: Vec<(PathBuf, Recorded)>,
+    /// `dir` and `sock`, as made, with their leftover records (noted before each was made).
+    made: MadeDirs,
 }
 
 impl Server {
@@ -161,10 +161,10 @@ impl Server {
             who,
             settings,
             child: None,
-            records: Vec::new(),
+            made: MadeDirs::default(),
         };
-        s.records.push((s.dir.clone(), dir_record));
-        s.records.push((s.sock.clone(), sock_record));
+        s.made.push(&s.dir, dir_record);
+        s.made.push(&s.sock, sock_record);
         s.initdb()?; // on error, Drop removes both directories
         Ok(s)
     }
@@ -347,13 +347,7 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
         // What could not be removed stays noted: `dbio doctor` names it.
-        for (path, record) in self.records.drain(..) {
-            match std::fs::remove_dir_all(&path) {
-                Ok(()) => record.undone(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => record.undone(),
-                Err(_) => {}
-            }
-        }
+        self.made.remove();
     }
 }
 
