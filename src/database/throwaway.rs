@@ -349,7 +349,10 @@ pub fn make_server_dirs(
 /// only while each is still the directory dbio made; one that is not (or cannot be
 /// removed) stays noted, and `dbio doctor` names it.
 #[derive(Default)]
-pub struct MadeDirs(Vec<(PathBuf, Option<(u64, u64)>, Recorded)>);
+pub struct MadeDirs(Vec<(PathBuf, Option<Identity>, Recorded)>);
+
+/// A directory's device and inode.
+type Identity = (u64, u64);
 
 impl MadeDirs {
     /// `path`, just made by dbio, noted by `record`.
