@@ -1,8 +1,8 @@
 //! Thin, safe wrappers over the Linux calls dbio needs outside the engines: direct-I/O
-//! alignment, block device facts, aligned buffers, process CPU time.
+//! alignment, block device facts, aligned buffers, process CPU time, mount and unmount.
 
 use std::alloc::{self, Layout};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -581,6 +581,43 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(io::Error::last_os_error());
         }
+    }
+    Ok(())
+}
+
+/// mount(2): `source` mounted on `target` as a file system of `kind` with `flags` and the
+/// file system's own options `data`; each of `source`, `kind` and `data` may be left out
+/// (None), as mount(2) allows for a bind or a change of propagation.
+pub fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    kind: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> io::Result<()> {
+    let ptr = |c: Option<&CStr>| c.map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is a valid C string or null, as mount(2) allows.
+    let rc = unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(kind),
+            flags,
+            ptr(data).cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// umount2(2): what is mounted on `target` unmounted, with `flags` (0, or `MNT_DETACH`
+/// to detach it lazily).
+pub fn umount(target: &CStr, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: a valid C string.
+    if unsafe { libc::umount2(target.as_ptr(), flags) } != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }

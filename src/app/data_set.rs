@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use serde::Serialize;
 
-use super::{in_present_store, register};
+use super::record::{in_present_store, register};
 use crate::cli::{CleanArgs, PrepareArgs};
 use crate::dataset::{self, FillOptions};
 use crate::error::{Error, ExitCode, Result};

@@ -11,7 +11,7 @@ use crate::options::RunArgs;
 use crate::store::Store;
 use crate::units::Shown;
 
-use super::{record_id, recorded_in_store};
+use super::record::{record_id, recorded_in_store};
 
 /// A database's compare: its command, its page size, whose shapes the storage side runs
 /// (`--like`), and its run given the directory its run directory goes in.

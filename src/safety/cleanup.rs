@@ -225,9 +225,8 @@ pub fn detach_registered_mounts() -> usize {
             let Ok(c) = super::fs::cstr(path) else {
                 return false;
             };
-            // SAFETY: a valid C string; MNT_DETACH on a path with nothing mounted fails
-            // harmlessly.
-            while unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {}
+            // MNT_DETACH on a path with nothing mounted fails harmlessly.
+            while crate::sys::umount(&c, libc::MNT_DETACH).is_ok() {}
             std::fs::remove_dir(path).is_ok()
         })
         .count();

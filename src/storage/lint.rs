@@ -324,7 +324,7 @@ pub fn line(l: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::map::tests::fixture;
+    use crate::storage::probe::tests::fixture;
 
     fn rules(case: &str, path: &str, dev: &str, bs: u64, nodes: &[i64]) -> Vec<(String, String)> {
         let ctx = LintContext {

@@ -3,16 +3,19 @@
 //!
 //! - [`sysfs`]: [`SysRoot`] — sysfs and procfs under `/` or a captured fixture tree;
 //! - [`map`]: mount → dm/md/partition → disks with transport, HBA, ports, queue settings;
+//! - [`probe`]: that stack read from sysfs and procfs;
 //! - [`lint`]: findings about that stack (max_sectors_kb, alignment, write cache, ...).
 
 pub mod lint;
 pub mod map;
+pub mod probe;
 pub mod sysfs;
 
 use crate::units::Shown;
 use std::path::Path;
 
-pub use map::{StorageMap, map_path};
+pub use map::StorageMap;
+pub use probe::map_path;
 pub use sysfs::SysRoot;
 
 use lint::Finding;

@@ -756,21 +756,15 @@ fn sys_mount(
     data: Option<&CString>,
     what: &str,
 ) -> Result<()> {
-    let ptr = |c: Option<&CString>| c.map_or(std::ptr::null(), |c| c.as_ptr());
-    // SAFETY: every pointer is a valid C string or null, as mount(2) allows.
-    let rc = unsafe {
-        libc::mount(
-            ptr(source),
-            target.as_ptr(),
-            ptr(kind),
-            flags,
-            ptr(data).cast(),
-        )
-    };
-    if rc == 0 {
+    let Err(e) = crate::sys::mount(
+        source.map(CString::as_c_str),
+        target,
+        kind.map(CString::as_c_str),
+        flags,
+        data.map(CString::as_c_str),
+    ) else {
         return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
+    };
     Err(Error::other(format!(
         "cannot {what} on {}: {e}{}",
         target.to_string_lossy(),
@@ -787,11 +781,9 @@ fn umount(place: &Path) -> Result<()> {
     let c = cstring(place)?;
     let t0 = std::time::Instant::now();
     loop {
-        // SAFETY: a valid C string.
-        if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
+        let Err(e) = crate::sys::umount(&c, 0) else {
             return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
+        };
         if e.raw_os_error() != Some(libc::EBUSY) || t0.elapsed().as_secs() >= 5 {
             return Err(Error::io("cannot unmount", place, &e));
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::safety::cleanup::{Leftover, Recorded, SCHEDULER};
-use crate::storage::map::map_path;
+use crate::storage::probe::map_path;
 use crate::storage::sysfs::{SysRoot, parse_mountinfo};
 use crate::units::Shown;
 
@@ -106,7 +106,7 @@ fn offered(text: &str) -> (Vec<String>, String) {
         .split_whitespace()
         .map(|w| w.trim_matches(['[', ']']).to_string())
         .collect();
-    let active = crate::storage::map::active_scheduler(text);
+    let active = crate::storage::probe::active_scheduler(text);
     (all, active)
 }
 

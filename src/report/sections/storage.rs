@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn the_tree_names_each_layer() {
-        let m = crate::storage::map::tests::fixture("fc_mpath", "/u01/oradata", "253:0");
+        let m = crate::storage::probe::tests::fixture("fc_mpath", "/u01/oradata", "253:0");
         let text = tree(&m);
         assert!(text.contains("dm mpath /dev/mapper/mpatha"), "{text}");
         assert!(text.contains("WWPN 0x203500a098b3f6a1"), "{text}");
