@@ -622,6 +622,47 @@ pub fn umount(target: &CStr, flags: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// Processes in a mount namespace other than this process's that still have device
+/// `rdev` mounted (a namespace made while it was mounted keeps a copy of the mount, and
+/// with it the file system, after it is unmounted here): one "process PID (COMM)" for each
+/// such namespace.
+pub fn mounts_elsewhere(rdev: u64) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let wanted = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    let ns = |pid: &str| std::fs::metadata(format!("/proc/{pid}/ns/mnt")).map(|m| m.ino());
+    let Ok(mine) = ns("self") else {
+        return Vec::new();
+    };
+    let mut seen = vec![mine];
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in procs.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(id) = ns(pid) else { continue };
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        let info = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
+        if info
+            .lines()
+            .any(|l| l.split_whitespace().nth(2) == Some(wanted.as_str()))
+        {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            out.push(format!("process {pid} ({})", comm.trim()));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -504,8 +504,12 @@ fn doctor_names_what_a_killed_file_system_sweep_left_mounted() {
         .duration("60s")
         .warmup("0s")
         .process();
-    // The shell says "ended" when the sweep ends before it is killed (a refusal).
-    let script = "\"$@\" >/dev/null 2>ns-stderr; echo ended >ns-ended; exec sleep 300";
+    // The shell says "ended" when the sweep ends before it is killed (a refusal). The new
+    // namespace starts with a copy of every mount of the host, other tests' loop devices
+    // among them: a copy would keep such a file system alive after its test unmounts it
+    // (its device busy for the next mkfs), so the copies are let go of first.
+    let script = "for m in $(awk '$1 ~ /^\\/dev\\/loop/ {print $2}' /proc/self/mounts); do umount -l \"$m\"; done; \
+                  \"$@\" >/dev/null 2>ns-stderr; echo ended >ns-ended; exec sleep 300";
     let unshare = [
         "--mount",
         "--propagation",
@@ -637,4 +641,45 @@ fn on_a_terminal_the_sweep_asks_and_no_leaves_the_device_alone() {
     assert!(dev.read_all() == before, "the device changed");
     assert_eq!(signatures(&dev), "");
     assert!(!env.join("dbio-runs").exists(), "no sweep directory");
+}
+
+/// A mount namespace made while the sweep's ext4 is mounted keeps a copy of that mount, so
+/// the device stays busy after the sweep unmounts it: the next point's mkfs fails, and the
+/// error names the process whose namespace holds it.
+#[test]
+fn a_namespace_that_keeps_the_previous_file_system_is_named() {
+    let env = Env::new();
+    let Some(dev) = blank_device(&env, 384 << 20) else {
+        return;
+    };
+    let child = fs_sweep(&env, &dev, "fs=ext4,xfs", "2s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while !leftovers(pid).iter().any(|l| l.contains(" ext4 ")) {
+        assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let Ok(holder) = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sleep", "120"])
+        .spawn()
+    else {
+        return skip("no unshare");
+    };
+    let holder = Namespace(holder);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "still mounted in another mount namespace, that of process {} (sleep)",
+            holder.0.id()
+        )),
+        "{stderr}"
+    );
+    drop(holder);
+    assert_eq!(leftovers(pid), Vec::<String>::new(), "{stderr}");
 }

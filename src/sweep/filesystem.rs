@@ -317,18 +317,30 @@ impl FileSystems {
             .output()
             .map_err(|e| Error::other(format!("cannot run {}: {e}", tool.path().shown())))?;
         if !out.status.success() {
+            // The first line says why (mkfs.xfs follows it with its whole usage).
+            let why = String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            // Busy after dbio unmounted its file system: a mount namespace made while it
+            // was mounted (a service started with a private /tmp, `unshare -m`) keeps it.
+            let holders = crate::sys::mounts_elsewhere(self.held.identity().rdev);
+            let held = if why.contains("busy") && !holders.is_empty() {
+                format!(
+                    "; the previous file system is still mounted in another mount namespace, that of {} (made while it was mounted here): end it, or sweep when no such process starts",
+                    holders.join(", ")
+                )
+            } else {
+                String::new()
+            };
             return Err(Error::other(format!(
-                "mkfs.{} {} failed ({}): {}",
+                "mkfs.{} {} failed ({}): {}{held}",
                 spec.kind,
                 self.device.shown(),
                 out.status,
-                // The first line says why (mkfs.xfs follows it with its whole usage).
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or_default()
-                    .trim()
-                    .shown()
+                why.shown()
             )));
         }
         // What mkfs wrote went to the device claimed (a change now still stops the sweep).
