@@ -652,7 +652,7 @@ fn a_namespace_that_keeps_the_previous_file_system_is_named() {
     let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
-    let child = fs_sweep(&env, &dev, "fs=ext4,xfs", "2s")
+    let mut child = fs_sweep(&env, &dev, "fs=ext4,xfs", "2s")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -667,6 +667,8 @@ fn a_namespace_that_keeps_the_previous_file_system_is_named() {
         .args(["--mount", "--propagation", "private", "sleep", "120"])
         .spawn()
     else {
+        let _ = child.kill();
+        let _ = child.wait();
         return skip("no unshare");
     };
     let holder = Namespace(holder);
