@@ -6,7 +6,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 work=$(mktemp -d)
 export DBIO_DB=$work/dbio.db # keep the bench's runs out of the user's results store
-trap 'rm -rf "$work"; "$dbio" clean "$data" >/dev/null 2>&1 || rm -rf "$data"' EXIT
+dbio=
+# (A stop before dbio is built has no data set to clean.)
+trap 'rm -rf "$work"; if [ -n "$dbio" ]; then "$dbio" clean "$data" >/dev/null 2>&1 || rm -rf "$data"; fi' EXIT
 
 command -v fio >/dev/null || { echo "fio not found: apt-get install fio" >&2; exit 2; }
 (cd "$top" && cargo build --release --quiet)
