@@ -667,6 +667,57 @@ pub fn mounts_elsewhere(rdev: u64) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// A tmpfs copied into a mount namespace of its own (a process made while it was
+    /// mounted) and then unmounted here is found in that process's namespace. Root only.
+    #[test]
+    fn a_mount_another_namespace_keeps_is_found() {
+        use std::io::BufRead;
+        use std::os::unix::fs::MetadataExt;
+        use std::process::{Command, Stdio};
+        if crate::safety::fs::effective_uid() != 0 {
+            eprintln!("skipped: mounting needs root");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("dbio-ns-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "dbio-ns-test"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "mount -t tmpfs on {}", dir.display());
+        let rdev = std::fs::metadata(&dir).unwrap().dev();
+        assert!(mounts_elsewhere(rdev).is_empty());
+        // The copies of loop-device mounts (other tests' file systems) are let go of at
+        // once, so that this namespace keeps none of them busy.
+        let script = "for m in $(awk '$1 ~ /^\\/dev\\/loop/ {print $2}' /proc/self/mounts); do umount -l \"$m\"; done; echo ready; exec sleep 30";
+        let child = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", script])
+            .stdout(Stdio::piped())
+            .spawn();
+        let Ok(mut child) = child else {
+            let _ = Command::new("umount").arg(&dir).status();
+            eprintln!("skipped: no unshare");
+            return;
+        };
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready");
+        assert!(Command::new("umount").arg(&dir).status().unwrap().success());
+        let found = mounts_elsewhere(rdev);
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::remove_dir(&dir).unwrap();
+        assert!(
+            found
+                .iter()
+                .any(|p| p.starts_with(&format!("process {} (", child.id()))),
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn clock_moves_forward() {
         let a = now_ns();
