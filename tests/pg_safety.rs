@@ -651,6 +651,109 @@ fn a_killed_run_on_a_throwaway_server_leaves_directories_doctor_names_and_clean_
     assert_eq!(code, Some(0), "{out}");
 }
 
+/// Ctrl-C while the throwaway server is being made: initdb (and the bootstrap server it
+/// started) is stopped there and then, no postmaster is started after the signal, the run
+/// exits 130 saying where it stopped, and nothing is left for `doctor` to name.
+#[test]
+fn a_signal_while_initdb_runs_stops_it_there_and_starts_no_server() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let mut run = Killed(
+        e.process()
+            .args([
+                "pg",
+                "run",
+                "read-iops",
+                "--size",
+                "16M",
+                "--duration",
+                "5s",
+            ])
+            .args(["--warmup", "0s", "--pg-bin", &bin])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let here = e.path().display().to_string();
+    wait_until(&mut run, "initdb ran", || {
+        processes_with(&here).iter().any(|c| c.contains("initdb "))
+    });
+    // SAFETY: signalling our own child, which has not been reaped.
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let mut postmaster = None;
+    while run.try_wait().unwrap().is_none() {
+        postmaster = postmaster.or(processes_with(&here)
+            .into_iter()
+            .find(|c| c.contains("postgres -D")));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130), "{err}");
+    assert_eq!(postmaster, None, "a server was started after Ctrl-C: {err}");
+    assert!(err.contains("interrupted while initdb ran"), "{err}");
+    let t0 = Instant::now();
+    while !processes_with(&here).is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "initdb outlived dbio"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, out) = doctor(&e, &["doctor"]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// A throwaway server killed mid-run takes the run's schema with it: the run ends on the
+/// lost server, the server's directories go, and no schema record is left that `doctor`
+/// would name and `clean --stale` could never undo.
+#[test]
+fn a_throwaway_server_killed_mid_run_leaves_no_schema_record() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let mut run = spawn_pg_run(
+        &e,
+        &[
+            "write-iops",
+            "--size",
+            "16M",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--pg-bin",
+            &bin,
+        ],
+    );
+    let here = e.path().display().to_string();
+    socket_dir(&mut run, &here);
+    let postmaster = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .find(|p| {
+            std::fs::read(p.path().join("cmdline")).is_ok_and(|c| {
+                let c = text(&c).replace('\0', " ");
+                c.contains("postgres -D") && c.contains(&here)
+            })
+        })
+        .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok())
+        .expect("the postmaster");
+    // The run's schema is made before its table is written.
+    wait_until(&mut run, "the table was written", || {
+        children_of(postmaster)
+            .iter()
+            .any(|c| c.contains("INSERT") || c.contains("UPDATE"))
+    });
+    // SAFETY: the postmaster of this test's server, a process id just read.
+    unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
+    let code = run.wait().unwrap().code();
+    assert!(matches!(code, Some(1) | Some(4)), "{code:?}");
+    // (Other dbio processes on the machine may make doctor exit 1: what it names is looked at.)
+    let (_, out) = doctor(&e, &["doctor"]);
+    assert!(!out.contains("STALE") && !out.contains("dbio_"), "{out}");
+}
+
 #[test]
 fn clean_stale_leaves_a_socket_directory_that_holds_what_no_server_made() {
     let Some((bin, _)) = pg_bin() else { return };

@@ -144,6 +144,46 @@ impl RunAs {
     }
 }
 
+/// An error when dbio was told to stop (Ctrl-C, SIGTERM, SIGHUP) while a throwaway server
+/// was being made or started (`what`): every wait of a server's setup and start asks this
+/// between its short steps, so a signal is honoured at once.
+pub fn heard_stop(what: &str) -> Result<()> {
+    if crate::store::stopped() {
+        return Err(Error::Interrupted(format!(
+            "interrupted while {what}; nothing measured"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs a setup program of a throwaway server (initdb, mariadb-install-db; made to run in a
+/// session of its own by [`RunAs::apply`]) to its end, asking [`heard_stop`] every 20 ms:
+/// on a signal the program's whole session is killed and reaped, and the error says so
+/// (the caller removes what was made). `option` (`--pg-bin`) begins any other error.
+pub fn run_setup(cmd: &mut Command, option: &str, what: &str) -> Result<std::process::ExitStatus> {
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::other(format!("{option}: cannot run {what}: {e}")))?;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Error::other(format!(
+                    "{option}: cannot wait for {what}: {e}"
+                )));
+            }
+        }
+        if let Err(e) = heard_stop(&format!("{what} ran")) {
+            // SAFETY: signalling the session of our own child, which has not been reaped.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(e);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// How long a process of the server user that no running dbio started may take to end
 /// before a throwaway server is refused: a killed run's server stops itself in that time.
 const FOREIGN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);

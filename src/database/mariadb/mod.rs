@@ -449,10 +449,18 @@ impl Database for Mysql {
         if let Some(mut p) = self.private.take()
             && let Err(e) = p.drop_now()
         {
-            notes.push(format!(
+            if self.server.is_some() {
+                p.goes_with_the_server();
+                notes.push(format!(
+                    "database {} could not be dropped ({e}); it goes with the throwaway server",
+                    p.name
+                ));
+            } else {
+                notes.push(format!(
                 "database {} could not be dropped ({e}); it is noted as left behind: `dbio doctor` names it, `dbio clean --stale` or `dbio mysql clean` drops it",
                 p.name
             ));
+            }
         }
         self.server = None;
         notes

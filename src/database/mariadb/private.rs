@@ -164,6 +164,14 @@ impl Private {
             target.connect("--mysql")
         })
     }
+
+    /// It lives in a throwaway server's data directory, removed with the server (or named
+    /// as that directory's leftover): it is no leftover of its own.
+    pub fn goes_with_the_server(&mut self) {
+        if let Some(r) = self.record.take() {
+            r.undone();
+        }
+    }
 }
 
 impl crate::database::Holding for Conn {

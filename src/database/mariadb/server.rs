@@ -255,9 +255,7 @@ impl Server {
             )
             .stderr(log);
         self.who.apply(&mut cmd, false);
-        let status = cmd
-            .status()
-            .map_err(|e| Error::other(format!("{OPTION}: cannot run mariadb-install-db: {e}")))?;
+        let status = crate::database::throwaway::run_setup(&mut cmd, OPTION, "mariadb-install-db")?;
         if !status.success() {
             return Err(Error::other(format!(
                 "{OPTION}: mariadb-install-db failed ({status}): {}",
@@ -309,6 +307,10 @@ impl Server {
             }
             if self.socket().exists() && target.connect("--mysql-bin").is_ok() {
                 return Ok(());
+            }
+            if let Err(e) = crate::database::throwaway::heard_stop("mariadbd started") {
+                self.stop();
+                return Err(e);
             }
             if Instant::now() > deadline {
                 self.stop();

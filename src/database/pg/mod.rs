@@ -383,10 +383,18 @@ impl Database for Pg {
         if let Some(mut schema) = self.schema.take()
             && let Err(e) = schema.drop_now()
         {
-            notes.push(format!(
+            if self.server.is_some() {
+                schema.goes_with_the_server();
+                notes.push(format!(
+                    "schema {} could not be dropped ({e}); it goes with the throwaway server",
+                    schema.name
+                ));
+            } else {
+                notes.push(format!(
                 "schema {} could not be dropped ({e}); it is noted as left behind: `dbio doctor` names it, `dbio clean --stale` or `dbio pg clean` drops it",
                 schema.name
             ));
+            }
         }
         self.server = None;
         notes

@@ -201,9 +201,7 @@ impl Server {
             )
             .stderr(log);
         self.who.apply(&mut cmd, false);
-        let status = cmd
-            .status()
-            .map_err(|e| Error::other(format!("--pg-bin: cannot run initdb: {e}")))?;
+        let status = crate::database::throwaway::run_setup(&mut cmd, "--pg-bin", "initdb")?;
         if !status.success() {
             return Err(Error::other(format!(
                 "--pg-bin: initdb failed ({status}): {}",
@@ -295,6 +293,10 @@ impl Server {
             }
             if self.config().connect(postgres::NoTls).is_ok() {
                 return Ok(());
+            }
+            if let Err(e) = crate::database::throwaway::heard_stop("postgres started") {
+                self.stop();
+                return Err(e);
             }
             if Instant::now() > deadline {
                 self.stop();
