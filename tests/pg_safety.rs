@@ -739,11 +739,11 @@ fn a_throwaway_server_killed_mid_run_leaves_no_schema_record() {
         })
         .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok())
         .expect("the postmaster");
-    // The run's schema is made before its table is written.
-    wait_until(&mut run, "the table was written", || {
-        children_of(postmaster)
-            .iter()
-            .any(|c| c.contains("INSERT") || c.contains("UPDATE"))
+    // The run's schema is noted before it is made: doctor names it, in use, while it lives.
+    wait_until(&mut run, "doctor names the run's schema", || {
+        let (_, out) = doctor(&e, &["doctor"]);
+        out.lines()
+            .any(|l| l.trim_start().starts_with("dbio_") && l.contains("(running)"))
     });
     // SAFETY: the postmaster of this test's server, a process id just read.
     unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
