@@ -567,7 +567,15 @@ pub fn assert_consistent(r: &Value) {
             lt.windows(2).all(|w| w[1] == 2 * w[0]),
             "{name}: power-of-two buckets"
         );
+        // A batch whose requests all finished in the window but whose wait did not end there
+        // (a DBWR batch of 2 s on a disk another workload saturated: 130-230 ms a write) has
+        // no wait to time; accepted only when the run itself says the disk was shared.
+        let shared = r["warnings"].to_string().contains("was not dbio's");
+        let no_wait_ended = u(&e["waits"]) == 0 && shared;
         for key in ["latency_us", "wait_latency_us"] {
+            if key == "wait_latency_us" && no_wait_ended {
+                continue;
+            }
             let l = &e[key];
             let p: Vec<f64> = ["p50", "p90", "p95", "p99", "p99_9", "p99_99", "max"]
                 .iter()
@@ -587,7 +595,7 @@ pub fn assert_consistent(r: &Value) {
         }
         let waits = u(&e["waits"]);
         assert!(
-            waits > 0 && waits <= requests,
+            (waits > 0 || no_wait_ended) && waits <= requests,
             "{name}: waits {waits} vs requests {requests}"
         );
         let per_second: u64 = r["timeseries"]
