@@ -798,3 +798,43 @@ fn clean_stale_leaves_a_socket_directory_that_holds_what_no_server_made() {
     assert_eq!(code, Some(0), "{out}");
     assert!(!Path::new(&sock).exists());
 }
+
+#[test]
+fn a_throwaway_server_gets_nothing_of_the_callers_environment() {
+    let Some((bin, _)) = pg_bin() else { return };
+    let e = env();
+    let mut run = Killed(
+        e.process()
+            .args(["pg", "run", "redo", "--sessions", "1", "--duration", "60s"])
+            .args(["--warmup", "0s", "--pg-bin", &bin])
+            .env("PGOPTIONS", "-c work_mem=64kB")
+            .env("DBIO_TEST_CALLERS_SECRET", "leaked")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let here = e.path().display().to_string();
+    socket_dir(&mut run, &here);
+    let environ: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|p| {
+            std::fs::read(p.path().join("cmdline"))
+                .is_ok_and(|c| text(&c).replace('\0', " ").contains(&here))
+        })
+        .filter_map(|p| std::fs::read(p.path().join("environ")).ok())
+        .map(|b| text(&b))
+        .collect();
+    drop(run);
+    assert!(!environ.is_empty(), "no process of the server was found");
+    for env in &environ {
+        let mut names: Vec<&str> = env
+            .split('\0')
+            .filter(|v| !v.is_empty())
+            .map(|v| v.split('=').next().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["LC_ALL", "PATH"], "{env:?}");
+    }
+}

@@ -109,8 +109,11 @@ impl RunAs {
         })
     }
 
-    /// Makes `cmd` run as this user, in a session of its own, and (for the postmaster) told
-    /// to shut down fast when dbio dies.
+    /// Makes `cmd` run as this user, in a session of its own, with an environment of its
+    /// own, and (for the postmaster) told to shut down fast when dbio dies. Nothing of the
+    /// caller's environment (LD_PRELOAD, LD_LIBRARY_PATH, PGOPTIONS, PGDATA, a password, a
+    /// locale) reaches a program running as the server's user: only `PATH`
+    /// ([`SERVER_PATH`]) and `LC_ALL=C`.
     pub fn apply(&self, cmd: &mut Command, die_with_parent: bool) {
         self.apply_with(cmd, die_with_parent.then_some(libc::SIGINT));
     }
@@ -118,6 +121,7 @@ impl RunAs {
     /// [`RunAs::apply`], the server told `die_signal` (its own fast shutdown's) when dbio
     /// dies.
     pub fn apply_with(&self, cmd: &mut Command, die_signal: Option<libc::c_int>) {
+        cmd.env_clear().env("PATH", SERVER_PATH).env("LC_ALL", "C");
         let (uid, gid, drop) = (self.uid, self.gid, self.drop);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
@@ -155,6 +159,10 @@ pub fn heard_stop(what: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// The programs' PATH in a throwaway server's environment (mariadb-install-db is a shell
+/// script that runs a few tools).
+const SERVER_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Runs a setup program of a throwaway server (initdb, mariadb-install-db; made to run in a
 /// session of its own by [`RunAs::apply`]) to its end, asking [`heard_stop`] every 20 ms:

@@ -23,8 +23,6 @@ use super::connect::Target;
 const OPTION: &str = "--mysql-bin";
 /// The socket's name in its private directory.
 pub const SOCKET: &str = "mysqld.sock";
-/// The programs' PATH (mariadb-install-db is a shell script that runs a few tools).
-const PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The programs of `--mysql-bin DIR`, each checked ([`Program`]): `DIR/mariadbd`, and
 /// `mariadb-install-db` and `my_print_defaults` in `DIR/../bin` (Debian's layout: the
@@ -245,9 +243,6 @@ impl Server {
                 "--skip-test-db",
                 "--skip-name-resolve",
             ])
-            .env_clear()
-            .env("PATH", PATH)
-            .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .stdout(
                 log.try_clone()
@@ -282,10 +277,7 @@ impl Server {
         for (n, v) in &self.settings {
             cmd.arg(format!("--{n}={v}"));
         }
-        cmd.env_clear()
-            .env("PATH", PATH)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         self.who.apply_with(&mut cmd, Some(libc::SIGTERM));

@@ -193,7 +193,6 @@ impl Server {
                 "--no-locale",
                 "--no-sync",
             ])
-            .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .stdout(
                 log.try_clone()
@@ -268,8 +267,7 @@ impl Server {
         for (n, v) in &self.settings {
             cmd.arg("-c").arg(format!("{n}={v}"));
         }
-        cmd.env("LC_ALL", "C")
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(
                 log.try_clone()
                     .map_err(|e| Error::io("cannot open", &self.log(), &e))?,
