@@ -19,6 +19,18 @@
 //!
 //! Lower layers never import higher ones (ARCHITECTURE.md; `tests/layers.rs` checks it).
 
+/// `eprintln!` that never panics. When stderr is closed (`dbio … 2>&1 | head -c 250`),
+/// `eprintln!` panics and the run ends with exit 101 where it stood; this drops the line and
+/// the run goes on to its end and its clean-up (a data set's lock, a throwaway server).
+/// Defined before the modules, so every module calls it as `stderr_line!`.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod app;
 pub mod capture;
 pub mod cli;

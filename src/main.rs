@@ -11,7 +11,7 @@ fn main() {
                 | ErrorKind::DisplayVersion
                 | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
                 _ => {
-                    eprintln!("{}", one_line_error(&e));
+                    dbio::stderr_line!("{}", one_line_error(&e));
                     std::process::exit(ExitCode::Usage as i32);
                 }
             }
@@ -20,7 +20,7 @@ fn main() {
     let code = match dbio::app::main(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", dbio::units::one_line(&e.to_string(), &[]));
+            dbio::stderr_line!("error: {}", dbio::units::one_line(&e.to_string(), &[]));
             e.exit_code()
         }
     };

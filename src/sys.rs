@@ -675,7 +675,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         use std::process::{Command, Stdio};
         if crate::safety::fs::effective_uid() != 0 {
-            eprintln!("skipped: mounting needs root");
+            stderr_line!("skipped: mounting needs root");
             return;
         }
         let dir = std::env::temp_dir().join(format!("dbio-ns-{}", std::process::id()));
@@ -697,7 +697,7 @@ mod tests {
             .spawn();
         let Ok(mut child) = child else {
             let _ = Command::new("umount").arg(&dir).status();
-            eprintln!("skipped: no unshare");
+            stderr_line!("skipped: no unshare");
             return;
         };
         let mut line = String::new();

@@ -110,3 +110,37 @@ fn commands_without_target_do_not_speak_of_it() {
         .target("/dev/null")
         .refused_leaving_nothing(&["--target /dev/null is neither"]);
 }
+
+/// `dbio … 2>&1 | head -c 20`: stdout and stderr are a pipe nobody reads any more. The run
+/// goes on to its end (exit 0, its run directory and store record made), where `eprintln!` panicked with exit 101 on the first line after the reader left.
+#[test]
+fn a_run_whose_output_pipe_closed_ends_normally() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = Env::new();
+    let mut fds = [0; 2];
+    // SAFETY: a new pipe; both ends are owned below.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: descriptors just made, owned here only.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    let status = env
+        .run("read-iops")
+        .engine("null")
+        .size("64M")
+        .duration("1s")
+        .process()
+        .arg("--warmup=0s")
+        .stdout(write.try_clone().unwrap())
+        .stderr(write)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    let runs = env.json(&["runs", "--json"]);
+    assert_eq!(runs.as_array().map(|a| a.len()), Some(1), "{runs}");
+    let dirs: Vec<_> = std::fs::read_dir(env.path().join("dbio-runs"))
+        .unwrap()
+        .flatten()
+        .filter(|d| d.path().join("result.json").is_file())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one run directory with its result.json");
+}

@@ -129,13 +129,15 @@ pub(super) fn verify(a: &crate::cli::VerifyArgs, stop: &AtomicBool) -> Result<Ex
     let (sequence, sequence_note) = match &r.seq {
         crate::dataset::scan::SeqCheck::Exact => ("exact", None),
         crate::dataset::scan::SeqCheck::LowerBound => {
-            eprintln!(
+            stderr_line!(
                 "dbio: note: the last run on this data set did not end (killed?): a block older than recorded is still found, a lost write of that run is not"
             );
             ("lower_bound", None)
         }
         crate::dataset::scan::SeqCheck::None(why) => {
-            eprintln!("dbio: note: {why}: checksums and places are checked, lost writes cannot be");
+            stderr_line!(
+                "dbio: note: {why}: checksums and places are checked, lost writes cannot be"
+            );
             ("none", Some(why.as_str()))
         }
     };
@@ -281,21 +283,21 @@ pub(crate) fn clean(a: &CleanArgs, db: Option<&Path>) -> Result<ExitCode> {
     json.ignored = r.ignored.clone();
     out.emit(&Report::lines([line]), &json)?;
     for why in &r.ignored {
-        eprintln!(
+        stderr_line!(
             "dbio: note: the manifest was changed: {why} (ignored; nothing of it was touched)"
         );
     }
     for (p, why) in &r.left_alone {
-        eprintln!("dbio: left {} alone: {why}", p.shown());
+        stderr_line!("dbio: left {} alone: {why}", p.shown());
     }
     for (p, why) in &r.remaining {
-        eprintln!("dbio: could not remove {}: {why}", p.shown());
+        stderr_line!("dbio: could not remove {}: {why}", p.shown());
     }
     if r.remaining.is_empty() {
         forget();
     }
     Ok(if !r.remaining.is_empty() {
-        eprintln!(
+        stderr_line!(
             "dbio: the data set in {} is not removed: {} of its files remain; run `dbio clean {}` as a user allowed to remove them",
             path.shown(),
             r.remaining.len(),

@@ -80,10 +80,10 @@ pub(super) fn compare(
     })
     .0;
     if let Err(e) = compare::write(&done.dir, c) {
-        eprintln!("dbio: warning: {e}");
+        stderr_line!("dbio: warning: {e}");
     }
     crate::report::Output::new(a.json, a.format).emit(&compare::report(c), c)?;
-    eprintln!("dbio: compare in {}", done.dir.shown());
+    stderr_line!("dbio: compare in {}", done.dir.shown());
     // The worse of the two: the database's, unless it was fine.
     Ok(if done.database.exit == ExitCode::Ok {
         done.storage.exit

@@ -33,7 +33,7 @@ impl Metrics {
         let file = MetricsFile::claim(path, keep).map_err(|e| bad(path, &e))?;
         if path.extension().is_none_or(|x| x != "prom") {
             // Said, not refused: anything else may read the file.
-            eprintln!(
+            stderr_line!(
                 "dbio: warning: --metrics {}: node_exporter's textfile collector reads only files named *.prom; this one it will not collect",
                 path.shown()
             );
@@ -99,7 +99,7 @@ impl Metrics {
             f.finish();
         }
         if let Some(e) = &s.error {
-            eprintln!("dbio: warning: --metrics: {e}");
+            stderr_line!("dbio: warning: --metrics: {e}");
         }
     }
 }

@@ -111,7 +111,7 @@ pub fn main(cli: Cli) -> Result<ExitCode> {
         Command::Clean(a) if a.options.0.stale => {
             let known = known(cli.db.as_deref());
             if let Some(problem) = &known.store_problem {
-                eprintln!(
+                stderr_line!(
                     "dbio: note: {problem}; only the paths given and the default places are looked at"
                 );
             }
@@ -167,7 +167,7 @@ fn mem(a: &crate::mem::MemArgs, stop: &AtomicBool, db: Option<&Path>) -> Result<
         &crate::mem::report::report(&outcome.result),
         &outcome.result,
     )?;
-    eprintln!("dbio: results in {}", outcome.run_dir.shown());
+    stderr_line!("dbio: results in {}", outcome.run_dir.shown());
     let recorded = record_in_store(db, "memory run", &outcome.run_dir, |store| {
         store.record_mem(&outcome.result.record()?, &outcome.run_dir)
     });
@@ -206,10 +206,10 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>> {
                 if RECEIVED.load(Ordering::SeqCst) >= 2 {
                     let n = crate::safety::cleanup::remove_registered();
                     if n > 0 {
-                        eprintln!("dbio: stopped at once; removed {n} temporary file(s)");
+                        stderr_line!("dbio: stopped at once; removed {n} temporary file(s)");
                     }
                     if crate::safety::cleanup::detach_registered_mounts() > 0 {
-                        eprintln!(
+                        stderr_line!(
                             "dbio: stopped at once; the file system sweep's mount is detached, but its last file system is still on the device (`wipefs -a` it, then {})",
                             crate::sweep::filesystem::zero_by_hand("DEV")
                         );
@@ -274,7 +274,7 @@ pub fn run_checked(
         if let Some(path) = &cfg.save_job {
             let text = crate::options::save::job_file(cfg, a)?;
             write_user_file(path, text.as_bytes(), "--save-job")?;
-            eprintln!("dbio: wrote the equivalent job file {}", path.shown());
+            stderr_line!("dbio: wrote the equivalent job file {}", path.shown());
         }
         crate::run::run(cfg, &with_metrics, stop, &|ds| {
             register(db, ds, cfg.test.name())
@@ -313,7 +313,7 @@ fn run_across_hosts(a: &RunArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> R
     let outcome = (|| {
         if let Some(path) = &plan.first.save_job {
             write_user_file(path, plan.job.as_bytes(), "--save-job")?;
-            eprintln!("dbio: wrote the job file every host runs {}", path.shown());
+            stderr_line!("dbio: wrote the job file every host runs {}", path.shown());
         }
         crate::cluster::coordinator::run(&plan, stop, &hooks)
     })();
@@ -337,10 +337,10 @@ fn finish_run(
     )?;
     let recorded = record(db, outcome);
     if let Some(e) = &outcome.write_error {
-        eprintln!("error: {}", crate::units::one_line(&e.to_string(), &[]));
+        stderr_line!("error: {}", crate::units::one_line(&e.to_string(), &[]));
         return Ok(ExitCode::IoError);
     }
-    eprintln!("dbio: results in {}", outcome.run_dir.shown());
+    stderr_line!("dbio: results in {}", outcome.run_dir.shown());
     if !recorded && outcome.exit == ExitCode::Ok {
         return Ok(ExitCode::Interrupted);
     }
@@ -367,7 +367,7 @@ fn sweep(a: &SweepArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<Exi
         record(db, o);
     })?;
     Output::new(a.run.0.json, a.run.0.format).emit(&s.report, &s.result)?;
-    eprintln!(
+    stderr_line!(
         "dbio: sweep.json, sweep.csv and sweep.html in {}",
         s.dir.shown()
     );
@@ -380,7 +380,7 @@ fn matrix(a: &MatrixArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<E
         record(db, o);
     })?;
     Output::new(a.options.0.json, a.options.0.format).emit(&m.report, &m.result)?;
-    eprintln!("dbio: matrix in {}", m.dir.shown());
+    stderr_line!("dbio: matrix in {}", m.dir.shown());
     Ok(m.exit)
 }
 
@@ -391,7 +391,7 @@ fn calibrate(a: &CalibrateArgs, stop: &Arc<AtomicBool>, db: Option<&Path>) -> Re
     })?;
     Output::new(a.options.0.json, a.options.0.format)
         .emit(&crate::sweep::report::calibrate(&c.result), &c.result)?;
-    eprintln!("dbio: calibrate.json in {}", c.dir.shown());
+    stderr_line!("dbio: calibrate.json in {}", c.dir.shown());
     Ok(c.exit)
 }
 
@@ -420,7 +420,7 @@ fn job(a: &crate::capture::JobArgs, stop: &AtomicBool) -> Result<ExitCode> {
         Some(out) => {
             // It may hold where a database is and who connects: only its owner reads it.
             write_private_user_file(out, text.as_bytes(), "--output")?;
-            eprintln!("dbio: wrote {}", out.shown());
+            stderr_line!("dbio: wrote {}", out.shown());
             let s = crate::capture::summary::summary(&text, out)?;
             summary.emit(&crate::capture::summary::report(&s), &s)?;
             Ok(ExitCode::Ok)
@@ -501,7 +501,7 @@ fn compare(a: &CompareArgs, db: Option<&Path>) -> Result<ExitCode> {
             crate::report::html::compare_html(&runs).as_bytes(),
             "--html",
         )?;
-        eprintln!("dbio: comparison written to {}", file.shown());
+        stderr_line!("dbio: comparison written to {}", file.shown());
     }
     Output::new(a.options.0.json, a.options.0.format).emit(
         &crate::report::sections::compare(&runs),

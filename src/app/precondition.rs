@@ -22,7 +22,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
     let kind = crate::dataset::target_kind(path)?;
     let counters = Counters::default();
     let on_pass = |n: u32, p: &Pass| {
-        eprintln!(
+        stderr_line!(
             "dbio: pass {n} of {}: {} in {:.1} s, {:.1} MiB/s{}",
             a.options.0.passes,
             human_bytes(p.bytes),
@@ -57,7 +57,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
             let done = follow(show, &counters, || {
                 precondition::device(&claim, a.options.0.passes, stop, &counters, &on_pass)
             })?;
-            eprintln!(
+            stderr_line!(
                 "dbio: note: a device has no manifest; the preconditioning is recorded only in this output (keep it with the results: `--json`)"
             );
             (done, "block_device")
@@ -81,7 +81,7 @@ pub fn precondition(a: &PreconditionArgs, stop: &AtomicBool) -> Result<ExitCode>
     crate::report::Output::new(a.options.0.json, a.options.0.format)
         .emit(&report, &json_value(path, kind_name, size, &done))?;
     if !done.complete() {
-        eprintln!(
+        stderr_line!(
             "dbio: stopped by a signal: {} of {} pass(es) complete{}",
             done.complete_passes(),
             done.passes_asked,

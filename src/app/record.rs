@@ -215,16 +215,16 @@ pub(super) fn recorded_in_store(
         } else {
             format!("{what} {id}")
         };
-        eprintln!("dbio: recorded as {what} in {}", path.shown());
+        stderr_line!("dbio: recorded as {what} in {}", path.shown());
         if unregistered {
-            eprintln!(
+            stderr_line!(
                 "dbio: warning: its data set could not be registered in the results store; `dbio doctor` finds it only in the current directory or by its path"
             );
         }
     }
     match recorded {
         Err(e) => {
-            eprintln!(
+            stderr_line!(
                 "dbio: warning: the run was not recorded ({e}){}; its results are in {}",
                 if unregistered {
                     ", nor its data set registered"

@@ -142,7 +142,7 @@ pub fn read(
         });
         let ctx = ctx.clone();
         let section = unless_stopped(stop, &at, move || observer.finish(&ctx))?;
-        eprintln!(
+        stderr_line!(
             "dbio: sample {n} of {samples}: {:.0} s of {name}",
             section.interval_s
         );

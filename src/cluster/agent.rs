@@ -217,7 +217,9 @@ fn read_stdin(out: Out, stop: Arc<AtomicBool>) -> Receiver<ToAgent> {
                         let _ = tx.send(m);
                     }
                     Err(e) => {
-                        eprintln!("dbio agent: a line from the coordinator is not understood: {e}")
+                        stderr_line!(
+                            "dbio agent: a line from the coordinator is not understood: {e}"
+                        )
                     }
                 }
             }
@@ -241,14 +243,14 @@ fn remove_pushed(dir: &Path) {
     let me = std::fs::read_link("/proc/self/exe").ok();
     let bin = dir.join("dbio");
     if me.as_deref() != Some(bin.as_path()) {
-        eprintln!(
+        stderr_line!(
             "dbio agent: {} is not this program; left alone",
             bin.shown()
         );
         return;
     }
     if let Err(e) = std::fs::remove_file(&bin).and_then(|()| std::fs::remove_dir(dir)) {
-        eprintln!("dbio agent: cannot remove {}: {e}", dir.shown());
+        stderr_line!("dbio agent: cannot remove {}: {e}", dir.shown());
     }
 }
 

@@ -135,9 +135,10 @@ fn run_hosts(
     c.close(&ssh);
     let ending = outcome?;
     let n = c.hosts.len();
-    eprintln!(
+    stderr_line!(
         "dbio: {n} host(s): {} per-second line(s) merged, the latest {:.0} ms after its second closed",
-        c.lines, c.latest_ms
+        c.lines,
+        c.latest_ms
     );
     finish(p, c, ending, started_at, dir)
 }
@@ -178,7 +179,7 @@ impl Cluster<'_> {
             Heard::End(i) => self.hosts[i].state.on_end(),
             Heard::Garbled(i, l) => {
                 let h = &self.hosts[i];
-                eprintln!("{}: {}", h.name.shown(), l.trim_end().shown());
+                stderr_line!("{}: {}", h.name.shown(), l.trim_end().shown());
                 h.stderr.lock().unwrap_or_else(|e| e.into_inner()).push(l);
             }
             Heard::Line(i, at, m) => {
@@ -227,7 +228,9 @@ impl Cluster<'_> {
                         self.lines += 1;
                         self.last_second[i] = self.last_second[i].max(t);
                     }
-                    Err(e) => eprintln!("{}: a second's line cannot be read: {e}", h.name),
+                    Err(e) => {
+                        stderr_line!("{}: a second's line cannot be read: {e}", h.name)
+                    }
                 }
             }
             FromAgent::Final {
@@ -459,7 +462,7 @@ impl Cluster<'_> {
                 }
                 if self.interrupted || self.lost.is_some() {
                     if let Some((name, why)) = &self.lost {
-                        eprintln!(
+                        stderr_line!(
                             "dbio: {} lost: {}; stopping every host",
                             name.shown(),
                             why.shown()

@@ -385,7 +385,7 @@ pub(super) fn remove_pushed(ssh: &dyn Transport, name: &str, dir: &str) {
     let q = super::transport::remote_command(&[dir]);
     let script = format!("rm -f {q}/dbio && rmdir {q}");
     if let Err(e) = ssh.script(name, &script, b"") {
-        eprintln!(
+        stderr_line!(
             "dbio: {}: could not remove the pushed binary's directory {}: {}",
             name.shown(),
             dir.shown(),
@@ -428,7 +428,7 @@ fn relay_stderr(
                 continue;
             }
             if relay.load(Ordering::Relaxed) {
-                eprintln!("{}: {}", name.shown(), l.shown());
+                stderr_line!("{}: {}", name.shown(), l.shown());
             }
             let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
             if t.len() >= 8 {

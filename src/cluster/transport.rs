@@ -129,7 +129,7 @@ impl Transport for Ssh {
         let argv = self.argv(host, remote);
         if self.announce {
             let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-            eprintln!(
+            stderr_line!(
                 "dbio: running {}",
                 crate::units::shown(&remote_command(&words))
             );

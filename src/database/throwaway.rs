@@ -615,7 +615,7 @@ mod tests {
     #[test]
     fn a_process_of_the_servers_user_that_this_dbio_did_not_start_is_foreign() {
         if crate::safety::fs::effective_uid() != 0 {
-            eprintln!("skipped: needs root");
+            stderr_line!("skipped: needs root");
             return;
         }
         // User ids nobody uses (no passwd entry needed to run as one).
@@ -640,7 +640,7 @@ mod tests {
         // Started by another program (a root shell): someone else uses that user.
         let setpriv = Program::find("setpriv").unwrap();
         let Some(setpriv) = setpriv else {
-            eprintln!("skipped: no setpriv");
+            stderr_line!("skipped: no setpriv");
             for p in processes_of(ours) {
                 // SAFETY: processes this test started, under a user id only it uses.
                 unsafe { libc::kill(p as i32, libc::SIGKILL) };

@@ -324,7 +324,7 @@ fn prepare_locked(
     }
     if let (Some(why), Some(spec)) = (&changes.data, p.data) {
         if !m.files.is_empty() {
-            eprintln!(
+            stderr_line!(
                 "dbio: recreating the data files in {} ({why})",
                 dir.path().shown()
             );
@@ -372,7 +372,7 @@ fn prepare_locked(
     }
     if let (true, Some((count, size))) = (changes.redo, p.redo) {
         if !m.redo_files.is_empty() {
-            eprintln!("dbio: recreating the redo logs in {}", dir.path().shown());
+            stderr_line!("dbio: recreating the redo logs in {}", dir.path().shown());
             remove_group(dir, &m.redo_files)?;
             m.redo_files.clear();
             m.write(dir)?;

@@ -408,7 +408,7 @@ fn run_in(
     } else {
         Vec::new()
     };
-    eprintln!("dbio: {}", crate::units::shown(&ds.describe()));
+    stderr_line!("dbio: {}", crate::units::shown(&ds.describe()));
     let outcome = run_on(cfg, &mut ds, temp, data_flags, pre, stop, started_at);
     // Whatever happened: this run's named temp files go (unnamed ones went with their
     // descriptors).
@@ -594,7 +594,7 @@ fn run_on(
             ))
         })?;
         warmed = Some(blocks);
-        eprintln!(
+        stderr_line!(
             "dbio: buffer cache loaded with {blocks} blocks in {:.1} s",
             t0.elapsed().as_secs_f64()
         );
@@ -698,7 +698,7 @@ fn check_verify(cfg: &RunConfig, ds: &mut DataSet) -> Result<()> {
             )));
         }
     } else if cfg.writes_data() && ds.verify_id().is_some() {
-        eprintln!(
+        stderr_line!(
             "dbio: {} writes without --verify: the data set's blocks no longer all carry verify headers (`{}` to have them again)",
             cfg.test.name(),
             crate::dataset::prepare_command(
@@ -827,7 +827,7 @@ fn storage_survey(
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !findings.is_empty() && !SAID.swap(true, Ordering::Relaxed) {
         let warnings = findings.iter().filter(|f| f.severity != "info").count();
-        eprintln!(
+        stderr_line!(
             "dbio: {} configuration finding(s){}, see the summary",
             findings.len(),
             if warnings > 0 {

@@ -245,11 +245,11 @@ mod tests {
             let kinds = |s: Vec<Signature>| s.into_iter().map(|s| s.kind).collect::<Vec<_>>();
             match lib {
                 Ok(found) => assert_eq!(kinds(found.unwrap()), want),
-                Err(_) => eprintln!("skipped: no libblkid.so.1"),
+                Err(_) => stderr_line!("skipped: no libblkid.so.1"),
             }
             match cmd {
                 Ok(found) => assert_eq!(kinds(found), want),
-                Err(e) => eprintln!("skipped: {e}"),
+                Err(e) => stderr_line!("skipped: {e}"),
             }
         }
     }

@@ -252,7 +252,7 @@ pub fn still_free(path: &Path, rdev: u64) -> std::result::Result<(), String> {
 pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
     let what = format!("{test} will overwrite {info}; whatever it holds is lost");
     if yes {
-        eprintln!("dbio: --destructive --yes: {what}");
+        stderr_line!("dbio: --destructive --yes: {what}");
         return Ok(());
     }
     if !io::stdin().is_terminal() {
@@ -260,7 +260,7 @@ pub fn confirm(info: &DeviceInfo, test: &str, yes: bool) -> Result<()> {
             "--destructive: {what}; confirm on a terminal, or add --yes (stdin is not a terminal)"
         )));
     }
-    eprint!("dbio: {what}.\nType 'yes' to continue: ");
+    let _ = write!(io::stderr(), "dbio: {what}.\nType 'yes' to continue: ");
     let _ = io::stderr().flush();
     let mut answer = String::new();
     io::stdin()

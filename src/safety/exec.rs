@@ -269,7 +269,7 @@ mod tests {
     /// checks. None where the tests do not run as root.
     fn base() -> Option<tempfile::TempDir> {
         if crate::safety::fs::effective_uid() != 0 {
-            eprintln!("skipped: needs root");
+            stderr_line!("skipped: needs root");
             return None;
         }
         let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");

@@ -567,7 +567,7 @@ mod tests {
             .stderr(std::process::Stdio::null())
             .status();
         if !matches!(ok, Ok(s) if s.success()) {
-            eprintln!("skipped: no mkfs.ext4");
+            stderr_line!("skipped: no mkfs.ext4");
             return None;
         }
         let mut bytes = std::fs::read(&img).unwrap();
@@ -645,7 +645,7 @@ mod tests {
         let t = std::time::Instant::now();
         assert!(signatures(&img[..]).unwrap().is_empty());
         let took = t.elapsed();
-        eprintln!("16 MiB scanned in {took:?}");
+        stderr_line!("16 MiB scanned in {took:?}");
         // Generous for a debug build on a busy machine; release builds take a few ms.
         assert!(took < std::time::Duration::from_secs(2), "{took:?}");
     }
@@ -663,7 +663,7 @@ mod tests {
             .stderr(std::process::Stdio::null())
             .status();
         if !matches!(ok, Ok(s) if s.success()) {
-            eprintln!("skipped: no mkfs.ext4");
+            stderr_line!("skipped: no mkfs.ext4");
             return;
         }
         let bytes = std::fs::read(&img).unwrap();

@@ -333,7 +333,7 @@ impl Calibrator<'_> {
             Kind::SmallReads => cfg.batch,
             _ => cfg.depth,
         } as u32;
-        eprintln!(
+        stderr_line!(
             "dbio: calibrate: {} with {sessions} session(s) × {per_session}",
             cfg.test.name()
         );

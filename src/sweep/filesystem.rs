@@ -266,7 +266,7 @@ impl FileSystems {
         }
         // Said before asking (a refusal for want of a terminal is one line).
         if consent.yes || std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            eprintln!(
+            stderr_line!(
                 "dbio: each point makes its file system on {} (mkfs), mounts it on a private mount point ({}), runs and unmounts it; at the end the device is left as it was found, blank (its file system signatures erased, nothing mounted), apart from its content",
                 device.shown(),
                 place.shown()
@@ -304,7 +304,7 @@ impl FileSystems {
         let uuid = new_uuid();
         // Recorded before it runs: a mkfs stopped half-way leaves (at most) this signature.
         self.made.push((spec.kind.to_string(), uuid.clone()));
-        eprintln!(
+        stderr_line!(
             "dbio: mkfs.{} on {} (UUID {uuid})",
             spec.kind,
             self.device.shown()
@@ -645,9 +645,9 @@ impl FileSystems {
         let done = self.finish();
         self.closed = true;
         match done {
-            Ok(done) => eprintln!("dbio: {done}"),
+            Ok(done) => stderr_line!("dbio: {done}"),
             Err(left) if left.changed => return Err(Error::other(left.message)),
-            Err(left) => eprintln!("dbio: warning: {}", left.message),
+            Err(left) => stderr_line!("dbio: warning: {}", left.message),
         }
         Ok(())
     }
@@ -690,8 +690,8 @@ impl Drop for FileSystems {
             return;
         }
         match self.finish() {
-            Ok(done) => eprintln!("dbio: {done}"),
-            Err(left) => eprintln!("dbio: warning: {}", left.message),
+            Ok(done) => stderr_line!("dbio: {done}"),
+            Err(left) => stderr_line!("dbio: warning: {}", left.message),
         }
     }
 }

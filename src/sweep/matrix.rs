@@ -272,7 +272,7 @@ fn run_points(
     let held = &place.dir;
     let dir = held.path().to_path_buf();
     let points_dir = std::sync::Arc::new(points);
-    eprintln!(
+    stderr_line!(
         "dbio: matrix {}: {} points of {} + {} warm-up each, in {}",
         a.options.0.matrix.name(),
         grid.len(),
@@ -286,7 +286,7 @@ fn run_points(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        eprintln!(
+        stderr_line!(
             "dbio: point {}/{}: small outstanding {small}, large outstanding {large}",
             i + 1,
             grid.len()
@@ -331,7 +331,7 @@ fn run_points(
         });
         if outcome.exit != ExitCode::Ok {
             exit = outcome.exit;
-            eprintln!(
+            stderr_line!(
                 "dbio: point {} ended with {:?}; stopping the matrix",
                 i + 1,
                 outcome.exit

@@ -372,7 +372,7 @@ pub fn run(
         filesystems.map_or(Ok(()), filesystem::FileSystems::close),
     ) {
         (Err(e), Err(left)) => {
-            eprintln!("dbio: warning: {left}");
+            stderr_line!("dbio: warning: {left}");
             Err(e)
         }
         (Ok(_), Err(left)) => Err(left),
@@ -434,7 +434,7 @@ fn run_points(
         } else {
             p.label(&v)
         };
-        eprintln!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
+        stderr_line!("dbio: sweep point {}/{n}: {}={label}", i + 1, p.name());
         cfg.out = dir.clone();
         if let Some(s) = setup.schedulers {
             s.set(&label)?;
@@ -492,7 +492,7 @@ fn run_points(
                 .chain(values.iter().cloned())
                 .collect();
             if max == 0 {
-                eprintln!("dbio: the closed-loop point measured nothing; no curve");
+                stderr_line!("dbio: the closed-loop point measured nothing; no curve");
             } else {
                 points.extend(plan_values(base, Param::Rate, &values, 1)?);
             }

@@ -276,12 +276,13 @@ impl Drop for Schedulers {
                     if let Some(r) = q.record.take() {
                         r.undone();
                     }
-                    eprintln!(
+                    stderr_line!(
                         "dbio: the I/O scheduler of {} is {} again",
-                        q.disk, q.original
+                        q.disk,
+                        q.original
                     )
                 }
-                Err(e) => eprintln!(
+                Err(e) => stderr_line!(
                     "dbio: warning: could not put back the I/O scheduler of {} ({}): {e}; set it by hand: echo {} > {}",
                     q.disk,
                     q.original,

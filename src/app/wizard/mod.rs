@@ -44,7 +44,7 @@ pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
         return Err(Error::usage(NO_TERMINAL));
     }
     let ask = Ask { stop };
-    eprintln!(
+    stderr_line!(
         "dbio wizard: a few questions, each with a default (Enter takes it) and the reason for it.\nCtrl-C or Esc stops it; nothing is created before the last answer.\n"
     );
     let labels: Vec<String> = GOALS.iter().map(|g| g.label.to_string()).collect();
@@ -69,14 +69,14 @@ pub fn wizard(stop: &Arc<AtomicBool>, db: Option<&Path>) -> Result<ExitCode> {
         }
         Form::Classes => {
             crate::app::write_user_file(&file, run.job_text.as_bytes(), "the job file")?;
-            eprintln!("dbio: wrote the job file {}", file.shown());
+            stderr_line!("dbio: wrote the job file {}", file.shown());
             let mut args = RunArgs::defaults(None);
             args.job = Some(file.clone());
             let (cfg, pre) = crate::app::check_run(&args)?;
             crate::app::run_checked(&args, &cfg, &pre, stop, db)?
         }
     };
-    eprintln!(
+    stderr_line!(
         "dbio: run it again with `dbio run --job {}`",
         shell_word(&file.display().to_string())
     );
@@ -252,7 +252,7 @@ fn data_set_questions(
         )?;
         let place = place::look(Path::new(&target), base.block_size);
         for line in &place.lines {
-            eprintln!("  {line}");
+            stderr_line!("  {line}");
         }
         if !ask.confirm("Put the data set there?", "no asks for another place", true)? {
             continue;

@@ -199,7 +199,7 @@ impl crate::database::Holding for Conn {
 impl Drop for Private {
     fn drop(&mut self) {
         if let Err(e) = self.drop_now() {
-            eprintln!(
+            stderr_line!(
                 "dbio: warning: database {} could not be dropped ({e}); `dbio mysql clean` drops it",
                 self.name
             );

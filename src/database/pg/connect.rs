@@ -120,7 +120,7 @@ fn password_from_file(c: &Config, env: &dyn Fn(&str) -> Option<String>) -> Optio
     }
     if md.mode() & 0o077 != 0 {
         // libpq's warning, and what it does: the file is not used.
-        eprintln!(
+        stderr_line!(
             "dbio: warning: password file {} has group or world access; permissions should be u=rw (0600) or less: it is ignored",
             path.shown()
         );

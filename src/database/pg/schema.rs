@@ -238,7 +238,7 @@ impl crate::database::Holding for Client {
 impl Drop for Schema {
     fn drop(&mut self) {
         if let Err(e) = self.drop_now() {
-            eprintln!(
+            stderr_line!(
                 "dbio: warning: schema {} could not be dropped ({e}); `dbio pg clean` drops it",
                 self.name
             );

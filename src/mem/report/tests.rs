@@ -93,7 +93,7 @@ fn a_four_node_matrix_shows_distances_and_flags_the_hidden_hop() {
         ]
     );
     let o = section_text(s);
-    eprintln!("{o}");
+    stderr_line!("{o}");
     assert!(o.contains("!248 (21)"), "{o}");
     assert!(o.contains("53.7 (10)"), "{o}");
     assert_eq!(o.matches("\n- CPU node").count(), 4, "{o}");

@@ -13,7 +13,7 @@ const EVENTS: [&str; 4] = [
 fn one_hour_report_stays_under_two_megabytes() {
     let r = run_result(3600, &EVENTS, true);
     let html = render(&r);
-    eprintln!(
+    stderr_line!(
         "one-hour report with 4 events, ASH and OS: {} bytes",
         html.len()
     );
