@@ -276,16 +276,20 @@ fn a_file_put_in_place_of_the_metrics_file_during_a_run_is_left_alone() {
     assert!(err.contains("--metrics"), "the run says so: {err}");
 }
 
-/// An empty path names nothing: bad input (exit 2) for every option that takes a path,
+/// An empty path names nothing, and a path of only blanks is a slip of the shell (it would
+/// make a directory named by a space): bad input (exit 2) for every option that takes a path,
 /// typed or in a job file.
 #[test]
 fn an_empty_path_is_bad_input_wherever_a_path_is_taken() {
     let env = Env::new();
     for option in ["--target", "--out", "--metrics", "--save-job"] {
-        null_run(&env, "1s")
-            .opt(option, "")
-            .refused_leaving_nothing(&[option]);
+        for blank in ["", " ", " \t "] {
+            null_run(&env, "1s")
+                .opt(option, blank)
+                .refused_leaving_nothing(&[option]);
+        }
     }
+    assert!(!env.join(" ").exists(), "no directory named by a space");
     env.cmd("sweep")
         .arg("read-iops")
         .engine("null")

@@ -13,11 +13,17 @@ pub(crate) fn switch(text: &str) -> Result<bool, String> {
 
 /// A path (`--target`, `--out`, `--metrics`): not empty — an empty path names nothing, and
 /// would otherwise be read as the current directory by some calls and as no file by
-/// others — and without a NUL byte (a job file's string may hold one; no path can).
+/// others — nor only blanks (`--target ' '`, a slip of the shell, would make a directory
+/// named by a space) — and without a NUL byte (a job file's string may hold one; no path can).
 /// `accepted` says what to give instead.
 pub fn path(text: &str, accepted: &str) -> Result<std::path::PathBuf, String> {
     if text.is_empty() {
         return Err(format!("an empty path; give {accepted}"));
+    }
+    if text.trim().is_empty() {
+        return Err(format!(
+            "'{text}' is only blanks, not a path; give {accepted}"
+        ));
     }
     if text.contains('\0') {
         return Err(format!("a path with a NUL byte; give {accepted}"));
