@@ -59,6 +59,9 @@ pub enum Warning {
     Interrupted { measured_s: f64, planned_s: f64 },
     /// No request completed inside the measured window.
     NothingMeasured,
+    /// An event's requests completed in the window, but none of its waits (a whole batch, a
+    /// commit) ended inside it: its wait latency and waits per second are not measured.
+    NoWholeWait { event: String, requests: u64 },
     /// Requests were still in flight when dbio gave up waiting for them.
     AbandonedRequests { sessions: usize },
     /// `--engine null`: no I/O was done.
@@ -161,6 +164,11 @@ impl fmt::Display for Warning {
             Warning::NothingMeasured => write!(
                 f,
                 "no request completed inside the measured window; check the target, or use a longer --duration"
+            ),
+            Warning::NoWholeWait { event, requests } => write!(
+                f,
+                "\"{event}\": {} requests completed inside the measured window, but none of its waits (a whole batch, a commit) ended inside it: its wait latency and waits/s are not measured; use a longer --duration",
+                crate::units::thousands(*requests)
             ),
             Warning::AbandonedRequests { sessions } => write!(
                 f,

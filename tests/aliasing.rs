@@ -62,7 +62,7 @@ pub(crate) fn sha256(path: &Path) -> String {
 
 /// An ext4 made on `dev` with every table written now (no lazy initialisation that would
 /// change the image later behind the test's back); false when there is no mkfs.ext4.
-fn mkfs_ext4(dev: &str) -> bool {
+pub(crate) fn mkfs_ext4(dev: &str) -> bool {
     let ok = sh(
         "mkfs.ext4",
         &[

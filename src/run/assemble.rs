@@ -594,6 +594,14 @@ pub fn assemble(i: &Inputs) -> RunResult {
     }
     let window = window_warnings(m, cfg.duration, totals.requests);
     warnings.extend(window.start);
+    warnings.extend(
+        (events.iter())
+            .filter(|e| e.requests > 0 && e.waits == 0)
+            .map(|e| Warning::NoWholeWait {
+                event: e.name.clone(),
+                requests: e.requests,
+            }),
+    );
     if m.abandoned > 0 {
         warnings.push(Warning::AbandonedRequests {
             sessions: m.abandoned,
