@@ -642,3 +642,71 @@ fn on_a_terminal_the_sweep_asks_and_no_leaves_the_device_alone() {
     assert_eq!(signatures(&dev), "");
     assert!(!env.join("dbio-runs").exists(), "no sweep directory");
 }
+
+/// A mount namespace made while the first point's ext4 is mounted (a service started with a
+/// private /tmp, `unshare -m`) holds a copy of it. The sweep takes its mount point away
+/// between points, which lets go of that copy, so the next point's mkfs finds the device
+/// free (it failed with "Device or resource busy"), and the device is blank at the end.
+#[test]
+fn a_namespace_made_during_a_point_does_not_keep_the_device_from_the_next() {
+    let env = Env::new();
+    let Some(dev) = blank_device(&env, 384 << 20) else {
+        return;
+    };
+    let child = fs_sweep(&env, &dev, "fs=ext4,xfs", "3s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while !leftovers(pid).iter().any(|l| l.contains(" ext4 ")) {
+        assert!(t0.elapsed().as_secs() < 60, "the sweep never mounted ext4");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The new namespace lets go at once of its copies of every other loop device's mount
+    // (other tests' file systems), keeping only this sweep's.
+    let script = format!(
+        "for m in $(awk '$1 ~ /^\\/dev\\/loop/ && $2 !~ /dbio-sweep-fs-{pid}-/ {{print $2}}' /proc/self/mounts); do umount -l \"$m\"; done; \
+         echo ready >ns-ready; exec sleep 300"
+    );
+    let Ok(ns) = std::process::Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .current_dir(env.path())
+        .spawn()
+    else {
+        return skip("no unshare");
+    };
+    let ns = Namespace(ns);
+    let holder = ns.0.id();
+    let mountinfo = || std::fs::read_to_string(format!("/proc/{holder}/mountinfo")).unwrap();
+    while !env.join("ns-ready").exists() {
+        assert!(t0.elapsed().as_secs() < 60, "the namespace never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        mountinfo().contains(&format!("dbio-sweep-fs-{pid}-")),
+        "the namespace holds a copy of the sweep's ext4"
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("fs=xfs") && stderr.contains("is blank again"),
+        "{stderr}"
+    );
+    assert!(signatures(&dev).is_empty(), "{stderr}");
+    assert!(
+        !mountinfo().contains(&format!("dbio-sweep-fs-{pid}-")),
+        "the copy is let go of"
+    );
+    drop(ns);
+}

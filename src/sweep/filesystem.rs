@@ -297,7 +297,7 @@ impl FileSystems {
     /// Makes `spec` on the device and mounts it; returns the mount options the kernel
     /// reports for it (`rw,nosuid,nodev,noexec,relatime,data=writeback`).
     pub fn make(&mut self, spec: &Spec) -> Result<String> {
-        self.unmount()?;
+        self.let_go_of_place()?;
         self.still_ours()?;
         let tool = mkfs_tool(spec.kind)?
             .ok_or_else(|| Error::other(format!("mkfs.{} is no longer installed", spec.kind)))?;
@@ -519,20 +519,32 @@ impl FileSystems {
         Ok(())
     }
 
-    /// Unmounts, takes the mount point away and erases the file systems dbio made: what
-    /// dropping does, with what happened as the message.
-    fn finish(&mut self) -> std::result::Result<String, Left> {
-        self.unmount().map_err(|e| self.left(e.to_string()))?;
+    /// Unmounts the point's file system and takes the mount point away (the next point makes
+    /// it again). Removing the directory also lets go of the copies of the file system that
+    /// mount namespaces made while it was mounted hold (a service started with a private
+    /// /tmp, `unshare -m`): the kernel detaches mounts on a removed directory in every
+    /// namespace. Only unmounted, such a copy keeps the file system alive and the device
+    /// busy for the next point's mkfs.
+    fn let_go_of_place(&mut self) -> Result<()> {
+        self.unmount()?;
         if self.bound {
-            umount(&self.place).map_err(|e| self.left(e.to_string()))?;
+            umount(&self.place)?;
             self.bound = false;
             crate::safety::cleanup::forget_mount(&self.place);
         }
         if self.made_place {
             std::fs::remove_dir(&self.place)
-                .map_err(|e| self.left(format!("cannot remove {}: {e}", self.place.shown())))?;
+                .map_err(|e| Error::io("cannot remove the mount point", &self.place, &e))?;
             self.made_place = false;
         }
+        Ok(())
+    }
+
+    /// Unmounts, takes the mount point away and erases the file systems dbio made: what
+    /// dropping does, with what happened as the message.
+    fn finish(&mut self) -> std::result::Result<String, Left> {
+        self.let_go_of_place()
+            .map_err(|e| self.left(e.to_string()))?;
         if self.made.is_empty() {
             return Ok(format!("nothing was written to {}", self.device.shown()));
         }
