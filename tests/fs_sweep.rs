@@ -653,11 +653,13 @@ fn a_namespace_made_during_a_point_does_not_keep_the_device_from_the_next() {
     let Some(dev) = blank_device(&env, 384 << 20) else {
         return;
     };
-    let child = fs_sweep(&env, &dev, "fs=ext4,xfs", "3s")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::util::Killed(
+        fs_sweep(&env, &dev, "fs=ext4,xfs", "3s")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let pid = child.id();
     let t0 = std::time::Instant::now();
     while !leftovers(pid).iter().any(|l| l.contains(" ext4 ")) {
@@ -696,9 +698,10 @@ fn a_namespace_made_during_a_point_does_not_keep_the_device_from_the_next() {
         mountinfo().contains(&format!("dbio-sweep-fs-{pid}-")),
         "the namespace holds a copy of the sweep's ext4"
     );
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("fs=xfs") && stderr.contains("is blank again"),
         "{stderr}"
