@@ -145,13 +145,18 @@ fn wipefs(path: &Path) -> String {
 /// A sweep of two write-iops points (sessions=1,2) over the block device `target`, each
 /// overwriting it.
 fn write_sweep(env: &Env, target: &str) -> std::process::Command {
+    write_sweep_of(env, target, "1s")
+}
+
+/// [`write_sweep`] with points of `duration`.
+fn write_sweep_of(env: &Env, target: &str, duration: &str) -> std::process::Command {
     env.sweep()
         .arg("write-iops")
         .param("sessions=1,2")
         .target(target)
         .destructive()
         .yes()
-        .duration("1s")
+        .duration(duration)
         .warmup("0s")
         .process()
 }
@@ -344,13 +349,18 @@ fn a_target_symlink_pointed_at_another_device_between_points_is_not_followed() {
     let before = sha256(&b_image);
     let link = env.join("db-disk");
     std::os::unix::fs::symlink(&a.dev, &link).unwrap();
-    let mut w = Watched::start(write_sweep(&env, link.to_str().unwrap()));
+    // Points of 4 s: the link is re-pointed while the first runs, even on a loaded machine
+    // (with 1 s points, a test thread held up for a second re-pointed it after the second
+    // point had begun, and the sweep ended 0 with nothing to catch).
+    let mut w = Watched::start(write_sweep_of(&env, link.to_str().unwrap(), "4s"));
     w.wait_for("dbio: data set:");
     // Re-pointed in one step (a rename over the link).
     let next = env.join("db-disk.new");
     std::os::unix::fs::symlink(&b.dev, &next).unwrap();
     std::fs::rename(&next, &link).unwrap();
+    let second_begun = w.seen.iter().any(|l| l.contains("point 2/2"));
     let (code, stderr) = w.finish();
+    assert!(!second_begun, "re-pointed too late to test: {stderr}");
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains(
