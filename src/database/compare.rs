@@ -182,11 +182,44 @@ fn event<'a>(r: &'a RunResult, name: &str) -> Option<&'a EventResult> {
     r.events.iter().find(|e| e.name == name && e.requests > 0)
 }
 
+/// The storage side's event a shape's figures are taken from: its reads for a read shape,
+/// its data page writes for single-block writes (not a doublewrite's, not the syncs after
+/// them, which may wait longer), its writes for bulk writes, its commits; else its main
+/// event.
+fn storage_event(storage: &RunResult) -> Option<&EventResult> {
+    use crate::workload::Event;
+    use crate::workload::event::{Direction, Unit};
+    let facts = |e: &EventResult| Event::from_name(&e.name).map(Event::facts);
+    let pick = |want: &dyn Fn(&crate::workload::event::Facts) -> bool| {
+        storage
+            .events_by_wait_time()
+            .into_iter()
+            .find(|e| e.requests > 0 && facts(e).is_some_and(want))
+    };
+    let found = match kind(storage).map(|k| k.0) {
+        Some(Kind::Blocks | Kind::Scan) => pick(&|f| f.direction == Direction::Read),
+        Some(Kind::Writes) => pick(&|f| f.direction == Direction::Write && f.unit == Unit::Block),
+        Some(Kind::Bulk) => pick(&|f| f.direction == Direction::Write),
+        Some(Kind::Commits) => event(storage, roles(storage).commit.name()),
+        None => None,
+    };
+    found.or_else(|| main_event(storage))
+}
+
+/// The events of the storage side's database roles (a commit's wait, the log write and its
+/// sync), by whose shapes it ran.
+fn roles(storage: &RunResult) -> crate::workload::RoleEvents {
+    let like = (storage.config.like.as_deref())
+        .and_then(|l| crate::workload::event::Like::parse(l).ok())
+        .unwrap_or_default();
+    crate::workload::RoleEvents::of(like)
+}
+
 /// The side-by-side figures (ratio = database / storage): the storage's requests beside
 /// the database's own counters of the same thing (blocks with blocks, waits with waits,
 /// commits with commits); then the database's statements, which have no storage twin.
 fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let seen = seen(database).unwrap_or_default();
     let row = |figure: &str, sv: Option<f64>, dv: Option<f64>| FigureRow {
         figure: figure.into(),
@@ -217,7 +250,13 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
             rows.push(row("MiB/s written", mib, seen.write_mib_per_s));
         }
         Some(Kind::Commits) => {
-            let flush = event(storage, "log file parallel write").map(|e| e.latency_us.mean);
+            // The log flush: its sync where it is an event of its own (InnoDB's,
+            // PostgreSQL's with fdatasync), else the write that syncs (O_DSYNC).
+            let roles = roles(storage);
+            let flush = (roles.log_sync)
+                .and_then(|e| event(storage, e.name()))
+                .or_else(|| event(storage, roles.log_write.name()))
+                .map(|e| e.latency_us.mean);
             rows.push(row(
                 "Commits/s",
                 storage.totals.commits_per_s,
@@ -237,7 +276,7 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
         rows.push(row(
             &format!("Statement (µs): {}", d.name),
             (kind(storage).is_some_and(|k| k.0 == Kind::Commits))
-                .then(|| event(storage, "log file sync").map(|e| e.latency_us.mean))
+                .then(|| event(storage, roles(storage).commit.name()).map(|e| e.latency_us.mean))
                 .flatten(),
             Some(d.latency_us.mean),
         ));
@@ -262,7 +301,7 @@ fn device_reads(r: &RunResult) -> Option<(f64, f64)> {
 /// cautions and findings.
 fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
     use crate::database::pg::observe::findings::latency_words;
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let seen_now = seen(database);
     let name = seen_now.as_ref().map_or("The database", |x| x.name);
     let mut out = Vec::new();
@@ -511,8 +550,8 @@ pub const STORAGE_DIR: &str = "dbio-compare-data";
 
 /// The plain dbio test matching a database test (the shape table's row), on `dir` (a
 /// directory on the data directory's file system), with the database's own shapes
-/// (`shape.like`: `--like innodb` with the server's flush method and doublewrite) where the
-/// plain test has them.
+/// (`shape.like`: `--like innodb` with the server's flush method and doublewrite, `--like
+/// postgres` with its WAL sync method) where the plain test has them.
 pub fn storage_args(
     db_run: &RunArgs,
     dir: &Path,
@@ -533,7 +572,7 @@ pub fn storage_args(
     let mut a = super::shape::plain_args(row, db_run, dir, page);
     let plain = row.plain.test;
     let applies = |name: &str| find(name).is_some_and(|o| o.applies.to(plain));
-    if shape.like != Like::Oracle && applies("like") {
+    if shape.like != Like::Oracle && shape.like.tests().contains(&plain) {
         let mut set = |name: &str, text: &str| {
             a.set(name, text, Source::Typed)
                 .map_err(|e| Error::other(format!("the storage side's --{name}: {e}")))
@@ -556,7 +595,7 @@ fn shape_said(r: &RunResult) -> Option<String> {
     let like = r.config.like.as_deref()?;
     let mut s = format!(
         "{}'s I/O shapes (--like {like} --io-mode {}",
-        if like == "innodb" { "InnoDB" } else { like },
+        crate::workload::event::Like::parse(like).map_or(like, |l| l.database()),
         r.config.io_mode
     );
     if let Some(on) = r.config.doublewrite {
@@ -937,6 +976,31 @@ mod tests {
         assert!(s.typed("like") && !s.typed("doublewrite"));
         let wm = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
         let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
+        // PostgreSQL's: --like postgres with the server's WAL sync method, checked whole;
+        // read-mbps has no PostgreSQL shape: plain.
+        let pg = crate::database::StorageShape {
+            like: crate::workload::event::Like::Postgres,
+            io_mode: Some(crate::engine::IoMode::OpenDatasync),
+            doublewrite: None,
+            cautions: vec![],
+        };
+        for test in [
+            crate::workload::Test::ReadIops,
+            crate::workload::Test::WriteIops,
+            crate::workload::Test::Redo,
+        ] {
+            let mut a = RunArgs::defaults(Some(test));
+            a.sessions = 2;
+            let s = storage_args(&a, Path::new("/d"), 8192, &pg).unwrap();
+            assert_eq!(s.like, crate::workload::event::Like::Postgres, "{test:?}");
+            assert!(s.typed("io-mode") && !s.typed("doublewrite"), "{test:?}");
+            let cfg = crate::options::check::run_config(&s).unwrap();
+            assert_eq!(cfg.io_mode, crate::engine::IoMode::OpenDatasync);
+            assert_eq!(cfg.dataset.block_size, 8192);
+        }
+        let rm = RunArgs::defaults(Some(crate::workload::Test::ReadMbps));
+        let s = storage_args(&rm, Path::new("/d"), 8192, &pg).unwrap();
         assert_eq!(s.like, crate::workload::event::Like::Oracle);
     }
 }

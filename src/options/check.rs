@@ -458,7 +458,7 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
             "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, write-iops, redo)",
         ));
     }
-    if test == Test::ReadMbps {
+    if !Like::Postgres.tests().contains(&test) {
         return Err(Error::usage(
             "--like postgres read-mbps: dbio has no PostgreSQL scan shape yet; run read-mbps without --like (Oracle's multiblock reads), or --like postgres read-iops, write-iops, redo",
         ));

@@ -94,6 +94,18 @@ impl Like {
         }
     }
 
+    /// The classic tests this database's shapes cover: `--like` is refused with the others,
+    /// and a compare's storage side runs the plain test's own (Oracle's) shapes for them.
+    pub fn tests(self) -> &'static [crate::workload::Test] {
+        use crate::workload::Test;
+        match self {
+            Like::Oracle | Like::Innodb => {
+                &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]
+            }
+            Like::Postgres => &[Test::ReadIops, Test::WriteIops, Test::Redo],
+        }
+    }
+
     /// Parses `oracle`, `innodb` or `postgres`.
     pub fn parse(text: &str) -> Result<Like, String> {
         Like::ALL
