@@ -6,7 +6,7 @@
 //! PostgreSQL's wait-event names.
 
 use crate::innodb::{events, names, traced};
-use crate::util::Env;
+use crate::util::{Env, skip};
 
 const PAGE: u64 = 8 << 10;
 
@@ -129,13 +129,39 @@ fn open_datasync_opens_the_wal_o_dsync_and_never_syncs_it() {
 }
 
 #[test]
-fn read_iops_reads_8k_pages_one_at_a_time() {
+fn read_iops_reads_8k_pages_buffered_with_the_page_cache_kept_out() {
     let env = Env::new();
     let r = postgres(&env, "read-iops").json();
     assert_eq!(names(&r), ["DataFileRead"]);
     assert_eq!(r["config"]["request_bytes"], PAGE);
     let (reads, bytes) = events(&r)["DataFileRead"];
     assert!(reads > 0 && bytes == reads * PAGE, "{}", r["events"]);
+    let flags: Vec<&str> = (r["config"]["open_flags"].as_array().unwrap().iter())
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(!flags.contains(&"O_DIRECT"), "{flags:?}");
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.contains("buffered, page cache dropped (posix_fadvise)")),
+        "{flags:?}"
+    );
+    // The page cache is kept out: the device under the data set read (at least) about as
+    // many requests as the sessions did, where a cached data set reads none. (Other
+    // programs' reads only add to the device's.)
+    let devices = r["os"]["devices"].as_array().cloned().unwrap_or_default();
+    let Some(top) = devices.first().map(|d| d["device"].clone()) else {
+        skip("no block device statistics under the test's directory");
+        return;
+    };
+    let device_reads: f64 = (devices.iter())
+        .filter(|d| d["device"] == top)
+        .map(|d| d["r_s"].as_f64().unwrap())
+        .sum();
+    assert!(
+        device_reads >= 0.5 * reads as f64,
+        "the device read {device_reads:.0} requests for the sessions' {reads}: {devices:?}"
+    );
 }
 
 #[test]

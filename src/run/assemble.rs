@@ -616,6 +616,12 @@ pub fn assemble(i: &Inputs) -> RunResult {
         // Data files without O_DSYNC (InnoDB's, PostgreSQL's), the redo log with it.
         open_flags.push("redo: O_DSYNC (no fdatasync)".into());
     }
+    if plan.drops_page_cache {
+        open_flags.push(format!(
+            "data: buffered, page cache dropped (posix_fadvise) every {} ms",
+            crate::run::roles::DROP_EVERY.as_millis()
+        ));
+    }
     // What the run works on: the data files, else the redo logs, else the temp files.
     let size_bytes = if cfg.uses_data_files() {
         ds.size_bytes()

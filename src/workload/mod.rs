@@ -203,6 +203,9 @@ pub struct Workload {
     /// The events of the database's roles: a commit's wait, the log write, and the log
     /// write's sync when it is an event of its own (InnoDB's).
     pub roles: RoleEvents,
+    /// A thread drops the data files' pages from the page cache while the run goes on: the
+    /// sessions read buffered (`--like postgres`), and would otherwise read memory.
+    pub drops_page_cache: bool,
 }
 
 /// The events the database's threads record into, by role: Oracle's names, InnoDB's
@@ -395,6 +398,8 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         redo,
         oltp: cfg.oltp.clone(),
         roles,
+        drops_page_cache: cfg.like == event::Like::Postgres
+            && classes.iter().any(|c| c.spec.event.reads()),
         classes,
     })
 }
