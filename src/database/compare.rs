@@ -83,7 +83,8 @@ pub struct Side {
     #[serde(default)]
     pub run_id: Option<i64>,
     pub run_dir: String,
-    /// The event it is judged by ([`main_event`]).
+    /// The event it is judged by: the database's [`main_event`], the storage's event of the
+    /// shape's figures ([`storage_event`]).
     pub event: Option<String>,
     pub result: RunResult,
 }
@@ -166,14 +167,14 @@ fn seen(database: &RunResult) -> Option<super::Seen> {
     super::seen(database)
 }
 
-fn side(r: &RunResult, run_dir: &Path) -> Side {
+fn side(r: &RunResult, run_dir: &Path, event: Option<&EventResult>) -> Side {
     Side {
         run_id: None,
         run_dir: std::fs::canonicalize(run_dir)
             .unwrap_or_else(|_| run_dir.to_path_buf())
             .display()
             .to_string(),
-        event: main_event(r).map(|e| e.name.clone()),
+        event: event.map(|e| e.name.clone()),
         result: r.clone(),
     }
 }
@@ -417,7 +418,7 @@ pub fn compared(
     (storage, storage_dir): (&RunResult, &Path),
     (database, database_dir): (&RunResult, &Path),
 ) -> Compared {
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let mut table_cautions = Vec::new();
     if s.is_none() || d.is_none() {
         table_cautions.push(format!(
@@ -433,8 +434,8 @@ pub fn compared(
         submission: storage.submission_label().into(),
         started_at: database.started_at.clone(),
         id: None,
-        storage: side(storage, storage_dir),
-        database: side(database, database_dir),
+        storage: side(storage, storage_dir, storage_event(storage)),
+        database: side(database, database_dir, d),
         storage_shape: shape_said(storage),
         figures: figures(storage, database),
         table_cautions,
