@@ -165,6 +165,40 @@ fn read_iops_reads_8k_pages_buffered_with_the_page_cache_kept_out() {
 }
 
 #[test]
+fn read_mbps_scans_8k_pages_and_the_kernels_read_ahead_serves_them() {
+    let env = Env::new();
+    let r = postgres(&env, "read-mbps").json();
+    assert_eq!(names(&r), ["DataFileRead (scan)"]);
+    assert_eq!(r["config"]["request_bytes"], PAGE);
+    assert_eq!(r["config"]["depth"], 1, "one pread at a time");
+    let (reads, bytes) = events(&r)["DataFileRead (scan)"];
+    assert!(reads > 0 && bytes == reads * PAGE, "{}", r["events"]);
+    let flags = r["config"]["open_flags"].to_string();
+    assert!(
+        !flags.contains("O_DIRECT") && flags.contains("page cache dropped (posix_fadvise)"),
+        "{flags}"
+    );
+    let devices = r["os"]["devices"].as_array().cloned().unwrap_or_default();
+    let Some(top) = devices.first().map(|d| d["device"].clone()) else {
+        skip("no block device statistics under the test's directory");
+        return;
+    };
+    let of_top = || devices.iter().filter(|d| d["device"] == top);
+    let requests: f64 = of_top().map(|d| d["r_s"].as_f64().unwrap()).sum();
+    let mib: f64 = of_top().map(|d| d["rmib_s"].as_f64().unwrap()).sum();
+    // The storage read what the sessions read (the cache kept out), in requests larger
+    // than a page: the kernel read ahead of the scan.
+    assert!(
+        mib * 1048576.0 >= 0.5 * bytes as f64,
+        "the device read {mib:.0} MiB for the sessions' {bytes} bytes: {devices:?}"
+    );
+    assert!(
+        requests > 0.0 && mib * 1048576.0 / requests >= 2.0 * PAGE as f64,
+        "{devices:?}"
+    );
+}
+
+#[test]
 fn wal_sync_methods_go_only_with_like_postgres() {
     let env = Env::new();
     env.run("redo")

@@ -306,7 +306,7 @@ mod tests {
         let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
         assert_eq!(s.like, crate::workload::event::Like::Oracle);
         // PostgreSQL's: --like postgres with the server's WAL sync method, checked whole;
-        // read-mbps has no PostgreSQL shape: plain.
+        // write-mbps has no PostgreSQL shape: plain.
         let pg = crate::database::StorageShape {
             like: crate::workload::event::Like::Postgres,
             io_mode: Some(crate::engine::IoMode::OpenDatasync),
@@ -315,6 +315,7 @@ mod tests {
         };
         for test in [
             crate::workload::Test::ReadIops,
+            crate::workload::Test::ReadMbps,
             crate::workload::Test::WriteIops,
             crate::workload::Test::Redo,
         ] {
@@ -327,8 +328,7 @@ mod tests {
             assert_eq!(cfg.io_mode, crate::engine::IoMode::OpenDatasync);
             assert_eq!(cfg.dataset.block_size, 8192);
         }
-        let rm = RunArgs::defaults(Some(crate::workload::Test::ReadMbps));
-        let s = storage_args(&rm, Path::new("/d"), 8192, &pg).unwrap();
+        let s = storage_args(&wm, Path::new("/d"), 8192, &pg).unwrap();
         assert_eq!(s.like, crate::workload::event::Like::Oracle);
     }
 }

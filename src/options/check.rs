@@ -455,12 +455,7 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     let given = |name: &str| a.sources.contains_key(name);
     if test == Test::Job {
         return Err(Error::usage(
-            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, write-iops, redo)",
-        ));
-    }
-    if !Like::Postgres.tests().contains(&test) {
-        return Err(Error::usage(
-            "--like postgres read-mbps: dbio has no PostgreSQL scan shape yet; run read-mbps without --like (Oracle's multiblock reads), or --like postgres read-iops, write-iops, redo",
+            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, redo)",
         ));
     }
     if !a.io_mode.is_wal_sync_method() && given("io-mode") {

@@ -50,6 +50,9 @@ pub enum Event {
     /// PostgreSQL (`--like postgres`, docs/events.md): an 8 KiB page read into the page
     /// cache's care, `pread` on a buffered file.
     PgDataFileRead,
+    /// A sequential scan's 8 KiB page reads, `pread` front to back on a buffered file: the
+    /// kernel's read-ahead serves them (PostgreSQL's wait is DataFileRead).
+    PgDataFileScan,
     /// The checkpointer's page write, `pwrite` into the page cache, one page at a time.
     PgDataFileWrite,
     /// The checkpointer's fsync of each data file it wrote.
@@ -102,7 +105,7 @@ impl Like {
             Like::Oracle | Like::Innodb => {
                 &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]
             }
-            Like::Postgres => &[Test::ReadIops, Test::WriteIops, Test::Redo],
+            Like::Postgres => &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo],
         }
     }
 
@@ -186,7 +189,7 @@ pub struct Facts {
 }
 
 /// The table: one row per event, in report order.
-pub const FACTS: [Facts; 27] = [
+pub const FACTS: [Facts; 28] = [
     Facts {
         event: Event::DbFileSequentialRead,
         name: "db file sequential read",
@@ -496,6 +499,20 @@ pub const FACTS: [Facts; 27] = [
         like: Like::Postgres,
     },
     Facts {
+        event: Event::PgDataFileScan,
+        name: "DataFileRead (scan)",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
         event: Event::PgDataFileWrite,
         name: "DataFileWrite",
         issuer: Issuer::Dbwr,
@@ -568,8 +585,8 @@ pub const FACTS: [Facts; 27] = [
 ];
 
 impl Event {
-    pub const ALL: [Event; 27] = {
-        let mut all = [Event::FreeBufferWaits; 27];
+    pub const ALL: [Event; 28] = {
+        let mut all = [Event::FreeBufferWaits; 28];
         let mut i = 0;
         while i < FACTS.len() {
             all[i] = FACTS[i].event;

@@ -296,7 +296,9 @@ impl Pattern {
             (Requests, Event::InnodbDataFileRead | Event::PgDataFileRead) => {
                 Pattern::SequentialRead
             }
-            (Requests, Event::InnodbReadAhead) => Pattern::Stream(Op::Read, Access::Sequential),
+            (Requests, Event::InnodbReadAhead | Event::PgDataFileScan) => {
+                Pattern::Stream(Op::Read, Access::Sequential)
+            }
             (Requests, Event::InnodbFlushBatch | Event::PgDataFileWrite) => Pattern::FlushBatch,
             (Requests, Event::LogFileParallelWrite) => Pattern::RedoWrite,
             (Requests, Event::DirectPathWriteTemp | Event::DirectPathReadTemp) => Pattern::Temp,

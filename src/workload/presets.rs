@@ -111,8 +111,8 @@ fn commits(cfg: &RunConfig, event: Event) -> ClassSpec {
 }
 
 /// PostgreSQL's class of a classic test (`--like postgres`, docs/events.md): the page read
-/// (8 KiB `pread`s in the session), the checkpointer's batch of page writes into the page
-/// cache, or commits. Other tests have none (refused with the options).
+/// (8 KiB `pread`s in the session, random or a scan's), the checkpointer's batch of page
+/// writes into the page cache, or commits. Other tests have none (refused with the options).
 fn postgres(cfg: &RunConfig) -> Option<ClassSpec> {
     let bs = cfg.dataset.block_size;
     let class = |event| ClassSpec {
@@ -122,6 +122,8 @@ fn postgres(cfg: &RunConfig) -> Option<ClassSpec> {
     };
     let c = match cfg.test {
         Test::ReadIops => class(Event::PgDataFileRead),
+        // A sequential scan: one page per request, front to back of the session's stripe.
+        Test::ReadMbps => class(Event::PgDataFileScan),
         Test::WriteIops => ClassSpec {
             batch: Some(cfg.batch),
             ..class(Event::PgDataFileWrite)
