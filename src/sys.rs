@@ -571,6 +571,14 @@ pub fn private_fd_table() -> io::Result<()> {
     Ok(())
 }
 
+/// Drops the clean cached pages of the file open as `fd` from the page cache
+/// (`posix_fadvise(DONTNEED)` over the whole file): its next reads come from the storage.
+/// Advice only; a failure changes nothing and is not reported.
+pub fn drop_cached_pages(fd: std::os::fd::RawFd) {
+    // SAFETY: advice on a descriptor; a bad one fails with EBADF.
+    unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity get valid

@@ -14,7 +14,7 @@ use crate::util::{Env, only_run_dir, read_json, skip};
 const PAGE: u64 = 16 << 10;
 
 /// The events of a result, by name: (requests, bytes).
-fn events(r: &Value) -> BTreeMap<String, (u64, u64)> {
+pub(crate) fn events(r: &Value) -> BTreeMap<String, (u64, u64)> {
     r["events"]
         .as_array()
         .expect("events")
@@ -31,7 +31,7 @@ fn events(r: &Value) -> BTreeMap<String, (u64, u64)> {
         .collect()
 }
 
-fn names(r: &Value) -> Vec<String> {
+pub(crate) fn names(r: &Value) -> Vec<String> {
     events(r).into_keys().collect()
 }
 
@@ -198,12 +198,12 @@ fn a_saved_job_runs_innodbs_shape_again() {
 /// What strace saw of one run: the open flags of each kind of file dbio opened in the data
 /// set, and the fdatasync and fsync calls and the bytes written to each kind.
 #[derive(Debug, Default)]
-struct Trace {
+pub(crate) struct Trace {
     /// "data", "redo" or "dblwr" → the open flags (sorted).
-    flags: BTreeMap<String, Vec<String>>,
-    fdatasync: BTreeMap<String, u64>,
-    fsync: BTreeMap<String, u64>,
-    written: BTreeMap<String, u64>,
+    pub(crate) flags: BTreeMap<String, Vec<String>>,
+    pub(crate) fdatasync: BTreeMap<String, u64>,
+    pub(crate) fsync: BTreeMap<String, u64>,
+    pub(crate) written: BTreeMap<String, u64>,
     /// How many doublewrite files were opened.
     dblwr_files: usize,
 }
@@ -338,7 +338,7 @@ impl Trace {
         t
     }
 
-    fn has(&self, kind: &str, flag: &str) -> bool {
+    pub(crate) fn has(&self, kind: &str, flag: &str) -> bool {
         self.flags
             .get(kind)
             .unwrap_or_else(|| panic!("no open of the {kind} file seen: {self:?}"))
@@ -346,14 +346,19 @@ impl Trace {
             .any(|f| f == flag)
     }
 
-    fn syncs(&self, kind: &str) -> u64 {
+    pub(crate) fn syncs(&self, kind: &str) -> u64 {
         self.fdatasync.get(kind).copied().unwrap_or(0)
     }
 }
 
 /// Runs `run` (flush batches of `batch` bytes, if it writes them) under strace and reads
 /// what it did to the files of the data set `ds`.
-fn traced(env: &Env, run: crate::util::Dbio<'_>, name: &str, batch: u64) -> Option<Trace> {
+pub(crate) fn traced(
+    env: &Env,
+    run: crate::util::Dbio<'_>,
+    name: &str,
+    batch: u64,
+) -> Option<Trace> {
     if std::process::Command::new("strace")
         .arg("-V")
         .output()

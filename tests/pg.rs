@@ -939,7 +939,19 @@ fn compare_json_has_both_sides_ratios_and_findings_and_show_finds_it() {
     assert_eq!(storage["config"]["submission"], "sync");
     assert_eq!(database["test"], "pg read-iops");
     assert_eq!(c["database"]["event"], "index lookup");
-    assert_eq!(c["storage"]["event"], "db file sequential read");
+    // The storage side issues PostgreSQL's shape (8 KiB buffered preads, --like postgres)
+    // with the server's wal_sync_method, and says so.
+    assert_eq!(c["storage"]["event"], "DataFileRead");
+    assert_eq!(storage["config"]["like"], "postgres");
+    assert_eq!(storage["config"]["io_mode"], "fdatasync");
+    assert_eq!(storage["config"]["block_size"], 8192);
+    assert!(
+        c["storage_shape"].as_str().is_some_and(
+            |s| s.starts_with("PostgreSQL's I/O shapes (--like postgres --io-mode fdatasync")
+        ),
+        "{}",
+        c["storage_shape"]
+    );
     assert_eq!(
         storage["config"]["sessions"],
         database["config"]["sessions"]

@@ -29,6 +29,7 @@ mod job_files;
 mod jobs;
 mod layers;
 mod leftovers;
+mod like_postgres;
 mod literals;
 mod mariadb;
 mod mem;

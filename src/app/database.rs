@@ -30,7 +30,7 @@ pub(super) type DbRun = (
 pub(super) const PG: DbRun = (
     "pg",
     crate::database::pg::load::PAGE,
-    crate::workload::event::Like::Oracle,
+    crate::workload::event::Like::Postgres,
     crate::database::pg::run_in,
 );
 /// MariaDB/MySQL's (`dbio mysql compare`).

@@ -83,7 +83,8 @@ pub struct Side {
     #[serde(default)]
     pub run_id: Option<i64>,
     pub run_dir: String,
-    /// The event it is judged by ([`main_event`]).
+    /// The event it is judged by: the database's [`main_event`], the storage's event of the
+    /// shape's figures ([`storage_event`]).
     pub event: Option<String>,
     pub result: RunResult,
 }
@@ -166,14 +167,14 @@ fn seen(database: &RunResult) -> Option<super::Seen> {
     super::seen(database)
 }
 
-fn side(r: &RunResult, run_dir: &Path) -> Side {
+fn side(r: &RunResult, run_dir: &Path, event: Option<&EventResult>) -> Side {
     Side {
         run_id: None,
         run_dir: std::fs::canonicalize(run_dir)
             .unwrap_or_else(|_| run_dir.to_path_buf())
             .display()
             .to_string(),
-        event: main_event(r).map(|e| e.name.clone()),
+        event: event.map(|e| e.name.clone()),
         result: r.clone(),
     }
 }
@@ -182,11 +183,44 @@ fn event<'a>(r: &'a RunResult, name: &str) -> Option<&'a EventResult> {
     r.events.iter().find(|e| e.name == name && e.requests > 0)
 }
 
+/// The storage side's event a shape's figures are taken from: its reads for a read shape,
+/// its data page writes for single-block writes (not a doublewrite's, not the syncs after
+/// them, which may wait longer), its writes for bulk writes, its commits; else its main
+/// event.
+fn storage_event(storage: &RunResult) -> Option<&EventResult> {
+    use crate::workload::Event;
+    use crate::workload::event::{Direction, Unit};
+    let facts = |e: &EventResult| Event::from_name(&e.name).map(Event::facts);
+    let pick = |want: &dyn Fn(&crate::workload::event::Facts) -> bool| {
+        storage
+            .events_by_wait_time()
+            .into_iter()
+            .find(|e| e.requests > 0 && facts(e).is_some_and(want))
+    };
+    let found = match kind(storage).map(|k| k.0) {
+        Some(Kind::Blocks | Kind::Scan) => pick(&|f| f.direction == Direction::Read),
+        Some(Kind::Writes) => pick(&|f| f.direction == Direction::Write && f.unit == Unit::Block),
+        Some(Kind::Bulk) => pick(&|f| f.direction == Direction::Write),
+        Some(Kind::Commits) => event(storage, roles(storage).commit.name()),
+        None => None,
+    };
+    found.or_else(|| main_event(storage))
+}
+
+/// The events of the storage side's database roles (a commit's wait, the log write and its
+/// sync), by whose shapes it ran.
+fn roles(storage: &RunResult) -> crate::workload::RoleEvents {
+    let like = (storage.config.like.as_deref())
+        .and_then(|l| crate::workload::event::Like::parse(l).ok())
+        .unwrap_or_default();
+    crate::workload::RoleEvents::of(like)
+}
+
 /// The side-by-side figures (ratio = database / storage): the storage's requests beside
 /// the database's own counters of the same thing (blocks with blocks, waits with waits,
 /// commits with commits); then the database's statements, which have no storage twin.
 fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let seen = seen(database).unwrap_or_default();
     let row = |figure: &str, sv: Option<f64>, dv: Option<f64>| FigureRow {
         figure: figure.into(),
@@ -217,7 +251,13 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
             rows.push(row("MiB/s written", mib, seen.write_mib_per_s));
         }
         Some(Kind::Commits) => {
-            let flush = event(storage, "log file parallel write").map(|e| e.latency_us.mean);
+            // The log flush: its sync where it is an event of its own (InnoDB's,
+            // PostgreSQL's with fdatasync), else the write that syncs (O_DSYNC).
+            let roles = roles(storage);
+            let flush = (roles.log_sync)
+                .and_then(|e| event(storage, e.name()))
+                .or_else(|| event(storage, roles.log_write.name()))
+                .map(|e| e.latency_us.mean);
             rows.push(row(
                 "Commits/s",
                 storage.totals.commits_per_s,
@@ -237,7 +277,7 @@ fn figures(storage: &RunResult, database: &RunResult) -> Vec<FigureRow> {
         rows.push(row(
             &format!("Statement (µs): {}", d.name),
             (kind(storage).is_some_and(|k| k.0 == Kind::Commits))
-                .then(|| event(storage, "log file sync").map(|e| e.latency_us.mean))
+                .then(|| event(storage, roles(storage).commit.name()).map(|e| e.latency_us.mean))
                 .flatten(),
             Some(d.latency_us.mean),
         ));
@@ -262,7 +302,7 @@ fn device_reads(r: &RunResult) -> Option<(f64, f64)> {
 /// cautions and findings.
 fn findings(storage: &RunResult, database: &RunResult) -> Vec<Finding> {
     use crate::database::pg::observe::findings::latency_words;
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let seen_now = seen(database);
     let name = seen_now.as_ref().map_or("The database", |x| x.name);
     let mut out = Vec::new();
@@ -378,7 +418,7 @@ pub fn compared(
     (storage, storage_dir): (&RunResult, &Path),
     (database, database_dir): (&RunResult, &Path),
 ) -> Compared {
-    let (s, d) = (main_event(storage), main_event(database));
+    let (s, d) = (storage_event(storage), main_event(database));
     let mut table_cautions = Vec::new();
     if s.is_none() || d.is_none() {
         table_cautions.push(format!(
@@ -394,8 +434,8 @@ pub fn compared(
         submission: storage.submission_label().into(),
         started_at: database.started_at.clone(),
         id: None,
-        storage: side(storage, storage_dir),
-        database: side(database, database_dir),
+        storage: side(storage, storage_dir, storage_event(storage)),
+        database: side(database, database_dir, d),
         storage_shape: shape_said(storage),
         figures: figures(storage, database),
         table_cautions,
@@ -509,54 +549,12 @@ pub fn compare_report(storage: &RunResult, database: &RunResult) -> Report {
 /// server's data directory lives on (it is made in the run directory).
 pub const STORAGE_DIR: &str = "dbio-compare-data";
 
-/// The plain dbio test matching a database test (the shape table's row), on `dir` (a
-/// directory on the data directory's file system), with the database's own shapes
-/// (`shape.like`: `--like innodb` with the server's flush method and doublewrite) where the
-/// plain test has them.
-pub fn storage_args(
-    db_run: &RunArgs,
-    dir: &Path,
-    page: u64,
-    shape: &super::StorageShape,
-) -> Result<RunArgs> {
-    use crate::options::{Source, find};
-    use crate::workload::event::Like;
-    let test = db_run
-        .test
-        .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
-    let row = super::shape::row(test, db_run.sync).ok_or_else(|| {
-        Error::usage(format!(
-            "TEST {}: not a test through a database",
-            test.name()
-        ))
-    })?;
-    let mut a = super::shape::plain_args(row, db_run, dir, page);
-    let plain = row.plain.test;
-    let applies = |name: &str| find(name).is_some_and(|o| o.applies.to(plain));
-    if shape.like != Like::Oracle && applies("like") {
-        let mut set = |name: &str, text: &str| {
-            a.set(name, text, Source::Typed)
-                .map_err(|e| Error::other(format!("the storage side's --{name}: {e}")))
-        };
-        set("like", shape.like.name())?;
-        if let Some(m) = shape.io_mode {
-            set("io-mode", m.name())?;
-        }
-        if let Some(on) = shape.doublewrite
-            && applies("doublewrite")
-        {
-            set("doublewrite", if on { "on" } else { "off" })?;
-        }
-    }
-    Ok(a)
-}
-
 /// Whose shapes the storage side `r` ran, in words (none: the plain test's own, Oracle's).
 fn shape_said(r: &RunResult) -> Option<String> {
     let like = r.config.like.as_deref()?;
     let mut s = format!(
         "{}'s I/O shapes (--like {like} --io-mode {}",
-        if like == "innodb" { "InnoDB" } else { like },
+        crate::workload::event::Like::parse(like).map_or(like, |l| l.database()),
         r.config.io_mode
     );
     if let Some(on) = r.config.doublewrite {
@@ -599,7 +597,7 @@ pub fn compare_runs(
         like,
         ..super::StorageShape::default()
     };
-    let plain = storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)?;
+    let plain = super::shape::storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)?;
     let cfg = crate::options::check::run_config(&plain)?;
     let test = a.test.map_or("", |t| t.name());
     let started_at = crate::sys::utc_now_rfc3339();
@@ -637,7 +635,7 @@ fn both(
         .map(|s| s.storage)
         .unwrap_or_default();
     let mut shape_cautions = shape.cautions.clone();
-    let server_cfg = storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)
+    let server_cfg = super::shape::storage_args(a, &a.out.join(STORAGE_DIR), page, &shape)
         .and_then(|p| crate::options::check::run_config(&p));
     let cfg = match &server_cfg {
         Ok(c) => c,
@@ -904,39 +902,5 @@ mod tests {
                 .unwrap()
                 .contains("did not show its data directory")
         );
-    }
-
-    #[test]
-    fn the_plain_test_runs_where_the_data_directory_is() {
-        let mut a = RunArgs::defaults(Some(crate::workload::Test::ReadIops));
-        a.sessions = 4;
-        let none = crate::database::StorageShape::default();
-        let s = storage_args(&a, Path::new("/srv/pg/dbio-compare"), 8192, &none).unwrap();
-        assert_eq!(s.target, Path::new("/srv/pg/dbio-compare"));
-        assert_eq!(s.sessions, 4);
-        assert_eq!(s.like, crate::workload::event::Like::Oracle);
-        // InnoDB's: --like innodb with the server's flush method, and its doublewrite where
-        // the test has one, as typed options (the shapes' defaults do not override them).
-        let innodb = crate::database::StorageShape {
-            like: crate::workload::event::Like::Innodb,
-            io_mode: Some(crate::engine::IoMode::Fsync),
-            doublewrite: Some(false),
-            cautions: vec![],
-        };
-        let mut w = RunArgs::defaults(Some(crate::workload::Test::WriteIops));
-        w.sessions = 2;
-        let s = storage_args(&w, Path::new("/d"), 16384, &innodb).unwrap();
-        assert_eq!(s.like, crate::workload::event::Like::Innodb);
-        assert_eq!(s.io_mode, crate::engine::IoMode::Fsync);
-        assert!(!s.doublewrite);
-        assert!(s.typed("io-mode") && s.typed("doublewrite"));
-        let cfg = crate::options::check::run_config(&s).unwrap();
-        assert_eq!(cfg.io_mode, crate::engine::IoMode::Fsync);
-        // read-iops has no doublewrite; write-mbps has no InnoDB shape: plain.
-        let s = storage_args(&a, Path::new("/d"), 16384, &innodb).unwrap();
-        assert!(s.typed("like") && !s.typed("doublewrite"));
-        let wm = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
-        let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
-        assert_eq!(s.like, crate::workload::event::Like::Oracle);
     }
 }

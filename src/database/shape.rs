@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::error::{Error, Result};
 use crate::options::RunArgs;
 use crate::workload::Test;
 
@@ -191,6 +192,48 @@ pub fn plain_args(row: &ShapeRow, db_run: &RunArgs, dir: &Path, page: u64) -> Ru
     a
 }
 
+/// The plain dbio test matching a database test (the shape table's row), on `dir` (a
+/// directory on the data directory's file system), with the database's own shapes
+/// (`shape.like`: `--like innodb` with the server's flush method and doublewrite, `--like
+/// postgres` with its WAL sync method) where the plain test has them.
+pub fn storage_args(
+    db_run: &RunArgs,
+    dir: &Path,
+    page: u64,
+    shape: &super::StorageShape,
+) -> Result<RunArgs> {
+    use crate::options::{Source, find};
+    use crate::workload::event::Like;
+    let test = db_run
+        .test
+        .ok_or_else(|| Error::usage("TEST: one of the tests is needed"))?;
+    let row = row(test, db_run.sync).ok_or_else(|| {
+        Error::usage(format!(
+            "TEST {}: not a test through a database",
+            test.name()
+        ))
+    })?;
+    let mut a = plain_args(row, db_run, dir, page);
+    let plain = row.plain.test;
+    let applies = |name: &str| find(name).is_some_and(|o| o.applies.to(plain));
+    if shape.like != Like::Oracle && shape.like.tests().contains(&plain) {
+        let mut set = |name: &str, text: &str| {
+            a.set(name, text, Source::Typed)
+                .map_err(|e| Error::other(format!("the storage side's --{name}: {e}")))
+        };
+        set("like", shape.like.name())?;
+        if let Some(m) = shape.io_mode {
+            set("io-mode", m.name())?;
+        }
+        if let Some(on) = shape.doublewrite
+            && applies("doublewrite")
+        {
+            set("doublewrite", if on { "on" } else { "off" })?;
+        }
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +271,64 @@ mod tests {
         let p = plain_args(Shape::Batch.row(), &a, Path::new("/x"), 16384);
         assert!(!p.sync);
         assert_eq!(p.block_size, 16384, "InnoDB's pages");
+    }
+
+    #[test]
+    fn the_plain_test_runs_where_the_data_directory_is() {
+        let mut a = RunArgs::defaults(Some(crate::workload::Test::ReadIops));
+        a.sessions = 4;
+        let none = crate::database::StorageShape::default();
+        let s = storage_args(&a, Path::new("/srv/pg/dbio-compare"), 8192, &none).unwrap();
+        assert_eq!(s.target, Path::new("/srv/pg/dbio-compare"));
+        assert_eq!(s.sessions, 4);
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
+        // InnoDB's: --like innodb with the server's flush method, and its doublewrite where
+        // the test has one, as typed options (the shapes' defaults do not override them).
+        let innodb = crate::database::StorageShape {
+            like: crate::workload::event::Like::Innodb,
+            io_mode: Some(crate::engine::IoMode::Fsync),
+            doublewrite: Some(false),
+            cautions: vec![],
+        };
+        let mut w = RunArgs::defaults(Some(crate::workload::Test::WriteIops));
+        w.sessions = 2;
+        let s = storage_args(&w, Path::new("/d"), 16384, &innodb).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Innodb);
+        assert_eq!(s.io_mode, crate::engine::IoMode::Fsync);
+        assert!(!s.doublewrite);
+        assert!(s.typed("io-mode") && s.typed("doublewrite"));
+        let cfg = crate::options::check::run_config(&s).unwrap();
+        assert_eq!(cfg.io_mode, crate::engine::IoMode::Fsync);
+        // read-iops has no doublewrite; write-mbps has no InnoDB shape: plain.
+        let s = storage_args(&a, Path::new("/d"), 16384, &innodb).unwrap();
+        assert!(s.typed("like") && !s.typed("doublewrite"));
+        let wm = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
+        let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
+        // PostgreSQL's: --like postgres with the server's WAL sync method, checked whole;
+        // write-mbps has no PostgreSQL shape: plain.
+        let pg = crate::database::StorageShape {
+            like: crate::workload::event::Like::Postgres,
+            io_mode: Some(crate::engine::IoMode::OpenDatasync),
+            doublewrite: None,
+            cautions: vec![],
+        };
+        for test in [
+            crate::workload::Test::ReadIops,
+            crate::workload::Test::ReadMbps,
+            crate::workload::Test::WriteIops,
+            crate::workload::Test::Redo,
+        ] {
+            let mut a = RunArgs::defaults(Some(test));
+            a.sessions = 2;
+            let s = storage_args(&a, Path::new("/d"), 8192, &pg).unwrap();
+            assert_eq!(s.like, crate::workload::event::Like::Postgres, "{test:?}");
+            assert!(s.typed("io-mode") && !s.typed("doublewrite"), "{test:?}");
+            let cfg = crate::options::check::run_config(&s).unwrap();
+            assert_eq!(cfg.io_mode, crate::engine::IoMode::OpenDatasync);
+            assert_eq!(cfg.dataset.block_size, 8192);
+        }
+        let s = storage_args(&wm, Path::new("/d"), 8192, &pg).unwrap();
+        assert_eq!(s.like, crate::workload::event::Like::Oracle);
     }
 }

@@ -12,6 +12,7 @@ use crate::sys::now_ns;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
 const IOCB_CMD_PREADV: u16 = 7;
 const IOCB_CMD_PWRITEV: u16 = 8;
@@ -179,6 +180,7 @@ impl Engine for AioEngine {
                 (Op::Read, n) => (IOCB_CMD_PREADV, r.iov as u64, u64::from(n)),
                 (Op::Write, n) => (IOCB_CMD_PWRITEV, r.iov as u64, u64::from(n)),
                 (Op::Datasync, _) => (IOCB_CMD_FDSYNC, 0, 0),
+                (Op::Fsync, _) => (IOCB_CMD_FSYNC, 0, 0),
             };
             self.iocbs[i] = Iocb {
                 aio_data: r.tag,

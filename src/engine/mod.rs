@@ -37,7 +37,9 @@ use serde::Serialize;
 /// How the database opens and syncs its files (docs/commands.md, `--io-mode`): Oracle's
 /// `filesystemio_options` (open flags and whether asynchronous submission is allowed), or
 /// InnoDB's `innodb_flush_method` (open flags of data and log files and which of them are
-/// fdatasync'ed; docs/events.md, "Flush methods").
+/// fdatasync'ed; docs/events.md, "Flush methods"), or PostgreSQL's `wal_sync_method` (data
+/// files buffered and fsync'ed at checkpoint, the WAL buffered and fdatasync'ed or opened
+/// O_DSYNC; docs/events.md, "PostgreSQL's shapes and names").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum IoMode {
     /// O_DSYNC, synchronous calls.
@@ -67,10 +69,18 @@ pub enum IoMode {
     /// fdatasync'ed.
     #[serde(rename = "O_DIRECT_NO_FSYNC")]
     ODirectNoFsync,
+    /// wal_sync_method=fdatasync (PostgreSQL's default on Linux): data files and WAL
+    /// buffered; the WAL fdatasync'ed after each write, the data files at checkpoint.
+    #[serde(rename = "fdatasync")]
+    Fdatasync,
+    /// wal_sync_method=open_datasync: the WAL opened O_DSYNC (buffered), no fdatasync of it;
+    /// data files as with fdatasync.
+    #[serde(rename = "open_datasync")]
+    OpenDatasync,
 }
 
 impl IoMode {
-    pub const ALL: [IoMode; 8] = [
+    pub const ALL: [IoMode; 10] = [
         IoMode::None,
         IoMode::Directio,
         IoMode::Asynch,
@@ -79,6 +89,8 @@ impl IoMode {
         IoMode::ODsync,
         IoMode::ODirect,
         IoMode::ODirectNoFsync,
+        IoMode::Fdatasync,
+        IoMode::OpenDatasync,
     ];
 
     /// The flush methods (`innodb_flush_method`), the io modes of `--like innodb`.
@@ -89,15 +101,19 @@ impl IoMode {
         IoMode::ODirectNoFsync,
     ];
 
-    /// Parses `none`, `directio`, `asynch`, `setall`, or a flush method (`fsync`, `O_DSYNC`,
-    /// `O_DIRECT`, `O_DIRECT_NO_FSYNC`; any case).
+    /// The WAL sync methods (`wal_sync_method`), the io modes of `--like postgres`.
+    pub const WAL_SYNC_METHODS: [IoMode; 2] = [IoMode::Fdatasync, IoMode::OpenDatasync];
+
+    /// Parses `none`, `directio`, `asynch`, `setall`, a flush method (`fsync`, `O_DSYNC`,
+    /// `O_DIRECT`, `O_DIRECT_NO_FSYNC`) or a WAL sync method (`fdatasync`, `open_datasync`);
+    /// any case.
     pub fn parse(text: &str) -> Result<IoMode, String> {
         IoMode::ALL
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
             .ok_or_else(|| {
                 format!(
-                    "'{text}'; accepted: none, directio, asynch, setall (filesystemio_options), or with --like innodb fsync, O_DSYNC, O_DIRECT, O_DIRECT_NO_FSYNC (innodb_flush_method)"
+                    "'{text}'; accepted: none, directio, asynch, setall (filesystemio_options), or with --like innodb fsync, O_DSYNC, O_DIRECT, O_DIRECT_NO_FSYNC (innodb_flush_method), or with --like postgres fdatasync, open_datasync (wal_sync_method)"
                 )
             })
     }
@@ -112,12 +128,24 @@ impl IoMode {
             IoMode::ODsync => "O_DSYNC",
             IoMode::ODirect => "O_DIRECT",
             IoMode::ODirectNoFsync => "O_DIRECT_NO_FSYNC",
+            IoMode::Fdatasync => "fdatasync",
+            IoMode::OpenDatasync => "open_datasync",
         }
     }
 
     /// An InnoDB flush method, not an Oracle io mode.
     pub fn is_flush_method(self) -> bool {
         IoMode::FLUSH_METHODS.contains(&self)
+    }
+
+    /// A PostgreSQL WAL sync method, not an Oracle io mode.
+    pub fn is_wal_sync_method(self) -> bool {
+        IoMode::WAL_SYNC_METHODS.contains(&self)
+    }
+
+    /// Oracle's `filesystemio_options`: every data file O_DSYNC, redo as `--redo-sync` says.
+    pub fn is_oracles(self) -> bool {
+        !self.is_flush_method() && !self.is_wal_sync_method()
     }
 
     /// Data files are opened with O_DIRECT.
@@ -133,20 +161,20 @@ impl IoMode {
     }
 
     /// Asynchronous submission is allowed (every flush method: InnoDB's native AIO is the
-    /// engine's choice).
+    /// engine's choice; PostgreSQL 15 calls pread and pwrite, one at a time).
     pub fn asynchronous(self) -> bool {
-        !matches!(self, IoMode::None | IoMode::Directio)
+        !matches!(self, IoMode::None | IoMode::Directio) && !self.is_wal_sync_method()
     }
 
-    /// Data files are opened with O_DSYNC (Oracle's modes; no flush method does).
+    /// Data files are opened with O_DSYNC (Oracle's modes; no flush or WAL sync method does).
     pub fn data_dsync(self) -> bool {
-        !self.is_flush_method()
+        self.is_oracles()
     }
 
-    /// Data files (and the doublewrite file) are fdatasync'ed after a flush batch: every
-    /// flush method but O_DIRECT_NO_FSYNC.
+    /// Data files (and the doublewrite file) are synced after a flush batch: every flush
+    /// method but O_DIRECT_NO_FSYNC, and PostgreSQL's checkpoint whatever its WAL sync method.
     pub fn data_fdatasync(self) -> bool {
-        self.is_flush_method() && self != IoMode::ODirectNoFsync
+        (self.is_flush_method() && self != IoMode::ODirectNoFsync) || self.is_wal_sync_method()
     }
 
     /// Redo log files are opened with O_DIRECT: in Oracle's direct modes, and with every
@@ -155,10 +183,10 @@ impl IoMode {
         self.direct() || self.is_flush_method()
     }
 
-    /// The flush method opens the redo log O_DSYNC instead of fdatasync'ing it (O_DSYNC);
-    /// `None` for Oracle's modes, where `--redo-sync` says.
+    /// The flush method opens the redo log O_DSYNC instead of fdatasync'ing it (O_DSYNC,
+    /// open_datasync); `None` for Oracle's modes, where `--redo-sync` says.
     pub fn redo_dsync(self) -> Option<bool> {
-        self.is_flush_method().then_some(self == IoMode::ODsync)
+        (!self.is_oracles()).then_some(matches!(self, IoMode::ODsync | IoMode::OpenDatasync))
     }
 }
 
@@ -188,6 +216,8 @@ pub enum Op {
     Write,
     /// fdatasync of the request's file (no buffer, no bytes): LGWR's `--redo-sync fdatasync`.
     Datasync,
+    /// fsync of the request's file: PostgreSQL's checkpointer syncing a data file it wrote.
+    Fsync,
 }
 
 impl Op {
@@ -197,6 +227,7 @@ impl Op {
             Op::Read => "read",
             Op::Write => "write",
             Op::Datasync => "fdatasync",
+            Op::Fsync => "fsync",
         }
     }
 }
@@ -255,6 +286,11 @@ impl IoRequest {
     /// An fdatasync of `file`: it completes with result 0.
     pub fn datasync(file: u32, tag: u64) -> IoRequest {
         IoRequest::contiguous(Op::Datasync, file, 0, std::ptr::null_mut(), 0, tag)
+    }
+
+    /// An fsync of `file`: it completes with result 0.
+    pub fn fsync(file: u32, tag: u64) -> IoRequest {
+        IoRequest::contiguous(Op::Fsync, file, 0, std::ptr::null_mut(), 0, tag)
     }
 
     /// Bytes this request moves when it completes in full.

@@ -122,6 +122,16 @@ pub fn datasync(fd: RawFd) -> i64 {
     }
 }
 
+/// fsync(2) of `fd`: 0, or a negative errno.
+pub fn fsync(fd: RawFd) -> i64 {
+    // SAFETY: fsync takes any descriptor; a bad one fails with EBADF.
+    if unsafe { libc::fsync(fd) } == 0 {
+        0
+    } else {
+        -i64::from(errno())
+    }
+}
+
 /// Performs one request synchronously. Returns bytes transferred (0 for a datasync) or a
 /// negative errno.
 ///
@@ -137,6 +147,7 @@ pub unsafe fn perform(fd: RawFd, r: &IoRequest) -> i64 {
             (Op::Read, n) => readv_at(fd, r.iov, n, r.offset),
             (Op::Write, n) => writev_at(fd, r.iov, n, r.offset),
             (Op::Datasync, _) => datasync(fd),
+            (Op::Fsync, _) => fsync(fd),
         }
     }
 }

@@ -159,6 +159,7 @@ impl UringEngine {
                     (Op::Datasync, _, _) => opcode::Fsync::new($fd)
                         .flags(types::FsyncFlags::DATASYNC)
                         .build(),
+                    (Op::Fsync, _, _) => opcode::Fsync::new($fd).build(),
                 }
             };
         }

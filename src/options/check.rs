@@ -120,13 +120,13 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         }
     };
     refuse_unused(a, test)?;
-    let innodb;
-    let a = if a.like == Like::Innodb {
-        innodb = like_innodb(a, test)?;
-        &innodb
-    } else {
+    let shaped;
+    let a = if a.like == Like::Oracle {
         refuse_flush_methods(a)?;
         a
+    } else {
+        shaped = like_database(a, test)?;
+        &shaped
     };
     let dataset = data_set(a)?;
     let bs = dataset.block_size;
@@ -383,7 +383,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
 /// `--like innodb`: InnoDB's sizes where none were given (a 16 KiB page, MariaDB's default
 /// flush method O_DIRECT, a full doublewrite batch of 128 pages, an extent of 64 pages in
 /// flight, 4 KiB log blocks in one 96 MiB `ib_logfile0`), and the flush method's redo sync.
-pub(super) fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
+fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
     let given = |name: &str| a.sources.contains_key(name);
     // A job naming a test (one --save-job wrote) runs like the test; its classes are Oracle's.
     if test == Test::Job {
@@ -438,8 +438,80 @@ pub(super) fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
     Ok(b)
 }
 
-/// Without `--like innodb`, InnoDB's flush methods and doublewrite are refused: they would
-/// mean nothing to Oracle's shapes.
+/// `--like` another database than Oracle: its sizes and syncs where none were given (as
+/// the run is checked, and as `--save-job` writes it).
+pub(super) fn like_database(a: &RunArgs, test: Test) -> Result<RunArgs> {
+    match a.like {
+        Like::Innodb => like_innodb(a, test),
+        Like::Postgres => like_postgres(a, test),
+        Like::Oracle => Ok(a.clone()),
+    }
+}
+
+/// `--like postgres`: PostgreSQL's sizes where none were given (8 KiB pages and WAL blocks,
+/// 16 MiB WAL segments, the default wal_sync_method fdatasync, a checkpoint batch of 128
+/// pages), and the WAL sync method's redo sync.
+fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
+    let given = |name: &str| a.sources.contains_key(name);
+    if test == Test::Job {
+        return Err(Error::usage(
+            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, redo)",
+        ));
+    }
+    if !a.io_mode.is_wal_sync_method() && given("io-mode") {
+        return Err(invalid(
+            a,
+            "io-mode",
+            a.io_mode.name(),
+            "with --like postgres the io mode is wal_sync_method's: fdatasync, open_datasync",
+        ));
+    }
+    if given("redo-sync") {
+        return Err(Error::usage(
+            "--redo-sync with --like postgres: the WAL sync method (--io-mode) says how the WAL is made durable (open_datasync opens it O_DSYNC, fdatasync fdatasyncs it)",
+        ));
+    }
+    if given("doublewrite") {
+        return Err(Error::usage(
+            "--doublewrite with --like postgres: PostgreSQL has no doublewrite buffer (full-page writes go into the WAL); it is a shape of --like innodb write-iops",
+        ));
+    }
+    if a.rate.is_some() {
+        return Err(Error::usage(
+            "--rate with --like postgres: PostgreSQL's shapes run closed loop (a session issues its next page read, batch or commit when the last is done)",
+        ));
+    }
+    if !a.sync && (given("async") || given("submission")) {
+        return Err(Error::usage(
+            "--async with --like postgres: PostgreSQL 15 reads and writes with one synchronous call at a time (pread, pwrite); leave it out",
+        ));
+    }
+    let mut b = a.clone();
+    b.sync = true;
+    if !given("io-mode") {
+        b.io_mode = crate::engine::IoMode::Fdatasync;
+    }
+    if !given("block-size") {
+        b.block_size = 8 << 10;
+    }
+    if test == Test::WriteIops && !given("batch") {
+        b.batch = 128;
+    }
+    if !given("redo-block") {
+        b.redo_block = 8 << 10;
+    }
+    if !given("redo-file-size") {
+        b.redo_file_size = 16 << 20;
+    }
+    b.redo_sync = match b.io_mode.redo_dsync() {
+        Some(true) => RedoDurability::Dsync,
+        _ => RedoDurability::Fdatasync,
+    };
+    Ok(b)
+}
+
+/// Without `--like innodb` or `--like postgres`, their io modes and InnoDB's doublewrite are
+/// refused: they would mean nothing to Oracle's shapes.
 fn refuse_flush_methods(a: &RunArgs) -> Result<()> {
     if a.io_mode.is_flush_method() {
         return Err(invalid(
@@ -447,6 +519,14 @@ fn refuse_flush_methods(a: &RunArgs) -> Result<()> {
             "io-mode",
             a.io_mode.name(),
             "that is innodb_flush_method's: give it with --like innodb (Oracle's io modes: none, directio, asynch, setall)",
+        ));
+    }
+    if a.io_mode.is_wal_sync_method() {
+        return Err(invalid(
+            a,
+            "io-mode",
+            a.io_mode.name(),
+            "that is PostgreSQL's wal_sync_method: give it with --like postgres (Oracle's io modes: none, directio, asynch, setall)",
         ));
     }
     if a.sources.contains_key("doublewrite") {

@@ -112,12 +112,8 @@ fn write(cfg: &RunConfig, a: &RunArgs, classic_as_class: bool) -> Result<String>
     };
     let test_form = classes.is_empty();
     // What was run: the values as typed, with what the run resolved (seed, size, and
-    // InnoDB's sizes under --like innodb).
-    let mut a = if typed.like == crate::workload::event::Like::Innodb {
-        super::check::like_innodb(typed, cfg.test)?
-    } else {
-        typed.clone()
-    };
+    // the database's sizes under --like innodb or postgres).
+    let mut a = super::check::like_database(typed, cfg.test)?;
     a.seed = Some(cfg.seed);
     a.size = Some(cfg.dataset.size);
     let mut w = JobToml::new();

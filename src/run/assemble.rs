@@ -620,6 +620,15 @@ pub fn assemble(i: &Inputs) -> RunResult {
     let mut open_flags = i.data_flags.names();
     if plan.lgwr && cfg.redo.durability == crate::workload::spec::RedoDurability::Fdatasync {
         open_flags.push("redo: fdatasync after each write (no O_DSYNC)".into());
+    } else if plan.lgwr && !i.data_flags.dsync {
+        // Data files without O_DSYNC (InnoDB's, PostgreSQL's), the redo log with it.
+        open_flags.push("redo: O_DSYNC (no fdatasync)".into());
+    }
+    if plan.drops_page_cache {
+        open_flags.push(format!(
+            "data: buffered, page cache dropped (posix_fadvise) every {} ms",
+            crate::run::roles::DROP_EVERY.as_millis()
+        ));
     }
     // What the run works on: the data files, else the redo logs, else the temp files.
     let size_bytes = if cfg.uses_data_files() {
@@ -649,7 +658,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
             like: (cfg.like != crate::workload::event::Like::Oracle)
                 .then(|| cfg.like.name().into()),
             doublewrite: (plan.classes.iter())
-                .any(|c| c.pattern == crate::workload::Pattern::FlushBatch)
+                .any(|c| c.spec.event == crate::workload::Event::InnodbFlushBatch)
                 .then_some(cfg.doublewrite),
             engine_requested: format!("{:?}", cfg.engine).to_lowercase(),
             engine: selection.kind.name().into(),

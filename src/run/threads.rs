@@ -34,6 +34,9 @@ pub(super) enum Role {
     Dbwr(usize),
     /// The noise thread of the log-writer starvation experiment, on this CPU.
     Noise(usize),
+    /// Drops the data files' pages from the page cache every [`super::roles::DROP_EVERY`]
+    /// (`--like postgres` reads: PostgreSQL's run keeps its table's pages out the same way).
+    CacheDrop,
 }
 
 impl Role {
@@ -43,6 +46,7 @@ impl Role {
             Role::Lgwr => "LGWR".into(),
             Role::Dbwr(k) => format!("DBWR {k}"),
             Role::Noise(_) => "noise thread".into(),
+            Role::CacheDrop => "page cache dropper".into(),
         }
     }
 
@@ -51,10 +55,10 @@ impl Role {
         format!("dbio-{}", self.name().to_lowercase().replace(' ', "-"))
     }
 
-    /// Whether the thread ends by itself when the sessions do (the noise thread runs until
-    /// the window is over).
+    /// Whether the thread ends by itself when the sessions do (the noise thread and the
+    /// page cache dropper run until the window is over).
     pub(super) fn ends_by_itself(self) -> bool {
-        !matches!(self, Role::Noise(_))
+        !matches!(self, Role::Noise(_) | Role::CacheDrop)
     }
 }
 

@@ -190,6 +190,9 @@ pub fn measure(
             }
             roles.extend((0..plan.dbwr).map(Role::Dbwr));
             roles.extend(cfg.redo.noise_cpu.map(Role::Noise));
+            if plan.drops_page_cache {
+                roles.push(Role::CacheDrop);
+            }
             let shared = Shared {
                 h: &harness,
                 cfg,

@@ -47,34 +47,74 @@ pub enum Event {
     InnodbLogFileWrite,
     /// The log write's fdatasync.
     InnodbLogFileSync,
+    /// PostgreSQL (`--like postgres`, docs/events.md): an 8 KiB page read into the page
+    /// cache's care, `pread` on a buffered file.
+    PgDataFileRead,
+    /// A sequential scan's 8 KiB page reads, `pread` front to back on a buffered file: the
+    /// kernel's read-ahead serves them (PostgreSQL's wait is DataFileRead).
+    PgDataFileScan,
+    /// The checkpointer's page write, `pwrite` into the page cache, one page at a time.
+    PgDataFileWrite,
+    /// The checkpointer's fsync of each data file it wrote.
+    PgDataFileSync,
+    /// A commit waiting until the WAL holding it is written and flushed (PostgreSQL names no
+    /// wait for it: the backend flushes its own WAL, waiting WALWrite and WALSync).
+    PgCommit,
+    /// The WAL write: the WAL since the last one, in whole 8 KiB WAL blocks, buffered.
+    PgWalWrite,
+    /// The WAL write's fdatasync (`wal_sync_method=fdatasync`).
+    PgWalSync,
 }
 
-/// Whose I/O shapes and event names a run has (`--like`): Oracle's (the default) or
-/// InnoDB's (MariaDB, MySQL).
+/// Whose I/O shapes and event names a run has (`--like`): Oracle's (the default), InnoDB's
+/// (MariaDB, MySQL) or PostgreSQL's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Like {
     #[default]
     Oracle,
     Innodb,
+    Postgres,
 }
 
 impl Like {
-    pub const ALL: [Like; 2] = [Like::Oracle, Like::Innodb];
+    pub const ALL: [Like; 3] = [Like::Oracle, Like::Innodb, Like::Postgres];
 
     pub fn name(self) -> &'static str {
         match self {
             Like::Oracle => "oracle",
             Like::Innodb => "innodb",
+            Like::Postgres => "postgres",
         }
     }
 
-    /// Parses `oracle` or `innodb`.
+    /// The database, as a report names it ("InnoDB's I/O shapes").
+    pub fn database(self) -> &'static str {
+        match self {
+            Like::Oracle => "Oracle",
+            Like::Innodb => "InnoDB",
+            Like::Postgres => "PostgreSQL",
+        }
+    }
+
+    /// The classic tests this database's shapes cover: `--like` is refused with the others,
+    /// and a compare's storage side runs the plain test's own (Oracle's) shapes for them.
+    pub fn tests(self) -> &'static [crate::workload::Test] {
+        use crate::workload::Test;
+        match self {
+            Like::Oracle | Like::Innodb => {
+                &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]
+            }
+            Like::Postgres => &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo],
+        }
+    }
+
+    /// Parses `oracle`, `innodb` or `postgres`.
     pub fn parse(text: &str) -> Result<Like, String> {
         Like::ALL
             .into_iter()
             .find(|l| l.name().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| format!("'{text}'; accepted: oracle, innodb"))
+            .ok_or_else(|| format!("'{text}'; accepted: oracle, innodb, postgres"))
     }
 }
 
@@ -149,7 +189,7 @@ pub struct Facts {
 }
 
 /// The table: one row per event, in report order.
-pub const FACTS: [Facts; 21] = [
+pub const FACTS: [Facts; 28] = [
     Facts {
         event: Event::DbFileSequentialRead,
         name: "db file sequential read",
@@ -444,11 +484,109 @@ pub const FACTS: [Facts; 21] = [
         bandwidth_limit: false,
         like: Like::Innodb,
     },
+    Facts {
+        event: Event::PgDataFileRead,
+        name: "DataFileRead",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgDataFileScan,
+        name: "DataFileRead (scan)",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Read,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgDataFileWrite,
+        name: "DataFileWrite",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Write,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgDataFileSync,
+        name: "DataFileSync",
+        issuer: Issuer::Dbwr,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgCommit,
+        name: "commit (WAL flush)",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Redo,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgWalWrite,
+        name: "WALWrite",
+        issuer: Issuer::Lgwr,
+        submits: Submits::Either,
+        unit: Unit::Redo,
+        direction: Direction::Write,
+        waits_are_requests: false,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
+        event: Event::PgWalSync,
+        name: "WALSync",
+        issuer: Issuer::Lgwr,
+        submits: Submits::Sync,
+        unit: Unit::None,
+        direction: Direction::Wait,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: false,
+        like: Like::Postgres,
+    },
 ];
 
 impl Event {
-    pub const ALL: [Event; 21] = {
-        let mut all = [Event::FreeBufferWaits; 21];
+    pub const ALL: [Event; 28] = {
+        let mut all = [Event::FreeBufferWaits; 28];
         let mut i = 0;
         while i < FACTS.len() {
             all[i] = FACTS[i].event;

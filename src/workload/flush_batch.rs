@@ -10,19 +10,29 @@
 //! in the session's buffer region, so the write carries exactly the bytes the page writes
 //! carry — twice the pages' bytes in all, as in the database. The whole batch's bytes are
 //! its pages' (what the flush cleaned), outside the totals, which count its writes.
+//!
+//! PostgreSQL's checkpointer (`--like postgres` write-iops) is the same batch without the
+//! doublewrite and without a wait of its own: each dirty page is written into the page cache
+//! with its own `pwrite` ("DataFileWrite"), then each data file written is fsync'ed
+//! ("DataFileSync"), as a checkpoint does.
 
 use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
+use crate::workload::event::Like;
 use crate::workload::spec::RunConfig;
 
 use super::random_blocks::submit_and_wait;
 use super::session::{IoFailure, Session};
 use super::{Event, Workload};
 
-/// The parts of a flush batch a run records, in order: the doublewrite's (with
-/// `--doublewrite on`), the page writes, and the syncs the flush method makes.
+/// The parts of a flush batch a run records beside its class's event, in order: the
+/// doublewrite's (with `--doublewrite on`), the page writes, and the syncs the flush method
+/// makes. PostgreSQL's class event is the page write; its part is the data files' fsync.
 pub fn parts(cfg: &RunConfig) -> Vec<Event> {
     let sync = cfg.io_mode.data_fdatasync();
+    if cfg.like == Like::Postgres {
+        return sync.then_some(Event::PgDataFileSync).into_iter().collect();
+    }
     let mut parts = Vec::with_capacity(4);
     if cfg.doublewrite {
         parts.push(Event::InnodbDblwrWrite);
@@ -41,11 +51,21 @@ pub fn parts(cfg: &RunConfig) -> Vec<Event> {
 /// table is the data files, then its doublewrite file (when the run has one).
 pub fn flush_batches(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> {
     let slot = |e: Event| Some(plan.slot(e)).filter(|&x| x != usize::MAX);
-    let whole = s.slot;
+    // InnoDB's batch is a wait of its own, its pages submitted together and fdatasync'ed;
+    // PostgreSQL's checkpointer writes page after page (its class's event) and fsyncs.
+    let checkpointer = s.event == Event::PgDataFileWrite;
+    let whole = (!checkpointer).then_some(s.slot);
     let dblwr = slot(Event::InnodbDblwrWrite);
     let dblwr_sync = slot(Event::InnodbDblwrSync);
-    let write = plan.slot(Event::InnodbDataFileWrite);
-    let data_sync = slot(Event::InnodbDataFileSync);
+    let (write, data_sync, sync_op): (usize, _, fn(u32, u64) -> IoRequest) = if checkpointer {
+        (s.slot, slot(Event::PgDataFileSync), IoRequest::fsync)
+    } else {
+        (
+            plan.slot(Event::InnodbDataFileWrite),
+            slot(Event::InnodbDataFileSync),
+            IoRequest::datasync,
+        )
+    };
     let dblwr_file = s.shape.files;
     let block = s.shape.block_size as usize;
     let n = s.shape.batch;
@@ -88,21 +108,29 @@ pub fn flush_batches(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> 
                 call(s, sync, &IoRequest::datasync(dblwr_file as u32, 0))?;
             }
         }
-        let Some(_) = submit_and_wait(s, write, None, &reqs)? else {
+        if checkpointer {
+            for r in &reqs {
+                let c = s.call(write, r);
+                // SAFETY: a write's buffer is not read back.
+                unsafe { s.complete(write, &c, r, None, None) }?;
+            }
+        } else if submit_and_wait(s, write, None, &reqs)?.is_none() {
             return Ok(());
-        };
+        }
         for (file, w) in written.iter_mut().enumerate() {
             if std::mem::take(w)
                 && let Some(sync) = data_sync
             {
-                call(s, sync, &IoRequest::datasync(file as u32, 0))?;
+                call(s, sync, &sync_op(file as u32, 0))?;
             }
         }
         now = now_ns();
         // The batch carries its pages' bytes (the pages cleaned), once: a wait, it is not
         // counted again in the totals, which its parts make.
-        s.rec
-            .request_from(whole, sched, t0, now, (n * block) as u64);
+        if let Some(whole) = whole {
+            s.rec
+                .request_from(whole, sched, t0, now, (n * block) as u64);
+        }
     }
     Ok(())
 }
@@ -118,8 +146,9 @@ fn call(s: &mut Session, slot: usize, r: &IoRequest) -> Result<(), IoFailure> {
     }
     s.rec.error(slot);
     let detail = match r.op {
-        Op::Datasync => format!(
-            "fdatasync failed: {}",
+        Op::Datasync | Op::Fsync => format!(
+            "{} failed: {}",
+            r.op.name(),
             std::io::Error::from_raw_os_error((-c.result) as i32)
         ),
         _ if c.result < 0 => format!(

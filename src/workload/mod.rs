@@ -203,10 +203,13 @@ pub struct Workload {
     /// The events of the database's roles: a commit's wait, the log write, and the log
     /// write's sync when it is an event of its own (InnoDB's).
     pub roles: RoleEvents,
+    /// A thread drops the data files' pages from the page cache while the run goes on: the
+    /// sessions read buffered (`--like postgres`), and would otherwise read memory.
+    pub drops_page_cache: bool,
 }
 
-/// The events the database's threads record into, by role: Oracle's names, or InnoDB's
-/// (`--like innodb`).
+/// The events the database's threads record into, by role: Oracle's names, InnoDB's
+/// (`--like innodb`) or PostgreSQL's (`--like postgres`).
 #[derive(Debug, Clone, Copy)]
 pub struct RoleEvents {
     pub commit: Event,
@@ -226,6 +229,11 @@ impl RoleEvents {
                 commit: Event::InnodbTrxCommit,
                 log_write: Event::InnodbLogFileWrite,
                 log_sync: Some(Event::InnodbLogFileSync),
+            },
+            event::Like::Postgres => RoleEvents {
+                commit: Event::PgCommit,
+                log_write: Event::PgWalWrite,
+                log_sync: Some(Event::PgWalSync),
             },
         }
     }
@@ -282,10 +290,16 @@ impl Pattern {
             (Requests, Event::DirectPathRead) => Pattern::Stream(Op::Read, Access::Sequential),
             (Requests, Event::DbFileParallelWrite) => Pattern::Batch(Op::Write),
             (Requests, Event::DirectPathWrite) => Pattern::Stream(Op::Write, Access::Sequential),
-            (Requests, Event::LogFileSync | Event::InnodbTrxCommit) => Pattern::Commit,
-            (Requests, Event::InnodbDataFileRead) => Pattern::SequentialRead,
-            (Requests, Event::InnodbReadAhead) => Pattern::Stream(Op::Read, Access::Sequential),
-            (Requests, Event::InnodbFlushBatch) => Pattern::FlushBatch,
+            (Requests, Event::LogFileSync | Event::InnodbTrxCommit | Event::PgCommit) => {
+                Pattern::Commit
+            }
+            (Requests, Event::InnodbDataFileRead | Event::PgDataFileRead) => {
+                Pattern::SequentialRead
+            }
+            (Requests, Event::InnodbReadAhead | Event::PgDataFileScan) => {
+                Pattern::Stream(Op::Read, Access::Sequential)
+            }
+            (Requests, Event::InnodbFlushBatch | Event::PgDataFileWrite) => Pattern::FlushBatch,
             (Requests, Event::LogFileParallelWrite) => Pattern::RedoWrite,
             (Requests, Event::DirectPathWriteTemp | Event::DirectPathReadTemp) => Pattern::Temp,
             (Requests, e) => unreachable!("no class issues {} (job files refuse it)", e.name()),
@@ -386,6 +400,8 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         redo,
         oltp: cfg.oltp.clone(),
         roles,
+        drops_page_cache: cfg.like == event::Like::Postgres
+            && classes.iter().any(|c| c.spec.event.reads()),
         classes,
     })
 }
@@ -499,7 +515,10 @@ impl ClassPlan {
             | Pattern::Oltp
             | Pattern::Stream(_, Access::Random) => one,
             // The doublewrite write carries the whole batch.
-            Pattern::FlushBatch => s.batch as u64 * one,
+            Pattern::FlushBatch if plan.events.contains(&Event::InnodbDblwrWrite) => {
+                s.batch as u64 * one
+            }
+            Pattern::FlushBatch => one,
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 s.mbrc as u64 * s.block_size
             }

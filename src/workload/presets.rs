@@ -42,8 +42,10 @@ fn preset(cfg: &RunConfig) -> Option<ClassSpec> {
         depth: Some(cfg.depth),
         ..class(event, multiblock)
     };
-    if cfg.like == Like::Innodb {
-        return innodb(cfg);
+    match cfg.like {
+        Like::Innodb => return innodb(cfg),
+        Like::Postgres => return postgres(cfg),
+        Like::Oracle => {}
     }
     let mut c = match cfg.test {
         Test::ReadIops if sync => class(Event::DbFileSequentialRead, bs),
@@ -96,6 +98,42 @@ fn preset(cfg: &RunConfig) -> Option<ClassSpec> {
     Some(c)
 }
 
+/// A commit test's class under another database's name (`event`): a commit's wait is
+/// synchronous, whatever the log writer does with the pieces.
+fn commits(cfg: &RunConfig, event: Event) -> ClassSpec {
+    let r = cfg.redo.per_commit;
+    let mut c = ClassSpec::fixed(cfg.test.name(), event, r.lo, cfg.sessions, Submission::Sync);
+    if r.lo != r.hi {
+        c.sizes = RequestSizes::Uniform { lo: r.lo, hi: r.hi };
+    }
+    c.think = cfg.redo.think;
+    c
+}
+
+/// PostgreSQL's class of a classic test (`--like postgres`, docs/events.md): the page read
+/// (8 KiB `pread`s in the session, random or a scan's), the checkpointer's batch of page
+/// writes into the page cache, or commits. Other tests have none (refused with the options).
+fn postgres(cfg: &RunConfig) -> Option<ClassSpec> {
+    let bs = cfg.dataset.block_size;
+    let class = |event| ClassSpec {
+        // PostgreSQL 15 reads and writes with one call at a time.
+        submission: Submission::Sync,
+        ..ClassSpec::fixed(cfg.test.name(), event, bs, cfg.sessions, cfg.submission)
+    };
+    let c = match cfg.test {
+        Test::ReadIops => class(Event::PgDataFileRead),
+        // A sequential scan: one page per request, front to back of the session's stripe.
+        Test::ReadMbps => class(Event::PgDataFileScan),
+        Test::WriteIops => ClassSpec {
+            batch: Some(cfg.batch),
+            ..class(Event::PgDataFileWrite)
+        },
+        Test::Redo => commits(cfg, Event::PgCommit),
+        _ => return None,
+    };
+    Some(c)
+}
+
 /// InnoDB's class of a classic test (`--like innodb`, docs/events.md): the page read, the
 /// read-ahead, the flush batch, or commits. Other tests have none (refused with the options).
 fn innodb(cfg: &RunConfig) -> Option<ClassSpec> {
@@ -117,21 +155,7 @@ fn innodb(cfg: &RunConfig) -> Option<ClassSpec> {
             batch: Some(cfg.batch),
             ..class(Event::InnodbFlushBatch, bs)
         },
-        Test::Redo => {
-            let r = cfg.redo.per_commit;
-            let mut c = ClassSpec::fixed(
-                cfg.test.name(),
-                Event::InnodbTrxCommit,
-                r.lo,
-                cfg.sessions,
-                Submission::Sync,
-            );
-            if r.lo != r.hi {
-                c.sizes = RequestSizes::Uniform { lo: r.lo, hi: r.hi };
-            }
-            c.think = cfg.redo.think;
-            c
-        }
+        Test::Redo => commits(cfg, Event::InnodbTrxCommit),
         _ => return None,
     };
     Some(c)

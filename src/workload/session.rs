@@ -379,7 +379,7 @@ impl Session<'_> {
                 v.written(file, r.offset, bytes, true);
                 return Ok(true);
             }
-            Op::Datasync => return Ok(true),
+            Op::Datasync | Op::Fsync => return Ok(true),
             Op::Read => {}
         }
         let mut first = None;

@@ -149,7 +149,6 @@ pub fn drop_pages_until(files: &[File], every: Duration, over: &AtomicBool) {
 /// One pass of `posix_fadvise(DONTNEED)` over `files`.
 pub fn drop_pages(files: &[File]) {
     for f in files {
-        // SAFETY: a valid descriptor; advice only.
-        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        crate::sys::drop_cached_pages(f.as_raw_fd());
     }
 }

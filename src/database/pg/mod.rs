@@ -439,9 +439,56 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         findings: pg.findings.clone(),
         data_directory: pg.server.data_directory.clone(),
         sections: crate::report::sections::pg_sections(pg),
-        // dbio's plain tests are Oracle's shapes, the storage side of a PostgreSQL compare.
-        storage: crate::database::StorageShape::default(),
+        storage: storage_shape(pg, r.config.submission == "async"),
     })
+}
+
+/// PostgreSQL's shapes (`--like postgres`) with the server's `wal_sync_method` as the io
+/// mode: what a compare's storage side runs. `prefetched`: the database side read in
+/// prefetched batches (read-iops --async).
+pub fn storage_shape(
+    pg: &crate::report::result_pg::PgSection,
+    prefetched: bool,
+) -> crate::database::StorageShape {
+    use crate::engine::IoMode;
+    let mut cautions = Vec::new();
+    let method = pg.setting("wal_sync_method").unwrap_or("");
+    let io_mode = match method.to_ascii_lowercase().as_str() {
+        "fdatasync" => Some(IoMode::Fdatasync),
+        "open_datasync" => Some(IoMode::OpenDatasync),
+        _ => {
+            cautions.push(format!(
+                "wal_sync_method={method}: dbio does not model it; the storage side ran PostgreSQL's default on Linux, fdatasync"
+            ));
+            None
+        }
+    };
+    if pg
+        .setting("fsync")
+        .is_some_and(|v| v.eq_ignore_ascii_case("off"))
+    {
+        cautions.push(
+            "fsync=off: the server synced neither WAL nor data files; the storage side syncs them as PostgreSQL does with fsync on".into(),
+        );
+    }
+    if let Some(v) = pg.setting("debug_io_direct")
+        && v.split(',').any(|x| x.trim() == "data")
+    {
+        cautions.push(format!(
+            "debug_io_direct={v}: the server read and wrote its data files with direct I/O; the storage side's --like postgres goes through the page cache, as PostgreSQL does by default"
+        ));
+    }
+    if prefetched {
+        cautions.push(
+            "the database prefetched its batches (posix_fadvise WILLNEED, then pread); the storage side reads each page with its own pread, not prefetched".into(),
+        );
+    }
+    crate::database::StorageShape {
+        like: crate::workload::event::Like::Postgres,
+        io_mode,
+        doublewrite: None,
+        cautions,
+    }
 }
 
 /// The wait event a shape's statements are named after, on major version `major` with
@@ -463,6 +510,42 @@ fn event_name(shape: Shape, major: u32, io_method: Option<&str>) -> &'static str
 mod tests {
     use super::*;
     use crate::workload::Test;
+
+    #[test]
+    fn the_storage_side_runs_postgres_shapes_with_the_servers_wal_sync_method() {
+        use crate::engine::IoMode;
+        use crate::report::result_pg::{PgSection, PgSetting};
+        let server = |settings: &[(&str, &str)]| {
+            let mut pg = PgSection::default();
+            pg.server.settings = (settings.iter())
+                .map(|(n, v)| PgSetting {
+                    name: (*n).into(),
+                    value: (*v).into(),
+                    source: "default".into(),
+                })
+                .collect();
+            pg
+        };
+        let s = storage_shape(&server(&[("wal_sync_method", "fdatasync")]), false);
+        assert_eq!(s.like, crate::workload::event::Like::Postgres);
+        assert_eq!((s.io_mode, s.doublewrite), (Some(IoMode::Fdatasync), None));
+        assert!(s.cautions.is_empty(), "{:?}", s.cautions);
+        let s = storage_shape(&server(&[("wal_sync_method", "open_datasync")]), false);
+        assert_eq!(s.io_mode, Some(IoMode::OpenDatasync));
+        // A method dbio does not model is said, and the default is run.
+        let s = storage_shape(
+            &server(&[("wal_sync_method", "open_sync"), ("fsync", "off")]),
+            true,
+        );
+        assert_eq!(s.io_mode, None);
+        assert!(
+            s.cautions[0].contains("wal_sync_method=open_sync"),
+            "{:?}",
+            s.cautions
+        );
+        assert!(s.cautions[1].starts_with("fsync=off"), "{:?}", s.cautions);
+        assert!(s.cautions[2].contains("prefetched"), "{:?}", s.cautions);
+    }
 
     #[test]
     fn events_are_named_after_the_wait_events_of_the_version() {

@@ -137,7 +137,7 @@ pub(super) const TEST: &[Opt] = &[
         key: Some("run.io_mode"),
         value: Some("MODE"),
         default: Some("setall"),
-        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async). With --like innodb, innodb_flush_method's values: fsync, O_DSYNC, O_DIRECT (its default there), O_DIRECT_NO_FSYNC.",
+        help: "Open flags and submission, like the database's filesystemio_options: none (O_DSYNC, sync calls), directio (+O_DIRECT), asynch (O_DSYNC, async), setall (O_DIRECT+O_DSYNC, async). With --like innodb, innodb_flush_method's values: fsync, O_DSYNC, O_DIRECT (its default there), O_DIRECT_NO_FSYNC. With --like postgres, wal_sync_method's values: fdatasync (its default there), open_datasync.",
         with_classes: true,
         set: |a, t| {
             a.io_mode = IoMode::parse(t)?;
@@ -151,7 +151,7 @@ pub(super) const TEST: &[Opt] = &[
         key: Some("run.like"),
         value: Some("DATABASE"),
         default: Some("oracle"),
-        help: "Whose I/O shapes and event names: oracle, or innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs; docs/events.md).",
+        help: "Whose I/O shapes and event names: oracle, innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs), or postgres (8 KiB buffered page reads, random or a scan's, the checkpointer's page writes and fsync, WAL with wal_sync_method's syncs); docs/events.md.",
         applies: Applies::Tests(&[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]),
         conflicts: &["keep-inflight"],
         set: |a, t| {
