@@ -37,9 +37,15 @@ pub(crate) fn names(r: &Value) -> Vec<String> {
 
 /// A small InnoDB-like run of `test` on the environment's data set `ds`.
 fn innodb<'e>(env: &'e Env, test: &str) -> crate::util::Dbio<'e> {
+    like(env, "innodb", test)
+}
+
+/// A small run of `test` with a database's shapes (`--like LIKE`) on the environment's data
+/// set `ds`: 64 MiB in 2 files, 2 sessions, 1 s.
+pub(crate) fn like<'e>(env: &'e Env, like: &str, test: &str) -> crate::util::Dbio<'e> {
     env.run(test)
         .arg("--like")
-        .arg("innodb")
+        .arg(like)
         .target("ds")
         .size("64M")
         .files(2)

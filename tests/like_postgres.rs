@@ -12,15 +12,7 @@ const PAGE: u64 = 8 << 10;
 
 /// A small PostgreSQL-like run of `test` on the environment's data set `ds`.
 fn postgres<'e>(env: &'e Env, test: &str) -> crate::util::Dbio<'e> {
-    env.run(test)
-        .arg("--like")
-        .arg("postgres")
-        .target("ds")
-        .size("64M")
-        .files(2)
-        .sessions(2)
-        .duration("1s")
-        .warmup("0s")
+    crate::innodb::like(env, "postgres", test)
 }
 
 #[test]

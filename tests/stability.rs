@@ -220,6 +220,36 @@ impl Drop for Throttle {
     }
 }
 
+/// A loop device over an image of `bytes` in memory, its reads (or `writes`) throttled to
+/// `iops` a second for the processes a test puts in the group. Dropped in this order: the
+/// group, the device, the image.
+struct Throttled {
+    throttle: Throttle,
+    dev: Loop,
+    _shm: tempfile::TempDir,
+}
+
+fn throttled_loop(bytes: u64, iops: u32, writes: bool) -> Option<Throttled> {
+    if !is_root() {
+        skip("loop devices and cgroups need root");
+        return None;
+    }
+    let shm = shm_dir()?;
+    let image = shm.path().join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(bytes)
+        .unwrap();
+    let dev = Loop::new(&image, None)?;
+    let rdev = std::fs::metadata(&dev.dev).unwrap().rdev();
+    let throttle = Throttle::new((libc::major(rdev), libc::minor(rdev)), iops, writes)?;
+    Some(Throttled {
+        throttle,
+        dev,
+        _shm: shm,
+    })
+}
+
 /// Another program's reader of `dev`: 1 MiB direct reads from its start, over and over,
 /// until stopped.
 struct Neighbour {
@@ -310,22 +340,7 @@ fn wait_for_window(metrics: &Path, secs: f64, child: &mut std::process::Child) {
 /// was not its own, with the cross-check's ratio showing it in bytes.
 #[test]
 fn a_rate_that_falls_halfway_warns_about_stability_and_the_neighbour() {
-    if !is_root() {
-        return skip("loop devices and cgroups need root");
-    }
-    let Some(shm) = shm_dir() else {
-        return;
-    };
-    let image = shm.path().join("disk.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(128 << 20)
-        .unwrap();
-    let Some(dev) = Loop::new(&image, None) else {
-        return;
-    };
-    let rdev = std::fs::metadata(&dev.dev).unwrap().rdev();
-    let Some(throttle) = Throttle::new((libc::major(rdev), libc::minor(rdev)), 1000, false) else {
+    let Some(Throttled { throttle, dev, .. }) = throttled_loop(128 << 20, 1000, false) else {
         return;
     };
     let env = Env::new();
@@ -531,22 +546,7 @@ fn request_limits_are_findings_only_when_the_runs_requests_exceed_them() {
 /// wait latency of nothing.
 #[test]
 fn an_event_whose_waits_all_outlast_the_window_says_so() {
-    if !is_root() {
-        return skip("loop devices and cgroups need root");
-    }
-    let Some(shm) = shm_dir() else {
-        return;
-    };
-    let image = shm.path().join("disk.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(96 << 20)
-        .unwrap();
-    let Some(dev) = Loop::new(&image, None) else {
-        return;
-    };
-    let rdev = std::fs::metadata(&dev.dev).unwrap().rdev();
-    let Some(throttle) = Throttle::new((libc::major(rdev), libc::minor(rdev)), 40, true) else {
+    let Some(Throttled { throttle, dev, .. }) = throttled_loop(96 << 20, 40, true) else {
         return;
     };
     if !crate::aliasing::mkfs_ext4(dev.path()) {
