@@ -125,7 +125,9 @@ python3 - "$out/replay.json" "$a" "$b" "$t0" "$t1" "$out/job.toml" "$out" <<'PY'
 import glob, json, re, sys
 r = json.load(open(sys.argv[1]))
 a, b = (list(map(float, x.split())) for x in sys.argv[2:4])
-secs = float(sys.argv[5]) - float(sys.argv[4]) - 1.1  # less the observer's flush pause
+# The device's counters were read before from-pg started and after it ended: pgbench ran
+# all that time (the observer's flush pause included), so all of it is the interval.
+secs = float(sys.argv[5]) - float(sys.argv[4])
 d = [(y - x) / secs for x, y in zip(a, b)]
 # Commits: pgbench's own transactions a second (-P 1) over the seconds the capture sampled;
 # the server's count less the observer's sampling transactions (up to 100 a second) when
