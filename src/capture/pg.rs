@@ -312,9 +312,9 @@ fn at_once(s: &PgSection, events: Option<&[&str]>) -> f64 {
 /// synchronous when dbio issues them (O_DSYNC, O_DIRECT): one request each, and a flush
 /// besides when the cache is volatile and takes no FUA. So the data writes asked for are the
 /// device's data requests divided by what one of dbio's costs: replayed beside the commits,
-/// they ask of the device the writes it did. (Measured on ext4, over virtio and a loop
-/// device, both volatile without FUA: 2.00–2.1 device writes per synchronous write, a WAL
-/// flush's and a dbio write's alike, the rest the file system's metadata.)
+/// they ask of the device the writes it did. (Measured on ext4, both volatile without FUA:
+/// 2.00 device writes per synchronous write on a loop device, 2.03–2.19 over virtio, the
+/// rest there the file system's metadata; bench/pg-capture-replay.sh prints it per class.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DataWrites {
     /// The device's write requests over the interval (the server's share).
