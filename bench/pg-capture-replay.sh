@@ -2,12 +2,18 @@
 # pgbench captured with `dbio job from-pg` and replayed with `dbio run --job`: does the job
 # issue what the storage did? A throwaway PostgreSQL (15 by default) runs pgbench; over
 # SECONDS of it, `dbio job from-pg` samples the server and writes the job, while this script
-# reads the device under the data directory (/proc/diskstats) and the server's commits
-# (pg_stat_database) over the same interval. Then the server goes, and `dbio run --job`
-# replays the job for SECONDS on the same file system; its device figures come from the
+# reads the device under the data directory (/proc/diskstats), the server's counters and
+# pgbench's transactions a second (its commits) over the same interval. Then the server
+# goes, and `dbio run --job` replays the job for SECONDS on the same file system (OUT=DIR on
+# a file system of its own, a loop device's, keeps other programs' I/O out of both sides'
+# device counters); its device figures come from the
 # run's own `os` section (the device under its data set), its commits from its totals.
 # Prints device reads/s, writes/s and commits/s of both, and their ratios (the aim: within
-# 10 %).
+# 10 %); what the captured run's device writes were made of (PostgreSQL's buffers written by
+# the checkpointer, background writer and backends, its WAL writes and syncs, the device's
+# flushes, the data requests left once the WAL's are taken away); the replay's
+# requests by event; and each class of the job replayed alone for COST_SECONDS (default 10,
+# 0 skips): the device requests one request of that class cost.
 #
 #   bench/pg-capture-replay.sh [SECONDS] [CLIENTS] [SCALE]   (default: 30 s, 4 clients, scale 20)
 #
@@ -58,11 +64,22 @@ echo "pgbench -i -s $scale ..." >&2
 db_bytes=$("$bin/psql" "$url" -Atc "SELECT pg_database_size('postgres')")
 # The device under the data directory, as /proc/diskstats names it.
 dev=$(basename "$(readlink -f "/sys/dev/block/$(mountpoint -d "$(findmnt -n -o TARGET -T "$out/pg/d")")")")
-snap() { # reads writes of $dev, then the server's commits
-  awk -v d="$dev" '$3 == d { print $4, $8 }' /proc/diskstats
-  "$bin/psql" "$url" -Atc "SELECT sum(xact_commit) FROM pg_stat_database"
+# One line: the device's reads, writes, sectors written and flushes (/proc/diskstats), then the
+# server's commits, its buffers written by the checkpointer, the background writer and the
+# backends (pg_stat_bgwriter; pg_stat_io's relation writes on 16+, in the checkpointer's
+# column), and its WAL writes and syncs (pg_stat_wal).
+if [ "$("$bin/psql" "$url" -Atc "SELECT current_setting('server_version_num')::int >= 160000")" = t ]; then
+  buffers="(SELECT coalesce(sum(writes), 0) FROM pg_stat_io WHERE object = 'relation'), 0, 0"
+else
+  buffers="buffers_checkpoint, buffers_clean, buffers_backend"
+fi
+snap() {
+  echo "$(awk -v d="$dev" '$3 == d { print $4, $8, $10, $20 }' /proc/diskstats)" \
+    "$("$bin/psql" "$url" -Atc "SELECT (SELECT sum(xact_commit) FROM pg_stat_database), $buffers,
+      wal_write, wal_sync FROM pg_stat_bgwriter, pg_stat_wal" | tr '|' ' ')"
 }
-"$bin/pgbench" -c "$clients" -j "$clients" -T $((seconds + 20)) "$url" >"$out/pgbench.txt" 2>&1 &
+"$bin/pgbench" -c "$clients" -j "$clients" -T $((seconds + 20)) -P 1 --progress-timestamp "$url" \
+  >"$out/pgbench.txt" 2>&1 &
 sleep 5 # past the connections' start
 a=$(snap)
 t0=$(date +%s.%N)
@@ -81,13 +98,54 @@ if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
   cat "$out/replay.err" >&2
   exit 1
 fi
-python3 - "$out/replay.json" "$a" "$b" "$t0" "$t1" "$out/job.toml" <<'PY'
-import json, sys
+# What each class of the job costs the device alone: the job's classes one at a time, for
+# COST_SECONDS (default 10; 0 skips), with the device's requests per request dbio issued.
+cost_s=${COST_SECONDS:-10}
+if [ "$cost_s" != 0 ]; then
+  python3 - "$out/job.toml" "$out" <<'PY'
+import sys
+import re
+head, *classes = open(sys.argv[1]).read().split("[[class]]")
+for i, c in enumerate(classes):
+    if "log file" in c:
+        open(f"{sys.argv[2]}/class{i}-redo.toml", "w").write(head + "[[class]]" + c)
+    else:  # no redo: no [redo] table
+        h = re.sub(r"\[redo\]\n(?:[^\[\n][^\n]*\n)*", "", head)
+        open(f"{sys.argv[2]}/class{i}.toml", "w").write(h + "[[class]]" + c)
+PY
+  for j in "$out"/class*.toml; do
+    redo=()
+    case $j in *-redo.toml) redo=(--redo-files 2 --redo-file-size 64M) ;; esac
+    "$dbio" run --job "$j" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
+      --duration "${cost_s}s" --warmup 2s "${redo[@]}" --out "$out/runs" \
+      --json >"${j%.toml}.json" 2>"${j%.toml}.err" || true
+  done
+fi
+python3 - "$out/replay.json" "$a" "$b" "$t0" "$t1" "$out/job.toml" "$out" <<'PY'
+import glob, json, re, sys
 r = json.load(open(sys.argv[1]))
 a, b = (list(map(float, x.split())) for x in sys.argv[2:4])
-secs = float(sys.argv[5]) - float(sys.argv[4]) - 1.1  # less the observer's flush pause
-# The observer's 100 samples a second are transactions of their own: not pgbench's commits.
-cap = [(b[0] - a[0]) / secs, (b[1] - a[1]) / secs, (b[2] - a[2]) / secs - 100.0]
+# The device's counters were read before from-pg started and after it ended: pgbench ran
+# all that time (the observer's flush pause included), so all of it is the interval.
+secs = float(sys.argv[5]) - float(sys.argv[4])
+d = [(y - x) / secs for x, y in zip(a, b)]
+# Commits: pgbench's own transactions a second (-P 1) over the seconds the capture sampled;
+# the server's count less the observer's sampling transactions (up to 100 a second) when
+# pgbench printed none.
+t0, t1 = float(sys.argv[4]), float(sys.argv[5])
+tps = [float(m.group(2)) for m in re.finditer(r"progress: ([0-9.]+) s, ([0-9.]+) tps",
+                                               open(sys.argv[7] + "/pgbench.txt").read())
+       if t0 + 1 <= float(m.group(1)) <= t1]
+cap = [d[0], d[1], sum(tps) / len(tps) if tps else d[4] - 100.0]
+print("captured run, per second: device reads %.1f, writes %.1f (%.1f KiB each; %.1f flushes); "
+      "PostgreSQL: buffers written %.1f (checkpointer %.1f, bgwriter %.1f, backends %.1f), "
+      "WAL writes %.1f, WAL syncs %.1f, commits %.1f (pgbench's transactions %s)" % (
+          d[0], d[1], d[2] * 0.5 / max(d[1], 1e-9), d[3], d[5] + d[6] + d[7], d[5], d[6], d[7],
+          d[8], d[9], d[4], "%.1f" % cap[2] if tps else "not printed"))
+print("  the device's writes less one per WAL write and one per WAL sync (its flush, on a volatile "
+      "cache): %.1f data requests/s against %.1f buffers written/s; less the buffers instead, "
+      "%.2f device writes per WAL sync" % (d[1] - d[8] - d[9], d[5] + d[6] + d[7],
+                                           (d[1] - d[5] - d[6] - d[7]) / max(d[9], 1e-9)))
 os_ = r.get("os") or {}
 top = os_["devices"][0]["device"] if os_.get("devices") else None
 rows = [d for d in os_.get("devices", []) if d["device"] == top]
@@ -105,6 +163,23 @@ print(f"{'':12} {'captured':>10} {'replay dbio':>12} {'ratio':>7} {'replay devic
 for name, c, o, d in zip(["reads/s", "writes/s", "commits/s"], cap, own, dev):
     q = lambda x: f"{x / c:.2f}" if c > 0 else "-"
     print(f"{name:12} {c:10.1f} {o:12.1f} {q(o):>7} {d:14.1f} {q(d):>7}")
+def per_event(run):
+    return {e["name"]: e["iops"] for e in run["events"] if e["iops"] > 0}
+print("\nreplay, dbio's requests/s by event:", ", ".join(f"{k} {v:.1f}" for k, v in per_event(r).items()))
+for f in sorted(glob.glob(sys.argv[7] + "/class*.json")):
+    try:
+        c = json.load(open(f))
+    except ValueError:
+        continue
+    rows = [x for x in (c.get("os") or {}).get("devices", []) if x["device"] == top]
+    m = max(len(rows), 1)
+    rs, ws = sum(x["r_s"] for x in rows) / m, sum(x["w_s"] for x in rows) / m
+    ev = per_event(c)
+    reads = sum(v for k, v in ev.items() if "read" in k)
+    writes = sum(v for k, v in ev.items() if "write" in k)
+    q = lambda x, y: f"{x / y:.2f}" if y > 0 else "-"
+    print(f"alone: {', '.join(f'{k} {v:.1f}/s' for k, v in ev.items())}: device reads {rs:.1f}/s, "
+          f"writes {ws:.1f}/s; device reads per dbio read {q(rs, reads)}, device writes per dbio write {q(ws, writes)}")
 print("\njob:")
 print("".join(l for l in open(sys.argv[6]) if not l.startswith("#")))
 PY

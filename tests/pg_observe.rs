@@ -362,6 +362,9 @@ fn from_pg_makes_a_job_of_a_known_load() {
         "commits/s {rate} is not within 10 % of pgbench's 150:\n{text}"
     );
     assert!(text.contains("pg_stat_database.xact_commit"), "{text}");
+    // The server's WAL is written, then fdatasync'ed (wal_sync_method's default on Linux):
+    // the job's redo is made durable the same way.
+    assert_eq!(job["redo"]["sync"].as_str(), Some("fdatasync"), "{text}");
 }
 
 #[test]

@@ -604,6 +604,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
         seconds: Some(seconds),
         block_size,
         classes,
+        redo_sync: None,
     })
 }
 

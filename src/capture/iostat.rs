@@ -278,6 +278,7 @@ pub fn read(file: &str, text: &str, devices: &[String], stop: &AtomicBool) -> Re
             }),
             block_size: None,
             classes,
+            redo_sync: None,
         });
     }
     if captures.iter().all(|c| c.classes.is_empty()) {

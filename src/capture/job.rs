@@ -280,6 +280,10 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             Value::Str("512"),
             "assumed: the redo block of most platforms",
         );
+        // How the database made its log durable, where a capture says (the first that does).
+        if let Some((sync, from)) = captures.iter().find_map(|c| c.redo_sync.as_ref()) {
+            out.set("sync", Value::Str(sync.name()), &cite(&from.cite()));
+        }
     }
     if has_temp {
         out.blank();

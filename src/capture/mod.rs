@@ -175,6 +175,9 @@ pub struct Capture {
     pub seconds: Option<Figure>,
     pub block_size: Option<Figure>,
     pub classes: Vec<Class>,
+    /// How the database made its log durable, where it says (PostgreSQL's
+    /// `wal_sync_method`): the job's `[redo] sync`.
+    pub redo_sync: Option<(crate::workload::spec::RedoDurability, Origin)>,
 }
 
 /// The most a report (or `iostat -x` output) may hold.

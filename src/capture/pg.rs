@@ -13,6 +13,7 @@ use crate::database::pg::observe::{CacheControl, Observer, RunContext};
 use crate::error::{Error, Result};
 use crate::report::result_pg::PgSection;
 use crate::workload::Event;
+use crate::workload::spec::RedoDurability;
 
 /// How often a wait for the server looks at the stop flag.
 const LOOK: Duration = Duration::from_millis(50);
@@ -76,7 +77,7 @@ pub fn read(
             ))
         })?
         .get(0);
-    let devices = data_devices(&mut client);
+    let (devices, cache) = data_devices(&mut client);
     // The server's processes, when it runs here: their share of the device's bytes.
     let postmaster = (!devices.is_empty())
         .then(|| postmaster_of(&mut client))
@@ -138,6 +139,7 @@ pub fn read(
                 write_bytes: w.device_bytes,
                 seconds,
                 server,
+                cache,
             })
         });
         let ctx = ctx.clone();
@@ -156,21 +158,37 @@ pub fn read(
     Ok(captures)
 }
 
-/// The block devices under the server's data directory, top layer first, when this user
-/// may read the setting and the directory is on this machine; else none.
-fn data_devices(client: &mut postgres::Client) -> Vec<(String, String)> {
+/// The block devices under the server's data directory, top layer first, and the top
+/// one's cache, when this user may read the setting and the directory is on this machine;
+/// else none.
+fn data_devices(client: &mut postgres::Client) -> (Vec<(String, String)>, Option<Cache>) {
     let dir: Option<String> = client
         .query_one("SELECT current_setting('data_directory', true)", &[])
         .ok()
         .and_then(|r| r.get(0));
     let Some(dir) = dir.map(std::path::PathBuf::from).filter(|d| d.is_dir()) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     let (map, _) = crate::storage::survey(&dir, Some(8192));
-    map.all_devices()
-        .iter()
+    let nodes = map.all_devices();
+    let cache = nodes.first().and_then(|n| {
+        Some(Cache {
+            volatile: n.queue.write_cache.as_deref()? == "write back",
+            fua: n.queue.fua.unwrap_or(false),
+        })
+    });
+    let devices = (nodes.iter())
         .map(|n| (n.name.clone(), n.layer.clone()))
-        .collect()
+        .collect();
+    (devices, cache)
+}
+
+/// What the device's queue says of its cache (`/sys/block/<dev>/queue`): `write_cache`
+/// "write back" (volatile: the kernel sends it flushes) and `fua`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cache {
+    pub volatile: bool,
+    pub fua: bool,
 }
 
 /// What the device under the data directory did over a sample (/proc/diskstats).
@@ -186,6 +204,8 @@ pub struct Device {
     /// (`/proc/<pid>/io` `read_bytes`, `write_bytes`), when they could be read: the device
     /// may serve others too, and only the server's share is the server's.
     pub server: Option<(u64, u64)>,
+    /// Its cache, when its queue could be read: what a synchronous write costs it.
+    pub cache: Option<Cache>,
 }
 
 impl Device {
@@ -280,9 +300,101 @@ fn at_once(s: &PgSection, events: Option<&[&str]>) -> f64 {
     rows as f64 / s.sampler.samples as f64
 }
 
+/// The data writes a sample's job asks for, and what they were derived from.
+///
+/// The device's write requests are the WAL's and the data files'. A synchronous write costs
+/// a device with a volatile cache more than one request as the kernel counts them: the
+/// cache flush it sends is counted as a write of its own (no bytes). PostgreSQL's WAL is
+/// written (`wal_write`) and then fdatasync'ed (`wal_sync`): one request per write, and one
+/// flush per sync when the cache is volatile. What is left is the data files', written back
+/// from the page cache (PostgreSQL's own count of buffers written is what it handed the page
+/// cache, not what reached the device: merged, or still dirty). The job's data writes are
+/// synchronous when dbio issues them (O_DSYNC, O_DIRECT): one request each, and a flush
+/// besides when the cache is volatile and takes no FUA. So the data writes asked for are the
+/// device's data requests divided by what one of dbio's costs: replayed beside the commits,
+/// they ask of the device the writes it did. (Measured on ext4, both volatile without FUA:
+/// 2.00 device writes per synchronous write on a loop device, 2.03–2.19 over virtio, the
+/// rest there the file system's metadata; bench/pg-capture-replay.sh prints it per class.)
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DataWrites {
+    /// The device's write requests over the interval (the server's share).
+    pub device: f64,
+    /// PostgreSQL's WAL writes and WAL syncs over it (`pg_stat_wal`).
+    pub wal_writes: f64,
+    pub wal_syncs: f64,
+    /// The device's cache (`None`: unknown, taken as write-through: no flush requests).
+    pub cache: Option<Cache>,
+    /// The device's requests of the WAL: its writes, and a flush per sync when the cache
+    /// is volatile.
+    pub wal: f64,
+    /// Device write requests one of dbio's synchronous data writes costs: 2 on a volatile
+    /// cache without FUA (the write and a flush), else 1.
+    pub per_write: f64,
+    /// The data-write class's requests over the interval: the device's requests less the
+    /// WAL's, divided by `per_write`.
+    pub requests: f64,
+}
+
+/// [`DataWrites`] of an interval.
+pub fn data_writes(
+    device: f64,
+    wal_writes: f64,
+    wal_syncs: f64,
+    cache: Option<Cache>,
+) -> DataWrites {
+    let volatile = cache.is_some_and(|c| c.volatile);
+    let wal = wal_writes + if volatile { wal_syncs } else { 0.0 };
+    let per_write = if volatile && !cache.is_some_and(|c| c.fua) {
+        2.0
+    } else {
+        1.0
+    };
+    DataWrites {
+        device,
+        wal_writes,
+        wal_syncs,
+        cache,
+        wal,
+        per_write,
+        requests: (device - wal).max(0.0) / per_write,
+    }
+}
+
+impl DataWrites {
+    /// How they were found, for the job's comment.
+    fn said(&self, device: &str, share: &str, seconds: f64) -> String {
+        let cache = match self.cache {
+            Some(Cache {
+                volatile: true,
+                fua,
+            }) => format!(
+                "a volatile cache{} (/sys/block/{device}/queue): a flush per synchronous write, counted as a write",
+                if fua { " with FUA" } else { " without FUA" }
+            ),
+            Some(_) => format!("a write-through cache (/sys/block/{device}/queue): no flushes"),
+            None => "a cache not known here, taken as write-through: no flushes".into(),
+        };
+        format!(
+            "device {device} writes {:.0}/s (/proc/diskstats){share}, less the WAL's {:.0}/s (its writes {:.0}/s{}, pg_stat_wal), ÷ {} device write{} per synchronous data write; {cache}",
+            self.device / seconds,
+            self.wal / seconds,
+            self.wal_writes / seconds,
+            if self.wal > self.wal_writes {
+                format!(" and a flush per sync {:.0}/s", self.wal_syncs / seconds)
+            } else {
+                String::new()
+            },
+            self.per_write,
+            if self.per_write == 1.0 { "" } else { "s" },
+        )
+    }
+}
+
 /// One sample as a capture: what the storage did (the device's own counters when the
 /// data directory is on this machine: PostgreSQL counts a page the page cache had as a
-/// read), commits with the latency a commit waited, sessions as the sampler saw them.
+/// read; its data writes what the device wrote less the WAL's, at what a synchronous
+/// write costs it, [`DataWrites`]),
+/// commits with the latency a commit waited, sessions as the sampler saw them.
 pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Capture {
     let origin = |what: String| Origin {
         file: name.to_string(),
@@ -306,45 +418,21 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
             .collect::<Vec<_>>()
             .join(", ");
         let (per_s, bytes, rate_from, bytes_from) = match device {
-            Some(d) if d.seconds > 0.0 => {
+            Some(d) if d.seconds > 0.0 && op == "read" => {
                 // Only the server's share of the device's requests (the device may serve
                 // others), at the device's request size.
-                let (read_share, write_share) = d.share();
-                let (count, b) = if op == "read" {
-                    (
-                        d.reads as f64 * read_share,
-                        d.read_bytes as f64 * read_share,
-                    )
-                } else {
-                    // The log's writes are the commits' class: each flush is a device
-                    // write of its own, carrying the WAL bytes.
-                    let flushes = w.syncs as f64 * d.seconds / secs;
-                    let wal = w.bytes as f64 * d.seconds / secs;
-                    (
-                        (d.writes as f64 * write_share - flushes).max(0.0),
-                        (d.write_bytes as f64 * write_share - wal).max(0.0),
-                    )
-                };
+                let (share, _) = d.share();
+                let (count, b) = (d.reads as f64 * share, d.read_bytes as f64 * share);
                 if count < 0.5 {
                     continue;
                 }
                 let pg = if ops > 0 {
                     format!(
-                        "; PostgreSQL counted {:.0} {op}s/s ({who})",
+                        "; PostgreSQL counted {:.0} reads/s ({who})",
                         ops as f64 / secs
                     )
                 } else {
                     String::new()
-                };
-                let less_log = if op == "write" {
-                    " less the WAL flushes"
-                } else {
-                    ""
-                };
-                let share = if op == "read" {
-                    read_share
-                } else {
-                    write_share
                 };
                 let pg = if d.server.is_some() {
                     format!(
@@ -358,10 +446,55 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
                     count / d.seconds,
                     Some(b / count),
                     format!(
-                        "sample {n}: device {} {op}s{less_log} (/proc/diskstats) / {:.1} s{pg}",
+                        "sample {n}: device {} reads (/proc/diskstats) / {:.1} s{pg}",
                         d.name, d.seconds
                     ),
-                    format!("sample {n}: device {} bytes per {op}{less_log}", d.name),
+                    format!("sample {n}: device {} bytes per read", d.name),
+                )
+            }
+            Some(d) if d.seconds > 0.0 => {
+                let (_, share) = d.share();
+                let at = d.seconds / secs;
+                let dw = data_writes(
+                    d.writes as f64 * share,
+                    w.writes as f64 * at,
+                    w.syncs as f64 * at,
+                    d.cache,
+                );
+                if dw.requests < 0.5 {
+                    continue;
+                }
+                let of_server = if d.server.is_some() {
+                    format!(
+                        ", the server's processes' share {:.0}% (/proc/<pid>/io)",
+                        100.0 * share
+                    )
+                } else {
+                    String::new()
+                };
+                let pg = if ops > 0 {
+                    format!(
+                        "; PostgreSQL counted {:.0} buffers written/s ({who})",
+                        ops as f64 / secs
+                    )
+                } else {
+                    String::new()
+                };
+                // The bytes of the device's data requests (the flushes carry none).
+                let data_bytes = d.write_bytes as f64 * share - w.bytes as f64 * at;
+                let data = dw.device - dw.wal;
+                (
+                    dw.requests / d.seconds,
+                    (data_bytes > 0.0).then(|| data_bytes / data),
+                    format!(
+                        "sample {n}: {} / {:.1} s{pg}",
+                        dw.said(&d.name, &of_server, d.seconds),
+                        d.seconds
+                    ),
+                    format!(
+                        "sample {n}: device {} bytes per data write (its bytes less the WAL's)",
+                        d.name
+                    ),
                 )
             }
             _ => {
@@ -463,6 +596,19 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
             }),
         });
     }
+    // The WAL made durable as PostgreSQL does: written, then fdatasync'ed (fdatasync,
+    // fsync), or opened O_DSYNC (open_datasync, open_sync).
+    let redo_sync = (classes.iter().any(|k| k.event == Event::LogFileSync))
+        .then(|| s.setting("wal_sync_method"))
+        .flatten()
+        .and_then(|m| {
+            let sync = match m {
+                "fdatasync" | "fsync" | "fsync_writethrough" => RedoDurability::Fdatasync,
+                "open_datasync" | "open_sync" => RedoDurability::Dsync,
+                _ => return None,
+            };
+            Some((sync, origin(format!("sample {n}: wal_sync_method = {m}"))))
+        });
     Capture {
         file: name.to_string(),
         kind: format!("PostgreSQL {}, sample {n}", s.server.version),
@@ -474,6 +620,7 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
             value: 8192.0,
             origin: origin("PostgreSQL's page".into()),
         }),
+        redo_sync,
         classes,
     }
 }
@@ -481,7 +628,7 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::result_pg::{PgIo, PgSampler, PgWait, PgWal};
+    use crate::report::result_pg::{PgIo, PgSampler, PgServer, PgSetting, PgWait, PgWal};
 
     fn wait(event: &str, samples: u64, time_s: f64) -> PgWait {
         PgWait {
@@ -495,8 +642,8 @@ mod tests {
     }
 
     /// Ten seconds of a pgbench-like load: PostgreSQL counted 1,000 reads/s (most of them
-    /// page-cache hits), 4 sessions active at once, 500 commits/s whose flush took 0.5 ms
-    /// while a commit waited 2 ms.
+    /// page-cache hits), 300 buffers written/s, 4 sessions active at once, 500 commits/s
+    /// in 200 WAL flushes/s whose flush took 0.5 ms while a commit waited 2 ms.
     fn section() -> PgSection {
         PgSection {
             interval_s: 10.0,
@@ -517,6 +664,7 @@ mod tests {
                     op: "write".into(),
                     ops: 3_000,
                     ops_per_s: 300.0,
+                    bytes: Some(3_000 * 8192),
                     source: "pg_stat_bgwriter".into(),
                     ..PgIo::default()
                 },
@@ -537,14 +685,29 @@ mod tests {
             wal: PgWal {
                 commits: 5_000,
                 bytes: 5_000 * 600,
+                writes: 2_000,
                 syncs: 2_000,
                 mean_sync_ms: Some(0.5),
                 sync_event: "WALSync".into(),
                 ..PgWal::default()
             },
+            server: PgServer {
+                settings: vec![PgSetting {
+                    name: "wal_sync_method".into(),
+                    value: "fdatasync".into(),
+                    source: "default".into(),
+                }],
+                ..PgServer::default()
+            },
             ..PgSection::default()
         }
     }
+
+    /// A disk with a volatile cache and no FUA (a virtio disk, a loop device).
+    const VOLATILE: Cache = Cache {
+        volatile: true,
+        fua: false,
+    };
 
     fn device(reads: u64, writes: u64) -> Device {
         Device {
@@ -555,12 +718,16 @@ mod tests {
             write_bytes: 2_000 * 8192 + 1_000 * 65536,
             seconds: 10.0,
             server: None,
+            cache: Some(VOLATILE),
         }
     }
 
     #[test]
     fn the_storage_reads_commit_latency_and_sessions_are_what_was_seen() {
-        let c = capture("pg", 1, &section(), Some(&device(500, 3_000)));
+        // The device wrote 720/s: the 200 WAL writes/s, a cache flush (counted as a write)
+        // for each of the 200 WAL syncs/s, and 320 data requests/s written back from the
+        // page cache (PostgreSQL handed it 300 buffers/s).
+        let c = capture("pg", 1, &section(), Some(&device(500, 7_200)));
         let class = |e: Event| c.classes.iter().find(|k| k.event == e).unwrap();
         // The device read 50/s of 16K: not PostgreSQL's 1,000 page-cache hits and reads.
         let reads = class(Event::DbFileSequentialRead);
@@ -571,9 +738,30 @@ mod tests {
             "PostgreSQL's read time is the page cache's"
         );
         assert!((reads.sessions.as_ref().unwrap().value - 0.5).abs() < 1e-9);
-        // The device's writes less one per WAL flush: 100 data writes/s.
+        // dbio's data writes are synchronous, a write and a flush each: 160/s, which
+        // replayed beside the 200 redo writes/s (2 requests each) ask the device for its
+        // 720 writes/s again. (Not the device's writes less one per WAL flush, 520/s,
+        // which replayed at 2 requests each made 1,440/s.)
         let writes = class(Event::DbFileParallelWrite);
-        assert!((writes.per_s.value - 100.0).abs() < 1e-9);
+        assert!(
+            (writes.per_s.value - 160.0).abs() < 1e-9,
+            "{}",
+            writes.per_s.value
+        );
+        assert!((2.0 * (200.0 + writes.per_s.value) - 720.0).abs() < 1e-9);
+        // The bytes of the device's data requests: its bytes less the WAL's, per request.
+        let bytes = (2_000.0 * 8192.0 + 1_000.0 * 65536.0 - 5_000.0 * 600.0) / 3_200.0;
+        assert!((writes.bytes.as_ref().unwrap().value - bytes).abs() < 1e-6);
+        let from = &writes.per_s.origin.what;
+        for said in [
+            "writes 720/s",
+            "less the WAL's 400/s (its writes 200/s and a flush per sync 200/s",
+            "÷ 2 device writes per synchronous data write",
+            "volatile cache without FUA",
+            "PostgreSQL counted 300 buffers written/s",
+        ] {
+            assert!(from.contains(said), "{said}: {from}");
+        }
         // A commit waited (8 + 2 s) / 5,000 = 2 ms, not the flush's 0.5 ms.
         let commits = class(Event::LogFileSync);
         assert!((commits.per_s.value - 500.0).abs() < 1e-9);
@@ -589,6 +777,12 @@ mod tests {
             command: "dbio job from-pg".into(),
         };
         let job = super::super::job::job_file(&[c], &shape);
+        // The WAL written, then fdatasync'ed: the job's redo too.
+        let redo = job.split("[redo]").nth(1).unwrap();
+        assert!(
+            redo.contains("sync = \"fdatasync\"  # pg: sample 1: wal_sync_method = fdatasync"),
+            "{job}"
+        );
         let block = job
             .split("[[class]]")
             .find(|b| b.contains("log file sync"))
@@ -622,6 +816,41 @@ mod tests {
         assert_eq!(
             ppid(std::process::id()),
             Some(std::os::unix::process::parent_id())
+        );
+    }
+
+    #[test]
+    fn a_synchronous_write_costs_what_the_devices_cache_says() {
+        // 1,000 device writes, 200 WAL writes and syncs.
+        let at = |cache| data_writes(1_000.0, 200.0, 200.0, cache);
+        // Volatile without FUA: each WAL sync a flush too; each of dbio's writes 2.
+        let d = at(Some(VOLATILE));
+        assert_eq!((d.wal, d.per_write, d.requests), (400.0, 2.0, 300.0));
+        // With FUA dbio's O_DSYNC write needs no flush; PostgreSQL's fdatasync still sends one.
+        let d = at(Some(Cache {
+            volatile: true,
+            fua: true,
+        }));
+        assert_eq!((d.wal, d.per_write, d.requests), (400.0, 1.0, 600.0));
+        assert!(d.said("sda", "", 1.0).contains("with FUA"));
+        // Write-through: no flushes at all.
+        let d = at(Some(Cache {
+            volatile: false,
+            fua: false,
+        }));
+        assert_eq!((d.wal, d.per_write, d.requests), (200.0, 1.0, 800.0));
+        // Not known: taken as write-through, and said so.
+        let d = at(None);
+        assert_eq!((d.wal, d.per_write, d.requests), (200.0, 1.0, 800.0));
+        assert!(d.said("sda", "", 1.0).contains("not known"));
+        // The WAL's requests were all the device wrote: no data writes.
+        let c = capture("pg", 1, &section(), Some(&device(500, 4_000)));
+        assert!(
+            !c.classes
+                .iter()
+                .any(|k| k.event == Event::DbFileParallelWrite),
+            "{:?}",
+            c.classes
         );
     }
 
