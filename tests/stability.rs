@@ -164,7 +164,13 @@ impl Throttle {
             ("riops", "blkio.throttle.read_iops_device")
         };
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        let name = format!("dbio-test-{}", std::process::id());
+        // One group per throttle: tests of one process run side by side.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let name = format!(
+            "dbio-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
         for line in mounts.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
             let (Some(dir), Some(fs), Some(opts)) = (f.get(1), f.get(2), f.get(3)) else {
