@@ -728,23 +728,29 @@ fn a_throwaway_server_killed_mid_run_leaves_no_schema_record() {
     );
     let here = e.path().display().to_string();
     socket_dir(&mut run, &here);
-    let postmaster = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .find(|p| {
-            std::fs::read(p.path().join("cmdline")).is_ok_and(|c| {
-                let c = text(&c).replace('\0', " ");
-                c.contains("postgres -D") && c.contains(&here)
-            })
-        })
-        .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok())
-        .expect("the postmaster");
     // The run's schema is noted before it is made: doctor names it, in use, while it lives.
     wait_until(&mut run, "doctor names the run's schema", || {
         let (_, out) = doctor(&e, &["doctor"]);
         out.lines()
             .any(|l| l.trim_start().starts_with("dbio_") && l.contains("(running)"))
     });
+    // Found now, not when it first started: a throwaway server is restarted after the load
+    // (to empty its cache), and the first postmaster may be gone.
+    let mut postmaster = None;
+    wait_until(&mut run, "the postmaster runs", || {
+        postmaster = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .find(|p| {
+                std::fs::read(p.path().join("cmdline")).is_ok_and(|c| {
+                    let c = text(&c).replace('\0', " ");
+                    c.contains("postgres -D") && c.contains(&here)
+                })
+            })
+            .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok());
+        postmaster.is_some()
+    });
+    let postmaster = postmaster.unwrap();
     // SAFETY: the postmaster of this test's server, a process id just read.
     unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
     let code = run.wait().unwrap().code();
