@@ -680,44 +680,55 @@ mod tests {
     #[test]
     fn a_mount_another_namespace_keeps_is_found() {
         use std::io::BufRead;
+        use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::MetadataExt;
-        use std::process::{Command, Stdio};
+        use std::process::Stdio;
         if crate::safety::fs::effective_uid() != 0 {
             stderr_line!("skipped: mounting needs root");
             return;
         }
-        let dir = std::env::temp_dir().join(format!("dbio-ns-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "dbio-ns-test"])
-            .arg(&dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(mounted, "mount -t tmpfs on {}", dir.display());
-        let rdev = std::fs::metadata(&dir).unwrap().dev();
+        // A new private directory (never a name in /tmp someone could have put a link at),
+        // mounted with the syscall: no program is run for it.
+        let dir = tempfile::tempdir().unwrap();
+        let target = std::ffi::CString::new(dir.path().as_os_str().as_bytes()).unwrap();
+        let kind = c"tmpfs";
+        mount(
+            Some(c"dbio-ns-test"),
+            &target,
+            Some(kind),
+            0,
+            Some(c"size=1m"),
+        )
+        .unwrap();
+        let rdev = std::fs::metadata(dir.path()).unwrap().dev();
         assert!(mounts_elsewhere(rdev).is_empty());
-        // The copies of loop-device mounts (other tests' file systems) are let go of at
-        // once, so that this namespace keeps none of them busy.
-        let script = "for m in $(awk '$1 ~ /^\\/dev\\/loop/ {print $2}' /proc/self/mounts); do umount -l \"$m\"; done; echo ready; exec sleep 30";
-        let child = Command::new("unshare")
-            .args(["--mount", "--propagation", "private", "sh", "-c", script])
-            .stdout(Stdio::piped())
-            .spawn();
-        let Ok(mut child) = child else {
-            let _ = Command::new("umount").arg(&dir).status();
+        // unshare as every program dbio starts: checked (owner, write bits) before it runs.
+        let find = crate::safety::exec::Program::find;
+        let (Ok(Some(unshare)), Ok(Some(sh))) = (find("unshare"), find("sh")) else {
+            umount(&target, 0).unwrap();
             stderr_line!("skipped: no unshare");
             return;
         };
+        // The copies of loop-device mounts (other tests' file systems) are let go of at
+        // once, so that this namespace keeps none of them busy.
+        let script = "for m in $(awk '$1 ~ /^\\/dev\\/loop/ {print $2}' /proc/self/mounts); do umount -l \"$m\"; done; echo ready; exec sleep 30";
+        let mut child = unshare
+            .command()
+            .args(["--mount", "--propagation", "private", "--"])
+            .arg(sh.path())
+            .args(["-c", script])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
         assert_eq!(line.trim(), "ready");
-        assert!(Command::new("umount").arg(&dir).status().unwrap().success());
+        umount(&target, 0).unwrap();
         let found = mounts_elsewhere(rdev);
         let _ = child.kill();
         let _ = child.wait();
-        std::fs::remove_dir(&dir).unwrap();
         assert!(
             found
                 .iter()
