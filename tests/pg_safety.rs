@@ -575,6 +575,21 @@ fn a_killed_run_on_a_users_server_leaves_a_schema_doctor_names_and_clean_drops()
     assert!(!out.contains(&schema), "{out}");
 }
 
+/// The process id of the postmaster of the throwaway server a run under `here` started
+/// (`postgres -D here/…`), if one runs now.
+fn postmaster_under(here: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .find(|p| {
+            std::fs::read(p.path().join("cmdline")).is_ok_and(|c| {
+                let c = text(&c).replace('\0', " ");
+                c.contains("postgres -D") && c.contains(here)
+            })
+        })
+        .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok())
+}
+
 /// The socket directory of the throwaway server `run` starts under `here`, from the
 /// postmaster's command line (`-k DIR`), once it runs.
 fn socket_dir(run: &mut Killed, here: &str) -> String {
@@ -738,16 +753,7 @@ fn a_throwaway_server_killed_mid_run_leaves_no_schema_record() {
     // (to empty its cache), and the first postmaster may be gone.
     let mut postmaster = None;
     wait_until(&mut run, "the postmaster runs", || {
-        postmaster = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .find(|p| {
-                std::fs::read(p.path().join("cmdline")).is_ok_and(|c| {
-                    let c = text(&c).replace('\0', " ");
-                    c.contains("postgres -D") && c.contains(&here)
-                })
-            })
-            .and_then(|p| p.file_name().to_str()?.parse::<u32>().ok());
+        postmaster = postmaster_under(&here);
         postmaster.is_some()
     });
     let postmaster = postmaster.unwrap();
@@ -822,14 +828,8 @@ fn a_throwaway_server_gets_nothing_of_the_callers_environment() {
     );
     let here = e.path().display().to_string();
     socket_dir(&mut run, &here);
-    let environ: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|p| {
-            std::fs::read(p.path().join("cmdline"))
-                .is_ok_and(|c| text(&c).replace('\0', " ").contains(&here))
-        })
-        .filter_map(|p| std::fs::read(p.path().join("environ")).ok())
+    let environ: Vec<String> = (postmaster_under(&here).into_iter())
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/environ")).ok())
         .map(|b| text(&b))
         .collect();
     // Stopped as Ctrl-C stops it: the server and its directories go with the run.

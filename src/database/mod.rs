@@ -390,6 +390,19 @@ struct Run<'a> {
     started_at: &'a str,
 }
 
+/// A refusal by the server once the run has begun (the server started and accepted dbio's
+/// connection, [`Database::open`]) is not bad input but a failure mid-run (exit 1, not 2):
+/// the server was stopped, killed (a throwaway one while restarted after the load) or ran
+/// out of connections; the address and programs given were right. For every adapter.
+fn mid_run(e: Error) -> Error {
+    match e {
+        Error::Usage(m) => Error::other(format!(
+            "{m} (mid-run: the server had started and accepted dbio's connection before)"
+        )),
+        e => e,
+    }
+}
+
 impl Run<'_> {
     /// Server, objects, data, sessions, observer, the window, the result: returns the
     /// result, whether an I/O error (a session lost) happened, whether interrupted, and
@@ -404,17 +417,19 @@ impl Run<'_> {
         let load_started = std::time::Instant::now();
         self.db.open(a, run_dir, run_id)?;
         let spec = self.spec();
-        let loaded = self.db.load(&spec, stop)?;
+        // From here the server is up and has accepted dbio: what fails now is no bad input.
+        let loaded = self.db.load(&spec, stop).map_err(mid_run)?;
         let prepare_seconds = load_started.elapsed().as_secs_f64();
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Interrupted(
                 "interrupted before the run started; nothing measured".into(),
             ));
         }
-        let mut observer = self.db.observer()?;
+        let mut observer = self.db.observer().map_err(mid_run)?;
         let sessions = (0..a.sessions)
             .map(|id| self.db.session(&spec, id))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>()
+            .map_err(mid_run)?;
         // The sessions' statements are named for what they are ("index lookup"): a
         // statement is more than the wait it may include; the database's own waits,
         // reads and writes are its section's, from its own counters.

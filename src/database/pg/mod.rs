@@ -174,9 +174,8 @@ impl Pg {
         if let Some(s) = self.server.as_mut() {
             self.client = None;
             s.stop();
-            s.start().map_err(mid_run)?;
-            let c = connect::connect(self.config.as_mut().expect("opened"), "--pg-bin")
-                .map_err(mid_run)?;
+            s.start()?;
+            let c = connect::connect(self.config.as_mut().expect("opened"), "--pg-bin")?;
             self.client = Some(c);
         } else if reads {
             notes.push(
@@ -345,7 +344,7 @@ impl Database for Pg {
 
     fn session(&mut self, spec: &Spec, id: u32) -> Result<Box<dyn Requester>> {
         let schema = self.schema_name();
-        let c = connect::connect(self.config(), "--pg").map_err(mid_run)?;
+        let c = connect::connect(self.config(), "--pg")?;
         let edges = self.edges.clone().expect("loaded before");
         Ok(Box::new(Session::new(c, spec, &schema, id, edges)?))
     }
@@ -504,18 +503,6 @@ fn event_name(shape: Shape, major: u32, io_method: Option<&str>) -> &'static str
         Shape::Copy => "DataFileExtend",
         Shape::Commit if major >= 18 => "WalSync",
         Shape::Commit => "WALSync",
-    }
-}
-
-/// A refusal by the server once the run has begun (the server started and accepted dbio's
-/// connection) is not bad input but a failure mid-run (exit 1, not 2): the server was
-/// stopped, killed or ran out of connections; the address and programs given were right.
-fn mid_run(e: Error) -> Error {
-    match e {
-        Error::Usage(m) => Error::other(format!(
-            "{m} (mid-run: the server had started and accepted dbio's connection before)"
-        )),
-        e => e,
     }
 }
 
