@@ -579,6 +579,22 @@ pub fn drop_cached_pages(fd: std::os::fd::RawFd) {
     unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
+/// How often a run drops its files' pages from the page cache while its reads must come
+/// from the storage (a database's table under `dbio pg`/`dbio mysql`, a `--like postgres`
+/// data set): often enough that few reads find a page another read brought in.
+pub const DROP_PAGES_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// One pass of [`drop_cached_pages`] over `fds` every [`DROP_PAGES_EVERY`] until `over`
+/// is set (a thread of its own; never per request).
+pub fn drop_cached_pages_until(fds: &[std::os::fd::RawFd], over: &std::sync::atomic::AtomicBool) {
+    while !over.load(std::sync::atomic::Ordering::Relaxed) {
+        for &fd in fds {
+            drop_cached_pages(fd);
+        }
+        std::thread::sleep(DROP_PAGES_EVERY);
+    }
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and sched_setaffinity get valid

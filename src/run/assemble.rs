@@ -627,7 +627,7 @@ pub fn assemble(i: &Inputs) -> RunResult {
     if plan.drops_page_cache {
         open_flags.push(format!(
             "data: buffered, page cache dropped (posix_fadvise) every {} ms",
-            crate::run::roles::DROP_EVERY.as_millis()
+            crate::sys::DROP_PAGES_EVERY.as_millis()
         ));
     }
     // What the run works on: the data files, else the redo logs, else the temp files.

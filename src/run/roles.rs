@@ -35,7 +35,7 @@ pub(super) fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters
             &role.name(),
             || Ok(None),
             |warning| {
-                drop_cache(&sh.fds.data, &sh.h.over);
+                sys::drop_cached_pages_until(&sh.fds.data, &sh.h.over);
                 Finished {
                     end: ThreadEnd {
                         warning,
@@ -59,21 +59,6 @@ pub(super) fn role_thread(role: Role, sh: &Shared, counters: Arc<SessionCounters
                 }
             })
         }
-    }
-}
-
-/// How often the page cache dropper drops the data files' pages: as PostgreSQL's run drops
-/// its table's (database/pg).
-pub(crate) const DROP_EVERY: Duration = Duration::from_millis(50);
-
-/// The page cache dropper: one pass of `posix_fadvise(DONTNEED)` over the data files every
-/// [`DROP_EVERY`] until the run is over, so that buffered reads come from the storage.
-fn drop_cache(fds: &[RawFd], over: &AtomicBool) {
-    while !over.load(Ordering::Relaxed) {
-        for &fd in fds {
-            sys::drop_cached_pages(fd);
-        }
-        std::thread::sleep(DROP_EVERY);
     }
 }
 

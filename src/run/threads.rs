@@ -34,7 +34,7 @@ pub(super) enum Role {
     Dbwr(usize),
     /// The noise thread of the log-writer starvation experiment, on this CPU.
     Noise(usize),
-    /// Drops the data files' pages from the page cache every [`super::roles::DROP_EVERY`]
+    /// Drops the data files' pages from the page cache every [`crate::sys::DROP_PAGES_EVERY`]
     /// (`--like postgres` reads: PostgreSQL's run keeps its table's pages out the same way).
     CacheDrop,
 }

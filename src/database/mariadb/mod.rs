@@ -20,7 +20,6 @@ pub mod workloads;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use clap::Subcommand;
 
@@ -65,9 +64,6 @@ impl crate::database::RunCommand for MysqlRunCommand {
     const COMMAND: crate::options::Command = crate::options::Command::MysqlRun;
 }
 
-/// How often the table's pages are dropped from the page cache when the server reads
-/// through it (innodb_flush_method=fsync).
-const DROP_EVERY: Duration = Duration::from_millis(50);
 /// The buffer pool a throwaway server measures reads and updates with: the smallest InnoDB
 /// takes with 16 KiB pages, so the table is far larger.
 const SMALL_POOL: &str = "6M";
@@ -375,7 +371,7 @@ impl Database for Mysql {
             notes,
             alongside: files.map(|files| {
                 Box::new(move |over: &AtomicBool| {
-                    crate::database::pg::load::drop_pages_until(&files, DROP_EVERY, over)
+                    crate::database::pg::load::drop_pages_until(&files, over)
                 }) as crate::database::Alongside
             }),
         })

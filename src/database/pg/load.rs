@@ -12,7 +12,6 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use postgres::Client;
 
@@ -136,14 +135,12 @@ pub fn data_directory(c: &mut Client) -> Option<PathBuf> {
         .map(|r| PathBuf::from(r.get::<_, String>(0)))
 }
 
-/// Drops the pages of `files` from the page cache every `every` until `over` is set: reads
-/// of the table then come from the storage, not from memory (the server reads through the
-/// page cache on 15, which has no direct I/O).
-pub fn drop_pages_until(files: &[File], every: Duration, over: &AtomicBool) {
-    while !over.load(Ordering::Relaxed) {
-        drop_pages(files);
-        std::thread::sleep(every);
-    }
+/// Drops the pages of `files` from the page cache every [`crate::sys::DROP_PAGES_EVERY`]
+/// until `over` is set: reads of the table then come from the storage, not from memory (the
+/// server reads through the page cache on 15, which has no direct I/O).
+pub fn drop_pages_until(files: &[File], over: &AtomicBool) {
+    let fds: Vec<std::os::fd::RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+    crate::sys::drop_cached_pages_until(&fds, over);
 }
 
 /// One pass of `posix_fadvise(DONTNEED)` over `files`.

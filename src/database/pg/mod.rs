@@ -19,7 +19,6 @@ pub mod workloads;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use clap::Subcommand;
 
@@ -65,10 +64,6 @@ pub struct PgRunCommand;
 impl crate::database::RunCommand for PgRunCommand {
     const COMMAND: crate::options::Command = crate::options::Command::PgRun;
 }
-
-/// How often the table's pages are dropped from the page cache when the server reads
-/// through it.
-const DROP_EVERY: Duration = Duration::from_millis(50);
 
 /// Which server a run goes through, as checked before anything was created.
 enum Where {
@@ -327,7 +322,7 @@ impl Database for Pg {
             cache,
             notes,
             alongside: files.map(|files| {
-                Box::new(move |over: &AtomicBool| load::drop_pages_until(&files, DROP_EVERY, over))
+                Box::new(move |over: &AtomicBool| load::drop_pages_until(&files, over))
                     as crate::database::Alongside
             }),
         })
