@@ -357,3 +357,116 @@ fn classic_tests_have_ash_too() {
     assert_ash(&r, (1.5, 2.01));
     assert_eq!(r["ash"]["states"][0], "db file sequential read");
 }
+
+/// `--group-commit`: the log writer waits until that many commits wait before it writes.
+/// With 4 sessions and a group of 4 (waiting up to 1 s for it), every write but those of
+/// the run's end carries all four commits: 4 commits per write, where the emerging group
+/// commit of the same run carries what happens to arrive while LGWR writes.
+#[test]
+fn group_commit_makes_the_log_writer_wait_for_the_commits_asked() {
+    let env = Env::new();
+    let r = short(&env, "redo")
+        .sessions(4)
+        .opt("--group-commit", "4")
+        .opt("--group-commit-wait", "1s")
+        .json();
+    let redo = &r["redo"];
+    assert_eq!(f(&redo["group_commit"]), 4.0, "{redo}");
+    assert_eq!(redo["group_commit_wait"], "1s", "{redo}");
+    let per_write = f(&redo["commits_per_lgwr_write"]);
+    assert!(
+        per_write > 3.9 && per_write <= 4.0,
+        "4 commits per write asked: {per_write} ({redo})"
+    );
+    // Commits still wait for their own redo only: one log file sync each.
+    assert_eq!(
+        u(&event(&r, "log file sync")["waits"]),
+        u(&redo["commits"]),
+        "{redo}"
+    );
+    let run_dir = files_under(&env.join("dbio-runs"))
+        .into_iter()
+        .find(|p| p.ends_with("summary.txt"))
+        .expect("a summary");
+    let summary = std::fs::read_to_string(env.join("dbio-runs").join(run_dir)).unwrap();
+    assert!(
+        summary.contains("LGWR waited for 4 commits (or 1s) before a write (--group-commit)"),
+        "{summary}"
+    );
+}
+
+/// A job's `[redo] group_commit` (what `job from-pg` writes): commits on a schedule from
+/// two sessions, the log writer waiting for both.
+#[test]
+fn a_jobs_group_commit_groups_its_scheduled_commits() {
+    let env = Env::new();
+    let job = env.join("group.toml");
+    std::fs::write(
+        &job,
+        r#"
+[dataset]
+size = "64M"
+[run]
+duration = "2s"
+warmup = "0s"
+[redo]
+file_size = "8M"
+group_commit = 2
+group_commit_wait = "500ms"
+[[class]]
+name = "log file sync"
+event = "log file sync"
+size = "2K"
+sessions = 2
+rate = 400
+"#,
+    )
+    .unwrap();
+    let r = env.run_job(&job).arg("--json").json();
+    let redo = &r["redo"];
+    assert_eq!(f(&redo["group_commit"]), 2.0, "{redo}");
+    assert_eq!(redo["group_commit_wait"], "500ms", "{redo}");
+    let per_write = f(&redo["commits_per_lgwr_write"]);
+    assert!(
+        per_write > 1.9 && per_write <= 2.0,
+        "2 commits per write asked: {per_write} ({redo})"
+    );
+}
+
+/// A group that cannot form, or a value that is not a count, is refused before anything
+/// is made.
+#[test]
+fn a_group_commit_that_cannot_form_is_refused() {
+    let env = Env::new();
+    for (group, words) in [
+        (
+            "5",
+            &["--group-commit", "at most 4 commit(s) wait at once"][..],
+        ),
+        ("0", &["--group-commit", "from 1 to 1000"][..]),
+        ("0.5", &["--group-commit", "from 1 to 1000"][..]),
+        ("nan", &["--group-commit", "from 1 to 1000"][..]),
+        ("inf", &["--group-commit", "from 1 to 1000"][..]),
+        ("-2", &["--group-commit"][..]),
+        ("1,5", &["--group-commit", "from 1 to 1000"][..]),
+        ("", &["--group-commit"][..]),
+    ] {
+        env.run("redo")
+            .sessions(4)
+            .opt("--group-commit", group)
+            .refused_leaving_nothing(words);
+    }
+    env.run("redo")
+        .opt("--group-commit-wait", "2ms")
+        .refused_leaving_nothing(&["--group-commit-wait", "give --group-commit N too"]);
+    for wait in ["0", "1us", "2s", "-1ms", "soon"] {
+        env.run("redo")
+            .opt("--group-commit", "2")
+            .opt("--group-commit-wait", wait)
+            .refused_leaving_nothing(&["--group-commit-wait"]);
+    }
+    // Only a run whose sessions commit has a log writer to group for.
+    env.run("read-iops")
+        .opt("--group-commit", "2")
+        .refused_leaving_nothing(&["--group-commit"]);
+}

@@ -605,6 +605,7 @@ pub fn read(file: &str, text: &str, stop: &AtomicBool) -> Result<Capture> {
         block_size,
         classes,
         redo_sync: None,
+        group_commit: None,
     })
 }
 

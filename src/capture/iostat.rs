@@ -279,6 +279,7 @@ pub fn read(file: &str, text: &str, devices: &[String], stop: &AtomicBool) -> Re
             block_size: None,
             classes,
             redo_sync: None,
+            group_commit: None,
         });
     }
     if captures.iter().all(|c| c.classes.is_empty()) {

@@ -144,6 +144,81 @@ fn combine(captures: &[Capture], shape: &Shape) -> Vec<Combined> {
     out
 }
 
+/// A class's sessions, and why: as the capture saw them at once, else by Little's law.
+fn sessions_of(c: &Combined, rate: f64) -> (u64, String) {
+    // Sessions by Little's law: requests in flight = rate × mean wait, on average. Twice
+    // that, so that a burst of Poisson arrivals finds a free session instead of queueing
+    // behind busy ones (at exactly the mean, sessions would be busy nearly all the time and
+    // the latency from the schedule would measure the shortage of sessions, not the storage).
+    let sessions = if c.event == Event::LogFileParallelWrite {
+        1
+    } else if let Some((n, _)) = &c.sessions {
+        (n.ceil() as u64).max(1)
+    } else {
+        match &c.mean_ms {
+            Some((m, _)) => ((2.0 * rate * m / 1000.0).ceil() as u64).max(1),
+            None => 1,
+        }
+    };
+    let sessions_comment = match (&c.mean_ms, c.event) {
+        (_, Event::LogFileParallelWrite) => "one log writer".to_string(),
+        _ if c.sessions.is_some() => {
+            let (n, from) = c.sessions.as_ref().expect("checked");
+            format!("{n:.1} at once on average, as observed: {}", cite(from))
+        }
+        (Some((m, _)), _) => format!(
+            "Little's law: {:.1}/s × {} = {:.2} in flight on average; twice that, for bursts",
+            rate,
+            latency(*m),
+            rate * m / 1000.0
+        ),
+        (None, _) => "assumed: no mean wait to derive sessions from".into(),
+    };
+    (sessions, sessions_comment)
+}
+
+/// `[redo] group_commit` (and its wait), where a capture saw more than one commit per log
+/// flush: the log writer of the replay then waits for as many commits as the database's
+/// flushes carried, at most as long as its commits waited (the mean commit latency). Group
+/// commit is otherwise left to emerge from the replay's arrivals, which are Poisson, not the
+/// database's clients: they group fewer commits per flush, and each extra flush is a device
+/// write (and a cache flush) the database did not do.
+fn group_commit(out: &mut JobToml, captures: &[Capture], commits: &Combined) {
+    let Some(g) = captures.iter().find_map(|c| c.group_commit.as_ref()) else {
+        return;
+    };
+    let per_write = (g.value * 100.0).round() / 100.0;
+    if per_write <= 1.0 {
+        return;
+    }
+    // Never more than the sessions that commit can make wait at once.
+    let (sessions, _) = sessions_of(commits, commits.rate);
+    let (n, capped) = if per_write > sessions as f64 {
+        (
+            sessions as f64,
+            format!("; at most the class's {sessions} session(s)"),
+        )
+    } else {
+        (per_write, String::new())
+    };
+    out.set(
+        "group_commit",
+        Value::Num(n),
+        &format!("{}{capped}", cite(&g.origin.cite())),
+    );
+    if let Some((m, from)) = &commits.mean_ms {
+        let wait = m.clamp(0.01, 1000.0);
+        out.set(
+            "group_commit_wait",
+            Value::Str(&latency(wait)),
+            &format!(
+                "a commit waits at most the mean commit latency: {}",
+                cite(from)
+            ),
+        );
+    }
+}
+
 /// A latency limit as a job file writes it: `2ms`, `0.41ms`, `150us`.
 fn latency(ms: f64) -> String {
     if ms >= 100.0 {
@@ -284,6 +359,9 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
         if let Some((sync, from)) = captures.iter().find_map(|c| c.redo_sync.as_ref()) {
             out.set("sync", Value::Str(sync.name()), &cite(&from.cite()));
         }
+        if let Some(commits) = combined.iter().find(|c| c.event == Event::LogFileSync) {
+            group_commit(&mut out, captures, commits);
+        }
     }
     if has_temp {
         out.blank();
@@ -367,34 +445,7 @@ pub fn job_file(captures: &[Capture], shape: &Shape) -> String {
             ),
             None => cite(&c.rate_from),
         };
-        // Sessions by Little's law: requests in flight = rate × mean wait, on average. Twice
-        // that, so that a burst of Poisson arrivals finds a free session instead of queueing
-        // behind busy ones (at exactly the mean, sessions would be busy nearly all the time and
-        // the latency from the schedule would measure the shortage of sessions, not the storage).
-        let sessions = if c.event == Event::LogFileParallelWrite {
-            1
-        } else if let Some((n, _)) = &c.sessions {
-            (n.ceil() as u64).max(1)
-        } else {
-            match &c.mean_ms {
-                Some((m, _)) => ((2.0 * rate * m / 1000.0).ceil() as u64).max(1),
-                None => 1,
-            }
-        };
-        let sessions_comment = match (&c.mean_ms, c.event) {
-            (_, Event::LogFileParallelWrite) => "one log writer".to_string(),
-            _ if c.sessions.is_some() => {
-                let (n, from) = c.sessions.as_ref().expect("checked");
-                format!("{n:.1} at once on average, as observed: {}", cite(from))
-            }
-            (Some((m, _)), _) => format!(
-                "Little's law: {:.1}/s × {} = {:.2} in flight on average; twice that, for bursts",
-                rate,
-                latency(*m),
-                rate * m / 1000.0
-            ),
-            (None, _) => "assumed: no mean wait to derive sessions from".into(),
-        };
+        let (sessions, sessions_comment) = sessions_of(c, rate);
         out.set("sessions", Value::Int(sessions), &sessions_comment);
         out.set("rate", Value::Num(rate_written), &rate_comment);
         out.set("arrival", Value::Str("poisson"), "");

@@ -178,6 +178,9 @@ pub struct Capture {
     /// How the database made its log durable, where it says (PostgreSQL's
     /// `wal_sync_method`): the job's `[redo] sync`.
     pub redo_sync: Option<(crate::workload::spec::RedoDurability, Origin)>,
+    /// Commits per log flush, where the capture counts both (PostgreSQL's commits / WAL
+    /// flushes): the job's `[redo] group_commit`.
+    pub group_commit: Option<Figure>,
 }
 
 /// The most a report (or `iostat -x` output) may hold.

@@ -609,9 +609,23 @@ pub fn capture(name: &str, n: u32, s: &PgSection, device: Option<&Device>) -> Ca
             };
             Some((sync, origin(format!("sample {n}: wal_sync_method = {m}"))))
         });
+    // Group commit: the commits each WAL flush carried. A flush is a WAL sync, or a WAL
+    // write where the WAL is opened O_DSYNC (open_datasync, open_sync: no sync calls).
+    let (flushes, what) = if w.syncs > 0 {
+        (w.syncs, "wal_sync")
+    } else {
+        (w.writes, "wal_write (the WAL opened O_DSYNC)")
+    };
+    let group_commit = (redo_sync.is_some() && flushes > 0 && w.commits > 0).then(|| Figure {
+        value: w.commits as f64 / flushes as f64,
+        origin: origin(format!(
+            "sample {n}: commits per WAL flush, pg_stat_database.xact_commit / pg_stat_wal.{what}"
+        )),
+    });
     Capture {
         file: name.to_string(),
         kind: format!("PostgreSQL {}, sample {n}", s.server.version),
+        group_commit,
         seconds: Some(Figure {
             value: secs,
             origin: origin(format!("sample {n}")),
@@ -790,6 +804,52 @@ mod tests {
         assert!(block.contains("sessions = 4"), "{block}");
         assert!(block.contains("mean = \"2.00ms\""), "{block}");
         assert!(!block.contains("0.500ms"), "{block}");
+        // 5,000 commits in 2,000 WAL flushes: the replay's log writer waits for 2.5 commits
+        // a write, at most the 2 ms a commit waited.
+        assert!(
+            redo.contains("group_commit = 2.5  # pg: sample 1: commits per WAL flush, pg_stat_database.xact_commit / pg_stat_wal.wal_sync"),
+            "{job}"
+        );
+        assert!(redo.contains("group_commit_wait = \"2.00ms\""), "{job}");
+    }
+
+    #[test]
+    fn the_group_commit_is_the_commits_per_wal_flush_at_most_the_sessions() {
+        let shape = super::super::job::Shape {
+            peak: false,
+            growth: 1.0,
+            size: None,
+            target: None,
+            requirements: false,
+            command: "dbio job from-pg".into(),
+        };
+        let redo = |s: &PgSection| {
+            let c = capture("pg", 1, s, Some(&device(500, 7_200)));
+            let job = super::super::job::job_file(&[c], &shape);
+            let redo = job.split("[redo]").nth(1).unwrap().to_string();
+            redo.split("[[class]]").next().unwrap().to_string()
+        };
+        // 10 commits per flush, but only 4 sessions commit at once.
+        let mut s = section();
+        s.wal.syncs = 500;
+        let r = redo(&s);
+        assert!(r.contains("group_commit = 4  #"), "{r}");
+        assert!(r.contains("at most the class's 4 session(s)"), "{r}");
+        // open_datasync: no sync calls; each WAL write is a flush (5,000 / 4,000 = 1.25).
+        let mut s = section();
+        s.wal.syncs = 0;
+        s.wal.writes = 4_000;
+        s.server.settings[0].value = "open_datasync".into();
+        let r = redo(&s);
+        assert!(r.contains("group_commit = 1.25  #"), "{r}");
+        assert!(
+            r.contains("pg_stat_wal.wal_write (the WAL opened O_DSYNC)"),
+            "{r}"
+        );
+        // One commit per flush (or fewer): nothing to wait for, no group commit.
+        let mut s = section();
+        s.wal.syncs = 5_000;
+        assert!(!redo(&s).contains("group_commit"));
     }
 
     #[test]

@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 use crate::units::Shown;
 use crate::units::size_label;
 use crate::workload::event::Like;
-use crate::workload::spec::RedoDurability;
 use crate::workload::spec::{
     ClassSpec, OltpOptions, Origins, RedoOptions, RunConfig, TempOptions, rand_seed,
 };
+use crate::workload::spec::{GroupCommit, RedoDurability};
 use crate::workload::{Event, Test};
 
 /// What `--target` may hold in a run across hosts: each host's name.
@@ -174,7 +174,16 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         } else {
             Submission::Async
         }),
+        group_commit: a.group_commit.map(|commits| GroupCommit {
+            commits,
+            wait: a.group_commit_wait,
+        }),
     };
+    if a.group_commit.is_none() && a.source("group-commit-wait") != Source::Default {
+        return Err(Error::usage(
+            "--group-commit-wait is how long a commit waits for the group of --group-commit to fill; give --group-commit N too, or leave it out",
+        ));
+    }
     if redo.file_size < 4 << 20 || !redo.file_size.is_multiple_of(redo.block) {
         return Err(invalid(
             a,
@@ -375,6 +384,7 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         )));
     }
     check_rates(&cfg)?;
+    check_group_commit(a, &cfg)?;
     // Against the planned data set now; against the files themselves when planning.
     cfg.check_span(cfg.dataset.file_size())?;
     Ok(cfg)
@@ -713,6 +723,31 @@ fn check_rates(cfg: &RunConfig) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `--group-commit N`: LGWR can only wait for as many commits as sessions commit at once;
+/// more would make every write wait out `--group-commit-wait`.
+fn check_group_commit(a: &RunArgs, cfg: &RunConfig) -> Result<()> {
+    let Some(g) = cfg.redo.group_commit else {
+        return Ok(());
+    };
+    let committing: usize = crate::workload::presets::classes(cfg)
+        .iter()
+        .filter(|c| c.commits())
+        .map(|c| c.sessions)
+        .sum();
+    if g.commits <= committing as f64 {
+        return Ok(());
+    }
+    let why = if committing == 0 {
+        "no session of this run commits (a \"log file sync\" class, or the redo or oltp test)"
+            .to_string()
+    } else {
+        format!(
+            "at most {committing} commit(s) wait at once here (the sessions that commit); give at most {committing}, or more sessions"
+        )
+    };
+    Err(invalid(a, "group-commit", &g.commits.to_string(), why))
 }
 
 /// `--steady-state` with `--round`: the measured window must hold the rounds judged together.

@@ -142,6 +142,8 @@ pub struct RunArgs {
     pub redo_file_size: u64,
     pub redo_sync: RedoDurability,
     pub lgwr_cpu: Option<usize>,
+    pub group_commit: Option<f64>,
+    pub group_commit_wait: Duration,
     pub noise_cpu: Option<usize>,
     /// How LGWR writes the pieces of one write beside "log file sync" classes (a job
     /// file's `[redo] submission`); on the command line the redo test's `--sync` says it.
@@ -277,6 +279,8 @@ impl RunArgs {
             redo_file_size: 0,
             redo_sync: RedoDurability::Dsync,
             lgwr_cpu: None,
+            group_commit: None,
+            group_commit_wait: Duration::from_millis(1),
             noise_cpu: None,
             lgwr_submission: None,
             writers: 0,

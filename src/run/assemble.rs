@@ -298,6 +298,8 @@ fn redo_json(i: &Inputs, events: &[rj::EventResult]) -> Option<rj::RedoJson> {
         },
         lgwr_cpu: cfg.redo.lgwr_cpu,
         noise_cpu: cfg.redo.noise_cpu,
+        group_commit: cfg.redo.group_commit.map(|g| g.commits),
+        group_commit_wait: (cfg.redo.group_commit).map(|g| crate::units::duration_label(g.wait)),
         commits,
         lgwr_writes: writes,
         commits_per_lgwr_write: if writes > 0 {

@@ -417,6 +417,7 @@ fn lgwr_thread(sh: &Shared, counters: Arc<SessionCounters>) -> ThreadEnd {
             .map(|e| sh.plan.slot(e))
             .filter(|&s| s != usize::MAX);
         lgwr.stop = Some(&sh.h.halt);
+        lgwr.group = sh.cfg.redo.group_commit;
         let outcome = lgwr.run();
         Finished {
             end: ThreadEnd {

@@ -154,9 +154,26 @@ impl RedoLog {
         ok
     }
 
-    /// Whether some session waits for redo beyond `written` (a commit LGWR must serve).
-    pub(super) fn commit_waiting(&self, written: u64) -> bool {
-        self.waiters.iter().any(|w| w.target.load(SeqCst) > written)
+    /// Whether at least `n` sessions wait for redo beyond `written` (commits LGWR must
+    /// serve); `n` of 0 is always true.
+    pub(super) fn commits_waiting(&self, written: u64, n: usize) -> bool {
+        let mut seen = 0;
+        for w in self.waiters.iter() {
+            if seen >= n {
+                break;
+            }
+            if w.target.load(SeqCst) > written {
+                seen += 1;
+            }
+        }
+        seen >= n
+    }
+
+    /// How many sessions wait for redo beyond `written`.
+    pub(super) fn commits_waiting_now(&self, written: u64) -> usize {
+        (self.waiters.iter())
+            .filter(|w| w.target.load(SeqCst) > written)
+            .count()
     }
 
     pub(super) fn publish_written(&self, upto: u64) {

@@ -18,7 +18,7 @@ use crate::engine::{Completion, Engine, IoRequest, Op};
 use crate::measure::ash::AshSlot;
 use crate::measure::{EventSlot, Recorder};
 use crate::sys::now_ns;
-use crate::workload::spec::RedoDurability;
+use crate::workload::spec::{GroupCommit, RedoDurability};
 
 pub use super::log_buffer::RedoLog;
 use super::session::{IoFailure, Pacer, REAP_TIMEOUT_MS, Session, stamp_unique};
@@ -163,6 +163,8 @@ pub struct Lgwr<'a> {
     pub sync_slot: Option<EventSlot>,
     pub sessions_running: &'a AtomicUsize,
     pub stats: LgwrStats,
+    /// Group commit as configured (`--group-commit`); `None`: write as soon as a commit waits.
+    pub group: Option<GroupCommit>,
     /// The run is stopping: a redo write that does not complete within 2 s after this is
     /// abandoned (a failed log device must not hang dbio).
     pub stop: Option<&'a AtomicBool>,
@@ -200,6 +202,7 @@ impl<'a> Lgwr<'a> {
             sync_slot: None,
             sessions_running,
             stats: LgwrStats::default(),
+            group: None,
             stop: None,
             abandoned: false,
             file: 0,
@@ -212,20 +215,49 @@ impl<'a> Lgwr<'a> {
     ///
     /// LGWR writes when a commit waits for it, when 1 MiB of redo has accumulated, or when
     /// nothing was written for 3 s — as the database's log writer does — and then writes
-    /// everything accumulated so far.
+    /// everything accumulated so far. With a group commit ([`GroupCommit`]) it writes for
+    /// commits only once the group has formed — that many commits wait — or the first of
+    /// them has waited the group's longest wait.
     pub fn run(&mut self) -> Result<(), IoFailure> {
         let log = self.log;
         let mut written = 0u64;
         let mut last_write = now_ns();
+        let mut group = Group::new(self.group);
         loop {
             let mut pending = log.generated.load(SeqCst);
+            // When LGWR first saw a commit waiting for this write.
+            let mut first_commit: Option<u64> = None;
             loop {
+                let mut nap = Duration::from_millis(10);
                 if pending > written {
                     let now = now_ns();
-                    if log.commit_waiting(written)
+                    let waiting = log.commits_waiting(written, 1);
+                    if waiting {
+                        first_commit.get_or_insert(now);
+                    }
+                    let running = self.sessions_running.load(SeqCst);
+                    let stopping = self.stop.is_some_and(|s| s.load(Relaxed));
+                    let group_ready = waiting
+                        && match group.wait_ns {
+                            None => true,
+                            // The run is ending: no group forms while sessions leave.
+                            Some(_) if stopping => true,
+                            Some(wait) => {
+                                let waited = now - first_commit.unwrap_or(now);
+                                // No more commits wait than sessions still run.
+                                let want = group.want.min(running.max(1));
+                                if waited < wait && !log.commits_waiting(written, want) {
+                                    nap = Duration::from_nanos(wait - waited).min(nap);
+                                    false
+                                } else {
+                                    true
+                                }
+                            }
+                        };
+                    if group_ready
                         || pending - written >= PIECE_THRESHOLD
                         || now - last_write > 3_000_000_000
-                        || self.sessions_running.load(SeqCst) == 0
+                        || running == 0
                     {
                         break;
                     }
@@ -234,12 +266,18 @@ impl<'a> Lgwr<'a> {
                     return Ok(());
                 }
                 self.ash.idle();
-                std::thread::park_timeout(Duration::from_millis(10));
+                std::thread::park_timeout(nap);
                 pending = log.generated.load(SeqCst);
             }
             last_write = now_ns();
             self.ash.on_cpu();
+            // The commits this write serves (those that wait now).
+            let served = match group.wait_ns {
+                Some(_) => log.commits_waiting_now(written),
+                None => 0,
+            };
             written = self.write_through(written, pending, None)?;
+            group.next(served);
         }
     }
 
@@ -395,6 +433,42 @@ impl<'a> Lgwr<'a> {
     }
 }
 
+/// The commits LGWR waits for before its next write, under a group commit, so that its
+/// writes serve `commits` commits each on average (1.4: it waits for 1 or 2). What a write
+/// served beyond what it waited for (commits that came while it waited or wrote) is
+/// counted: the next writes wait for fewer.
+struct Group {
+    commits: f64,
+    /// Commits asked of the writes so far less those they served, plus the next write's.
+    owed: f64,
+    want: usize,
+    /// The longest the first waiting commit waits for the group; `None`: no group commit.
+    wait_ns: Option<u64>,
+}
+
+impl Group {
+    fn new(g: Option<GroupCommit>) -> Group {
+        let commits = g.map_or(1.0, |g| g.commits);
+        let mut group = Group {
+            commits,
+            owed: 0.0,
+            want: 1,
+            wait_ns: g.map(|g| g.wait.as_nanos().min(u64::MAX as u128) as u64),
+        };
+        group.next(0);
+        group
+    }
+
+    /// The next write's group, after a write that served `served` commits. A surplus
+    /// served is carried for at most one group (a long burst must not make the log writer
+    /// stop grouping for long after).
+    fn next(&mut self, served: usize) {
+        self.owed = (self.owed - served as f64).max(-self.commits) + self.commits;
+        // (A hair over, so that 0.6 + 1.4 is 2, not 1.9999.)
+        self.want = (self.owed + 1e-9).floor().max(1.0) as usize;
+    }
+}
+
 /// Why a write failed: (file offset, result, detail).
 type WriteFailure = (u64, Option<i64>, Option<String>);
 
@@ -457,5 +531,57 @@ impl Lgwr<'_> {
             left -= got;
         }
         failure
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(commits: f64) -> Group {
+        Group::new(Some(GroupCommit {
+            commits,
+            wait: Duration::from_millis(1),
+        }))
+    }
+
+    #[test]
+    fn a_group_of_1_4_waits_for_1_and_2_in_turn() {
+        let mut g = group(1.4);
+        let mut asked = 0;
+        for _ in 0..10 {
+            asked += g.want;
+            let served = g.want;
+            g.next(served);
+        }
+        assert_eq!(asked, 14, "10 writes of 1.4 commits");
+    }
+
+    #[test]
+    fn commits_served_beyond_the_group_make_the_next_groups_smaller() {
+        let mut g = group(2.0);
+        assert_eq!(g.want, 2);
+        // A write served 3 (one came while LGWR waited): the next waits for 1.
+        g.next(3);
+        assert_eq!(g.want, 1);
+        g.next(1);
+        assert_eq!(g.want, 2);
+        // A long burst: never more than one group's surplus is carried.
+        for _ in 0..100 {
+            g.next(10);
+        }
+        assert_eq!(g.want, 1);
+        g.next(1);
+        assert_eq!(g.want, 1);
+        g.next(1);
+        assert_eq!(g.want, 2);
+    }
+
+    #[test]
+    fn without_a_group_commit_a_write_waits_for_one() {
+        let mut g = Group::new(None);
+        assert_eq!((g.want, g.wait_ns), (1, None));
+        g.next(5);
+        assert_eq!(g.want, 1);
     }
 }

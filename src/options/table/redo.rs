@@ -172,6 +172,37 @@ pub(super) const REDO: &[Opt] = &[
         ..REDO_ROW
     },
     Opt {
+        name: "group-commit",
+        key: Some("redo.group_commit"),
+        value: Some("N"),
+        help: "Group commit as the database did it: LGWR waits until N commits wait (a mean, e.g. 1.4: 1 and 2 in turn) or --group-commit-wait has passed before it writes. Default: it writes as soon as a commit waits.",
+        with_classes: true,
+        set: |a, t| {
+            a.group_commit = Some(group_commit(t)?);
+            Ok(())
+        },
+        get: |a| a.group_commit.map(|n| n.to_string()),
+        ..REDO_ROW
+    },
+    Opt {
+        name: "group-commit-wait",
+        key: Some("redo.group_commit_wait"),
+        value: Some("DURATION"),
+        default: Some("1ms"),
+        help: "With --group-commit: the longest a commit waits for the group to fill before LGWR writes (10us to 1s).",
+        with_classes: true,
+        set: |a, t| {
+            let d = units::parse_duration(t)?;
+            if d < std::time::Duration::from_micros(10) || d > std::time::Duration::from_secs(1) {
+                return Err("from 10us to 1s, e.g. 1ms".into());
+            }
+            a.group_commit_wait = d;
+            Ok(())
+        },
+        get: |a| Some(units::duration_label(a.group_commit_wait)),
+        ..REDO_ROW
+    },
+    Opt {
         name: "writers",
         key: Some("redo.writers"),
         value: Some("N"),
@@ -300,3 +331,14 @@ pub(super) const REDO: &[Opt] = &[
         ..TEMP_ROW
     },
 ];
+
+/// `--group-commit N`: commits per log write, a mean from 1 to 1,000.
+fn group_commit(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{}' is not a number of commits per log write; from 1 to 1000, e.g. 1.4",
+            text.trim()
+        )),
+    }
+}

@@ -164,6 +164,13 @@ pub struct RedoJson {
     pub lgwr_cpu: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_cpu: Option<usize>,
+    /// `--group-commit`: the commits LGWR waited for before it wrote (a mean); absent when
+    /// it wrote as soon as a commit waited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_commit: Option<f64>,
+    /// `--group-commit-wait`: the longest a commit waited for its group, e.g. "1ms".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_commit_wait: Option<String>,
     pub commits: u64,
     pub lgwr_writes: u64,
     pub commits_per_lgwr_write: f64,

@@ -28,11 +28,17 @@ pub fn redo(r: &RunResult) -> Option<Section> {
         (
             "Group commit".to_string(),
             format!(
-                "{} commits / {} LGWR writes = {:.2} commits per write; mean LGWR write {}",
+                "{} commits / {} LGWR writes = {:.2} commits per write; mean LGWR write {}{}",
                 thousands(redo.commits),
                 thousands(redo.lgwr_writes),
                 redo.commits_per_lgwr_write,
-                human_bytes(redo.mean_lgwr_write_bytes.round() as u64)
+                human_bytes(redo.mean_lgwr_write_bytes.round() as u64),
+                match (redo.group_commit, &redo.group_commit_wait) {
+                    (Some(n), Some(w)) => format!(
+                        "; LGWR waited for {n} commits (or {w}) before a write (--group-commit)"
+                    ),
+                    _ => String::new(),
+                }
             ),
         ),
         (
