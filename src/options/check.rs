@@ -391,6 +391,11 @@ fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
             "--like innodb with a job of classes: the classes' events are Oracle's; run InnoDB's shapes as tests (read-iops, read-mbps, write-iops, redo)",
         ));
     }
+    if test == Test::WriteMbps {
+        return Err(Error::usage(
+            "write-mbps with --like innodb: InnoDB has no shape for it (--like innodb runs read-iops, read-mbps, write-iops, redo)",
+        ));
+    }
     if !a.io_mode.is_flush_method() && given("io-mode") {
         return Err(invalid(
             a,
@@ -450,12 +455,13 @@ pub(super) fn like_database(a: &RunArgs, test: Test) -> Result<RunArgs> {
 
 /// `--like postgres`: PostgreSQL's sizes where none were given (8 KiB pages and WAL blocks,
 /// 16 MiB WAL segments, the default wal_sync_method fdatasync, a checkpoint batch of 128
-/// pages), and the WAL sync method's redo sync.
+/// pages), and the WAL sync method's redo sync. A COPY (write-mbps) refuses --depth and
+/// --mbrc: it writes one page at a time.
 fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     let given = |name: &str| a.sources.contains_key(name);
     if test == Test::Job {
         return Err(Error::usage(
-            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, redo)",
+            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, write-mbps, redo)",
         ));
     }
     if !a.io_mode.is_wal_sync_method() && given("io-mode") {
@@ -485,6 +491,13 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
         return Err(Error::usage(
             "--async with --like postgres: PostgreSQL 15 reads and writes with one synchronous call at a time (pread, pwrite); leave it out",
         ));
+    }
+    if test == Test::WriteMbps
+        && let Some(name) = ["depth", "mbrc"].into_iter().find(|n| given(n))
+    {
+        return Err(Error::usage(format!(
+            "--{name} with --like postgres write-mbps: a COPY adds one 8 KiB page at a time with its own pwrite (no requests in flight, no multiblock writes); leave it out"
+        )));
     }
     let mut b = a.clone();
     b.sync = true;
