@@ -877,6 +877,36 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_is_compared_by_its_extends_and_write_backs_together() {
+        let (_, mut database) = pair();
+        let mut storage = run_result(3, &["DataFileExtend", "DataFileWrite"], false);
+        storage.test = "write-mbps".into();
+        storage.config.like = Some("postgres".into());
+        storage.events[0].mib_per_s = 100.0;
+        storage.events[1].mib_per_s = 60.0;
+        database.test = "pg write-mbps".into();
+        database.events[0].name = "bulk load chunk".into();
+        let io = |op: &str, mib: f64| crate::report::result_pg::PgIo {
+            backend_type: "client backend".into(),
+            object: "relation".into(),
+            op: op.into(),
+            ops: 1,
+            ops_per_s: mib * 128.0,
+            mib_per_s: Some(mib),
+            ..Default::default()
+        };
+        database.pg.as_mut().unwrap().io = vec![io("extend", 80.0), io("write", 40.0)];
+        let text = crate::report::summary::text(&compare_report(&storage, &database));
+        // 120 MiB/s of PostgreSQL's extends and writes against the storage's 100 + 60.
+        assert!(row_of(&text, "MiB/s written").ends_with("0.750×"), "{text}");
+        assert!(
+            text.contains("(DataFileExtend and DataFileWrite together)"),
+            "{text}"
+        );
+        assert!(!text.contains("Blocks read"), "{text}");
+    }
+
+    #[test]
     fn the_kernels_read_ahead_serving_a_scan_is_named() {
         let (mut storage, mut database) = pair();
         storage.test = "read-mbps".into();

@@ -486,7 +486,7 @@ pub fn storage_shape(
         ),
         Some(Shape::Copy) => cautions.push(format!(
             "the COPY also logged its rows in the WAL ({} in the window, written and flushed by the sessions themselves: WALWrite, WALSync); the storage side writes the data file pages only, not that WAL",
-            crate::units::size_label(pg.wal.bytes)
+            crate::units::human_bytes(pg.wal.bytes)
         )),
         _ => {}
     }
@@ -543,9 +543,13 @@ mod tests {
         let s = storage_shape(&server(&[("wal_sync_method", "open_datasync")]), None);
         assert_eq!(s.io_mode, Some(IoMode::OpenDatasync));
         // A COPY's storage side writes the data file pages, not the WAL: said.
-        let s = storage_shape(&server(&[]), Some(Shape::Copy));
+        let mut copy = server(&[]);
+        copy.wal.bytes = 112_000_000;
+        let s = storage_shape(&copy, Some(Shape::Copy));
         assert!(
-            s.cautions.iter().any(|c| c.contains("not that WAL")),
+            s.cautions
+                .iter()
+                .any(|c| c.contains("(106.8 MiB in the window") && c.contains("not that WAL")),
             "{:?}",
             s.cautions
         );
