@@ -286,6 +286,19 @@ fn copy_writes(trace: &str) -> (u64, u64) {
 }
 
 #[test]
+fn a_saved_copy_runs_again() {
+    let env = Env::new();
+    postgres(&env, "write-mbps")
+        .opt("--save-job", "j.toml")
+        .quiet()
+        .ok();
+    let r = env.run_job("j.toml").json();
+    assert_eq!(r["config"]["like"], "postgres");
+    assert_eq!(r["config"]["depth"], 1);
+    assert_eq!(names(&r), ["DataFileExtend", "DataFileWrite"]);
+}
+
+#[test]
 fn a_copy_refuses_what_it_does_not_do() {
     let env = Env::new();
     for (flag, value) in [("--depth", "4"), ("--mbrc", "8")] {

@@ -492,8 +492,13 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
             "--async with --like postgres: PostgreSQL 15 reads and writes with one synchronous call at a time (pread, pwrite); leave it out",
         ));
     }
+    // A COPY writes one page at a time: --depth 1 (as --save-job writes it) or nothing.
+    let refused = [
+        ("depth", given("depth") && a.depth != 1),
+        ("mbrc", given("mbrc")),
+    ];
     if test == Test::WriteMbps
-        && let Some(name) = ["depth", "mbrc"].into_iter().find(|n| given(n))
+        && let Some((name, _)) = refused.into_iter().find(|(_, r)| *r)
     {
         return Err(Error::usage(format!(
             "--{name} with --like postgres write-mbps: a COPY adds one 8 KiB page at a time with its own pwrite (no requests in flight, no multiblock writes); leave it out"
@@ -509,6 +514,9 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     }
     if test == Test::WriteIops && !given("batch") {
         b.batch = 128;
+    }
+    if test == Test::WriteMbps {
+        b.depth = 1;
     }
     if !given("redo-block") {
         b.redo_block = 8 << 10;
