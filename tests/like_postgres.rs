@@ -2,8 +2,9 @@
 //! "PostgreSQL's shapes and names"). Data files and WAL are buffered (no O_DIRECT); the
 //! checkpointer writes page after page into the page cache and fsyncs each data file it
 //! wrote; the WAL is written in whole 8 KiB blocks and fdatasync'ed (wal_sync_method
-//! fdatasync) or opened O_DSYNC (open_datasync) — seen with strace; the events carry
-//! PostgreSQL's wait-event names.
+//! fdatasync) or opened O_DSYNC (open_datasync); a COPY (write-mbps) adds pages one by one
+//! and writes its ring's pages back — seen with strace; the events carry PostgreSQL's
+//! wait-event names.
 
 use crate::innodb::{events, names, traced};
 use crate::util::{Env, skip};
@@ -188,6 +189,128 @@ fn read_mbps_scans_8k_pages_and_the_kernels_read_ahead_serves_them() {
         requests > 0.0 && mib * 1048576.0 / requests >= 2.0 * PAGE as f64,
         "{devices:?}"
     );
+}
+
+/// 16 MiB: PostgreSQL 15's bulk-write ring (BAS_BULKWRITE), whose pages a COPY writes back.
+const RING: u64 = 16 << 20;
+
+#[test]
+fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
+    let env = Env::new();
+    // 64 MiB in 2 files for 2 sessions: a 32 MiB stripe each, twice the ring.
+    let r = postgres(&env, "write-mbps").json();
+    assert_eq!(r["config"]["like"], "postgres");
+    assert_eq!(r["config"]["block_size"], PAGE);
+    assert_eq!(r["config"]["request_bytes"], PAGE);
+    assert_eq!(r["config"]["submission"], "sync");
+    assert_eq!(r["config"]["depth"], 1, "one pwrite at a time");
+    let flags = r["config"]["open_flags"].to_string();
+    assert!(!flags.contains("O_DIRECT"), "{flags}");
+    assert_eq!(names(&r), ["DataFileExtend", "DataFileWrite"]);
+    let ev = events(&r);
+    let (extends, extend_bytes) = ev["DataFileExtend"];
+    let (writes, write_bytes) = ev["DataFileWrite"];
+    // One 8 KiB pwrite per page, each its own wait; a page is written back only after the
+    // ring's worth of pages were added behind it.
+    assert!(extends > 0 && writes > 0, "{ev:?}");
+    assert_eq!(extend_bytes, extends * PAGE, "{ev:?}");
+    assert_eq!(write_bytes, writes * PAGE, "{ev:?}");
+    assert!(writes < extends, "{ev:?}");
+    for e in r["events"].as_array().unwrap() {
+        assert_eq!(e["waits"], e["requests"], "{e}");
+    }
+    assert_eq!(
+        r["totals"]["bytes"].as_u64().unwrap(),
+        extend_bytes + write_bytes
+    );
+
+    // Seen with strace: buffered, never synced, 8 KiB pwrites; each session's are its new
+    // pages in ascending offsets of its own stripe, each (once the ring is full) after the
+    // write-back of the page a ring before it, and the stripe starts again when full.
+    let run = postgres(&env, "write-mbps").engine("sync").quiet();
+    let Some(t) = traced(&env, run, "copy", 0) else {
+        return;
+    };
+    assert!(
+        !t.has("data", "O_DIRECT") && !t.has("data", "O_DSYNC"),
+        "data files go through the page cache: {t:?}"
+    );
+    assert!(t.fsync.is_empty() && t.syncs("data") == 0, "{t:?}");
+    let text = std::fs::read_to_string(env.join("copy.trace")).unwrap();
+    let (pages, backs) = copy_writes(&text);
+    assert!(pages > 0 && backs > 0 && backs < pages, "{pages} {backs}");
+}
+
+/// The data file `pwrite`s of a traced COPY, per thread: (pages added, pages written back).
+/// Panics on a write of another size, or one that is neither the next page of the thread's
+/// stripe, nor its first page again (the table emptied), nor the page a ring before the next.
+fn copy_writes(trace: &str) -> (u64, u64) {
+    // thread -> (file, the stripe's first page, the next page's offset)
+    let mut threads: std::collections::BTreeMap<&str, (String, u64, u64)> = Default::default();
+    let (mut pages, mut backs) = (0, 0);
+    for line in trace.lines() {
+        let Some((pid, call)) = line.split_once(char::is_whitespace) else {
+            continue;
+        };
+        let Some(args) = call.trim_start().strip_prefix("pwrite64(") else {
+            continue;
+        };
+        let file = args.split_once('<').and_then(|(_, r)| r.split_once('>'));
+        let Some((file, rest)) = file.filter(|(f, _)| f.contains("dbio-data")) else {
+            continue;
+        };
+        // ..., LEN, OFFSET) = N   or   ..., LEN, OFFSET <unfinished ...>
+        let end = rest
+            .find(" <unfinished")
+            .or_else(|| rest.rfind(')'))
+            .unwrap();
+        let nums: Vec<u64> = (rest[..end].rsplitn(3, ", ").take(2))
+            .map(|n| n.trim().parse().expect(line))
+            .collect();
+        let (offset, len) = (nums[0], nums[1]);
+        assert_eq!(len, PAGE, "{line}");
+        let t = threads
+            .entry(pid)
+            .or_insert_with(|| (file.to_string(), offset, offset));
+        assert_eq!(t.0, file, "a session writes its own stripe: {line}");
+        if offset + RING == t.2 {
+            backs += 1;
+        } else if offset == t.2 || offset == t.1 {
+            pages += 1;
+            t.2 = offset + PAGE;
+        } else {
+            panic!("neither the next page, the stripe's first nor a ring back: {line}");
+        }
+    }
+    (pages, backs)
+}
+
+#[test]
+fn a_saved_copy_runs_again() {
+    let env = Env::new();
+    postgres(&env, "write-mbps")
+        .opt("--save-job", "j.toml")
+        .quiet()
+        .ok();
+    let r = env.run_job("j.toml").json();
+    assert_eq!(r["config"]["like"], "postgres");
+    assert_eq!(r["config"]["depth"], 1);
+    assert_eq!(names(&r), ["DataFileExtend", "DataFileWrite"]);
+}
+
+#[test]
+fn a_copy_refuses_what_it_does_not_do() {
+    let env = Env::new();
+    for (flag, value) in [("--depth", "4"), ("--mbrc", "8")] {
+        postgres(&env, "write-mbps")
+            .opt(flag, value)
+            .refused_leaving_nothing(&[flag, "--like postgres write-mbps", "one 8 KiB page"]);
+    }
+    postgres(&env, "write-mbps")
+        .arg("--async")
+        .refused(&["--async", "--like postgres"]);
+    crate::innodb::like(&env, "innodb", "write-mbps")
+        .refused_leaving_nothing(&["write-mbps", "--like innodb"]);
 }
 
 #[test]

@@ -217,6 +217,13 @@ pub fn storage_args(
     let plain = row.plain.test;
     let applies = |name: &str| find(name).is_some_and(|o| o.applies.to(plain));
     if shape.like != Like::Oracle && shape.like.tests().contains(&plain) {
+        // A COPY adds one page at a time at every --depth (the database run's depth is a
+        // read-ahead distance): PostgreSQL's write-mbps takes neither it nor --mbrc.
+        if shape.like == Like::Postgres && plain == Test::WriteMbps {
+            a.sources.remove("depth");
+            a.sources.remove("mbrc");
+            a.mbrc = None;
+        }
         let mut set = |name: &str, text: &str| {
             a.set(name, text, Source::Typed)
                 .map_err(|e| Error::other(format!("the storage side's --{name}: {e}")))
@@ -305,8 +312,8 @@ mod tests {
         let wm = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
         let s = storage_args(&wm, Path::new("/d"), 16384, &innodb).unwrap();
         assert_eq!(s.like, crate::workload::event::Like::Oracle);
-        // PostgreSQL's: --like postgres with the server's WAL sync method, checked whole;
-        // write-mbps has no PostgreSQL shape: plain.
+        // PostgreSQL's: --like postgres with the server's WAL sync method, checked whole,
+        // for every test, write-mbps (a COPY) included.
         let pg = crate::database::StorageShape {
             like: crate::workload::event::Like::Postgres,
             io_mode: Some(crate::engine::IoMode::OpenDatasync),
@@ -317,6 +324,7 @@ mod tests {
             crate::workload::Test::ReadIops,
             crate::workload::Test::ReadMbps,
             crate::workload::Test::WriteIops,
+            crate::workload::Test::WriteMbps,
             crate::workload::Test::Redo,
         ] {
             let mut a = RunArgs::defaults(Some(test));
@@ -328,7 +336,14 @@ mod tests {
             assert_eq!(cfg.io_mode, crate::engine::IoMode::OpenDatasync);
             assert_eq!(cfg.dataset.block_size, 8192);
         }
-        let s = storage_args(&wm, Path::new("/d"), 8192, &pg).unwrap();
-        assert_eq!(s.like, crate::workload::event::Like::Oracle);
+        // The COPY's storage side: 8 KiB extends, whatever --depth the database run had.
+        let mut a = RunArgs::defaults(Some(crate::workload::Test::WriteMbps));
+        a.set("depth", "16", crate::options::Source::Typed).unwrap();
+        let s = storage_args(&a, Path::new("/d"), 8192, &pg).unwrap();
+        assert!(!s.typed("depth"));
+        let cfg = crate::options::check::run_config(&s).unwrap();
+        let c = crate::workload::presets::classes(&cfg);
+        assert_eq!(c[0].event, crate::workload::Event::PgDataFileExtend);
+        assert_eq!(c[0].sizes.max(), 8192);
     }
 }

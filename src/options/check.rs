@@ -401,6 +401,11 @@ fn like_innodb(a: &RunArgs, test: Test) -> Result<RunArgs> {
             "--like innodb with a job of classes: the classes' events are Oracle's; run InnoDB's shapes as tests (read-iops, read-mbps, write-iops, redo)",
         ));
     }
+    if test == Test::WriteMbps {
+        return Err(Error::usage(
+            "write-mbps with --like innodb: InnoDB has no shape for it (--like innodb runs read-iops, read-mbps, write-iops, redo)",
+        ));
+    }
     if !a.io_mode.is_flush_method() && given("io-mode") {
         return Err(invalid(
             a,
@@ -460,12 +465,13 @@ pub(super) fn like_database(a: &RunArgs, test: Test) -> Result<RunArgs> {
 
 /// `--like postgres`: PostgreSQL's sizes where none were given (8 KiB pages and WAL blocks,
 /// 16 MiB WAL segments, the default wal_sync_method fdatasync, a checkpoint batch of 128
-/// pages), and the WAL sync method's redo sync.
+/// pages), and the WAL sync method's redo sync. A COPY (write-mbps) refuses --depth and
+/// --mbrc: it writes one page at a time.
 fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     let given = |name: &str| a.sources.contains_key(name);
     if test == Test::Job {
         return Err(Error::usage(
-            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, redo)",
+            "--like postgres with a job of classes: the classes' events are Oracle's; run PostgreSQL's shapes as tests (read-iops, read-mbps, write-iops, write-mbps, redo)",
         ));
     }
     if !a.io_mode.is_wal_sync_method() && given("io-mode") {
@@ -496,6 +502,18 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
             "--async with --like postgres: PostgreSQL 15 reads and writes with one synchronous call at a time (pread, pwrite); leave it out",
         ));
     }
+    // A COPY writes one page at a time: --depth 1 (as --save-job writes it) or nothing.
+    let refused = [
+        ("depth", given("depth") && a.depth != 1),
+        ("mbrc", given("mbrc")),
+    ];
+    if test == Test::WriteMbps
+        && let Some((name, _)) = refused.into_iter().find(|(_, r)| *r)
+    {
+        return Err(Error::usage(format!(
+            "--{name} with --like postgres write-mbps: a COPY adds one 8 KiB page at a time with its own pwrite (no requests in flight, no multiblock writes); leave it out"
+        )));
+    }
     let mut b = a.clone();
     b.sync = true;
     if !given("io-mode") {
@@ -506,6 +524,9 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     }
     if test == Test::WriteIops && !given("batch") {
         b.batch = 128;
+    }
+    if test == Test::WriteMbps {
+        b.depth = 1;
     }
     if !given("redo-block") {
         b.redo_block = 8 << 10;

@@ -53,7 +53,12 @@ pub enum Event {
     /// A sequential scan's 8 KiB page reads, `pread` front to back on a buffered file: the
     /// kernel's read-ahead serves them (PostgreSQL's wait is DataFileRead).
     PgDataFileScan,
-    /// The checkpointer's page write, `pwrite` into the page cache, one page at a time.
+    /// A backend adding a page to a relation (COPY, `--like postgres` write-mbps): an 8 KiB
+    /// `pwrite` past the relation's end, into the page cache (mdextend).
+    PgDataFileExtend,
+    /// A page written into the page cache with its own `pwrite`, one page at a time: the
+    /// checkpointer's (write-iops), or a COPY's ring buffer written back when the ring
+    /// wraps (write-mbps, the backend's own).
     PgDataFileWrite,
     /// The checkpointer's fsync of each data file it wrote.
     PgDataFileSync,
@@ -105,7 +110,13 @@ impl Like {
             Like::Oracle | Like::Innodb => {
                 &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]
             }
-            Like::Postgres => &[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo],
+            Like::Postgres => &[
+                Test::ReadIops,
+                Test::ReadMbps,
+                Test::WriteIops,
+                Test::WriteMbps,
+                Test::Redo,
+            ],
         }
     }
 
@@ -189,7 +200,7 @@ pub struct Facts {
 }
 
 /// The table: one row per event, in report order.
-pub const FACTS: [Facts; 28] = [
+pub const FACTS: [Facts; 29] = [
     Facts {
         event: Event::DbFileSequentialRead,
         name: "db file sequential read",
@@ -513,6 +524,20 @@ pub const FACTS: [Facts; 28] = [
         like: Like::Postgres,
     },
     Facts {
+        event: Event::PgDataFileExtend,
+        name: "DataFileExtend",
+        issuer: Issuer::Session,
+        submits: Submits::Sync,
+        unit: Unit::Block,
+        direction: Direction::Write,
+        waits_are_requests: true,
+        batch: false,
+        depth: false,
+        class: false,
+        bandwidth_limit: true,
+        like: Like::Postgres,
+    },
+    Facts {
         event: Event::PgDataFileWrite,
         name: "DataFileWrite",
         issuer: Issuer::Dbwr,
@@ -585,8 +610,8 @@ pub const FACTS: [Facts; 28] = [
 ];
 
 impl Event {
-    pub const ALL: [Event; 28] = {
-        let mut all = [Event::FreeBufferWaits; 28];
+    pub const ALL: [Event; 29] = {
+        let mut all = [Event::FreeBufferWaits; 29];
         let mut i = 0;
         while i < FACTS.len() {
             all[i] = FACTS[i].event;

@@ -27,6 +27,7 @@
 //! The memory they share — log buffer, dirty-block queue, buffer cache, ASH slots — is the
 //! [`Instance`].
 
+pub mod bulk_load;
 pub mod cache;
 pub mod dbwr;
 pub mod event;
@@ -176,6 +177,9 @@ pub enum Pattern {
     /// InnoDB's page flush batch ([`flush_batch`]): doublewrite write and sync, `--batch`
     /// random page writes submitted together, the data files' sync.
     FlushBatch,
+    /// PostgreSQL's COPY ([`bulk_load`]): pages appended one by one to the session's own
+    /// stripe, each ring buffer's page written back when the ring comes round to it.
+    BulkLoad,
 }
 
 /// A run made concrete: classes of sessions, each running one [`Pattern`] into its own
@@ -300,6 +304,7 @@ impl Pattern {
                 Pattern::Stream(Op::Read, Access::Sequential)
             }
             (Requests, Event::InnodbFlushBatch | Event::PgDataFileWrite) => Pattern::FlushBatch,
+            (Requests, Event::PgDataFileExtend) => Pattern::BulkLoad,
             (Requests, Event::LogFileParallelWrite) => Pattern::RedoWrite,
             (Requests, Event::DirectPathWriteTemp | Event::DirectPathReadTemp) => Pattern::Temp,
             (Requests, e) => unreachable!("no class issues {} (job files refuse it)", e.name()),
@@ -353,6 +358,9 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     let mut events: Vec<Event> = classes.iter().map(|c| c.spec.event).collect();
     if classes.iter().any(|c| c.pattern == Pattern::FlushBatch) {
         events.extend(flush_batch::parts(cfg));
+    }
+    if classes.iter().any(|c| c.pattern == Pattern::BulkLoad) {
+        events.push(bulk_load::WRITE_BACK);
     }
     let oltp = classes.iter().any(|c| c.pattern == Pattern::Oltp);
     let spills = classes
@@ -442,6 +450,7 @@ fn class_plan(
             | Pattern::Batch(_)
             | Pattern::Stream(_, Access::Random)
             | Pattern::FlushBatch
+            | Pattern::BulkLoad
     ) || (pattern == Pattern::Oltp);
     let block_size = if single_block && weighted.is_none() {
         c.sizes.max()
@@ -464,6 +473,7 @@ fn class_plan(
     };
     let depth = match pattern {
         Pattern::Stream(_, _) if submits_sync => 1,
+        Pattern::BulkLoad => 1,
         Pattern::Stream(_, Access::Random) => batch,
         Pattern::Commit | Pattern::Oltp | Pattern::Temp | Pattern::RedoWrite if one_by_one => 1,
         _ => depth,
@@ -482,14 +492,19 @@ fn class_plan(
             _ => weighted,
         },
     };
-    if pattern == Pattern::Stream(Op::Write, Access::Sequential) {
+    let own_region = match pattern {
+        Pattern::Stream(Op::Write, Access::Sequential) => Some(multiblock),
+        Pattern::BulkLoad => Some(block_size),
+        _ => None,
+    };
+    if let Some(write) = own_region {
         // Each session writes its own region: it must hold at least one request.
         let per_file = c.sessions.div_ceil(data.files) as u64;
-        if data.file_size / per_file < multiblock {
+        if data.file_size / per_file < write {
             return Err(Error::usage(format!(
                 "--sessions {}: each session's region of the data set would be smaller than one {} write; use a larger --size or fewer --sessions",
                 c.sessions,
-                crate::units::size_label(multiblock)
+                crate::units::size_label(write)
             )));
         }
     }
@@ -518,7 +533,7 @@ impl ClassPlan {
             Pattern::FlushBatch if plan.events.contains(&Event::InnodbDblwrWrite) => {
                 s.batch as u64 * one
             }
-            Pattern::FlushBatch => one,
+            Pattern::FlushBatch | Pattern::BulkLoad => one,
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 s.mbrc as u64 * s.block_size
             }
@@ -531,7 +546,10 @@ impl ClassPlan {
     /// Most requests one of the class's sessions keeps in flight.
     pub fn capacity(&self, plan: &Workload) -> usize {
         match self.pattern {
-            Pattern::SequentialRead | Pattern::ScatteredRead | Pattern::Commit => 1,
+            Pattern::SequentialRead
+            | Pattern::ScatteredRead
+            | Pattern::Commit
+            | Pattern::BulkLoad => 1,
             Pattern::RedoWrite => redo::MAX_PIECES + 1,
             Pattern::Batch(_) | Pattern::FlushBatch => self.shape.batch,
             Pattern::Stream(_, _) | Pattern::Temp => self.shape.depth,
@@ -546,7 +564,7 @@ impl ClassPlan {
         // Single-block patterns of a class with weighted sizes: room for the largest.
         let one = s.sizes.map_or(bs, |m| m.max() as usize);
         match self.pattern {
-            Pattern::SequentialRead => one,
+            Pattern::SequentialRead | Pattern::BulkLoad => one,
             // The doublewrite write is the batch's pages, contiguous in the buffer.
             Pattern::Batch(_) | Pattern::FlushBatch => s.batch * one,
             // Every other block buffer is used, so the MBRC buffers are not adjacent in
@@ -579,7 +597,8 @@ impl ClassPlan {
             Pattern::SequentialRead
             | Pattern::Batch(_)
             | Pattern::Stream(_, Access::Random)
-            | Pattern::FlushBatch => self.shape.block_size,
+            | Pattern::FlushBatch
+            | Pattern::BulkLoad => self.shape.block_size,
             Pattern::ScatteredRead | Pattern::Stream(_, Access::Sequential) => {
                 self.shape.mbrc as u64 * self.shape.block_size
             }
@@ -676,6 +695,7 @@ pub fn run_session(
         Pattern::Oltp => oltp::transactions(plan, s),
         Pattern::Temp => temp::spills(plan, class, s),
         Pattern::FlushBatch => flush_batch::flush_batches(plan, s),
+        Pattern::BulkLoad => bulk_load::copy(plan, s),
         Pattern::RedoWrite => {
             unreachable!("a log writer class runs as a log writer (run/roles.rs)")
         }

@@ -60,6 +60,12 @@ impl Cursor {
         }
     }
 
+    /// Where the cursor moves: its file (the first, for a scan) and the bytes
+    /// `start..end` of it.
+    pub fn bounds(&self) -> (usize, u64, u64) {
+        (self.file, self.region_start, self.region_end)
+    }
+
     /// The next request: (file, offset).
     #[inline]
     pub fn advance(&mut self) -> (usize, u64) {

@@ -112,7 +112,7 @@ fn commits(cfg: &RunConfig, event: Event) -> ClassSpec {
 
 /// PostgreSQL's class of a classic test (`--like postgres`, docs/events.md): the page read
 /// (8 KiB `pread`s in the session, random or a scan's), the checkpointer's batch of page
-/// writes into the page cache, or commits. Other tests have none (refused with the options).
+/// writes into the page cache, a COPY's relation extends, or commits. Other tests have none (refused with the options).
 fn postgres(cfg: &RunConfig) -> Option<ClassSpec> {
     let bs = cfg.dataset.block_size;
     let class = |event| ClassSpec {
@@ -128,6 +128,9 @@ fn postgres(cfg: &RunConfig) -> Option<ClassSpec> {
             batch: Some(cfg.batch),
             ..class(Event::PgDataFileWrite)
         },
+        // COPY: page after page appended to the session's own stripe, the ring's pages
+        // written back as it wraps (workload/bulk_load.rs).
+        Test::WriteMbps => class(Event::PgDataFileExtend),
         Test::Redo => commits(cfg, Event::PgCommit),
         _ => return None,
     };

@@ -434,16 +434,23 @@ pub fn seen(r: &crate::report::RunResult) -> Option<crate::database::Seen> {
         findings: pg.findings.clone(),
         data_directory: pg.server.data_directory.clone(),
         sections: crate::report::sections::pg_sections(pg),
-        storage: storage_shape(pg, r.config.submission == "async"),
+        storage: storage_shape(pg, shape_of(r)),
     })
 }
 
+/// The shape a database run ran (its test, `pg write-mbps`, and its submission).
+fn shape_of(r: &crate::report::RunResult) -> Option<Shape> {
+    let test = crate::workload::Test::from_name(r.test.rsplit(' ').next()?)?;
+    crate::database::shape::row(test, r.config.submission == "sync").map(|row| row.shape)
+}
+
 /// PostgreSQL's shapes (`--like postgres`) with the server's `wal_sync_method` as the io
-/// mode: what a compare's storage side runs. `prefetched`: the database side read in
-/// prefetched batches (read-iops --async).
+/// mode: what a compare's storage side runs, for the database side's `shape` (what the
+/// storage side does otherwise is said: prefetched batches read page by page, a COPY's WAL
+/// not written).
 pub fn storage_shape(
     pg: &crate::report::result_pg::PgSection,
-    prefetched: bool,
+    shape: Option<Shape>,
 ) -> crate::database::StorageShape {
     use crate::engine::IoMode;
     let mut cautions = Vec::new();
@@ -473,10 +480,15 @@ pub fn storage_shape(
             "debug_io_direct={v}: the server read and wrote its data files with direct I/O; the storage side's --like postgres goes through the page cache, as PostgreSQL does by default"
         ));
     }
-    if prefetched {
-        cautions.push(
+    match shape {
+        Some(Shape::Batch) => cautions.push(
             "the database prefetched its batches (posix_fadvise WILLNEED, then pread); the storage side reads each page with its own pread, not prefetched".into(),
-        );
+        ),
+        Some(Shape::Copy) => cautions.push(format!(
+            "the COPY also logged its rows in the WAL ({} in the window, written and flushed by the sessions themselves: WALWrite, WALSync); the storage side writes the data file pages only, not that WAL",
+            crate::units::human_bytes(pg.wal.bytes)
+        )),
+        _ => {}
     }
     crate::database::StorageShape {
         like: crate::workload::event::Like::Postgres,
@@ -521,16 +533,30 @@ mod tests {
                 .collect();
             pg
         };
-        let s = storage_shape(&server(&[("wal_sync_method", "fdatasync")]), false);
+        let s = storage_shape(
+            &server(&[("wal_sync_method", "fdatasync")]),
+            Some(Shape::Lookup),
+        );
         assert_eq!(s.like, crate::workload::event::Like::Postgres);
         assert_eq!((s.io_mode, s.doublewrite), (Some(IoMode::Fdatasync), None));
         assert!(s.cautions.is_empty(), "{:?}", s.cautions);
-        let s = storage_shape(&server(&[("wal_sync_method", "open_datasync")]), false);
+        let s = storage_shape(&server(&[("wal_sync_method", "open_datasync")]), None);
         assert_eq!(s.io_mode, Some(IoMode::OpenDatasync));
+        // A COPY's storage side writes the data file pages, not the WAL: said.
+        let mut copy = server(&[]);
+        copy.wal.bytes = 112_000_000;
+        let s = storage_shape(&copy, Some(Shape::Copy));
+        assert!(
+            s.cautions
+                .iter()
+                .any(|c| c.contains("(106.8 MiB in the window") && c.contains("not that WAL")),
+            "{:?}",
+            s.cautions
+        );
         // A method dbio does not model is said, and the default is run.
         let s = storage_shape(
             &server(&[("wal_sync_method", "open_sync"), ("fsync", "off")]),
-            true,
+            Some(Shape::Batch),
         );
         assert_eq!(s.io_mode, None);
         assert!(

@@ -151,8 +151,14 @@ pub(super) const TEST: &[Opt] = &[
         key: Some("run.like"),
         value: Some("DATABASE"),
         default: Some("oracle"),
-        help: "Whose I/O shapes and event names: oracle, innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs), or postgres (8 KiB buffered page reads, random or a scan's, the checkpointer's page writes and fsync, WAL with wal_sync_method's syncs); docs/events.md.",
-        applies: Applies::Tests(&[Test::ReadIops, Test::ReadMbps, Test::WriteIops, Test::Redo]),
+        help: "Whose I/O shapes and event names: oracle, innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs), or postgres (8 KiB buffered page reads, random or a scan's, the checkpointer's page writes and fsync, a COPY's page extends and ring write-backs, WAL with wal_sync_method's syncs); docs/events.md. write-mbps is PostgreSQL's only.",
+        applies: Applies::Tests(&[
+            Test::ReadIops,
+            Test::ReadMbps,
+            Test::WriteIops,
+            Test::WriteMbps,
+            Test::Redo,
+        ]),
         conflicts: &["keep-inflight"],
         set: |a, t| {
             a.like = Like::parse(t)?;

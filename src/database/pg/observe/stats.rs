@@ -357,7 +357,13 @@ pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot, seconds: f64
             ("checkpointer", "buffers_checkpoint"),
             ("background writer", "buffers_clean"),
         ] {
-            let n = get(&format!("{bg}.{key}"));
+            let mut n = get(&format!("{bg}.{key}"));
+            if key == "buffers_backend" {
+                // A backend's extend counts in buffers_backend too (md.c mdextend →
+                // register_dirty_segment → ForwardSyncRequest counts every backend write):
+                // the extends are their own row, the writes are the rest.
+                n = (n - extends).max(0.0);
+            }
             if n > 0.0 {
                 out.push(io_figure(
                     (who, "relation", "write"),
@@ -553,16 +559,23 @@ mod tests {
             &[("pg_stat_database.blks_read", 100.0), (EXTENDS_KEY, 40.0)],
             vec![],
         );
-        // A COPY added 900 pages (counted as blocks fetched and not found) and read 10.
+        // A COPY added 900 pages (counted as blocks fetched and not found) and read 10; its
+        // backend wrote 600 filled pages back from its ring, and buffers_backend counts the
+        // extends too (1500).
         let after = snap(
             t0 + Duration::from_secs(1),
-            &[("pg_stat_database.blks_read", 1010.0), (EXTENDS_KEY, 940.0)],
+            &[
+                ("pg_stat_database.blks_read", 1010.0),
+                (EXTENDS_KEY, 940.0),
+                ("pg_stat_bgwriter.buffers_backend", 1500.0),
+            ],
             vec![],
         );
         let io = io_figures(&c, &before, &after, 1.0);
         let op = |op: &str| io.iter().find(|i| i.op == op).map(|i| i.ops);
         assert_eq!(op("read"), Some(10));
         assert_eq!(op("extend"), Some(900));
+        assert_eq!(op("write"), Some(600), "the extends are not counted twice");
         // Only writes: no read row at all.
         let after = snap(
             t0 + Duration::from_secs(1),
