@@ -206,7 +206,16 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     assert_eq!(r["config"]["depth"], 1, "one pwrite at a time");
     let flags = r["config"]["open_flags"].to_string();
     assert!(!flags.contains("O_DIRECT"), "{flags}");
-    assert_eq!(names(&r), ["DataFileExtend", "DataFileWrite"]);
+    assert_eq!(
+        names(&r),
+        [
+            "DataFileExtend",
+            "DataFileWrite",
+            "WALSync",
+            "WALWrite",
+            "commit (WAL flush)"
+        ]
+    );
     let ev = events(&r);
     let (extends, extend_bytes) = ev["DataFileExtend"];
     let (writes, write_bytes) = ev["DataFileWrite"];
@@ -217,14 +226,39 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     assert_eq!(write_bytes, writes * PAGE, "{ev:?}");
     assert!(writes < extends, "{ev:?}");
     for e in r["events"].as_array().unwrap() {
-        assert_eq!(e["waits"], e["requests"], "{e}");
+        if e["name"] != "WALWrite" {
+            assert_eq!(e["waits"], e["requests"], "{e}");
+        }
     }
+    // The COPY's WAL: a page of it per page added (the window cuts at most a page of each
+    // of the 2 sessions), a commit per 128 pages, written by the log writer and synced.
+    let redo = &r["redo"];
+    let logged = redo["redo_bytes"].as_u64().unwrap();
+    assert!(logged.abs_diff(extend_bytes) <= 2 * PAGE, "{logged} {ev:?}");
+    assert_eq!(redo["redo_per_commit"], "1M", "{redo}");
+    let (commits, _) = ev["commit (WAL flush)"];
+    assert!(
+        (commits * 128).abs_diff(extends) <= 2 * 128,
+        "a commit per 128 pages: {ev:?}"
+    );
+    let (wal_writes, wal_bytes) = ev["WALWrite"];
+    let (wal_syncs, _) = ev["WALSync"];
+    assert!(
+        wal_writes > 0 && wal_syncs > 0 && wal_bytes % PAGE == 0,
+        "{ev:?}"
+    );
+    let a = &redo["accounting"];
+    assert_eq!(
+        a["bytes_written"].as_u64().unwrap(),
+        a["redo_generated_bytes"].as_u64().unwrap() + a["wastage_bytes"].as_u64().unwrap(),
+        "{a}"
+    );
     assert_eq!(
         r["totals"]["bytes"].as_u64().unwrap(),
-        extend_bytes + write_bytes
+        extend_bytes + write_bytes + wal_bytes
     );
 
-    // Seen with strace: buffered, never synced, 8 KiB pwrites; each session's are its new
+    // Seen with strace: buffered data files, never synced (the WAL is), 8 KiB pwrites; each session's are its new
     // pages in ascending offsets of its own stripe, each (once the ring is full) after the
     // write-back of the page a ring before it, and the stripe starts again when full.
     let run = postgres(&env, "write-mbps").engine("sync").quiet();
@@ -236,6 +270,10 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
         "data files go through the page cache: {t:?}"
     );
     assert!(t.fsync.is_empty() && t.syncs("data") == 0, "{t:?}");
+    assert!(
+        t.syncs("redo") > 0 && !t.has("redo", "O_DIRECT"),
+        "the WAL is buffered and fdatasynced: {t:?}"
+    );
     let text = std::fs::read_to_string(env.join("copy.trace")).unwrap();
     let (pages, backs) = copy_writes(&text);
     assert!(pages > 0 && backs > 0 && backs < pages, "{pages} {backs}");
@@ -295,7 +333,16 @@ fn a_saved_copy_runs_again() {
     let r = env.run_job("j.toml").json();
     assert_eq!(r["config"]["like"], "postgres");
     assert_eq!(r["config"]["depth"], 1);
-    assert_eq!(names(&r), ["DataFileExtend", "DataFileWrite"]);
+    assert_eq!(
+        names(&r),
+        [
+            "DataFileExtend",
+            "DataFileWrite",
+            "WALSync",
+            "WALWrite",
+            "commit (WAL flush)"
+        ]
+    );
 }
 
 #[test]
@@ -311,6 +358,35 @@ fn a_copy_refuses_what_it_does_not_do() {
         .refused(&["--async", "--like postgres"]);
     crate::innodb::like(&env, "innodb", "write-mbps")
         .refused_leaving_nothing(&["write-mbps", "--like innodb"]);
+    // The COPY's WAL per commit: one size, up to a page of WAL per page.
+    for wal in ["2M", "64", "128K..256K", "0"] {
+        postgres(&env, "write-mbps")
+            .opt("--redo-per-commit", wal)
+            .refused_leaving_nothing(&["--redo-per-commit"]);
+    }
+    // Only PostgreSQL's write-mbps logs.
+    env.run("write-mbps")
+        .opt("--redo-per-commit", "1M")
+        .refused_leaving_nothing(&["--redo-per-commit", "--like postgres"]);
+}
+
+/// A COPY whose rows do not fill their pages logs less WAL than it writes pages: with
+/// `--redo-per-commit 128K` (what `pg compare write-mbps` passes from the server's own WAL
+/// per commit: dbio's table has one 1,000-byte row a page) a 1 KiB of WAL a page.
+#[test]
+fn a_copy_logs_the_wal_it_is_given() {
+    let env = Env::new();
+    let r = postgres(&env, "write-mbps")
+        .opt("--redo-per-commit", "128K")
+        .json();
+    let ev = events(&r);
+    let (extends, _) = ev["DataFileExtend"];
+    let logged = r["redo"]["redo_bytes"].as_u64().unwrap();
+    assert!(
+        logged.abs_diff(extends * 1024) <= 2 * 1024,
+        "1 KiB of WAL a page: {logged} for {extends} pages"
+    );
+    assert_eq!(r["redo"]["redo_per_commit"], "128K");
 }
 
 #[test]

@@ -267,6 +267,9 @@ pub struct StorageShape {
     pub io_mode: Option<crate::engine::IoMode>,
     /// `--doublewrite` (write-iops): as the server had it.
     pub doublewrite: Option<bool>,
+    /// `--redo-per-commit` (a COPY's WAL, `--like postgres` write-mbps): the bytes of WAL
+    /// the server logged per commit.
+    pub wal_per_commit: Option<u64>,
     /// What the storage side cannot do as the server did, in words.
     pub cautions: Vec<String>,
 }

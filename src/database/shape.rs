@@ -237,6 +237,12 @@ pub fn storage_args(
         {
             set("doublewrite", if on { "on" } else { "off" })?;
         }
+        if let Some(bytes) = shape.wal_per_commit
+            && shape.like == Like::Postgres
+            && plain == Test::WriteMbps
+        {
+            set("redo-per-commit", &bytes.to_string())?;
+        }
     }
     Ok(a)
 }
@@ -295,6 +301,7 @@ mod tests {
             like: crate::workload::event::Like::Innodb,
             io_mode: Some(crate::engine::IoMode::Fsync),
             doublewrite: Some(false),
+            wal_per_commit: None,
             cautions: vec![],
         };
         let mut w = RunArgs::defaults(Some(crate::workload::Test::WriteIops));
@@ -318,6 +325,7 @@ mod tests {
             like: crate::workload::event::Like::Postgres,
             io_mode: Some(crate::engine::IoMode::OpenDatasync),
             doublewrite: None,
+            wal_per_commit: None,
             cautions: vec![],
         };
         for test in [

@@ -120,6 +120,14 @@ pub fn run_config_with(a: &RunArgs, job: Option<Job>) -> Result<RunConfig> {
         }
     };
     refuse_unused(a, test)?;
+    if test == Test::WriteMbps
+        && a.like != Like::Postgres
+        && a.source("redo-per-commit") != Source::Default
+    {
+        return Err(Error::usage(
+            "--redo-per-commit with write-mbps: only --like postgres write-mbps logs (a COPY's WAL); leave it out",
+        ));
+    }
     let shaped;
     let a = if a.like == Like::Oracle {
         refuse_flush_methods(a)?;
@@ -527,6 +535,25 @@ fn like_postgres(a: &RunArgs, test: Test) -> Result<RunArgs> {
     }
     if test == Test::WriteMbps {
         b.depth = 1;
+        // A COPY's WAL, committed every PAGES_PER_COMMIT pages: a page of it per page (rows
+        // filling their pages), or what --redo-per-commit says, up to that.
+        let pages = crate::workload::bulk_load::PAGES_PER_COMMIT;
+        let most = b.block_size * pages;
+        if !given("redo-per-commit") {
+            b.redo_per_commit = crate::units::SizeRange { lo: most, hi: most };
+        }
+        let r = b.redo_per_commit;
+        if r.lo != r.hi || r.lo < pages || r.lo > most {
+            return Err(invalid(
+                a,
+                "redo-per-commit",
+                &r.label(),
+                format!(
+                    "with --like postgres write-mbps it is the WAL each COPY of {pages} pages logs: one size from {pages} bytes to {} (a page of WAL per page)",
+                    size_label(most)
+                ),
+            ));
+        }
     }
     if !given("redo-block") {
         b.redo_block = 8 << 10;

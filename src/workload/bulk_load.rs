@@ -12,19 +12,31 @@
 //! (TRUNCATE, as the database side's session does) and the ring's pages of the old table are
 //! dropped unwritten; the next page starts the stripe again.
 //!
-//! Not modelled: the WAL the COPY logs (about a page of WAL per page loaded, written and
-//! flushed by the backend when its WAL buffers fill, a segment ends, a dirty ring page's WAL
-//! is not yet flushed, and at each COPY's commit); a compare says so.
+//! The WAL the COPY logs: the rows of each page it fills (heapam.c heap_multi_insert,
+//! XLOG_HEAP2_MULTI_INSERT) — a page of WAL per page where rows fill their pages, 1/128 of
+//! `--redo-per-commit` each — copied into the log buffer after the page is added; each COPY commits after [`PAGES_PER_COMMIT`] pages and waits
+//! for its WAL to be flushed ("commit (WAL flush)"). The log writer writes the WAL as it
+//! accumulates (every 1 MiB, "WALWrite") and syncs it ("WALSync"): in PostgreSQL the backend
+//! writes its own WAL when its WAL buffers fill and flushes it at commit; the bytes and the
+//! flushes are the same, the thread that waits for the writes is not.
 
 use crate::engine::{IoRequest, Op};
 use crate::sys::now_ns;
 
 use super::multiblock::Cursor;
+use super::redo;
 use super::session::{IoFailure, Session};
 use super::{Event, Workload};
 
 /// The event of a ring buffer's page written back, beside the class's extends.
 pub const WRITE_BACK: Event = Event::PgDataFileWrite;
+
+/// The event of a COPY's commit, waiting for its WAL.
+pub const COMMIT: Event = Event::PgCommit;
+
+/// Pages each COPY loads before it commits: 1 MiB of 8 KiB pages, the database side's
+/// bulk-load chunk.
+pub const PAGES_PER_COMMIT: u64 = 128;
 
 /// The bulk-write ring's size: 16 MiB of buffers (freelist.c GetAccessStrategy,
 /// BAS_BULKWRITE).
@@ -35,12 +47,15 @@ pub const RING_BYTES: u64 = 16 << 20;
 /// Allocates nothing.
 pub fn copy(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> {
     let page = s.shape.block_size;
-    let (extend, write_back) = (s.slot, plan.slot(WRITE_BACK));
+    let (extend, write_back, commit) = (s.slot, plan.slot(WRITE_BACK), plan.slot(COMMIT));
+    // The WAL each page's rows log: the COPY's WAL spread over its pages.
+    let logged = (plan.redo.per_commit.lo / PAGES_PER_COMMIT).clamp(1, page);
     let ring = (RING_BYTES / page).max(1);
     let (file, start, end) = Cursor::region(s.shape, s.local_id, page).bounds();
     let pages = (end - start) / page;
-    // Pages appended since the table was last emptied.
+    // Pages appended since the table was last emptied; pages and WAL of this COPY.
     let mut appended = 0u64;
+    let (mut in_copy, mut wal) = (0u64, 0u64);
     let mut now = now_ns();
     while !s.should_stop(now) {
         if appended == pages {
@@ -52,7 +67,15 @@ pub fn copy(plan: &Workload, s: &mut Session) -> Result<(), IoFailure> {
         }
         write(s, extend, file, start + appended * page)?;
         appended += 1;
+        // The page's rows logged; the COPY commits every PAGES_PER_COMMIT pages.
+        let end = redo::generate_at(s, 0, logged as usize);
+        (in_copy, wal) = (in_copy + 1, wal + logged);
         now = now_ns();
+        if in_copy == PAGES_PER_COMMIT {
+            now = redo::commit(s, commit, end, wal, None)?;
+            s.rec.transaction(now);
+            (in_copy, wal) = (0, 0);
+        }
     }
     Ok(())
 }

@@ -360,7 +360,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
         events.extend(flush_batch::parts(cfg));
     }
     if classes.iter().any(|c| c.pattern == Pattern::BulkLoad) {
-        events.push(bulk_load::WRITE_BACK);
+        events.extend([bulk_load::WRITE_BACK, bulk_load::COMMIT]);
     }
     let oltp = classes.iter().any(|c| c.pattern == Pattern::Oltp);
     let spills = classes
@@ -374,7 +374,12 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     }
     let commits: Vec<&ClassPlan> = classes
         .iter()
-        .filter(|c| matches!(c.pattern, Pattern::Commit | Pattern::Oltp))
+        .filter(|c| {
+            matches!(
+                c.pattern,
+                Pattern::Commit | Pattern::Oltp | Pattern::BulkLoad
+            )
+        })
         .collect();
     let lgwr = !commits.is_empty();
     let mut redo = cfg.redo.clone();

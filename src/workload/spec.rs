@@ -394,9 +394,13 @@ impl RunConfig {
     /// Whether the run writes redo log files.
     pub fn uses_redo(&self) -> bool {
         if self.classes.is_empty() {
-            return self.test.uses_redo();
+            // PostgreSQL's COPY logs its rows (--like postgres write-mbps).
+            return self.test.uses_redo()
+                || (self.test == Test::WriteMbps
+                    && self.like == crate::workload::event::Like::Postgres);
         }
-        self.class_events().any(Event::is_redo)
+        self.class_events()
+            .any(|e| e.is_redo() || e == Event::PgDataFileExtend)
     }
 
     /// `--like innodb` write-iops with `--doublewrite on`: the bytes of the doublewrite file

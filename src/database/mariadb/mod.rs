@@ -542,6 +542,7 @@ pub fn storage_shape(
         like: crate::workload::event::Like::Innodb,
         io_mode,
         doublewrite,
+        wal_per_commit: None,
         cautions,
     }
 }

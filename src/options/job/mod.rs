@@ -714,6 +714,7 @@ size = "784K"
                 (None, _) => match o.name {
                     "size" | "hotspot-size" | "cache-size" => "\"64M\"".into(),
                     "mbrc" | "seed" | "lgwr-cpu" | "noise-cpu" => "0".into(),
+                    "group-commit" => "1.5".into(),
                     "think" => "\"1ms\"".into(),
                     "submission" | "lgwr-submission" => "\"sync\"".into(),
                     "hosts" => "\"db1,db2\"".into(),

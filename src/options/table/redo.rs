@@ -32,7 +32,8 @@ pub(super) const REDO: &[Opt] = &[
         key: Some("redo.per_commit"),
         value: Some("SIZE|LO..HI"),
         default: Some("2K"),
-        help: "Redo generated per commit: a size, or a range drawn uniformly (512..8K), up to 64M.",
+        help: "Redo generated per commit: a size, or a range drawn uniformly (512..8K), up to 64M. With --like postgres write-mbps: the WAL each COPY of 128 pages logs (default 128 pages' worth).",
+        applies: Applies::Tests(&[Test::Redo, Test::Oltp, Test::WriteMbps]),
         set: |a, t| {
             let r = units::parse_size_range(t)?;
             if r.lo == 0 {
@@ -199,7 +200,11 @@ pub(super) const REDO: &[Opt] = &[
             a.group_commit_wait = d;
             Ok(())
         },
-        get: |a| Some(units::duration_label(a.group_commit_wait)),
+        // Only beside a group commit (a saved job without one must run again).
+        get: |a| {
+            a.group_commit
+                .map(|_| units::duration_label(a.group_commit_wait))
+        },
         ..REDO_ROW
     },
     Opt {
