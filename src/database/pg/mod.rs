@@ -479,11 +479,10 @@ pub fn storage_shape(
             "debug_io_direct={v}: the server read and wrote its data files with direct I/O; the storage side's --like postgres goes through the page cache, as PostgreSQL does by default"
         ));
     }
-    match shape {
-        Some(Shape::Batch) => cautions.push(
+    if shape == Some(Shape::Batch) {
+        cautions.push(
             "the database prefetched its batches (posix_fadvise WILLNEED, then pread); the storage side reads each page with its own pread, not prefetched".into(),
-        ),
-        _ => {}
+        );
     }
     // A COPY's WAL as the server logged it: bytes per commit (a COPY of 128 pages), within
     // what the storage side takes (a byte a page to a page of WAL a page).
