@@ -261,7 +261,19 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     // Seen with strace: buffered data files, never synced (the WAL is), 8 KiB pwrites; each session's are its new
     // pages in ascending offsets of its own stripe, each (once the ring is full) after the
     // write-back of the page a ring before it, and the stripe starts again when full.
-    let run = postgres(&env, "write-mbps").engine("sync").quiet();
+    // Long enough to pass the ring even under strace on a busy machine.
+    let run = env
+        .run("write-mbps")
+        .arg("--like")
+        .arg("postgres")
+        .target("ds")
+        .size("64M")
+        .files(2)
+        .sessions(2)
+        .duration("3s")
+        .warmup("0s")
+        .engine("sync")
+        .quiet();
     let Some(t) = traced(&env, run, "copy", 0) else {
         return;
     };
@@ -276,7 +288,11 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     );
     let text = std::fs::read_to_string(env.join("copy.trace")).unwrap();
     let (pages, backs) = copy_writes(&text);
-    assert!(pages > 0 && backs > 0 && backs < pages, "{pages} {backs}");
+    assert!(pages > 0 && backs < pages, "{pages} {backs}");
+    // Write-backs once a session has added a ring's pages (2 sessions).
+    if pages > 2 * RING / PAGE {
+        assert!(backs > 0, "{pages} {backs}");
+    }
 }
 
 /// The data file `pwrite`s of a traced COPY, per thread: (pages added, pages written back).

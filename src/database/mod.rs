@@ -258,21 +258,7 @@ pub struct Seen {
     pub storage: StorageShape,
 }
 
-/// How a compare's storage side issues a database's I/O: its shapes (`--like`, where the
-/// plain test has them) with the settings the server ran with.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StorageShape {
-    pub like: crate::workload::event::Like,
-    /// `--io-mode`: the server's flush method, when dbio models it.
-    pub io_mode: Option<crate::engine::IoMode>,
-    /// `--doublewrite` (write-iops): as the server had it.
-    pub doublewrite: Option<bool>,
-    /// `--redo-per-commit` (a COPY's WAL, `--like postgres` write-mbps): the bytes of WAL
-    /// the server logged per commit.
-    pub wal_per_commit: Option<u64>,
-    /// What the storage side cannot do as the server did, in words.
-    pub cautions: Vec<String>,
-}
+pub use shape::StorageShape;
 
 /// What the database saw in a run's result (for a compare), read by the adapter whose
 /// section the result carries.

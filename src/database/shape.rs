@@ -192,6 +192,22 @@ pub fn plain_args(row: &ShapeRow, db_run: &RunArgs, dir: &Path, page: u64) -> Ru
     a
 }
 
+/// How a compare's storage side issues a database's I/O: its shapes (`--like`, where the
+/// plain test has them) with the settings the server ran with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StorageShape {
+    pub like: crate::workload::event::Like,
+    /// `--io-mode`: the server's flush method, when dbio models it.
+    pub io_mode: Option<crate::engine::IoMode>,
+    /// `--doublewrite` (write-iops): as the server had it.
+    pub doublewrite: Option<bool>,
+    /// `--redo-per-commit` (a COPY's WAL, `--like postgres` write-mbps): the bytes of WAL
+    /// the server logged per commit.
+    pub wal_per_commit: Option<u64>,
+    /// What the storage side cannot do as the server did, in words.
+    pub cautions: Vec<String>,
+}
+
 /// The plain dbio test matching a database test (the shape table's row), on `dir` (a
 /// directory on the data directory's file system), with the database's own shapes
 /// (`shape.like`: `--like innodb` with the server's flush method and doublewrite, `--like
