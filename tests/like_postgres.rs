@@ -193,6 +193,14 @@ fn read_mbps_scans_8k_pages_and_the_kernels_read_ahead_serves_them() {
 
 /// 16 MiB: PostgreSQL 15's bulk-write ring (BAS_BULKWRITE), whose pages a COPY writes back.
 const RING: u64 = 16 << 20;
+/// A COPY's events, by name: its pages added and written back, and its WAL.
+const COPY_EVENTS: [&str; 5] = [
+    "DataFileExtend",
+    "DataFileWrite",
+    "WALSync",
+    "WALWrite",
+    "commit (WAL flush)",
+];
 
 #[test]
 fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
@@ -206,16 +214,7 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     assert_eq!(r["config"]["depth"], 1, "one pwrite at a time");
     let flags = r["config"]["open_flags"].to_string();
     assert!(!flags.contains("O_DIRECT"), "{flags}");
-    assert_eq!(
-        names(&r),
-        [
-            "DataFileExtend",
-            "DataFileWrite",
-            "WALSync",
-            "WALWrite",
-            "commit (WAL flush)"
-        ]
-    );
+    assert_eq!(names(&r), COPY_EVENTS);
     let ev = events(&r);
     let (extends, extend_bytes) = ev["DataFileExtend"];
     let (writes, write_bytes) = ev["DataFileWrite"];
@@ -349,16 +348,7 @@ fn a_saved_copy_runs_again() {
     let r = env.run_job("j.toml").json();
     assert_eq!(r["config"]["like"], "postgres");
     assert_eq!(r["config"]["depth"], 1);
-    assert_eq!(
-        names(&r),
-        [
-            "DataFileExtend",
-            "DataFileWrite",
-            "WALSync",
-            "WALWrite",
-            "commit (WAL flush)"
-        ]
-    );
+    assert_eq!(names(&r), COPY_EVENTS);
 }
 
 #[test]

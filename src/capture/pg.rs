@@ -736,6 +736,18 @@ mod tests {
         }
     }
 
+    /// The job `dbio job from-pg` writes of one sample.
+    fn from_pg() -> super::super::job::Shape {
+        super::super::job::Shape {
+            peak: false,
+            growth: 1.0,
+            size: None,
+            target: None,
+            requirements: false,
+            command: "dbio job from-pg".into(),
+        }
+    }
+
     #[test]
     fn the_storage_reads_commit_latency_and_sessions_are_what_was_seen() {
         // The device wrote 720/s: the 200 WAL writes/s, a cache flush (counted as a write)
@@ -782,14 +794,7 @@ mod tests {
         assert!((commits.mean_ms.as_ref().unwrap().value - 2.0).abs() < 1e-9);
         // 4,000 rows of active sessions in 1,000 samples (idle sessions are not tallied).
         assert!((commits.sessions.as_ref().unwrap().value - 4.0).abs() < 1e-9);
-        let shape = super::super::job::Shape {
-            peak: false,
-            growth: 1.0,
-            size: None,
-            target: None,
-            requirements: false,
-            command: "dbio job from-pg".into(),
-        };
+        let shape = from_pg();
         let job = super::super::job::job_file(&[c], &shape);
         // The WAL written, then fdatasync'ed: the job's redo too.
         let redo = job.split("[redo]").nth(1).unwrap();
@@ -815,14 +820,7 @@ mod tests {
 
     #[test]
     fn the_group_commit_is_the_commits_per_wal_flush_at_most_the_sessions() {
-        let shape = super::super::job::Shape {
-            peak: false,
-            growth: 1.0,
-            size: None,
-            target: None,
-            requirements: false,
-            command: "dbio job from-pg".into(),
-        };
+        let shape = from_pg();
         let redo = |s: &PgSection| {
             let c = capture("pg", 1, s, Some(&device(500, 7_200)));
             let job = super::super::job::job_file(&[c], &shape);
