@@ -65,6 +65,10 @@ fn shapes(o: &Opt, cfg: &RunConfig, test_form: bool) -> bool {
     if key.starts_with("dataset.") || key.starts_with("run.") && o.with_classes {
         return o.applies.to(cfg.test);
     }
+    // [redo] only where the run has a log (write-mbps has one only as PostgreSQL's COPY).
+    if key.starts_with("redo.") && key != "redo.noise_cpu" && !cfg.uses_redo() {
+        return false;
+    }
     if test_form {
         o.applies.to(cfg.test)
     } else {
