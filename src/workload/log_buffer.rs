@@ -154,25 +154,12 @@ impl RedoLog {
         ok
     }
 
-    /// Whether at least `n` sessions wait for redo beyond `written` (commits LGWR must
-    /// serve); `n` of 0 is always true.
-    pub(super) fn commits_waiting(&self, written: u64, n: usize) -> bool {
-        let mut seen = 0;
-        for w in self.waiters.iter() {
-            if seen >= n {
-                break;
-            }
-            if w.target.load(SeqCst) > written {
-                seen += 1;
-            }
-        }
-        seen >= n
-    }
-
-    /// How many sessions wait for redo beyond `written`.
-    pub(super) fn commits_waiting_now(&self, written: u64) -> usize {
+    /// How many sessions wait for redo beyond `written` (commits LGWR must serve), counted
+    /// up to `most` (the count stops there).
+    pub(super) fn commits_waiting(&self, written: u64, most: usize) -> usize {
         (self.waiters.iter())
             .filter(|w| w.target.load(SeqCst) > written)
+            .take(most)
             .count()
     }
 

@@ -372,15 +372,7 @@ pub fn plan(cfg: &RunConfig, files: usize, file_size: u64, block_size: u64) -> R
     if spills {
         events.push(Event::DirectPathReadTemp);
     }
-    let commits: Vec<&ClassPlan> = classes
-        .iter()
-        .filter(|c| {
-            matches!(
-                c.pattern,
-                Pattern::Commit | Pattern::Oltp | Pattern::BulkLoad
-            )
-        })
-        .collect();
+    let commits: Vec<&ClassPlan> = classes.iter().filter(|c| c.spec.commits()).collect();
     let lgwr = !commits.is_empty();
     let mut redo = cfg.redo.clone();
     if lgwr {

@@ -231,7 +231,7 @@ impl<'a> Lgwr<'a> {
                 let mut nap = Duration::from_millis(10);
                 if pending > written {
                     let now = now_ns();
-                    let waiting = log.commits_waiting(written, 1);
+                    let waiting = log.commits_waiting(written, 1) == 1;
                     if waiting {
                         first_commit.get_or_insert(now);
                     }
@@ -246,7 +246,7 @@ impl<'a> Lgwr<'a> {
                                 let waited = now - first_commit.unwrap_or(now);
                                 // No more commits wait than sessions still run.
                                 let want = group.want.min(running.max(1));
-                                if waited < wait && !log.commits_waiting(written, want) {
+                                if waited < wait && log.commits_waiting(written, want) < want {
                                     nap = Duration::from_nanos(wait - waited).min(nap);
                                     false
                                 } else {
@@ -273,7 +273,7 @@ impl<'a> Lgwr<'a> {
             self.ash.on_cpu();
             // The commits this write serves (those that wait now).
             let served = match group.wait_ns {
-                Some(_) => log.commits_waiting_now(written),
+                Some(_) => log.commits_waiting(written, usize::MAX),
                 None => 0,
             };
             written = self.write_through(written, pending, None)?;

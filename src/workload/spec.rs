@@ -160,13 +160,16 @@ pub struct ClassSource {
 
 impl ClassSpec {
     /// Whether the class's sessions commit (and wait for the log writer): a commit event's
-    /// class, or the oltp test's transactions.
+    /// class, the oltp test's transactions, or PostgreSQL's COPY (its WAL).
     pub fn commits(&self) -> bool {
         self.kind == ClassKind::Transactions
             || (self.kind == ClassKind::Requests
                 && matches!(
                     self.event,
-                    Event::LogFileSync | Event::InnodbTrxCommit | Event::PgCommit
+                    Event::LogFileSync
+                        | Event::InnodbTrxCommit
+                        | Event::PgCommit
+                        | Event::PgDataFileExtend
                 ))
     }
 
@@ -393,14 +396,10 @@ impl RunConfig {
 
     /// Whether the run writes redo log files.
     pub fn uses_redo(&self) -> bool {
-        if self.classes.is_empty() {
-            // PostgreSQL's COPY logs its rows (--like postgres write-mbps).
-            return self.test.uses_redo()
-                || (self.test == Test::WriteMbps
-                    && self.like == crate::workload::event::Like::Postgres);
-        }
-        self.class_events()
-            .any(|e| e.is_redo() || e == Event::PgDataFileExtend)
+        // A class that commits, or a log writer's class of its own.
+        crate::workload::presets::classes(self)
+            .iter()
+            .any(|c| c.commits() || c.event.is_redo())
     }
 
     /// `--like innodb` write-iops with `--doublewrite on`: the bytes of the doublewrite file

@@ -24,6 +24,15 @@ const DATA_TESTS: &[Test] = &[
     Test::Oltp,
 ];
 const REDO_TESTS: &[Test] = &[Test::Redo, Test::Oltp];
+/// The tests whose sessions issue one kind of request: a database's shapes (`--like`) and
+/// an open loop (`--rate`) take them.
+const ONE_KIND_TESTS: &[Test] = &[
+    Test::ReadIops,
+    Test::ReadMbps,
+    Test::WriteIops,
+    Test::WriteMbps,
+    Test::Redo,
+];
 
 /// The parts in help order: a command's own options first (under no heading), then the
 /// parts of a run's.

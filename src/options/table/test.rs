@@ -152,13 +152,7 @@ pub(super) const TEST: &[Opt] = &[
         value: Some("DATABASE"),
         default: Some("oracle"),
         help: "Whose I/O shapes and event names: oracle, innodb (MariaDB/MySQL: 16 KiB pages, the page read, read-ahead, the flush batch with doublewrite, redo with innodb_flush_method's syncs), or postgres (8 KiB buffered page reads, random or a scan's, the checkpointer's page writes and fsync, a COPY's page extends and ring write-backs, WAL with wal_sync_method's syncs); docs/events.md. write-mbps is PostgreSQL's only.",
-        applies: Applies::Tests(&[
-            Test::ReadIops,
-            Test::ReadMbps,
-            Test::WriteIops,
-            Test::WriteMbps,
-            Test::Redo,
-        ]),
+        applies: Applies::Tests(super::ONE_KIND_TESTS),
         conflicts: &["keep-inflight"],
         set: |a, t| {
             a.like = Like::parse(t)?;
@@ -255,13 +249,7 @@ pub(super) const TEST: &[Opt] = &[
         name: "rate",
         value: Some("REQUESTS_PER_S"),
         help: "Open loop: issue this many requests per second over all sessions, on a schedule, whatever the storage does; latency then runs from each request's scheduled time (classic tests; job files set `rate` per class).",
-        applies: Applies::Tests(&[
-            Test::ReadIops,
-            Test::ReadMbps,
-            Test::WriteIops,
-            Test::WriteMbps,
-            Test::Redo,
-        ]),
+        applies: Applies::Tests(super::ONE_KIND_TESTS),
         conflicts: &["keep-inflight"],
         set: |a, t| {
             a.rate = Some(rate(t)?);
