@@ -396,8 +396,15 @@ impl RunConfig {
 
     /// Whether the run writes redo log files.
     pub fn uses_redo(&self) -> bool {
+        if self.classes.is_empty() {
+            // PostgreSQL's COPY logs its rows (--like postgres write-mbps). (The preset
+            // classes are not asked: presets imports this module.)
+            return self.test.uses_redo()
+                || (self.test == Test::WriteMbps
+                    && self.like == crate::workload::event::Like::Postgres);
+        }
         // A class that commits, or a log writer's class of its own.
-        crate::workload::presets::classes(self)
+        self.classes
             .iter()
             .any(|c| c.commits() || c.event.is_redo())
     }
