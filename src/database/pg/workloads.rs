@@ -46,9 +46,11 @@ pub struct Session {
     id: u32,
     spec: Spec,
     stmt: Statement,
-    /// TRUNCATE of the session's bulk table (write-mbps).
-    empty: Option<Statement>,
+    /// TRUNCATE of the session's bulk table (write-mbps), sent as text like the COPY.
+    empty: Option<String>,
     ids: Vec<i64>,
+    /// The COPY (write-mbps), sent as text each time, and its rows.
+    copy_sql: String,
     copy_text: Vec<u8>,
     rng: fastrand::Rng,
     /// Where the session meets the observer at the window's start.
@@ -110,9 +112,10 @@ impl Session {
                 )?,
                 None,
             ),
+            // Prepared once to fail early; run from its text (see `copy_chunk`).
             Shape::Copy => (
                 prep(&mut client, &format!("COPY {s}.bulk_{id} FROM STDIN"))?,
-                Some(prep(&mut client, &format!("TRUNCATE {s}.bulk_{id}"))?),
+                Some(format!("TRUNCATE {s}.bulk_{id}")),
             ),
             Shape::Commit => (
                 prep(
@@ -123,6 +126,7 @@ impl Session {
             ),
         };
         let mut copy_text = Vec::new();
+        let copy_sql = format!("COPY {s}.bulk_{id} FROM STDIN");
         if spec.shape == Shape::Copy {
             let pad = "x".repeat(1000);
             for n in 0..CHUNK_PAGES {
@@ -136,6 +140,7 @@ impl Session {
             stmt,
             empty,
             ids: Vec::with_capacity(spec.batch as usize),
+            copy_sql,
             copy_text,
             rng: fastrand::Rng::with_seed(
                 spec.seed ^ (u64::from(id) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -203,7 +208,7 @@ impl Session {
                     if copied + CHUNK_PAGES > shape.bulk_rows {
                         // Emptied outside any timed request.
                         let empty = self.empty.as_ref().expect("a COPY session's TRUNCATE");
-                        if let Err(e) = self.client.execute(empty, &[]) {
+                        if let Err(e) = self.client.batch_execute(empty) {
                             return self.failed(rec, halt, &e);
                         }
                         copied = 0;
@@ -230,13 +235,21 @@ impl Session {
         }
     }
 
+    /// One COPY of a chunk, in a transaction of its own. Its statement is sent as text each
+    /// time, as psql's `\copy` and pg_restore send theirs: PostgreSQL 15's
+    /// pg_stat_statements counts a prepared utility statement at its first execution only,
+    /// so a prepared COPY would hide the run's COPYs (their blocks written and WAL) from a
+    /// DBA reading it. Inside BEGIN ... COMMIT the statement's preparation is not a
+    /// transaction of its own: one commit per COPY, as before.
     fn copy_chunk(&mut self) -> std::result::Result<(), postgres::Error> {
-        let mut w = self.client.copy_in(&self.stmt)?;
+        let mut t = self.client.transaction()?;
+        let mut w = t.copy_in(self.copy_sql.as_str())?;
         if let Err(e) = w.write_all(&self.copy_text) {
             // The writer's own error carries the server's message, if any, at finish.
             drop(e);
         }
-        w.finish().map(|_| ())
+        w.finish()?;
+        t.commit()
     }
 
     fn failed(

@@ -245,8 +245,16 @@ impl Observer {
         }
         std::thread::sleep(FLUSH_PAUSE);
         self.times.last_s = epoch_s();
-        let last = stats::snapshot(&mut client, &self.columns)
+        let mut last = stats::snapshot(&mut client, &self.columns)
             .map_err(|e| pg_error("reading the statistics", &e))?;
+        if !ctx.load_continues {
+            // The WAL's end is the window's: its position needs no flush, and the pause
+            // after the window is not the run's.
+            match tally.wal_at_end {
+                Some(p) => last.scalars.insert(stats::WAL_POSITION_KEY.into(), p),
+                None => last.scalars.remove(stats::WAL_POSITION_KEY),
+            };
+        }
         let (waits, ash, sampler) = tally.finish(self.hz, seconds);
         let deltas = stats::scalar_deltas(&first, &last);
         let interval_s = if ctx.load_continues {

@@ -65,6 +65,9 @@ pub struct Tally {
     pub samples: u64,
     pub active_rows: u64,
     pub sample_ns: u64,
+    /// The server's WAL insert position as sampling stopped (the window's end; None on a
+    /// standby).
+    pub wal_at_end: Option<f64>,
 }
 
 impl Tally {
@@ -193,6 +196,12 @@ pub fn sample(
         }
         Ok(())
     });
+    if failure.is_none() {
+        match super::stats::wal_position(&mut client) {
+            Ok(p) => tally.wal_at_end = p,
+            Err(e) => return (client, tally, seconds, Some(e.to_string())),
+        }
+    }
     (client, tally, seconds, failure)
 }
 
