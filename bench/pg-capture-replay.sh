@@ -20,6 +20,26 @@
 # PG_BIN (default /usr/lib/postgresql/15/bin) names the server's binaries (pgbench among
 # them); DBIO=PATH uses that dbio binary instead of building one; OUT=DIR the directory the
 # server and the replay's data set go in (default: a new one under /var/tmp; removed).
+#
+# MEM=SIZE (e.g. 256M; root only) runs the server, pgbench and the replay's dbio in a memory
+# cgroup of their own limited to SIZE (v1 memory.limit_in_bytes, or v2 memory.max), made
+# under this script's own cgroup and removed on exit. The limit holds the page cache too: on
+# a machine whose memory holds pgbench's data, PostgreSQL's reads are page-cache hits and the
+# device reads nothing (0-2 reads/s at scale 20 on 24 GiB), so no read ratio means anything.
+# With MEM well under the data (scale 100 is 1.5 GB; shared_buffers is 128 MB of the limit),
+# PostgreSQL's reads reach the device. The replay's reads are O_DIRECT (the job's default io
+# mode, setall: one device read per read, the page cache not in the way) and it runs in the
+# same limit.
+#
+# Reads reaching the device, as measured for issue 33 (a loop device of its own, PostgreSQL 15;
+# pgbench -i -s 100 took 28-40 s, a whole run about 2.5 min):
+#   truncate -s 6G /var/tmp/img && dev=$(losetup --find --show --direct-io=on /var/tmp/img)
+#   mkfs.ext4 -q $dev && mkdir -p /mnt/pgcr && mount $dev /mnt/pgcr
+#   OUT=/mnt/pgcr MEM=256M bench/pg-capture-replay.sh 30 4 100
+#   umount /mnt/pgcr && losetup -d $dev && rm /var/tmp/img
+# Replay ÷ capture, device reads/s 1.00, 1.01, 1.01 (1,656-2,131 reads/s captured; PostgreSQL
+# counted 1,612-2,150), writes/s 0.91, 0.97, 0.97, commits/s 1.01, 1.01, 0.98; with 8 clients
+# 1.01, 0.95, 1.02.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -34,6 +54,25 @@ if [ -n "${DBIO:-}" ]; then
 else
   cargo build --release -q
   dbio=$(realpath "${CARGO_TARGET_DIR:-target}/release/dbio")
+fi
+# The memory cgroup MEM asks for: under the one this script runs in (v1's memory hierarchy,
+# else v2's unified one). Checked before anything is made.
+cg=
+if [ -n "${MEM:-}" ]; then
+  [[ $MEM =~ ^[0-9]+[KMG]?$ ]] ||
+    { echo "error: MEM=$MEM: a size in bytes, or with K, M or G (e.g. 256M)" >&2; exit 2; }
+  [ "$(id -u)" = 0 ] || { echo "error: MEM=$MEM: a memory cgroup needs root" >&2; exit 2; }
+  if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+    cg_parent=/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+    cg_limit=memory.limit_in_bytes
+  else
+    cg_parent=/sys/fs/cgroup$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
+    cg_limit=memory.max
+    grep -qw memory "$cg_parent/cgroup.subtree_control" 2>/dev/null ||
+      { echo "error: MEM=$MEM: $cg_parent does not give its children the memory controller" >&2; exit 2; }
+  fi
+  [ -w "$cg_parent" ] ||
+    { echo "error: MEM=$MEM: cannot make a memory cgroup under $cg_parent" >&2; exit 2; }
 fi
 out=$(mktemp -d "${OUT:-/var/tmp}/dbio-pgcr.XXXXXX")
 chmod 755 "$out"
@@ -53,14 +92,31 @@ port=54430
 stop_server() {
   "${as_server[@]}" "$bin/pg_ctl" -D "$out/pg/d" -w -m fast stop >/dev/null 2>&1 || true
 }
-trap 'stop_server; kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
+# in_cg CMD...: CMD in the memory cgroup (its children too), or as it is without MEM.
+in_cg=()
+remove_cg() {
+  [ -n "$cg" ] && [ -d "$cg" ] || return 0
+  # Its processes (none once the server stopped and the jobs ended) moved out, then it goes.
+  for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do echo "$p" >"$cg_parent/cgroup.procs" || true; done
+  rmdir "$cg" 2>/dev/null || { sleep 1; rmdir "$cg"; } || echo "dbio-pgcr: could not remove $cg" >&2
+}
+trap 'stop_server; kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; remove_cg; rm -rf "$out"' EXIT
+if [ -n "${MEM:-}" ]; then
+  cg=$cg_parent/dbio-pgcr-$$
+  mkdir "$cg"
+  echo "$MEM" >"$cg/$cg_limit"
+  in_cg=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg")
+  echo "memory cgroup $cg: limit $MEM (page cache included)" >&2
+fi
 "${as_server[@]}" "$bin/initdb" -D "$out/pg/d" -A trust -U bench --no-sync -E UTF8 --no-locale >/dev/null
-"${as_server[@]}" "$bin/pg_ctl" -D "$out/pg/d" -l "$out/pg/log" -w -o \
+"${in_cg[@]}" "${as_server[@]}" "$bin/pg_ctl" -D "$out/pg/d" -l "$out/pg/log" -w -o \
   "-c listen_addresses= -c unix_socket_directories=$out/pg -p $port -c track_io_timing=on" \
   start >/dev/null
 url="host=$out/pg port=$port user=bench dbname=postgres"
 echo "pgbench -i -s $scale ..." >&2
-"$bin/pgbench" -i -s "$scale" -q "$url" >/dev/null 2>&1
+t=$(date +%s)
+"${in_cg[@]}" "$bin/pgbench" -i -s "$scale" -q "$url" >/dev/null 2>&1
+echo "pgbench -i took $(($(date +%s) - t)) s" >&2
 db_bytes=$("$bin/psql" "$url" -Atc "SELECT pg_database_size('postgres')")
 # The device under the data directory, as /proc/diskstats names it.
 dev=$(basename "$(readlink -f "/sys/dev/block/$(mountpoint -d "$(findmnt -n -o TARGET -T "$out/pg/d")")")")
@@ -78,7 +134,7 @@ snap() {
     "$("$bin/psql" "$url" -Atc "SELECT (SELECT sum(xact_commit) FROM pg_stat_database), $buffers,
       wal_write, wal_sync FROM pg_stat_bgwriter, pg_stat_wal" | tr '|' ' ')"
 }
-"$bin/pgbench" -c "$clients" -j "$clients" -T $((seconds + 20)) -P 1 --progress-timestamp "$url" \
+"${in_cg[@]}" "$bin/pgbench" -c "$clients" -j "$clients" -T $((seconds + 20)) -P 1 --progress-timestamp "$url" \
   >"$out/pgbench.txt" 2>&1 &
 sleep 5 # past the connections' start
 a=$(snap)
@@ -92,7 +148,7 @@ stop_server
 echo "captured; replaying ..." >&2
 # Exit 3 is a class's limit missed: the figures are still the replay's.
 rc=0
-"$dbio" run --job "$out/job.toml" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
+"${in_cg[@]}" "$dbio" run --job "$out/job.toml" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
   --duration "${seconds}s" --redo-files 2 --redo-file-size 64M --out "$out/runs" --json >"$out/replay.json" 2>"$out/replay.err" || rc=$?
 if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
   cat "$out/replay.err" >&2
@@ -116,7 +172,7 @@ PY
   for j in "$out"/class*.toml; do
     redo=()
     case $j in *-redo.toml) redo=(--redo-files 2 --redo-file-size 64M) ;; esac
-    "$dbio" run --job "$j" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
+    "${in_cg[@]}" "$dbio" run --job "$j" --target "$out/replay" --size "$((db_bytes / 1048576 + 64))M" \
       --duration "${cost_s}s" --warmup 2s "${redo[@]}" --out "$out/runs" \
       --json >"${j%.toml}.json" 2>"${j%.toml}.err" || true
   done
