@@ -27,6 +27,42 @@ fn samples(p: &PgSection, backend_type: Option<&str>, event: &str) -> u64 {
         .sum()
 }
 
+/// A size setting as PostgreSQL shows it (`16MB`, `512kB`, `8192`) in bytes.
+fn setting_bytes(v: &str) -> Option<f64> {
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &v[digits.len()..] {
+        "" | "B" => 1.0,
+        "kB" => 1024.0,
+        "MB" => 1048576.0,
+        "GB" => 1073741824.0,
+        "TB" => 1099511627776.0,
+        _ => return None,
+    };
+    Some(digits.trim().parse::<f64>().ok()? * unit)
+}
+
+/// Before 16 the backends' writes (`pg_stat_bgwriter.buffers_backend`) are counted by the
+/// checkpointer as it takes the sync request a backend queues with each write: when its
+/// queue (one entry per shared buffer) is half full, or at a checkpoint. Over a window, the
+/// count may be off by up to half of shared_buffers' pages: said when that is over 5 %.
+fn late_backend_writes(p: &PgSection) -> Option<String> {
+    if p.server.version_num >= 160000 {
+        return None;
+    }
+    let written = (p.io.iter())
+        .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "write")
+        .map_or(0, |i| i.ops);
+    let page = setting_bytes(p.setting("block_size").unwrap_or("8192"))?;
+    let late = (setting_bytes(p.setting("shared_buffers")?)? / page / 2.0).floor();
+    let share = 100.0 * late / written as f64;
+    (written > 0 && share > 5.0).then(|| {
+        format!(
+            "PostgreSQL {} counts the backends' writes when its checkpointer takes their sync requests, up to {late:.0} late here (half of shared_buffers' pages): the {written} of this window may be off by {share:.0} %; a longer window narrows it.",
+            p.server.version_num / 10000
+        )
+    })
+}
+
 fn pct(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -151,6 +187,7 @@ pub fn findings(p: &PgSection, ctx: &RunContext) -> (Vec<String>, Vec<String>) {
             found.push(format!("data file writes: {}", writers.join(", ")));
         }
     }
+    cautions.extend(late_backend_writes(p));
 
     // What this build cannot do.
     if p.server.io_method.is_some() && !p.server.io_method_allowed.iter().any(|v| v == "io_uring") {
@@ -212,6 +249,42 @@ mod tests {
             waits,
             ..PgSection::default()
         }
+    }
+
+    #[test]
+    fn fifteens_backend_writes_are_counted_late_by_up_to_half_the_buffers() {
+        let with = |version_num: u32, shared_buffers: &str, written: u64| {
+            let mut p = section(version_num, None, vec![]);
+            p.server.settings = vec![crate::report::result_pg::PgSetting {
+                name: "shared_buffers".into(),
+                value: shared_buffers.into(),
+                source: "command line".into(),
+            }];
+            p.io = vec![PgIo {
+                backend_type: "client backend".into(),
+                object: "relation".into(),
+                op: "write".into(),
+                ops: written,
+                ..PgIo::default()
+            }];
+            findings(&p, &ctx("write-iops", false)).1
+        };
+        // 16 MB: 2,048 buffers, up to 1,024 late; 7,000 writes: 15 %.
+        let c = with(150018, "16MB", 7000);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(
+            c[0].contains("up to 1024 late")
+                && c[0].contains("the 7000 of this window may be off by 15 %"),
+            "{c:?}"
+        );
+        // Under 5 %: nothing to say; 16+ counts per backend (pg_stat_io); nothing written.
+        assert!(with(150018, "16MB", 30000).is_empty());
+        assert!(with(150018, "4096kB", 7000).is_empty());
+        assert!(with(160000, "16MB", 7000).is_empty());
+        assert!(with(150018, "16MB", 0).is_empty());
+        assert_eq!(setting_bytes("128MB"), Some(134217728.0));
+        assert_eq!(setting_bytes("8192"), Some(8192.0));
+        assert_eq!(setting_bytes("12 parsecs"), None);
     }
 
     #[test]
