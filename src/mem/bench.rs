@@ -266,7 +266,9 @@ fn cell(
     })
 }
 
-/// GiB/s of running readers, one repetition per `rep_ns` of sleep, until stable.
+/// GiB/s of running readers, one repetition per `rep_ns` of sleep, until stable. A
+/// repetition in which the readers read nothing (other work held their CPUs) is not a clean
+/// figure, and a sample of nothing but those is no figure at all (None, not 0 GiB/s).
 fn read_rate(budget: &Budget, stop: &AtomicBool, bytes: &dyn Fn() -> u64) -> Option<Sample> {
     let rep = std::time::Duration::from_nanos(budget.bandwidth_rep_ns());
     let budget = Budget {
@@ -277,8 +279,12 @@ fn read_rate(budget: &Budget, stop: &AtomicBool, bytes: &dyn Fn() -> u64) -> Opt
         let (b0, t0) = (bytes(), now_ns());
         std::thread::sleep(rep);
         let (b1, t1) = (bytes(), now_ns());
-        chase::Rep::clean(stream::gib_per_s(b1 - b0, t1 - t0))
+        chase::Rep {
+            value: stream::gib_per_s(b1 - b0, t1 - t0),
+            clean: b1 > b0,
+        }
     })
+    .filter(|s| s.max > 0.0)
 }
 
 /// Latency with `threads` other threads reading memory.
