@@ -23,14 +23,15 @@ use crate::util;
 /// One poll: the server's clock (Unix seconds), then, summed over the statements whose text
 /// matches the first pattern, calls, shared_blks_read, shared_blks_written and
 /// blk_read_time (ms); the server's WAL insert position (bytes); the calls of the
-/// statements that match the second pattern (those that commit).
-type Poll = [f64; 7];
+/// statements that match the second pattern (those that commit); blk_write_time (ms).
+type Poll = [f64; 8];
 const CALLS: usize = 1;
 const READ: usize = 2;
 const WRITTEN: usize = 3;
 const READ_MS: usize = 4;
 const LSN: usize = 5;
 const COMMITS: usize = 6;
+const WRITE_MS: usize = 7;
 
 const POLL_SQL: &str = "SELECT extract(epoch FROM clock_timestamp())::float8, \
      coalesce(sum(calls) FILTER (WHERE query ~ $1), 0)::float8, \
@@ -38,7 +39,8 @@ const POLL_SQL: &str = "SELECT extract(epoch FROM clock_timestamp())::float8, \
      coalesce(sum(shared_blks_written) FILTER (WHERE query ~ $1), 0)::float8, \
      coalesce(sum(blk_read_time) FILTER (WHERE query ~ $1), 0)::float8, \
      (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::float8, \
-     coalesce(sum(calls) FILTER (WHERE query ~ $2), 0)::float8 \
+     coalesce(sum(calls) FILTER (WHERE query ~ $2), 0)::float8, \
+     coalesce(sum(blk_write_time) FILTER (WHERE query ~ $1), 0)::float8 \
      FROM pg_stat_statements";
 
 /// The polls of the statements whose text matches `pattern` (and `commits`), until `done`.
@@ -77,6 +79,26 @@ fn within(what: &str, dbio: f64, server: f64, pct: f64) {
     );
 }
 
+/// dbio's time waited in `n` operations (ms) against pg_stat_statements' `full`:
+/// pg_stat_database keeps each operation's time in whole microseconds (PostgreSQL 15's
+/// bufmgr.c: INSTR_TIME_GET_MICROSEC), pg_stat_statements the full time, up to 1 µs an
+/// operation apart (10 % of a 5 µs write into the page cache). dbio's figure is within 5 %
+/// of the range they span.
+fn timed(what: &str, doing: &str, dbio: f64, full: f64, n: f64) {
+    let whole_us = full - n * 0.001;
+    let server = if dbio < whole_us {
+        whole_us
+    } else {
+        full.min(dbio)
+    };
+    within(
+        &format!("{what}: time {doing} (ms; the server's {full:.1}, {whole_us:.1} in whole µs)"),
+        dbio,
+        server,
+        5.0,
+    );
+}
+
 #[test]
 fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window() {
     let Some((bin, major)) = pg_bin() else { return };
@@ -90,7 +112,7 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
     // the user's server's usual 16: PostgreSQL 15 counts the backends' writes when its
     // checkpointer takes their sync requests, up to half of shared_buffers' pages late (dbio
     // says so in a caution where that is over 5 % of the window's writes); 256 is under 5 %
-    // of a write-iops window's.
+    // of a 5 s write-iops window's here (on a slower machine the caution says by how much).
     let s = UserServer::start_with(
         &bin,
         &e,
@@ -165,7 +187,7 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
                 "--warmup",
                 "1500ms",
                 "--duration",
-                "3s",
+                "5s",
                 "--json",
                 "--pg",
                 &url,
@@ -177,7 +199,20 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
         let pg = &r["pg"];
         let edges = &pg["edges"];
         assert_eq!(edges["sessions_flushed"], 2, "{what}: {edges}");
-        assert!(pg.get("cautions").is_none(), "{what}: {}", pg["cautions"]);
+        // The one caution a window may get here: the backends' writes counted late on 15, by
+        // at most the share it states (a slow machine writes fewer in the window).
+        let mut late_pct = 0.0f64;
+        for c in pg["cautions"].as_array().into_iter().flatten() {
+            let c = c.as_str().unwrap();
+            let pct = (c.strip_suffix(" %; a longer window narrows it."))
+                .and_then(|c| c.rsplit(' ').next())
+                .and_then(|n| n.parse::<f64>().ok());
+            assert!(
+                c.contains("counts the backends' writes when its checkpointer") && pct.is_some(),
+                "{what}: {c}"
+            );
+            late_pct = late_pct.max(pct.unwrap());
+        }
         let (start, end) = (util::f(&edges["start_s"]), util::f(&edges["end_s"]));
         assert!(
             start <= util::f(&edges["first_s"]) && util::f(&edges["first_s"]) < end,
@@ -207,25 +242,16 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
                 5.0,
             );
         }
-        // A read's mean wait, where the reads were timed in more than a few microseconds (a
-        // write test's reads come from the page cache). pg_stat_database keeps each read's
-        // time in whole microseconds (PostgreSQL 15's bufmgr.c: INSTR_TIME_GET_MICROSEC),
-        // pg_stat_statements the full time: up to 1 µs a read apart, 5 % of a 10 µs read
-        // from the page cache. dbio's figure is within 5 % of the range they span.
+        // The time waited in reads (where they were timed in more than a few µs: a write
+        // test's reads come from the page cache).
+        let time = |i: &serde_json::Value| util::f(&i["mean_wait_ms"]) * util::f(&i["ops"]);
         if reads && test.starts_with("read") {
-            let dbio = client("read", &|i| util::f(&i["mean_wait_ms"]));
-            let full = server(READ_MS) / server(READ);
-            let whole_us = full - 0.001;
-            let server = if dbio < whole_us {
-                whole_us
-            } else {
-                full.min(dbio)
-            };
-            within(
-                &format!("{what}: mean wait per block read (ms; the server's {full:.4})"),
-                dbio,
-                server,
-                5.0,
+            timed(
+                &what,
+                "reading blocks",
+                client("read", &time),
+                server(READ_MS),
+                server(READ),
             );
         }
         if writes {
@@ -234,7 +260,16 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
                 &format!("{what}: blocks written (extends included)"),
                 client("write", &ops) + client("extend", &ops),
                 server(WRITTEN),
-                5.0,
+                (late_pct + 0.5).max(5.0),
+            );
+            // The time they waited: the writes' (an extend is not timed).
+            let n = server(WRITTEN) - client("extend", &ops);
+            timed(
+                &what,
+                "writing blocks",
+                client("write", &time),
+                server(WRITE_MS),
+                n,
             );
         }
         if commits {

@@ -103,6 +103,26 @@ pub fn findings(p: &PgSection, ctx: &RunContext) -> (Vec<String>, Vec<String>) {
         found.push(format!("the page cache was not kept out: {why}"));
     }
 
+    // The sampled read waits beside the timed ones (a synchronous read is timed around the
+    // same call its wait event marks).
+    if let Some((r, ms)) = session_reads.and_then(|r| Some((r, r.mean_wait_ms?)))
+        && !ctx.asynchronous
+    {
+        let timed_s = ms * r.ops as f64 / 1000.0;
+        let sampled_s: f64 = (p.waits.iter())
+            .filter(|w| w.backend_type == "client backend" && w.wait_event == "DataFileRead")
+            .map(|w| w.time_s)
+            .sum();
+        if sampled_s > 0.0 && (sampled_s / timed_s - 1.0).abs() > 0.10 {
+            found.push(format!(
+                "the sampler saw {sampled_s:.2} s of DataFileRead where PostgreSQL timed {timed_s:.2} s of reads ({:.2}×; track_io_timing): the sampled waits are estimates ({} samples at {} Hz), the I/O table's mean waits are timed",
+                sampled_s / timed_s,
+                p.sampler.samples,
+                p.sampler.hz
+            ));
+        }
+    }
+
     // Asynchronous reads: asked, and done?
     let dfr = samples(p, session, "DataFileRead");
     let aio = samples(p, session, "AioIoCompletion");
@@ -285,6 +305,35 @@ mod tests {
         assert_eq!(setting_bytes("128MB"), Some(134217728.0));
         assert_eq!(setting_bytes("8192"), Some(8192.0));
         assert_eq!(setting_bytes("12 parsecs"), None);
+    }
+
+    #[test]
+    fn sampled_read_waits_far_from_the_timed_ones_are_said_to_be_estimates() {
+        let with = |sampled_s: f64, asynchronous: bool| {
+            let mut w = wait("client backend", "DataFileRead", 120);
+            w.time_s = sampled_s;
+            let mut p = section(150018, None, vec![w]);
+            p.sampler.samples = 300;
+            p.sampler.hz = 100;
+            // 13,000 reads of 0.118 ms: 1.534 s timed.
+            p.io = vec![PgIo {
+                backend_type: "client backend".into(),
+                object: "relation".into(),
+                op: "read".into(),
+                ops: 13000,
+                mean_wait_ms: Some(0.118),
+                ..PgIo::default()
+            }];
+            findings(&p, &ctx("read-iops", asynchronous)).0
+        };
+        let f = with(1.2, false);
+        assert!(
+            f.iter().any(|f| f.starts_with("the sampler saw 1.20 s of DataFileRead where PostgreSQL timed 1.53 s of reads (0.78×")),
+            "{f:?}"
+        );
+        // Within 10 %, or asynchronous reads (other waits): nothing said.
+        assert!(!with(1.45, false).iter().any(|f| f.contains("sampler saw")));
+        assert!(!with(1.2, true).iter().any(|f| f.contains("sampler saw")));
     }
 
     #[test]

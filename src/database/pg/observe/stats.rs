@@ -373,17 +373,22 @@ pub fn io_figures(c: &Columns, before: &Snapshot, after: &Snapshot, seconds: f64
             ("background writer", "buffers_clean"),
         ] {
             let mut n = get(&format!("{bg}.{key}"));
+            let mut time_ms = 0.0;
             if key == "buffers_backend" {
                 // A backend's extend counts in buffers_backend too (md.c mdextend →
                 // register_dirty_segment → ForwardSyncRequest counts every backend write):
                 // the extends are their own row, the writes are the rest.
                 n = (n - extends).max(0.0);
+                // The backends' writes are timed into pg_stat_database (track_io_timing;
+                // an extend is not timed, and the background writer and checkpointer do
+                // not report there).
+                time_ms = get("pg_stat_database.blk_write_time");
             }
             if n > 0.0 {
                 out.push(io_figure(
                     (who, "relation", "write"),
                     n,
-                    0.0,
+                    time_ms,
                     Some(n * bs),
                     seconds,
                     bg,
@@ -609,6 +614,7 @@ mod tests {
                 ("pg_stat_database.blks_read", 100.0),
                 (EXTENDS_KEY, 40.0),
                 ("pg_stat_bgwriter.buffers_backend", 0.0),
+                ("pg_stat_database.blk_write_time", 20.0),
             ],
             vec![],
         );
@@ -621,6 +627,7 @@ mod tests {
                 ("pg_stat_database.blks_read", 1010.0),
                 (EXTENDS_KEY, 940.0),
                 ("pg_stat_bgwriter.buffers_backend", 1500.0),
+                ("pg_stat_database.blk_write_time", 320.0),
             ],
             vec![],
         );
@@ -629,6 +636,13 @@ mod tests {
         assert_eq!(op("read"), Some(10));
         assert_eq!(op("extend"), Some(900));
         assert_eq!(op("write"), Some(600), "the extends are not counted twice");
+        // The backends' writes were timed (300 ms), their extends not.
+        let write = io.iter().find(|i| i.op == "write").unwrap();
+        assert_eq!(write.mean_wait_ms, Some(0.5));
+        assert_eq!(
+            io.iter().find(|i| i.op == "extend").unwrap().mean_wait_ms,
+            None
+        );
         // Only writes: no read row at all.
         let after = snap(
             t0 + Duration::from_secs(1),
