@@ -242,14 +242,20 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
                 5.0,
             );
         }
-        // The time waited in reads (where they were timed in more than a few µs: a write
-        // test's reads come from the page cache).
-        let time = |i: &serde_json::Value| util::f(&i["mean_wait_ms"]) * util::f(&i["ops"]);
+        // The time the sessions waited, as the Top Timed Events show it beside the samples:
+        // in reads (where they were timed in more than a few µs: a write test's reads come
+        // from the page cache) and in writes.
+        let waited = |event: &str| {
+            (pg["waits"].as_array().unwrap().iter())
+                .find(|w| w["backend_type"] == "client backend" && w["wait_event"] == event)
+                .map_or(0.0, |w| util::f(&w["timed_s"]) * 1000.0)
+        };
         if reads && test.starts_with("read") {
+            let dbio = waited("DataFileRead");
             timed(
                 &what,
-                "reading blocks",
-                client("read", &time),
+                "in DataFileRead",
+                dbio,
                 server(READ_MS),
                 server(READ),
             );
@@ -266,8 +272,8 @@ fn the_databases_reads_writes_and_commits_are_its_own_counters_over_the_window()
             let n = server(WRITTEN) - client("extend", &ops);
             timed(
                 &what,
-                "writing blocks",
-                client("write", &time),
+                "in DataFileWrite",
+                waited("DataFileWrite"),
                 server(WRITE_MS),
                 n,
             );

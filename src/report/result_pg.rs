@@ -122,6 +122,10 @@ pub struct PgWait {
     pub pct: f64,
     /// Estimated seconds: samples × the time between samples.
     pub time_s: f64,
+    /// Seconds PostgreSQL itself timed in this wait, where it times it (track_io_timing): a
+    /// session's synchronous DataFileRead and its DataFileWrite (the I/O table's time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_s: Option<f64>,
 }
 
 /// One second of the wait profile: average active sessions per wait event.

@@ -97,6 +97,7 @@ fn waits(p: &PgSection) -> Section {
         Column::right("Samples", 9),
         Column::right("% DB time", 10),
         Column::right("DB time (s)", 11),
+        Column::right("Timed (s)", 10),
     ]);
     for w in &p.waits {
         t.row(cells![
@@ -106,6 +107,7 @@ fn waits(p: &PgSection) -> Section {
             thousands(w.samples),
             format!("{:.1}", w.pct),
             decimal(w.time_s),
+            w.timed_s.map_or("-".to_string(), decimal),
         ]);
     }
     let mut s = Section::new("pg-waits", "PostgreSQL wait events (Top Timed Events)");
@@ -116,7 +118,7 @@ fn waits(p: &PgSection) -> Section {
     } else {
         s.push(Block::Table(t));
         s.push(Block::Note(
-            "Sampled from pg_stat_activity: active sessions and busy background processes; CPU is active without a wait event.".into(),
+            "Sampled from pg_stat_activity: active sessions and busy background processes; CPU is active without a wait event. Timed: what PostgreSQL measured itself (track_io_timing), where it does.".into(),
         ));
     }
     s
@@ -267,6 +269,7 @@ mod tests {
                 samples: 480,
                 pct: 96.0,
                 time_s: 4.8,
+                timed_s: Some(4.6),
             }],
             ash: vec![PgAshSecond {
                 t: 0,

@@ -255,7 +255,7 @@ impl Observer {
                 None => last.scalars.remove(stats::WAL_POSITION_KEY),
             };
         }
-        let (waits, ash, sampler) = tally.finish(self.hz, seconds);
+        let (mut waits, ash, sampler) = tally.finish(self.hz, seconds);
         let deltas = stats::scalar_deltas(&first, &last);
         let interval_s = if ctx.load_continues {
             (last.at - first.at).as_secs_f64()
@@ -263,6 +263,7 @@ impl Observer {
             (stopped - first.at).as_secs_f64()
         };
         let io = stats::io_figures(&self.columns, &first, &last, interval_s);
+        stats::timed_waits(&mut waits, &io, self.server.io_method.as_deref());
         let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
         // Each sample was a transaction of the observer's own (and so was the flush call):
         // they are not the load's commits.

@@ -148,6 +148,7 @@ impl Tally {
                         0.0
                     },
                     time_s: samples as f64 * per_sample_s,
+                    timed_s: None,
                 },
             )
             .collect();

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::report::result_pg::{PgIo, PgWal};
+use crate::report::result_pg::{PgIo, PgWait, PgWal};
 
 /// The cumulative counters read as scalars, view by view (the database counters summed
 /// over every database, the shared row included).
@@ -473,6 +473,37 @@ pub fn wal_figures(c: &Columns, deltas: &BTreeMap<String, f64>, io: &[PgIo]) -> 
     }
 }
 
+/// Puts beside the sampled waits the time PostgreSQL timed itself (track_io_timing), where
+/// a wait event and a timer cover the same call: a session's DataFileRead (when reads are
+/// synchronous: `io_method` absent or `sync`) and its DataFileWrite. A timed wait that no
+/// sample caught gets a row of its own (no samples).
+pub fn timed_waits(waits: &mut Vec<PgWait>, io: &[PgIo], io_method: Option<&str>) {
+    let session = "client backend";
+    let synchronous = io_method.is_none_or(|m| m == "sync");
+    for (event, op) in [("DataFileRead", "read"), ("DataFileWrite", "write")] {
+        if op == "read" && !synchronous {
+            continue;
+        }
+        let timed_s: f64 = (io.iter())
+            .filter(|i| i.backend_type == session && i.object == "relation" && i.op == op)
+            .filter_map(|i| Some(i.mean_wait_ms? * i.ops as f64 / 1000.0))
+            .sum();
+        if timed_s <= 0.0 {
+            continue;
+        }
+        match (waits.iter_mut()).find(|w| w.backend_type == session && w.wait_event == event) {
+            Some(w) => w.timed_s = Some(timed_s),
+            None => waits.push(PgWait {
+                backend_type: session.into(),
+                wait_event_type: "IO".into(),
+                wait_event: event.into(),
+                timed_s: Some(timed_s),
+                ..PgWait::default()
+            }),
+        }
+    }
+}
+
 /// The wait event of a WAL flush: `WALSync` until 16, `WalSync` from 17.
 pub fn sync_event(version_num: u32) -> &'static str {
     if version_num >= 170000 {
@@ -601,6 +632,44 @@ mod tests {
             wal(&[records], &[more_records, (WAL_POSITION_KEY, 5e9)]),
             90_000
         );
+    }
+
+    #[test]
+    fn the_sessions_reads_and_writes_carry_the_time_postgresql_timed() {
+        let io = |op: &str, ops: u64, mean_wait_ms: Option<f64>| PgIo {
+            backend_type: "client backend".into(),
+            object: "relation".into(),
+            op: op.into(),
+            ops,
+            mean_wait_ms,
+            ..PgIo::default()
+        };
+        let sampled = PgWait {
+            backend_type: "client backend".into(),
+            wait_event_type: "IO".into(),
+            wait_event: "DataFileRead".into(),
+            samples: 120,
+            time_s: 1.2,
+            ..PgWait::default()
+        };
+        let rows = vec![io("read", 13000, Some(0.118)), io("write", 500, Some(0.2))];
+        let mut waits = vec![sampled.clone()];
+        timed_waits(&mut waits, &rows, None);
+        assert!((waits[0].timed_s.unwrap() - 1.534).abs() < 1e-9);
+        // The writes were timed but never sampled: a row of their own.
+        assert_eq!(
+            (waits[1].wait_event.as_str(), waits[1].samples),
+            ("DataFileWrite", 0)
+        );
+        assert!((waits[1].timed_s.unwrap() - 0.1).abs() < 1e-9);
+        // Asynchronous reads (io_method worker) wait elsewhere; untimed reads have no time.
+        let mut waits = vec![sampled.clone()];
+        timed_waits(&mut waits, &rows, Some("worker"));
+        assert_eq!(waits[0].timed_s, None);
+        let mut waits = vec![sampled];
+        timed_waits(&mut waits, &[io("read", 13000, None)], Some("sync"));
+        assert_eq!(waits, vec![waits[0].clone()]);
+        assert_eq!(waits[0].timed_s, None);
     }
 
     #[test]
