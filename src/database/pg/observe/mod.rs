@@ -263,7 +263,13 @@ impl Observer {
             (stopped - first.at).as_secs_f64()
         };
         let io = stats::io_figures(&self.columns, &first, &last, interval_s);
-        stats::timed_waits(&mut waits, &io, self.server.io_method.as_deref());
+        let sample_interval_s = seconds / sampler.samples.max(1) as f64;
+        stats::timed_waits(
+            &mut waits,
+            &io,
+            self.server.io_method.as_deref(),
+            sample_interval_s,
+        );
         let mut wal = stats::wal_figures(&self.columns, &deltas, &io);
         // Each sample was a transaction of the observer's own (and so was the flush call):
         // they are not the load's commits.

@@ -476,8 +476,10 @@ pub fn wal_figures(c: &Columns, deltas: &BTreeMap<String, f64>, io: &[PgIo]) -> 
 /// Puts beside the sampled waits the time PostgreSQL timed itself (track_io_timing), where
 /// a wait event and a timer cover the same call: a session's DataFileRead (when reads are
 /// synchronous: `io_method` absent or `sync`) and its DataFileWrite. A timed wait that no
-/// sample caught gets a row of its own (no samples).
-pub fn timed_waits(waits: &mut Vec<PgWait>, io: &[PgIo], io_method: Option<&str>) {
+/// sample caught gets a row of its own (no samples) when it lasted at least `interval_s`, the
+/// time between two samples (less could not have been caught: page-cache reads in a write
+/// test).
+pub fn timed_waits(waits: &mut Vec<PgWait>, io: &[PgIo], io_method: Option<&str>, interval_s: f64) {
     let session = "client backend";
     let synchronous = io_method.is_none_or(|m| m == "sync");
     for (event, op) in [("DataFileRead", "read"), ("DataFileWrite", "write")] {
@@ -493,6 +495,7 @@ pub fn timed_waits(waits: &mut Vec<PgWait>, io: &[PgIo], io_method: Option<&str>
         }
         match (waits.iter_mut()).find(|w| w.backend_type == session && w.wait_event == event) {
             Some(w) => w.timed_s = Some(timed_s),
+            None if timed_s < interval_s => {}
             None => waits.push(PgWait {
                 backend_type: session.into(),
                 wait_event_type: "IO".into(),
@@ -654,7 +657,7 @@ mod tests {
         };
         let rows = vec![io("read", 13000, Some(0.118)), io("write", 500, Some(0.2))];
         let mut waits = vec![sampled.clone()];
-        timed_waits(&mut waits, &rows, None);
+        timed_waits(&mut waits, &rows, None, 0.01);
         assert!((waits[0].timed_s.unwrap() - 1.534).abs() < 1e-9);
         // The writes were timed but never sampled: a row of their own.
         assert_eq!(
@@ -662,12 +665,16 @@ mod tests {
             ("DataFileWrite", 0)
         );
         assert!((waits[1].timed_s.unwrap() - 0.1).abs() < 1e-9);
+        // Less than a sample interval of writes, never sampled: no row.
+        let mut waits = vec![sampled.clone()];
+        timed_waits(&mut waits, &rows, None, 0.2);
+        assert_eq!(waits.len(), 1, "{waits:?}");
         // Asynchronous reads (io_method worker) wait elsewhere; untimed reads have no time.
         let mut waits = vec![sampled.clone()];
-        timed_waits(&mut waits, &rows, Some("worker"));
+        timed_waits(&mut waits, &rows, Some("worker"), 0.01);
         assert_eq!(waits[0].timed_s, None);
         let mut waits = vec![sampled];
-        timed_waits(&mut waits, &[io("read", 13000, None)], Some("sync"));
+        timed_waits(&mut waits, &[io("read", 13000, None)], Some("sync"), 0.01);
         assert_eq!(waits, vec![waits[0].clone()]);
         assert_eq!(waits[0].timed_s, None);
     }
