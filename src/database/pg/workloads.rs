@@ -79,6 +79,7 @@ impl Session {
                 .map_err(|e| Error::other(format!("SET {n}: {}", error_text(&e))))?;
         }
         let s = schema;
+        let copy_sql = format!("COPY {s}.bulk_{id} FROM STDIN");
         let (stmt, empty) = match spec.shape {
             Shape::Lookup => (
                 prep(
@@ -114,7 +115,7 @@ impl Session {
             ),
             // Prepared once to fail early; run from its text (see `copy_chunk`).
             Shape::Copy => (
-                prep(&mut client, &format!("COPY {s}.bulk_{id} FROM STDIN"))?,
+                prep(&mut client, &copy_sql)?,
                 Some(format!("TRUNCATE {s}.bulk_{id}")),
             ),
             Shape::Commit => (
@@ -126,7 +127,6 @@ impl Session {
             ),
         };
         let mut copy_text = Vec::new();
-        let copy_sql = format!("COPY {s}.bulk_{id} FROM STDIN");
         if spec.shape == Shape::Copy {
             let pad = "x".repeat(1000);
             for n in 0..CHUNK_PAGES {

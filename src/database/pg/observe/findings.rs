@@ -27,20 +27,6 @@ fn samples(p: &PgSection, backend_type: Option<&str>, event: &str) -> u64 {
         .sum()
 }
 
-/// A size setting as PostgreSQL shows it (`16MB`, `512kB`, `8192`) in bytes.
-fn setting_bytes(v: &str) -> Option<f64> {
-    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = match &v[digits.len()..] {
-        "" | "B" => 1.0,
-        "kB" => 1024.0,
-        "MB" => 1048576.0,
-        "GB" => 1073741824.0,
-        "TB" => 1099511627776.0,
-        _ => return None,
-    };
-    Some(digits.trim().parse::<f64>().ok()? * unit)
-}
-
 /// Before 16 the backends' writes (`pg_stat_bgwriter.buffers_backend`) are counted by the
 /// checkpointer as it takes the sync request a backend queues with each write: when its
 /// queue (one entry per shared buffer) is half full, or at a checkpoint. Over a window, the
@@ -52,8 +38,10 @@ fn late_backend_writes(p: &PgSection) -> Option<String> {
     let written = (p.io.iter())
         .find(|i| i.backend_type == "client backend" && i.object == "relation" && i.op == "write")
         .map_or(0, |i| i.ops);
-    let page = setting_bytes(p.setting("block_size").unwrap_or("8192"))?;
-    let late = (setting_bytes(p.setting("shared_buffers")?)? / page / 2.0).floor();
+    // PostgreSQL shows sizes as `16MB`, `512kB` or bytes: dbio's own size parser reads them.
+    let size = |name: &str| crate::units::parse_size(p.setting(name)?).ok();
+    let page = size("block_size").unwrap_or(8192);
+    let late = (size("shared_buffers")? / page.max(1) / 2) as f64;
     let share = 100.0 * late / written as f64;
     (written > 0 && share > 5.0).then(|| {
         format!(
@@ -303,9 +291,6 @@ mod tests {
         assert!(with(150018, "4096kB", 7000).is_empty());
         assert!(with(160000, "16MB", 7000).is_empty());
         assert!(with(150018, "16MB", 0).is_empty());
-        assert_eq!(setting_bytes("128MB"), Some(134217728.0));
-        assert_eq!(setting_bytes("8192"), Some(8192.0));
-        assert_eq!(setting_bytes("12 parsecs"), None);
     }
 
     #[test]
