@@ -219,8 +219,13 @@ fn a_copy_extends_page_by_page_and_writes_the_ring_back() {
     let (extends, extend_bytes) = ev["DataFileExtend"];
     let (writes, write_bytes) = ev["DataFileWrite"];
     // One 8 KiB pwrite per page, each its own wait; a page is written back only after the
-    // ring's worth of pages were added behind it.
-    assert!(extends > 0 && writes > 0, "{ev:?}");
+    // ring's worth of pages were added behind it: surely so once the window alone added
+    // more than a ring per session (a loaded machine may not get that far: seen in CI,
+    // 1,536 pages in the window and no write-back).
+    assert!(extends > 0, "{ev:?}");
+    if extends > 2 * RING / PAGE {
+        assert!(writes > 0, "{ev:?}");
+    }
     assert_eq!(extend_bytes, extends * PAGE, "{ev:?}");
     assert_eq!(write_bytes, writes * PAGE, "{ev:?}");
     assert!(writes < extends, "{ev:?}");
